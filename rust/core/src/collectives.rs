@@ -1,0 +1,244 @@
+//! Time of one collective over a communication group, with the algorithm a collective library would pick.
+//!
+//! Latency-bandwidth (alpha-beta) costs from Thakur, Rabenseifner & Gropp, IJHPCA 2005; bus-bandwidth
+//! conventions from nccl-tests doc/PERFORMANCE.md (all-reduce moves 2(n-1)/n of the message per rank,
+//! reduce-scatter and all-gather (n-1)/n); algorithm choice as NCCL's tuning model does it
+//! (src/graph/tuning.cc: the minimum over ring, tree and in-network reduction of latency + size / bandwidth).
+//! A group that spans scale-up domains runs hierarchically and pipelined: its time is set by the slower
+//! level, S x max_i (D_i - 1) / (D_i W_i), with W the per-domain bandwidth (scaling book, "How to Think About
+//! GPUs", cross-node collectives).
+
+use crate::hardware::{FabricSpec, ScaleUpSpec};
+use crate::parallelism::GroupPlacement;
+use crate::topology::{Network, Traffic};
+
+/// Fixed cost of launching one collective: NCCL's base latency for the low-latency protocol
+/// (NVIDIA/nccl src/graph/tuning.cc, baseLat, LL: 6.6-6.8 us).
+pub const COLLECTIVE_BASE_LATENCY_S: f64 = 6.8e-6;
+/// Tree all-reduce reaches at most 92% of the bus bandwidth (NVIDIA/nccl src/graph/tuning.cc, Tree: 0.92 x busBw).
+pub const TREE_BANDWIDTH_FRACTION: f64 = 0.92;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Collective {
+    AllReduce,
+    ReduceScatter,
+    AllGather,
+}
+
+/// The links a configuration communicates over: the scale-up domain and the scale-out network.
+#[derive(Clone, Debug)]
+pub struct Interconnect<'a> {
+    pub scale_up: &'a ScaleUpSpec,
+    pub fabric: &'a FabricSpec,
+    pub network: &'a Network,
+}
+
+impl Interconnect<'_> {
+    fn scale_up_bytes_per_s(&self) -> f64 {
+        self.scale_up.bytes_per_s * self.scale_up.ring_efficiency
+    }
+
+    /// Achieved network bandwidth of one member of the group (its own NIC ports).
+    fn network_bytes_per_s(&self, g: &GroupPlacement, traffic: Traffic) -> f64 {
+        self.fabric.gpu_bytes_per_s() * self.network.bandwidth_factor(g, traffic)
+    }
+
+    /// One network message: both NICs and the host stack, plus each switch crossed.
+    fn network_latency_s(&self, g: &GroupPlacement, traffic: Traffic) -> f64 {
+        self.fabric.nic_latency_s + self.network.hops(g, traffic) * self.fabric.switch_hop_latency_s
+    }
+
+    /// Time of an all-reduce, reduce-scatter or all-gather of `message_bytes` (the whole array, as nccl-tests
+    /// counts it) over the group.
+    pub fn collective_time_s(&self, op: Collective, message_bytes: f64, g: &GroupPlacement) -> f64 {
+        if g.size <= 1 || message_bytes <= 0.0 {
+            return 0.0;
+        }
+        let n = g.size as f64;
+        // All-reduce = reduce-scatter + all-gather: twice the traffic and twice the ring steps.
+        let passes = if op == Collective::AllReduce { 2.0 } else { 1.0 };
+        let a_su = self.scale_up.step_latency_s;
+        if g.domains <= 1 {
+            let ring = COLLECTIVE_BASE_LATENCY_S
+                + passes * (n - 1.0) * a_su
+                + passes * (n - 1.0) / n * message_bytes / self.scale_up_bytes_per_s();
+            let nvls = self.scale_up.in_switch_allreduce_efficiency;
+            if op == Collective::AllReduce && nvls > 0.0 {
+                // NVLink SHARP: the switch reduces; bus bandwidth nvls x line rate, latency of one round trip.
+                let in_switch = COLLECTIVE_BASE_LATENCY_S
+                    + 2.0 * a_su
+                    + 2.0 * (n - 1.0) / n * message_bytes / (self.scale_up.bytes_per_s * nvls);
+                return ring.min(in_switch);
+            }
+            return ring;
+        }
+        let per_domain = g.per_domain as f64;
+        let domains = g.domains as f64;
+        // Seconds per byte at each level of the hierarchy (the pipelined collective runs at the slower one).
+        let intra = if per_domain > 1.0 { (per_domain - 1.0) / (per_domain * self.scale_up_bytes_per_s()) } else { 0.0 };
+        let domain_bytes_per_s = per_domain * self.network_bytes_per_s(g, Traffic::Neighbour);
+        let inter = (domains - 1.0) / (domains * domain_bytes_per_s);
+        let a_net = self.network_latency_s(g, Traffic::Neighbour);
+        // NCCL ring latency: (nsteps - nInterSteps) x intra + nInterSteps x inter (tuning.cc).
+        let ring = COLLECTIVE_BASE_LATENCY_S
+            + passes * ((n - domains) * a_su + (domains - 1.0) * a_net)
+            + passes * message_bytes * intra.max(inter);
+        if op != Collective::AllReduce {
+            return ring;
+        }
+        // Double binary tree across domains, chain inside: log2 latency, 2S / (0.92 busbw) (tuning.cc).
+        let tree = COLLECTIVE_BASE_LATENCY_S
+            + 2.0 * ((per_domain - 1.0) * a_su + domains.log2().ceil() * a_net)
+            + 2.0 * message_bytes * intra.max(1.0 / (TREE_BANDWIDTH_FRACTION * domain_bytes_per_s));
+        let sharp = self.fabric.in_network_reduction_efficiency;
+        let mut best = ring.min(tree);
+        if sharp > 0.0 {
+            // In-network reduction (SHARP): the switches reduce; bus bandwidth sharp x line rate.
+            let sharp_bytes_per_s = per_domain
+                * self.fabric.link_bytes_per_s
+                * self.fabric.links_per_gpu as f64
+                * sharp
+                * self.network.bandwidth_factor(g, Traffic::Neighbour);
+            let in_network = COLLECTIVE_BASE_LATENCY_S
+                + 2.0 * ((per_domain - 1.0) * a_su + a_net)
+                + 2.0 * message_bytes * intra.max((domains - 1.0) / (domains * sharp_bytes_per_s));
+            best = best.min(in_network);
+        }
+        best
+    }
+
+    /// Time of an all-to-all in which every member sends `bytes_per_rank` in total, spread evenly over the
+    /// group (its own share stays local). Peers in the same domain are reached over NVLink, the others over the
+    /// member's own NICs; all sends are posted at once (NCCL grouped send/recv), so the latency is paid once.
+    pub fn all_to_all_time_s(&self, bytes_per_rank: f64, g: &GroupPlacement) -> f64 {
+        if g.size <= 1 || bytes_per_rank <= 0.0 {
+            return 0.0;
+        }
+        let n = g.size as f64;
+        let per_domain = g.per_domain as f64;
+        let intra = bytes_per_rank * (per_domain - 1.0) / n / self.scale_up_bytes_per_s();
+        let mut latency = COLLECTIVE_BASE_LATENCY_S + self.scale_up.step_latency_s;
+        let mut inter = 0.0;
+        if g.domains > 1 {
+            inter = bytes_per_rank * (n - per_domain) / n / self.network_bytes_per_s(g, Traffic::AllToAll);
+            latency += self.network_latency_s(g, Traffic::AllToAll);
+        }
+        latency + intra.max(inter)
+    }
+
+    /// Time to send `message_bytes` to the next member of the group (pipeline stages).
+    pub fn send_time_s(&self, message_bytes: f64, g: &GroupPlacement) -> f64 {
+        if g.size <= 1 || message_bytes <= 0.0 {
+            return 0.0;
+        }
+        if g.per_domain > 1 {
+            self.scale_up.step_latency_s + message_bytes / self.scale_up_bytes_per_s()
+        } else {
+            self.network_latency_s(g, Traffic::Neighbour)
+                + message_bytes / self.network_bytes_per_s(g, Traffic::Neighbour)
+        }
+    }
+}
+
+/// Split communication time into what stays exposed and what hides behind compute: at most `overlap` of it
+/// can hide, and no more than the compute `window` available to hide it. Returns (exposed, hidden).
+pub fn exposed_and_hidden(comm_s: f64, overlap: f64, window_s: f64) -> (f64, f64) {
+    let hidden = (overlap * comm_s).min(window_s.max(0.0));
+    (comm_s - hidden, hidden)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::hardware::{TopologyKind, TopologySpec};
+
+    pub fn nvlink4() -> ScaleUpSpec {
+        ScaleUpSpec {
+            bytes_per_s: 450e9,
+            domain_gpus: 8,
+            step_latency_s: 1e-6,
+            ring_efficiency: 0.82,
+            in_switch_allreduce_efficiency: 0.0,
+        }
+    }
+    /// A 100 Gb/s NIC per GPU, ideal efficiency, for hand-worked examples.
+    pub fn ethernet_100g() -> FabricSpec {
+        FabricSpec {
+            link_bytes_per_s: 12.5e9,
+            links_per_gpu: 1,
+            efficiency: 1.0,
+            congestion_efficiency: 1.0,
+            nic_latency_s: 0.0,
+            switch_hop_latency_s: 0.0,
+            switch_radix: 64,
+            in_network_reduction_efficiency: 0.0,
+        }
+    }
+    fn non_blocking() -> TopologySpec {
+        TopologySpec { kind: TopologyKind::FatTree, oversubscription: 1.0, rail_group_nodes: 32 }
+    }
+
+    #[test]
+    fn moving_140_gb_over_100_gbps_takes_about_11_s() {
+        // A send of 140 GB over 100 Gb/s = 12.5 GB/s: 140 / 12.5 = 11.2 s.
+        let su = nvlink4();
+        let f = ethernet_100g();
+        let net = Network::new(&f, &non_blocking(), 16, 8);
+        let ic = Interconnect { scale_up: &su, fabric: &f, network: &net };
+        let pair = GroupPlacement::new(2, 8, 8);
+        let t = ic.send_time_s(140e9, &pair);
+        assert!((t - 11.2).abs() < 1e-9, "{t}");
+        // An all-reduce of the same 140 GB between the two servers moves 2 (n-1)/n = 1 x S per rank: ~11.2 s.
+        let t = ic.collective_time_s(Collective::AllReduce, 140e9, &pair);
+        assert!((t - 11.2).abs() < 1e-3, "{t}");
+    }
+
+    #[test]
+    fn ring_all_reduce_inside_a_server_uses_bus_bandwidth() {
+        // 8 GPUs on NVLink4 at 82%: busbw 369 GB/s; 1 GB all-reduce = 2 * 7/8 * 1e9 / 369e9 = 4.74 ms (+ latency).
+        let su = nvlink4();
+        let f = ethernet_100g();
+        let net = Network::new(&f, &non_blocking(), 8, 8);
+        let ic = Interconnect { scale_up: &su, fabric: &f, network: &net };
+        let t = ic.collective_time_s(Collective::AllReduce, 1e9, &GroupPlacement::new(8, 1, 8));
+        let expected = 2.0 * 7.0 / 8.0 * 1e9 / (450e9 * 0.82) + 6.8e-6 + 14e-6;
+        assert!((t - expected).abs() < 1e-12, "{t} vs {expected}");
+        // NVLS at busbw 1.07 x 450 GB/s wins for large messages.
+        let mut nvls = nvlink4();
+        nvls.in_switch_allreduce_efficiency = 1.07;
+        let ic = Interconnect { scale_up: &nvls, fabric: &f, network: &net };
+        assert!(ic.collective_time_s(Collective::AllReduce, 1e9, &GroupPlacement::new(8, 1, 8)) < t);
+    }
+
+    #[test]
+    fn hierarchical_all_reduce_is_bound_by_the_node_nics() {
+        // 4 servers x 8 GPUs, a 32-rank group: the network level moves 2 * 3/4 * S over 8 x 12.5 GB/s.
+        let su = nvlink4();
+        let f = ethernet_100g();
+        let net = Network::new(&f, &non_blocking(), 32, 8);
+        let ic = Interconnect { scale_up: &su, fabric: &f, network: &net };
+        let t = ic.collective_time_s(Collective::AllReduce, 1e9, &GroupPlacement::new(32, 1, 8));
+        let bandwidth_term = 2.0 * 0.75 * 1e9 / (8.0 * 12.5e9);
+        assert!(t > bandwidth_term && t < bandwidth_term * 1.01, "{t} vs {bandwidth_term}");
+    }
+
+    #[test]
+    fn tree_beats_ring_for_small_messages_at_scale() {
+        let su = nvlink4();
+        let mut f = ethernet_100g();
+        f.nic_latency_s = 5e-6;
+        let net = Network::new(&f, &non_blocking(), 8192, 8);
+        let ic = Interconnect { scale_up: &su, fabric: &f, network: &net };
+        let g = GroupPlacement::new(1024, 8, 8);
+        let t = ic.collective_time_s(Collective::AllReduce, 8e3, &g);
+        // Ring latency alone would be 2 x 1023 x 5 us = 10 ms; the tree needs 2 x 10 x 5 us.
+        assert!(t < 2e-3, "{t}");
+    }
+
+    #[test]
+    fn overlap_hides_at_most_the_window() {
+        assert_eq!(exposed_and_hidden(10.0, 0.5, 100.0), (5.0, 5.0));
+        assert_eq!(exposed_and_hidden(10.0, 1.0, 3.0), (7.0, 3.0));
+        assert_eq!(exposed_and_hidden(10.0, 0.0, 3.0), (10.0, 0.0));
+    }
+}

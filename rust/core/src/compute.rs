@@ -1,0 +1,216 @@
+//! Compute time of one layer's forward pass for one micro-batch on one GPU.
+//!
+//! Each GEMM is timed with a roofline: max(FLOPs / (peak x measured GEMM efficiency), bytes / (HBM bandwidth x
+//! measured efficiency)) (Williams, Waterman & Patterson, "Roofline", CACM 2009; Calculon system.py 'roofline'
+//! mode). Small per-GPU shapes (large TP, small expert batches) become memory-bound, so efficiency falls as
+//! shapes shrink. Fused attention runs at its measured efficiency; element-wise kernels (norms, residuals,
+//! rotary embedding, activation) are memory-bound. The backward pass costs twice the forward (two GEMMs per
+//! forward GEMM: data and weight gradients).
+
+use crate::hardware::GpuSpec;
+use crate::parallelism::{Parallelism, Precision};
+use crate::workload::TransformerSpec;
+
+/// Bytes of one BF16 activation element.
+pub const ACTIVATION_BYTES: f64 = 2.0;
+
+/// What one GPU sustains for this configuration.
+#[derive(Clone, Copy, Debug)]
+pub struct Throughput {
+    pub gemm_flops_per_s: f64,
+    pub attention_flops_per_s: f64,
+    pub hbm_bytes_per_s: f64,
+    /// Bytes of a GEMM input element: 2 in BF16, 1 in FP8.
+    pub gemm_input_bytes: f64,
+}
+
+impl Throughput {
+    pub fn new(gpu: &GpuSpec, precision: Precision) -> Self {
+        let (peak, input_bytes) = match precision {
+            Precision::Bf16 => (gpu.peak_bf16_flops, 2.0),
+            Precision::Fp8 => (gpu.peak_fp8_flops, 1.0),
+        };
+        Throughput {
+            gemm_flops_per_s: peak * gpu.gemm_efficiency,
+            attention_flops_per_s: gpu.peak_bf16_flops * gpu.attention_efficiency,
+            hbm_bytes_per_s: gpu.hbm_bytes_per_s * gpu.hbm_efficiency,
+            gemm_input_bytes: input_bytes,
+        }
+    }
+
+    /// Roofline time of an (m x k) . (k x n) GEMM with a BF16 output.
+    pub fn gemm_time_s(&self, m: f64, n: f64, k: f64) -> f64 {
+        let flops = 2.0 * m * n * k;
+        let bytes = self.gemm_input_bytes * (m * k + k * n) + ACTIVATION_BYTES * m * n;
+        (flops / self.gemm_flops_per_s).max(bytes / self.hbm_bytes_per_s)
+    }
+}
+
+/// Forward-pass time of one layer for one micro-batch on one GPU, by kind of work.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LayerForward {
+    pub gemm_s: f64,
+    pub attention_s: f64,
+    pub elementwise_s: f64,
+    /// The element-wise part that selective recomputation reruns (norms and MLP activation).
+    pub recomputable_elementwise_s: f64,
+}
+
+impl LayerForward {
+    pub fn total_s(&self) -> f64 {
+        self.gemm_s + self.attention_s + self.elementwise_s
+    }
+}
+
+/// Shape of the work on one GPU: tokens of one micro-batch it processes and the TP split.
+#[derive(Clone, Copy, Debug)]
+pub struct Shard {
+    /// Tokens of one micro-batch on this GPU: micro_batch x seq_len / cp.
+    pub tokens: f64,
+    pub seq_len: f64,
+    pub tp: f64,
+    pub ep: f64,
+    /// Norms and residuals split over TP ranks (sequence parallelism) rather than replicated.
+    pub sequence_parallel: bool,
+}
+
+impl Shard {
+    pub fn new(par: &Parallelism, seq_len: u32) -> Self {
+        Shard {
+            tokens: par.micro_batch as f64 * seq_len as f64 / par.cp as f64,
+            seq_len: seq_len as f64,
+            tp: par.tp as f64,
+            ep: par.ep as f64,
+            sequence_parallel: par.sequence_parallel && par.tp > 1,
+        }
+    }
+    /// Divisor of the hidden-size element-wise work: tp with sequence parallelism, else 1 (replicated).
+    pub fn hidden_split(&self) -> f64 {
+        if self.sequence_parallel {
+            self.tp
+        } else {
+            1.0
+        }
+    }
+}
+
+fn attention_forward(model: &TransformerSpec, shard: &Shard, tput: &Throughput) -> (f64, f64) {
+    let h = model.hidden as f64;
+    let (t, tp) = (shard.tokens, shard.tp);
+    let qkv = tput.gemm_time_s(t, (model.q_dim() + 2.0 * model.kv_dim()) / tp, h);
+    let out = tput.gemm_time_s(t, h, model.q_dim() / tp);
+    let core = t * model.attention_core_flops_per_token(shard.seq_len) / tp / tput.attention_flops_per_s;
+    (qkv + out, core)
+}
+
+/// Element-wise bytes per token of one layer's forward pass, split into (norms + residuals, rotary, activation).
+/// Two RMSNorms (read and write h each: 4h elements), two residual adds (read 2h, write h: 6h), rotary on Q and
+/// K (read and write: 2(q + kv)), activation (SwiGLU reads gate and up, writes one: 3F; GeLU 2F) [derived].
+fn elementwise_forward_s(model: &TransformerSpec, shard: &Shard, tput: &Throughput, activation_elements: f64) -> (f64, f64) {
+    let h = model.hidden as f64;
+    let norms = 4.0 * h / shard.hidden_split();
+    let residuals = 6.0 * h / shard.hidden_split();
+    let rotary = 2.0 * (model.q_dim() + model.kv_dim()) / shard.tp;
+    let per_token = ACTIVATION_BYTES / tput.hbm_bytes_per_s;
+    let all = shard.tokens * (norms + residuals + rotary + activation_elements) * per_token;
+    let recomputable = shard.tokens * (norms + activation_elements) * per_token;
+    (all, recomputable)
+}
+
+/// Forward time of one dense layer.
+pub fn dense_layer_forward(model: &TransformerSpec, shard: &Shard, tput: &Throughput) -> LayerForward {
+    let h = model.hidden as f64;
+    let f = model.ffn_hidden as f64;
+    let (t, tp) = (shard.tokens, shard.tp);
+    let (attn_gemm, attention_s) = attention_forward(model, shard, tput);
+    let mlp = tput.gemm_time_s(t, (model.mlp_matrices() - 1.0) * f / tp, h) + tput.gemm_time_s(t, h, f / tp);
+    let activation = model.mlp_matrices() * f / tp;
+    let (elementwise_s, recomputable_elementwise_s) = elementwise_forward_s(model, shard, tput, activation);
+    LayerForward { gemm_s: attn_gemm + mlp, attention_s, elementwise_s, recomputable_elementwise_s }
+}
+
+/// Forward time of one MoE layer: attention, router, routed experts (each local expert sees
+/// tokens x top_k x ep / experts tokens when routing is balanced) and shared experts, plus the token
+/// permutation copies around the all-to-all.
+pub fn moe_layer_forward(model: &TransformerSpec, shard: &Shard, tput: &Throughput) -> LayerForward {
+    let Some(moe) = &model.moe else {
+        return dense_layer_forward(model, shard, tput);
+    };
+    let h = model.hidden as f64;
+    let fe = moe.ffn_hidden as f64;
+    let (t, tp) = (shard.tokens, shard.tp);
+    let top_k = moe.top_k as f64;
+    let experts = moe.experts as f64;
+    let shared = moe.shared_experts as f64;
+    let (attn_gemm, attention_s) = attention_forward(model, shard, tput);
+    let router = tput.gemm_time_s(t, experts, h);
+    let local_experts = experts / shard.ep;
+    let tokens_per_expert = t * top_k * shard.ep / experts;
+    let one_expert = tput.gemm_time_s(tokens_per_expert, (model.mlp_matrices() - 1.0) * fe / tp, h)
+        + tput.gemm_time_s(tokens_per_expert, h, fe / tp);
+    let shared_mlp = if shared > 0.0 {
+        tput.gemm_time_s(t, shared * (model.mlp_matrices() - 1.0) * fe / tp, h) + tput.gemm_time_s(t, h, shared * fe / tp)
+    } else {
+        0.0
+    };
+    let activation = (top_k + shared) * model.mlp_matrices() * fe / tp;
+    let (mut elementwise_s, recomputable_elementwise_s) = elementwise_forward_s(model, shard, tput, activation);
+    // Permute before and unpermute after the experts: read and write top_k copies of each token, twice.
+    elementwise_s += t * 4.0 * top_k * h / tp * ACTIVATION_BYTES / tput.hbm_bytes_per_s;
+    LayerForward {
+        gemm_s: attn_gemm + router + local_experts * one_expert + shared_mlp,
+        attention_s,
+        elementwise_s,
+        recomputable_elementwise_s,
+    }
+}
+
+/// Forward time of the output projection and the loss for one micro-batch (on the last pipeline stage):
+/// the vocabulary-parallel logits GEMM, then the softmax cross-entropy reading BF16 logits and writing FP32
+/// probabilities (6 bytes per logit).
+pub fn logits_forward_s(model: &TransformerSpec, shard: &Shard, tput: &Throughput) -> f64 {
+    let v = model.vocab as f64 / shard.tp;
+    tput.gemm_time_s(shard.tokens, v, model.hidden as f64) + shard.tokens * v * 6.0 / tput.hbm_bytes_per_s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn h100() -> GpuSpec {
+        GpuSpec {
+            peak_bf16_flops: 989e12,
+            peak_fp8_flops: 1979e12,
+            hbm_bytes: 80e9,
+            hbm_bytes_per_s: 3.35e12,
+            tdp_w: 700.0,
+            gemm_efficiency: 0.8,
+            attention_efficiency: 0.6,
+            hbm_efficiency: 0.9,
+            runtime_reserve_bytes: 5e9,
+            server_gpus: 8,
+            host_power_w: 575.0,
+        }
+    }
+
+    #[test]
+    fn large_gemm_is_compute_bound_small_one_memory_bound() {
+        let t = Throughput::new(&h100(), Precision::Bf16);
+        // 8192^3 GEMM: 1.1 TFLOP at 791 TF/s = 1.39 ms; its 402 MB move in 0.13 ms.
+        let big = t.gemm_time_s(8192.0, 8192.0, 8192.0);
+        assert!((big - 2.0 * 8192f64.powi(3) / (989e12 * 0.8)).abs() < 1e-12);
+        // A 4096-token GEMM against a 128-wide slice (TP=64): 8.6 GFLOP would take 10.9 us, but reading the
+        // 4096 x 8192 BF16 input alone takes 67 MB / 3.0 TB/s = 22 us.
+        let thin = t.gemm_time_s(4096.0, 128.0, 8192.0);
+        let bytes = 2.0 * (4096.0 * 8192.0 + 8192.0 * 128.0 + 4096.0 * 128.0);
+        assert!((thin - bytes / (3.35e12 * 0.9)).abs() < 1e-15);
+        assert!(thin > 2.0 * 2.0 * 4096.0 * 128.0 * 8192.0 / (989e12 * 0.8));
+    }
+
+    #[test]
+    fn fp8_halves_compute_bound_gemm_time() {
+        let bf16 = Throughput::new(&h100(), Precision::Bf16).gemm_time_s(8192.0, 8192.0, 8192.0);
+        let fp8 = Throughput::new(&h100(), Precision::Fp8).gemm_time_s(8192.0, 8192.0, 8192.0);
+        assert!((bf16 / fp8 - 1979.0 / 989.0).abs() < 1e-9);
+    }
+}

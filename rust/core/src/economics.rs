@@ -1,0 +1,127 @@
+//! What a cluster costs to buy and to run, and what a training run costs: renting GPU-hours, or owning the
+//! cluster (capex amortised over its life, plus facility energy).
+
+use crate::hardware::{GpuSpec, PriceSpec};
+use crate::topology::NetworkParts;
+
+pub const SECONDS_PER_HOUR: f64 = 3600.0;
+pub const SECONDS_PER_YEAR: f64 = 365.25 * 24.0 * 3600.0;
+pub const JOULES_PER_KWH: f64 = 3.6e6;
+
+/// Capital cost and power of a cluster.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClusterCost {
+    pub servers: f64,
+    pub server_capex_usd: f64,
+    pub network_capex_usd: f64,
+    /// IT power while training: GPUs at their average draw, the rest of each server, the network.
+    pub it_power_w: f64,
+    pub network_power_w: f64,
+}
+
+impl ClusterCost {
+    pub fn new(gpus: u32, gpu: &GpuSpec, prices: &PriceSpec, parts: &NetworkParts) -> Self {
+        let servers = (gpus as f64 / gpu.server_gpus as f64).ceil();
+        let network_capex_usd = parts.nics * prices.nic_usd
+            + parts.switches * prices.switch_usd
+            + parts.transceivers * prices.transceiver_usd
+            + parts.cables * prices.cable_usd;
+        let network_power_w =
+            parts.nics * prices.nic_w + parts.switches * prices.switch_w + parts.transceivers * prices.transceiver_w;
+        let it_power_w = gpus as f64 * (gpu.tdp_w * prices.gpu_power_fraction + gpu.host_power_w) + network_power_w;
+        ClusterCost {
+            servers,
+            server_capex_usd: servers * prices.server_usd,
+            network_capex_usd,
+            it_power_w,
+            network_power_w,
+        }
+    }
+
+    pub fn capex_usd(&self) -> f64 {
+        self.server_capex_usd + self.network_capex_usd
+    }
+}
+
+/// Cost of running for `seconds`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunCost {
+    /// Facility energy: IT power x PUE x time.
+    pub energy_j: f64,
+    pub rent_usd: f64,
+    /// Straight-line amortisation of the capex over its life, for the run's duration, plus energy.
+    pub own_usd: f64,
+}
+
+pub fn run_cost(seconds: f64, gpus: u32, cluster: &ClusterCost, prices: &PriceSpec) -> RunCost {
+    let energy_j = cluster.it_power_w * prices.pue * seconds;
+    let rent_usd = gpus as f64 * prices.rent_usd_per_gpu_hour * seconds / SECONDS_PER_HOUR;
+    let amortised = cluster.capex_usd() * seconds / (prices.amortization_years * SECONDS_PER_YEAR);
+    let own_usd = amortised + energy_j / JOULES_PER_KWH * prices.usd_per_kwh;
+    RunCost { energy_j, rent_usd, own_usd }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idle_gpu_cost_from_first_principles() {
+        // 1% of 16,384 GPUs is 163.84 GPUs; a day of them at $3/GPU-hour costs 163.84 x 24 x 3 = $11,796,
+        // not the "$47K a day" sometimes quoted for this example.
+        let prices = PriceSpec {
+            rent_usd_per_gpu_hour: 3.0,
+            server_usd: 0.0,
+            nic_usd: 0.0,
+            switch_usd: 0.0,
+            transceiver_usd: 0.0,
+            cable_usd: 0.0,
+            nic_w: 0.0,
+            switch_w: 0.0,
+            transceiver_w: 0.0,
+            amortization_years: 4.0,
+            pue: 1.0,
+            usd_per_kwh: 0.0,
+            gpu_power_fraction: 1.0,
+        };
+        let cluster = ClusterCost {
+            servers: 0.0,
+            server_capex_usd: 0.0,
+            network_capex_usd: 0.0,
+            it_power_w: 0.0,
+            network_power_w: 0.0,
+        };
+        let day = 86400.0;
+        let whole = run_cost(day, 16384, &cluster, &prices).rent_usd;
+        assert!((0.01 * whole - 11796.48).abs() < 1e-6, "{}", 0.01 * whole);
+    }
+
+    #[test]
+    fn owning_amortises_capex_and_pays_energy() {
+        let prices = PriceSpec {
+            rent_usd_per_gpu_hour: 2.0,
+            server_usd: 0.0,
+            nic_usd: 0.0,
+            switch_usd: 0.0,
+            transceiver_usd: 0.0,
+            cable_usd: 0.0,
+            nic_w: 0.0,
+            switch_w: 0.0,
+            transceiver_w: 0.0,
+            amortization_years: 4.0,
+            pue: 1.25,
+            usd_per_kwh: 0.1,
+            gpu_power_fraction: 1.0,
+        };
+        // $4M over 4 years, run for 1 year at 1 MW IT: $1M + 1 MW x 1.25 x 8766 h x $0.1/kWh = $1M + $1.0958M.
+        let cluster = ClusterCost {
+            servers: 1.0,
+            server_capex_usd: 4e6,
+            network_capex_usd: 0.0,
+            it_power_w: 1e6,
+            network_power_w: 0.0,
+        };
+        let cost = run_cost(SECONDS_PER_YEAR, 1, &cluster, &prices);
+        assert!((cost.own_usd - (1e6 + 1e3 * 1.25 * 8766.0 * 0.1)).abs() < 1.0, "{}", cost.own_usd);
+    }
+}

@@ -1,0 +1,98 @@
+//! Why a configuration cannot be evaluated. One enum for the whole engine; the bindings map it to Python
+//! exceptions and sweeps count rejected configurations by `ConfigError::category`.
+
+use std::fmt;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ConfigError {
+    /// A hardware, price or workload figure out of its range (negative, NaN, zero where it divides).
+    InvalidFigure { field: &'static str, value: f64, expected: &'static str },
+    /// A parallel degree, batch size or stage count below 1.
+    ZeroDegree { field: &'static str },
+    GpuCountMismatch { tp: u32, pp: u32, dp: u32, cp: u32, product: u64, gpus: u32 },
+    TpDoesNotDivideHeads { tp: u32, heads: u32, kv_heads: u32 },
+    PipelineDeeperThanLayers { stages: u32, layers: u32 },
+    InterleavingNeedsPipeline { vpp: u32 },
+    InterleavingMicroBatches { micro_batches: u32, pp: u32 },
+    GlobalBatchNotDivisible { global_batch: u32, dp: u32, micro_batch: u32 },
+    CpDoesNotDivideSequence { cp: u32, seq_len: u32 },
+    ExpertParallelOnDenseModel { ep: u32 },
+    EpDoesNotDivideExperts { ep: u32, experts: u32 },
+    EpDoesNotDivideDataParallel { ep: u32, dp_times_cp: u32 },
+    ZeroStageOutOfRange { stage: u32 },
+    Fp8NotSupported,
+}
+
+impl ConfigError {
+    /// A short stable name of the failure, to count rejected configurations by reason.
+    pub fn category(&self) -> &'static str {
+        match self {
+            ConfigError::InvalidFigure { .. } => "invalid_figure",
+            ConfigError::ZeroDegree { .. } => "zero_degree",
+            ConfigError::GpuCountMismatch { .. } => "gpu_count_mismatch",
+            ConfigError::TpDoesNotDivideHeads { .. } => "tp_heads",
+            ConfigError::PipelineDeeperThanLayers { .. } => "pp_layers",
+            ConfigError::InterleavingNeedsPipeline { .. } => "vpp_without_pp",
+            ConfigError::InterleavingMicroBatches { .. } => "vpp_micro_batches",
+            ConfigError::GlobalBatchNotDivisible { .. } => "global_batch",
+            ConfigError::CpDoesNotDivideSequence { .. } => "cp_seq_len",
+            ConfigError::ExpertParallelOnDenseModel { .. } => "ep_dense",
+            ConfigError::EpDoesNotDivideExperts { .. } => "ep_experts",
+            ConfigError::EpDoesNotDivideDataParallel { .. } => "ep_dp",
+            ConfigError::ZeroStageOutOfRange { .. } => "zero_stage",
+            ConfigError::Fp8NotSupported => "fp8_unsupported",
+        }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigError::InvalidFigure { field, value, expected } => {
+                write!(f, "{field} = {value} is invalid: expected {expected}")
+            }
+            ConfigError::ZeroDegree { field } => write!(f, "{field} must be at least 1"),
+            ConfigError::GpuCountMismatch { tp, pp, dp, cp, product, gpus } => write!(
+                f,
+                "tp x pp x dp x cp = {tp} x {pp} x {dp} x {cp} = {product} must equal the GPU count {gpus}"
+            ),
+            ConfigError::TpDoesNotDivideHeads { tp, heads, kv_heads } => write!(
+                f,
+                "tp = {tp} must divide both the attention heads ({heads}) and the KV heads ({kv_heads})"
+            ),
+            ConfigError::PipelineDeeperThanLayers { stages, layers } => write!(
+                f,
+                "pp x vpp = {stages} pipeline stages exceed the model's {layers} layers"
+            ),
+            ConfigError::InterleavingNeedsPipeline { vpp } => {
+                write!(f, "vpp = {vpp} (interleaved virtual stages) needs pp > 1")
+            }
+            ConfigError::InterleavingMicroBatches { micro_batches, pp } => write!(
+                f,
+                "the interleaved schedule needs the micro-batch count ({micro_batches}) to be a multiple of pp ({pp})"
+            ),
+            ConfigError::GlobalBatchNotDivisible { global_batch, dp, micro_batch } => write!(
+                f,
+                "global batch {global_batch} is not a multiple of dp x micro-batch = {dp} x {micro_batch}"
+            ),
+            ConfigError::CpDoesNotDivideSequence { cp, seq_len } => write!(
+                f,
+                "cp = {cp}: the sequence length {seq_len} must be a multiple of 2 x cp (load-balanced causal chunks)"
+            ),
+            ConfigError::ExpertParallelOnDenseModel { ep } => {
+                write!(f, "ep = {ep} needs a mixture-of-experts model; this model is dense (use ep = 1)")
+            }
+            ConfigError::EpDoesNotDivideExperts { ep, experts } => {
+                write!(f, "ep = {ep} must divide the number of experts ({experts})")
+            }
+            ConfigError::EpDoesNotDivideDataParallel { ep, dp_times_cp } => write!(
+                f,
+                "ep = {ep} must divide dp x cp = {dp_times_cp} (expert parallelism reuses the data-parallel ranks)"
+            ),
+            ConfigError::ZeroStageOutOfRange { stage } => write!(f, "ZeRO stage {stage} is not one of 0, 1, 2, 3"),
+            ConfigError::Fp8NotSupported => write!(f, "precision fp8 needs a GPU with FP8 tensor cores"),
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}

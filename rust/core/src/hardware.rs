@@ -1,0 +1,226 @@
+//! Hardware figures the model consumes, in SI units (FLOP/s, bytes, bytes/s, seconds, watts).
+//! The catalogs (data/*.toml, loaded by the Python layer) hold the same figures in the units people quote,
+//! each with its source; the Python layer converts them.
+
+use crate::error::ConfigError;
+
+/// One GPU type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GpuSpec {
+    pub peak_bf16_flops: f64,
+    /// 0 when the GPU has no FP8 tensor cores.
+    pub peak_fp8_flops: f64,
+    pub hbm_bytes: f64,
+    pub hbm_bytes_per_s: f64,
+    pub tdp_w: f64,
+    /// Best achieved fraction of peak on large GEMMs (measured ceiling).
+    pub gemm_efficiency: f64,
+    /// Achieved fraction of peak of fused (flash) attention, forward and backward.
+    pub attention_efficiency: f64,
+    /// Achieved fraction of HBM bandwidth on streaming kernels.
+    pub hbm_efficiency: f64,
+    /// HBM the model cannot use: runtime context, workspaces, collective buffers, fragmentation.
+    pub runtime_reserve_bytes: f64,
+    /// GPUs per server.
+    pub server_gpus: u32,
+    /// Server power per GPU beyond the GPU board (CPU, NICs, fans, PSU losses).
+    pub host_power_w: f64,
+}
+
+/// The scale-up domain: GPUs joined by NVLink (or PCIe, or Infinity Fabric) without the scale-out network.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScaleUpSpec {
+    /// Unidirectional bandwidth per GPU into the domain.
+    pub bytes_per_s: f64,
+    pub domain_gpus: u32,
+    /// Latency of one ring step over the domain.
+    pub step_latency_s: f64,
+    /// Achieved ring bus bandwidth / line rate.
+    pub ring_efficiency: f64,
+    /// All-reduce bus bandwidth with in-switch reduction (NVLS) / line rate; 0 = not available.
+    pub in_switch_allreduce_efficiency: f64,
+}
+
+/// The scale-out network technology.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FabricSpec {
+    /// Line rate of one NIC port.
+    pub link_bytes_per_s: f64,
+    pub links_per_gpu: u32,
+    /// Achieved ring bus bandwidth / line rate between two nodes with no congestion.
+    pub efficiency: f64,
+    /// Bandwidth kept by traffic that leaves its leaf (or group) under collective load.
+    pub congestion_efficiency: f64,
+    /// One-message latency through both NICs and the host software stack, no switch.
+    pub nic_latency_s: f64,
+    pub switch_hop_latency_s: f64,
+    /// Switch ports at the fabric's line rate.
+    pub switch_radix: u32,
+    /// All-reduce bus bandwidth with in-network reduction (SHARP) / line rate; 0 = not available.
+    pub in_network_reduction_efficiency: f64,
+}
+
+impl FabricSpec {
+    /// Achieved per-GPU scale-out bandwidth with no congestion: line rate x ports x efficiency.
+    pub fn gpu_bytes_per_s(&self) -> f64 {
+        self.link_bytes_per_s * self.links_per_gpu as f64 * self.efficiency
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TopologyKind {
+    /// Leaf-spine (2 tiers) or 3-tier fat-tree, every NIC of a server on the same leaf.
+    FatTree,
+    /// Fat-tree where NIC i of every server in a scalable unit goes to leaf i (one leaf per rail).
+    RailFatTree,
+    /// Groups of routers fully connected inside, one global hop between groups (Kim et al., ISCA 2008).
+    Dragonfly,
+    /// 3-D torus of servers, six neighbour links per server, no switches.
+    Torus3d,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TopologySpec {
+    pub kind: TopologyKind,
+    /// Leaf downlink / uplink bandwidth (1 = non-blocking); for a dragonfly, group terminals / global bandwidth.
+    pub oversubscription: f64,
+    /// Rail-fat-tree: servers in one rail-aligned scalable unit.
+    pub rail_group_nodes: u32,
+}
+
+/// Prices, power figures and economic assumptions.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PriceSpec {
+    pub rent_usd_per_gpu_hour: f64,
+    /// One server with `GpuSpec::server_gpus` GPUs, without scale-out NICs.
+    pub server_usd: f64,
+    pub nic_usd: f64,
+    pub switch_usd: f64,
+    pub transceiver_usd: f64,
+    pub cable_usd: f64,
+    pub nic_w: f64,
+    pub switch_w: f64,
+    pub transceiver_w: f64,
+    pub amortization_years: f64,
+    pub pue: f64,
+    pub usd_per_kwh: f64,
+    /// Average GPU draw while training / TDP.
+    pub gpu_power_fraction: f64,
+}
+
+fn positive(field: &'static str, value: f64) -> Result<(), ConfigError> {
+    if value.is_finite() && value > 0.0 {
+        Ok(())
+    } else {
+        Err(ConfigError::InvalidFigure { field, value, expected: "a finite number > 0" })
+    }
+}
+fn non_negative(field: &'static str, value: f64) -> Result<(), ConfigError> {
+    if value.is_finite() && value >= 0.0 {
+        Ok(())
+    } else {
+        Err(ConfigError::InvalidFigure { field, value, expected: "a finite number >= 0" })
+    }
+}
+/// An achieved fraction: in (0, 1], or up to `max` where in-network reduction can beat the line rate.
+fn fraction(field: &'static str, value: f64, max: f64) -> Result<(), ConfigError> {
+    if value.is_finite() && value > 0.0 && value <= max {
+        Ok(())
+    } else {
+        Err(ConfigError::InvalidFigure { field, value, expected: if max > 1.0 { "in (0, 2]" } else { "in (0, 1]" } })
+    }
+}
+fn at_least_one(field: &'static str, value: u32) -> Result<(), ConfigError> {
+    if value >= 1 {
+        Ok(())
+    } else {
+        Err(ConfigError::InvalidFigure { field, value: value as f64, expected: "an integer >= 1" })
+    }
+}
+
+impl GpuSpec {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        positive("peak_bf16_flops", self.peak_bf16_flops)?;
+        non_negative("peak_fp8_flops", self.peak_fp8_flops)?;
+        positive("hbm_bytes", self.hbm_bytes)?;
+        positive("hbm_bytes_per_s", self.hbm_bytes_per_s)?;
+        positive("tdp_w", self.tdp_w)?;
+        fraction("gemm_efficiency", self.gemm_efficiency, 1.0)?;
+        fraction("attention_efficiency", self.attention_efficiency, 1.0)?;
+        fraction("hbm_efficiency", self.hbm_efficiency, 1.0)?;
+        non_negative("runtime_reserve_bytes", self.runtime_reserve_bytes)?;
+        at_least_one("server_gpus", self.server_gpus)?;
+        non_negative("host_power_w", self.host_power_w)
+    }
+}
+
+impl ScaleUpSpec {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        positive("bytes_per_s", self.bytes_per_s)?;
+        at_least_one("domain_gpus", self.domain_gpus)?;
+        non_negative("step_latency_s", self.step_latency_s)?;
+        fraction("ring_efficiency", self.ring_efficiency, 1.0)?;
+        if self.in_switch_allreduce_efficiency != 0.0 {
+            fraction("in_switch_allreduce_efficiency", self.in_switch_allreduce_efficiency, 2.0)?;
+        }
+        Ok(())
+    }
+}
+
+impl FabricSpec {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        positive("link_bytes_per_s", self.link_bytes_per_s)?;
+        at_least_one("links_per_gpu", self.links_per_gpu)?;
+        fraction("efficiency", self.efficiency, 1.0)?;
+        fraction("congestion_efficiency", self.congestion_efficiency, 1.0)?;
+        non_negative("nic_latency_s", self.nic_latency_s)?;
+        non_negative("switch_hop_latency_s", self.switch_hop_latency_s)?;
+        if self.switch_radix < 4 {
+            return Err(ConfigError::InvalidFigure {
+                field: "switch_radix",
+                value: self.switch_radix as f64,
+                expected: "an integer >= 4",
+            });
+        }
+        if self.in_network_reduction_efficiency != 0.0 {
+            fraction("in_network_reduction_efficiency", self.in_network_reduction_efficiency, 2.0)?;
+        }
+        Ok(())
+    }
+}
+
+impl TopologySpec {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if !(self.oversubscription.is_finite() && self.oversubscription >= 1.0) {
+            return Err(ConfigError::InvalidFigure {
+                field: "oversubscription",
+                value: self.oversubscription,
+                expected: "a finite number >= 1 (1 = non-blocking)",
+            });
+        }
+        if self.kind == TopologyKind::RailFatTree {
+            at_least_one("rail_group_nodes", self.rail_group_nodes)?;
+        }
+        Ok(())
+    }
+}
+
+impl PriceSpec {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        non_negative("rent_usd_per_gpu_hour", self.rent_usd_per_gpu_hour)?;
+        non_negative("server_usd", self.server_usd)?;
+        non_negative("nic_usd", self.nic_usd)?;
+        non_negative("switch_usd", self.switch_usd)?;
+        non_negative("transceiver_usd", self.transceiver_usd)?;
+        non_negative("cable_usd", self.cable_usd)?;
+        non_negative("nic_w", self.nic_w)?;
+        non_negative("switch_w", self.switch_w)?;
+        non_negative("transceiver_w", self.transceiver_w)?;
+        positive("amortization_years", self.amortization_years)?;
+        if !(self.pue.is_finite() && self.pue >= 1.0) {
+            return Err(ConfigError::InvalidFigure { field: "pue", value: self.pue, expected: "a finite number >= 1" });
+        }
+        non_negative("usd_per_kwh", self.usd_per_kwh)?;
+        fraction("gpu_power_fraction", self.gpu_power_fraction, 1.0)
+    }
+}

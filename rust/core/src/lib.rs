@@ -1,0 +1,24 @@
+//! scalefront-core: an analytical model of distributed transformer training on a GPU cluster.
+//!
+//! `evaluate` takes one configuration (model, GPU, scale-up domain, fabric, topology, prices, parallelism,
+//! training run, overlap) and returns its step time and breakdown, memory per GPU, throughput, utilisation,
+//! and the time, energy and cost of the run. Pure Rust, no I/O; the Python package loads catalogs and calls
+//! it through the `scalefront-python` bindings.
+
+pub mod collectives;
+pub mod compute;
+pub mod economics;
+pub mod error;
+pub mod evaluate;
+pub mod hardware;
+pub mod memory;
+pub mod parallelism;
+pub mod topology;
+pub mod workload;
+
+pub use error::ConfigError;
+pub use evaluate::{evaluate, Config, Evaluation, HiddenComm, StepBreakdown};
+pub use hardware::{FabricSpec, GpuSpec, PriceSpec, ScaleUpSpec, TopologyKind, TopologySpec};
+pub use memory::MemoryPerGpu;
+pub use parallelism::{Overlap, Parallelism, Precision, Recompute, Training};
+pub use workload::{MoeSpec, TransformerSpec};

@@ -1,0 +1,194 @@
+//! Memory per GPU: weights, gradients and optimizer states per ZeRO stage; activations per recomputation mode
+//! and pipeline schedule; a runtime reserve.
+
+use crate::compute::{Shard, ACTIVATION_BYTES};
+use crate::parallelism::{Layout, Parallelism, Recompute};
+use crate::workload::TransformerSpec;
+
+/// Mixed-precision Adam: 2 bytes of BF16 weights, 2 of BF16 gradients, 12 of FP32 master weights and the two
+/// moments per parameter (Rajbhandari et al., "ZeRO", SC20, Sec. 3.1, K = 12).
+pub const WEIGHT_BYTES: f64 = 2.0;
+pub const GRADIENT_BYTES: f64 = 2.0;
+pub const OPTIMIZER_BYTES: f64 = 12.0;
+
+/// Memory of one GPU, in bytes, on its most loaded pipeline stage.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MemoryPerGpu {
+    pub weights_bytes: f64,
+    pub gradients_bytes: f64,
+    pub optimizer_bytes: f64,
+    pub activations_bytes: f64,
+    pub reserve_bytes: f64,
+    pub total_bytes: f64,
+    pub hbm_bytes: f64,
+    /// hbm - total: negative when the configuration does not fit.
+    pub margin_bytes: f64,
+}
+
+/// Parameters one GPU holds, split by how they are replicated.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LocalParams {
+    /// Replicated over the dp x cp ranks (attention, norms, dense MLPs, shared experts, router, embeddings).
+    pub dense: f64,
+    /// Routed experts: replicated over dp x cp / ep ranks.
+    pub expert: f64,
+}
+
+impl LocalParams {
+    /// Parameters on the most loaded stage: its share of the layers (uneven splits rounded up) split by TP
+    /// (and experts by EP), plus one embedding table (the first stage's input embedding, or the last stage's
+    /// output layer; both when there is one stage and they are not tied).
+    pub fn on_busiest_stage(model: &TransformerSpec, par: &Parallelism, layout: &Layout) -> Self {
+        let layers = layout.layers_per_gpu as f64;
+        let moe_layers = layers * model.moe_layer_fraction();
+        let dense_layers = layers - moe_layers;
+        let table = model.vocab as f64 * model.hidden as f64;
+        let embeddings = if par.pp == 1 { model.embedding_params() } else { table };
+        let dense = (dense_layers * model.dense_layer_params()
+            + moe_layers * model.moe_layer_non_expert_params()
+            + embeddings)
+            / par.tp as f64;
+        let experts_per_layer = model.moe.as_ref().map_or(0.0, |m| m.experts as f64) / par.ep as f64;
+        let expert = moe_layers * experts_per_layer * model.expert_params() / par.tp as f64;
+        LocalParams { dense, expert }
+    }
+
+    pub fn total(&self) -> f64 {
+        self.dense + self.expert
+    }
+}
+
+/// Bytes of (weights, gradients, optimizer states) of `params` replicated over `replicas` ranks at ZeRO `stage`
+/// (ZeRO paper, Sec. 5: stage 1 shards optimizer states, 2 also gradients, 3 also weights).
+pub fn model_state_bytes(params: f64, replicas: f64, stage: u32) -> (f64, f64, f64) {
+    let shard = |sharded: bool, bytes: f64| if sharded { params * bytes / replicas } else { params * bytes };
+    (
+        shard(stage >= 3, WEIGHT_BYTES),
+        shard(stage >= 2, GRADIENT_BYTES),
+        shard(stage >= 1, OPTIMIZER_BYTES),
+    )
+}
+
+/// Activation bytes one token leaves in memory for the backward pass of one layer, on one GPU, with flash
+/// attention (no attention matrix stored). Counted as Korthikanti et al. 2022 (Sec. 4, Table 2) count them,
+/// generalised to GQA and SwiGLU and without dropout:
+/// attention: norm input and output 2h + 2h, Q, K, V 2(q + 2 kv), attention output 2q;
+/// MLP: norm input and output 2h + 2h, gated up and gate outputs and activation output 6F (plain MLP 4F).
+/// Norm-related terms are split by TP only with sequence parallelism. Selective recomputation drops the norm
+/// outputs and the activation output; full recomputation keeps only the layer input.
+/// (For a GPT with F = 4h this gives 32 s b h, Korthikanti's 34 s b h less the two dropout masks.)
+pub fn activation_bytes_per_token_per_layer(
+    model: &TransformerSpec,
+    shard: &Shard,
+    recompute: Recompute,
+    moe_layer: bool,
+) -> f64 {
+    let h = model.hidden as f64;
+    let tp = shard.tp;
+    let hs = shard.hidden_split();
+    let b = ACTIVATION_BYTES;
+    if recompute == Recompute::Full {
+        return b * h / hs;
+    }
+    let (mlp_elements, mlp_activation_outputs) = match (&model.moe, moe_layer) {
+        (Some(moe), true) => {
+            let copies = moe.top_k as f64 + moe.shared_experts as f64;
+            let per_copy = if model.gated_mlp { 3.0 } else { 2.0 } * moe.ffn_hidden as f64;
+            // Routed tokens also keep their permuted input copy (h per routed copy).
+            (copies * per_copy + moe.top_k as f64 * h, copies * moe.ffn_hidden as f64)
+        }
+        _ => {
+            let f = model.ffn_hidden as f64;
+            (if model.gated_mlp { 3.0 } else { 2.0 } * f, f)
+        }
+    };
+    let norm_inputs = 2.0 * h / hs;
+    let norm_outputs = 2.0 * h / hs;
+    let attention = (model.q_dim() + 2.0 * model.kv_dim() + model.q_dim()) / tp;
+    let mlp = mlp_elements / tp;
+    let elements = match recompute {
+        Recompute::None => norm_inputs + norm_outputs + attention + mlp,
+        _ => norm_inputs + attention + mlp - mlp_activation_outputs / tp,
+    };
+    b * elements
+}
+
+/// Activation memory of the busiest (first) pipeline stage: with 1F1B it holds min(m, p) micro-batches of its
+/// layers in flight; the interleaved schedule adds a factor 1 + (p - 1) / (p v) (Korthikanti et al. 2022,
+/// Sec. 4.2.3; Megatron-LM theoretical_memory_usage.py). Full recomputation also holds one layer's full
+/// activations while it is recomputed. The last stage adds FP32 logits of one micro-batch (4 bytes x V / tp per
+/// token, Megatron-LM theoretical_memory_usage.py); memory is the larger of the two stages.
+pub fn activation_bytes(model: &TransformerSpec, par: &Parallelism, layout: &Layout, shard: &Shard) -> f64 {
+    let layers = layout.layers_per_gpu as f64;
+    let moe_fraction = model.moe_layer_fraction();
+    let per_layer = |recompute| {
+        (1.0 - moe_fraction) * activation_bytes_per_token_per_layer(model, shard, recompute, false)
+            + moe_fraction * activation_bytes_per_token_per_layer(model, shard, recompute, true)
+    };
+    let p = par.pp as f64;
+    let v = par.vpp as f64;
+    let in_flight = (layout.micro_batches as f64).min(p);
+    let interleave = if par.vpp > 1 { 1.0 + (p - 1.0) / (p * v) } else { 1.0 };
+    let mut stored = shard.tokens * layers * per_layer(par.recompute) * in_flight * interleave;
+    if par.recompute == Recompute::Full {
+        stored += shard.tokens * per_layer(Recompute::None);
+    }
+    let logits = shard.tokens * 4.0 * model.vocab as f64 / shard.tp;
+    if par.pp == 1 {
+        stored + logits
+    } else {
+        // The last stage holds one micro-batch in flight plus the logits.
+        let last = shard.tokens * layers * per_layer(par.recompute) + logits;
+        stored.max(last)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::tests::{gpt3_175b, llama3_70b};
+
+    #[test]
+    fn a_70b_model_has_140_gb_of_bf16_gradients() {
+        let params = llama3_70b().params_total();
+        let (w, g, o) = model_state_bytes(params, 1.0, 0);
+        assert!((g / 1e9 - 141.1).abs() < 0.1, "{g}");
+        assert_eq!(w, g);
+        // 16 bytes per parameter in all without ZeRO.
+        assert!(((w + g + o) / params - 16.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn zero_stages_shard_as_the_zero_paper_says() {
+        // ZeRO Sec. 5 / Fig. 1: 7.5B params, 64 ranks: 120 GB, then 31.4 GB, 16.6 GB, 1.9 GB.
+        let p = 7.5e9;
+        for (stage, expected_gb) in [(0, 120.0), (1, 31.4), (2, 16.6), (3, 1.875)] {
+            let (w, g, o) = model_state_bytes(p, 64.0, stage);
+            assert!(((w + g + o) / 1e9 - expected_gb).abs() < 0.1, "stage {stage}: {}", (w + g + o) / 1e9);
+        }
+    }
+
+    #[test]
+    fn gpt_activations_match_korthikanti_without_dropout() {
+        // GPT-3: F = 4h, MHA: 32 h bytes per token per layer without TP (Korthikanti's 34 less 2 dropout masks);
+        // with TP = 8 and sequence parallelism all of it splits: 4 h.
+        let m = gpt3_175b();
+        let h = m.hidden as f64;
+        let mut shard = Shard { tokens: 2048.0, seq_len: 2048.0, tp: 1.0, ep: 1.0, sequence_parallel: false };
+        let none = activation_bytes_per_token_per_layer(&m, &shard, Recompute::None, false);
+        assert!((none / h - 32.0).abs() < 1e-9, "{}", none / h);
+        shard.tp = 8.0;
+        shard.sequence_parallel = true;
+        let sp = activation_bytes_per_token_per_layer(&m, &shard, Recompute::None, false);
+        assert!((sp / h - 4.0).abs() < 1e-9);
+        // Without SP the 8 h of norm inputs and outputs stay replicated: 8 + 24 / 8 = 11 h.
+        shard.sequence_parallel = false;
+        let tp_only = activation_bytes_per_token_per_layer(&m, &shard, Recompute::None, false);
+        assert!((tp_only / h - 11.0).abs() < 1e-9);
+        // Full recomputation keeps the 2 h layer input.
+        let full = activation_bytes_per_token_per_layer(&m, &shard, Recompute::Full, false);
+        assert!((full / h - 2.0).abs() < 1e-9);
+        let sel = activation_bytes_per_token_per_layer(&m, &shard, Recompute::Selective, false);
+        assert!(sel < tp_only && sel > full);
+    }
+}

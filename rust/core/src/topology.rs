@@ -1,0 +1,303 @@
+//! Topology math: how many switch tiers a cluster needs, how many switches a message crosses, how much of a
+//! NIC's bandwidth a communication group keeps when its traffic leaves a leaf, and the parts the network is
+//! built from.
+
+use crate::hardware::{FabricSpec, TopologyKind, TopologySpec};
+use crate::parallelism::GroupPlacement;
+
+/// The traffic a collective puts on the network.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Traffic {
+    /// Each member talks to its ring/tree neighbours (all-reduce, reduce-scatter, all-gather) or to the next
+    /// pipeline stage: a message crosses a leaf boundary only where the group does.
+    Neighbour,
+    /// Each member talks to every other member (expert all-to-all).
+    AllToAll,
+}
+
+/// A built network: the topology applied to a cluster of `gpus` GPUs on a fabric.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Network {
+    kind: TopologyKind,
+    oversubscription: f64,
+    congestion_efficiency: f64,
+    radix: f64,
+    /// Switch ports at each leaf that face servers: k r / (r + 1) for oversubscription r.
+    leaf_down_ports: f64,
+    pub tiers: u32,
+    /// Consecutive GPUs whose same-rail traffic stays inside one leaf (or dragonfly group).
+    leaf_span_gpus: f64,
+    /// GPUs under one 2-tier block (leaf-spine pod) of a 3-tier tree.
+    pod_span_gpus: f64,
+    endpoints: f64,
+    links_per_gpu: f64,
+    server_gpus: f64,
+}
+
+/// Counts of network parts (a first bill of materials).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct NetworkParts {
+    pub nics: f64,
+    pub switches: f64,
+    pub cables: f64,
+    pub transceivers: f64,
+}
+
+impl Network {
+    pub fn new(fabric: &FabricSpec, topology: &TopologySpec, gpus: u32, server_gpus: u32) -> Self {
+        let k = fabric.switch_radix as f64;
+        let r = topology.oversubscription;
+        let leaf_down_ports = (k * r / (r + 1.0)).floor().max(1.0);
+        let links_per_gpu = fabric.links_per_gpu as f64;
+        let endpoints = gpus as f64 * links_per_gpu;
+        let server_gpus_f = server_gpus as f64;
+        // Capacity of a T-tier folded Clos with radix k: one switch holds k endpoints; a leaf-spine holds
+        // k leaves x k_down; each further tier multiplies by k/2 (Al-Fares et al. SIGCOMM 2008, Sec. 2.2:
+        // k^2/2 for 2 tiers, k^3/4 for 3, non-blocking).
+        let mut tiers = 1;
+        let mut capacity = k;
+        if endpoints > capacity {
+            tiers = 2;
+            capacity = leaf_down_ports * k;
+            while endpoints > capacity {
+                tiers += 1;
+                capacity *= k / 2.0;
+            }
+        }
+        let gpus_per_leaf = leaf_down_ports / links_per_gpu;
+        let leaf_span_gpus = match topology.kind {
+            // All NICs of a server on the same leaf: whole servers per leaf (at least one).
+            TopologyKind::FatTree => (gpus_per_leaf / server_gpus_f).floor().max(1.0) * server_gpus_f,
+            // One leaf per rail: rail i of up to rail_group_nodes servers.
+            TopologyKind::RailFatTree => {
+                (topology.rail_group_nodes as f64).min(leaf_down_ports).max(1.0) * server_gpus_f
+            }
+            // Balanced dragonfly of radix k: p = k/4 terminals, a = k/2 routers per group (Kim et al. 2008, Sec. 3).
+            TopologyKind::Dragonfly => (k / 4.0 * k / 2.0 / links_per_gpu).max(server_gpus_f),
+            TopologyKind::Torus3d => server_gpus_f,
+        };
+        let leaf_span_gpus = if tiers == 1 { f64::INFINITY } else { leaf_span_gpus };
+        Network {
+            kind: topology.kind,
+            oversubscription: r,
+            congestion_efficiency: fabric.congestion_efficiency,
+            radix: k,
+            leaf_down_ports,
+            tiers,
+            leaf_span_gpus,
+            pod_span_gpus: leaf_down_ports * k / links_per_gpu,
+            endpoints,
+            links_per_gpu,
+            server_gpus: server_gpus_f,
+        }
+    }
+
+    fn leaves_spanned(&self, g: &GroupPlacement) -> f64 {
+        (g.span_gpus() / self.leaf_span_gpus).ceil().max(1.0)
+    }
+
+    /// Side of the sub-torus (servers per dimension) a group spans.
+    fn torus_side(&self, g: &GroupPlacement) -> f64 {
+        (g.stride as f64 * g.size as f64 / self.server_gpus).max(1.0).cbrt()
+    }
+
+    /// Switches a message between two members of the group crosses (0 when the group is inside one domain).
+    pub fn hops(&self, g: &GroupPlacement, traffic: Traffic) -> f64 {
+        if g.domains <= 1 {
+            return 0.0;
+        }
+        match self.kind {
+            TopologyKind::FatTree | TopologyKind::RailFatTree => {
+                if self.leaves_spanned(g) <= 1.0 {
+                    1.0
+                } else if g.span_gpus() <= self.pod_span_gpus || self.tiers <= 2 {
+                    3.0
+                } else {
+                    2.0 * self.tiers as f64 - 1.0
+                }
+            }
+            // Minimal route local-global-local: 3 routers across groups, 2 inside one (Kim et al. 2008, Sec. 3).
+            TopologyKind::Dragonfly => {
+                if self.leaves_spanned(g) <= 1.0 {
+                    2.0
+                } else {
+                    3.0
+                }
+            }
+            // Mean minimal hops of a k-ary 3-cube: 3k/4 (Dally & Towles 2004, Ch. 5); neighbours are 1 hop.
+            TopologyKind::Torus3d => match traffic {
+                Traffic::Neighbour => 1.0,
+                Traffic::AllToAll => (0.75 * 3.0 * self.torus_side(g)).max(1.0),
+            },
+        }
+    }
+
+    /// Fraction of its NICs' achieved bandwidth a member of the group keeps on the network.
+    ///
+    /// Leaf-based topologies [derived, see README "Topology"]: a fraction f of the group's traffic leaves its
+    /// leaf; the leaf's uplinks carry f of its downlink traffic with 1/r of the capacity, so that traffic slows
+    /// by max(1, f r); traffic that leaves the leaf also loses `congestion_efficiency` (ECMP collisions versus
+    /// adaptive routing). A ring runs at its slowest hop, so one crossing hop slows it all; all-to-all traffic
+    /// pays per byte. Torus: rings use neighbour links (three edge-disjoint rings cover all six links);
+    /// all-to-all is bound by the bisection, 4N/k channels of B/6 against N B / 2 of demand: 4 / (3 k)
+    /// (Dally & Towles 2004, Ch. 5, bisection of a k-ary n-cube).
+    pub fn bandwidth_factor(&self, g: &GroupPlacement, traffic: Traffic) -> f64 {
+        if g.domains <= 1 {
+            return 1.0;
+        }
+        if self.kind == TopologyKind::Torus3d {
+            return match traffic {
+                Traffic::Neighbour => 1.0,
+                Traffic::AllToAll => (4.0 / (3.0 * self.torus_side(g))).min(1.0),
+            };
+        }
+        let leaves = self.leaves_spanned(g);
+        if leaves <= 1.0 {
+            return 1.0;
+        }
+        let size = g.size as f64;
+        let (crossing, congestion) = match traffic {
+            Traffic::Neighbour => ((leaves / g.domains as f64).min(1.0), self.congestion_efficiency),
+            Traffic::AllToAll => {
+                let per_leaf = size / leaves;
+                let f = 1.0 - (per_leaf - 1.0) / (size - 1.0);
+                (f, 1.0 / ((1.0 - f) + f / self.congestion_efficiency))
+            }
+        };
+        congestion / (crossing * self.oversubscription).max(1.0)
+    }
+
+    /// Parts of the scale-out network. Partial builds use switch ports fully: leaves = ceil(endpoints / k_down),
+    /// every tier above a leaf is non-blocking (k/2 down, k/2 up, top tier k down). Every cable is optical with a
+    /// transceiver at each end [EST: short host links are often copper].
+    pub fn parts(&self) -> NetworkParts {
+        let n = self.endpoints;
+        let k = self.radix;
+        match self.kind {
+            TopologyKind::FatTree | TopologyKind::RailFatTree => {
+                if self.tiers == 1 {
+                    return NetworkParts { nics: n, switches: 1.0, cables: n, transceivers: 2.0 * n };
+                }
+                let leaves = (n / self.leaf_down_ports).ceil();
+                let uplinks = leaves * (k - self.leaf_down_ports);
+                let mut switches = leaves;
+                let mut cables = n + uplinks;
+                let mut ports_up = uplinks;
+                for tier in 2..=self.tiers {
+                    let top = tier == self.tiers;
+                    let down_per_switch = if top { k } else { k / 2.0 };
+                    let count = (ports_up / down_per_switch).ceil();
+                    switches += count;
+                    if !top {
+                        ports_up = count * k / 2.0;
+                        cables += ports_up;
+                    }
+                }
+                NetworkParts { nics: n, switches, cables, transceivers: 2.0 * cables }
+            }
+            TopologyKind::Dragonfly => {
+                // p = k/4 terminals, a - 1 = k/2 - 1 local and h = k/4 global ports per router.
+                let routers = (n / (k / 4.0)).ceil();
+                let cables = n + routers * (k / 2.0 - 1.0) / 2.0 + routers * (k / 4.0) / 2.0;
+                NetworkParts { nics: n, switches: routers, cables, transceivers: 2.0 * cables }
+            }
+            TopologyKind::Torus3d => {
+                // Servers wired directly to their six neighbours; each NIC port is one end of a cable.
+                let cables = n / 2.0;
+                NetworkParts { nics: n, switches: 0.0, cables, transceivers: 2.0 * cables }
+            }
+        }
+    }
+
+    /// NIC ports per GPU.
+    pub fn links_per_gpu(&self) -> f64 {
+        self.links_per_gpu
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fabric(radix: u32) -> FabricSpec {
+        FabricSpec {
+            link_bytes_per_s: 50e9,
+            links_per_gpu: 1,
+            efficiency: 0.9,
+            congestion_efficiency: 0.8,
+            nic_latency_s: 2e-6,
+            switch_hop_latency_s: 0.2e-6,
+            switch_radix: radix,
+            in_network_reduction_efficiency: 0.0,
+        }
+    }
+    fn topo(kind: TopologyKind, r: f64) -> TopologySpec {
+        TopologySpec { kind, oversubscription: r, rail_group_nodes: 32 }
+    }
+
+    #[test]
+    fn full_fat_trees_match_closed_forms() {
+        // Radix 64, non-blocking: 2 tiers hold k^2/2 = 2048 hosts with 3k/2 = 96 switches;
+        // 3 tiers hold k^3/4 = 65536 hosts with 5k^2/4 = 5120 switches (Al-Fares et al. 2008).
+        let n = Network::new(&fabric(64), &topo(TopologyKind::FatTree, 1.0), 2048, 8);
+        assert_eq!(n.tiers, 2);
+        assert_eq!(n.parts().switches, 96.0);
+        let n = Network::new(&fabric(64), &topo(TopologyKind::FatTree, 1.0), 65536, 8);
+        assert_eq!(n.tiers, 3);
+        assert_eq!(n.parts().switches, 5120.0);
+        assert_eq!(Network::new(&fabric(64), &topo(TopologyKind::FatTree, 1.0), 2049, 8).tiers, 3);
+    }
+
+    #[test]
+    fn partial_three_tier_build_uses_ports_fully() {
+        // 16,384 NICs, radix 64, non-blocking: 512 leaf + 512 aggregation + 256 core = 1,280 switches.
+        let n = Network::new(&fabric(64), &topo(TopologyKind::FatTree, 1.0), 16384, 8);
+        assert_eq!(n.parts().switches, 1280.0);
+        // Cables: 16,384 host + 16,384 leaf-agg + 16,384 agg-core.
+        assert_eq!(n.parts().cables, 3.0 * 16384.0);
+    }
+
+    #[test]
+    fn oversubscribed_two_tier_by_hand() {
+        // Radix 64 at 2:1: leaves have floor(64*2/3) = 42 down, 22 up. 1024 hosts -> 25 leaves (1050 ports),
+        // 550 uplinks -> ceil(550/64) = 9 spines. 34 switches, 1024 + 550 cables.
+        let n = Network::new(&fabric(64), &topo(TopologyKind::FatTree, 2.0), 1024, 8);
+        assert_eq!(n.tiers, 2);
+        let p = n.parts();
+        assert_eq!((p.switches, p.cables), (34.0, 1574.0));
+    }
+
+    #[test]
+    fn ring_inside_one_leaf_keeps_full_bandwidth_and_pays_oversubscription_across() {
+        let net = Network::new(&fabric(64), &topo(TopologyKind::FatTree, 2.0), 4096, 8);
+        // 42 down ports -> 5 servers (40 GPUs) per leaf. A DP group of 4 servers at stride 8: one leaf.
+        let inside = GroupPlacement::new(4, 8, 8);
+        assert_eq!(net.bandwidth_factor(&inside, Traffic::Neighbour), 1.0);
+        assert_eq!(net.hops(&inside, Traffic::Neighbour), 1.0);
+        // One member per leaf (stride 64 > 40): every hop crosses, uplinks at 1/2 -> 0.8 / 2.
+        let spread = GroupPlacement::new(16, 64, 8);
+        assert!((net.bandwidth_factor(&spread, Traffic::Neighbour) - 0.4).abs() < 1e-12);
+        assert_eq!(net.hops(&spread, Traffic::Neighbour), 3.0);
+    }
+
+    #[test]
+    fn rail_optimized_keeps_same_rail_traffic_in_one_leaf() {
+        // 32 servers per rail group: a DP group at stride 8 over 32 servers stays on its rail leaf.
+        let net = Network::new(&fabric(64), &topo(TopologyKind::RailFatTree, 1.0), 4096, 8);
+        let g = GroupPlacement::new(32, 8, 8);
+        assert_eq!(net.hops(&g, Traffic::Neighbour), 1.0);
+        assert_eq!(net.bandwidth_factor(&g, Traffic::Neighbour), 1.0);
+        let plain = Network::new(&fabric(64), &topo(TopologyKind::FatTree, 1.0), 4096, 8);
+        assert_eq!(plain.hops(&g, Traffic::Neighbour), 3.0);
+    }
+
+    #[test]
+    fn torus_all_to_all_is_bisection_bound() {
+        // 512 servers = 8 x 8 x 8: 4 / (3 * 8) = 1/6.
+        let net = Network::new(&fabric(64), &topo(TopologyKind::Torus3d, 1.0), 4096, 8);
+        let g = GroupPlacement::new(512, 8, 8);
+        assert!((net.bandwidth_factor(&g, Traffic::AllToAll) - 1.0 / 6.0).abs() < 1e-9);
+        assert_eq!(net.bandwidth_factor(&g, Traffic::Neighbour), 1.0);
+        assert_eq!(net.parts().switches, 0.0);
+    }
+}

@@ -1,0 +1,308 @@
+//! The workload: a decoder-only transformer (dense or mixture-of-experts) described by its dimensions,
+//! and what it costs per token: parameters and training FLOPs.
+
+/// Mixture-of-experts layers of a model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MoeSpec {
+    /// Routed experts per MoE layer.
+    pub experts: u32,
+    /// Routed experts each token visits.
+    pub top_k: u32,
+    /// FFN hidden size of one expert (and of one shared expert).
+    pub ffn_hidden: u32,
+    /// Experts every token visits, beside the routed ones (DeepSeek-V3: 1).
+    pub shared_experts: u32,
+    /// Leading layers that keep a dense FFN of `TransformerSpec::ffn_hidden` (DeepSeek-V3: 3).
+    pub first_dense_layers: u32,
+}
+
+/// A decoder-only transformer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TransformerSpec {
+    pub layers: u32,
+    pub hidden: u32,
+    /// Query heads.
+    pub heads: u32,
+    /// Key/value heads (grouped-query attention); equal to `heads` for multi-head attention.
+    pub kv_heads: u32,
+    /// Per-head dimension; 0 means `hidden / heads`.
+    pub head_dim: u32,
+    /// FFN hidden size of the dense layers.
+    pub ffn_hidden: u32,
+    /// SwiGLU-style gated MLP (three matrices) rather than a plain two-matrix MLP.
+    pub gated_mlp: bool,
+    pub vocab: u32,
+    /// Input embedding and output projection share one matrix.
+    pub tied_embeddings: bool,
+    pub moe: Option<MoeSpec>,
+}
+
+impl TransformerSpec {
+    /// Reject dimensions the formulas cannot use.
+    pub fn validate(&self) -> Result<(), crate::error::ConfigError> {
+        use crate::error::ConfigError;
+        let bad = |field: &'static str, value: u32, expected: &'static str| {
+            Err(ConfigError::InvalidFigure { field, value: value as f64, expected })
+        };
+        for (field, v) in [
+            ("layers", self.layers),
+            ("hidden", self.hidden),
+            ("heads", self.heads),
+            ("kv_heads", self.kv_heads),
+            ("ffn_hidden", self.ffn_hidden),
+            ("vocab", self.vocab),
+        ] {
+            if v == 0 {
+                return bad(field, v, "an integer >= 1");
+            }
+        }
+        if self.heads % self.kv_heads != 0 {
+            return bad("kv_heads", self.kv_heads, "a divisor of heads");
+        }
+        if let Some(m) = &self.moe {
+            if m.experts == 0 {
+                return bad("moe_experts", m.experts, "an integer >= 1");
+            }
+            if m.top_k == 0 || m.top_k > m.experts {
+                return bad("moe_top_k", m.top_k, "between 1 and moe_experts");
+            }
+            if m.ffn_hidden == 0 {
+                return bad("moe_ffn_hidden", m.ffn_hidden, "an integer >= 1");
+            }
+            if m.first_dense_layers >= self.layers {
+                return bad("moe_first_dense_layers", m.first_dense_layers, "fewer than layers");
+            }
+        }
+        Ok(())
+    }
+
+    pub fn head_dim(&self) -> f64 {
+        if self.head_dim > 0 {
+            self.head_dim as f64
+        } else {
+            self.hidden as f64 / self.heads as f64
+        }
+    }
+    /// Width of the query (and attention output) projection: heads x head_dim.
+    pub fn q_dim(&self) -> f64 {
+        self.heads as f64 * self.head_dim()
+    }
+    /// Width of one of the key or value projections: kv_heads x head_dim.
+    pub fn kv_dim(&self) -> f64 {
+        self.kv_heads as f64 * self.head_dim()
+    }
+    /// Weight matrices in one MLP: 3 for SwiGLU (gate, up, down), 2 for a plain MLP.
+    pub fn mlp_matrices(&self) -> f64 {
+        if self.gated_mlp {
+            3.0
+        } else {
+            2.0
+        }
+    }
+    pub fn moe_layers(&self) -> u32 {
+        match &self.moe {
+            Some(m) => self.layers.saturating_sub(m.first_dense_layers),
+            None => 0,
+        }
+    }
+    pub fn dense_layers(&self) -> u32 {
+        self.layers - self.moe_layers()
+    }
+    /// Fraction of layers that are MoE layers.
+    pub fn moe_layer_fraction(&self) -> f64 {
+        self.moe_layers() as f64 / self.layers as f64
+    }
+
+    // Parameter counts follow Megatron-LM theoretical_memory_usage.py (compute_weight_and_optimizer_memory):
+    // per layer 2*h*q [Q,O] + 2*h*kv [K,V] + c*h*F [MLP] + 2*h [two RMSNorms].
+
+    /// Attention weights of one layer: Q and O (h x q each), K and V (h x kv each).
+    pub fn attention_params_per_layer(&self) -> f64 {
+        let h = self.hidden as f64;
+        2.0 * h * self.q_dim() + 2.0 * h * self.kv_dim()
+    }
+    pub fn norm_params_per_layer(&self) -> f64 {
+        2.0 * self.hidden as f64
+    }
+    pub fn dense_mlp_params(&self) -> f64 {
+        self.mlp_matrices() * self.hidden as f64 * self.ffn_hidden as f64
+    }
+    /// Weights of one expert (routed or shared).
+    pub fn expert_params(&self) -> f64 {
+        match &self.moe {
+            Some(m) => self.mlp_matrices() * self.hidden as f64 * m.ffn_hidden as f64,
+            None => 0.0,
+        }
+    }
+    /// Router of one MoE layer (h x experts).
+    pub fn router_params(&self) -> f64 {
+        match &self.moe {
+            Some(m) => self.hidden as f64 * m.experts as f64,
+            None => 0.0,
+        }
+    }
+    pub fn embedding_params(&self) -> f64 {
+        let table = self.vocab as f64 * self.hidden as f64;
+        if self.tied_embeddings {
+            table
+        } else {
+            2.0 * table
+        }
+    }
+    /// Parameters of one MoE layer that every rank of the layer's data-parallel group holds (not sharded by EP):
+    /// attention, norms, router and shared experts.
+    pub fn moe_layer_non_expert_params(&self) -> f64 {
+        let shared = self.moe.as_ref().map_or(0.0, |m| m.shared_experts as f64);
+        self.attention_params_per_layer()
+            + self.norm_params_per_layer()
+            + self.router_params()
+            + shared * self.expert_params()
+    }
+    pub fn dense_layer_params(&self) -> f64 {
+        self.attention_params_per_layer() + self.norm_params_per_layer() + self.dense_mlp_params()
+    }
+    /// All routed-expert weights of the model.
+    pub fn routed_expert_params_total(&self) -> f64 {
+        let experts = self.moe.as_ref().map_or(0.0, |m| m.experts as f64);
+        self.moe_layers() as f64 * experts * self.expert_params()
+    }
+    /// Total parameters (the final norm included).
+    pub fn params_total(&self) -> f64 {
+        self.dense_layers() as f64 * self.dense_layer_params()
+            + self.moe_layers() as f64 * self.moe_layer_non_expert_params()
+            + self.routed_expert_params_total()
+            + self.embedding_params()
+            + self.hidden as f64
+    }
+    /// Parameters one token uses (routed experts counted top_k times per MoE layer).
+    pub fn params_active(&self) -> f64 {
+        let top_k = self.moe.as_ref().map_or(0.0, |m| m.top_k as f64);
+        self.dense_layers() as f64 * self.dense_layer_params()
+            + self.moe_layers() as f64 * (self.moe_layer_non_expert_params() + top_k * self.expert_params())
+            + self.embedding_params()
+            + self.hidden as f64
+    }
+
+    /// Forward FLOPs of one token through the weight matrices of one dense layer (2 FLOPs per multiply-add).
+    pub fn dense_layer_gemm_flops_per_token(&self) -> f64 {
+        2.0 * (self.attention_params_per_layer() + self.dense_mlp_params())
+    }
+    /// Forward FLOPs of one token through the weight matrices of one MoE layer: attention, router,
+    /// top_k routed experts and the shared experts.
+    pub fn moe_layer_gemm_flops_per_token(&self) -> f64 {
+        let (top_k, shared) = self.moe.as_ref().map_or((0.0, 0.0), |m| (m.top_k as f64, m.shared_experts as f64));
+        2.0 * (self.attention_params_per_layer() + self.router_params() + (top_k + shared) * self.expert_params())
+    }
+    /// Forward FLOPs of one token in the attention scores and weighted sum (QK^T and AV) of one layer,
+    /// with a causal mask: 2 matmuls x 2 FLOPs x (seq_len/2 keys on average) x q_dim.
+    /// Source: Megatron-LM training.py num_floating_point_operations (the a*d_h*s term, causal-halved).
+    pub fn attention_core_flops_per_token(&self, seq_len: f64) -> f64 {
+        2.0 * seq_len * self.q_dim()
+    }
+    /// Forward FLOPs of one token in the output (logits) projection.
+    pub fn logits_flops_per_token(&self) -> f64 {
+        2.0 * self.hidden as f64 * self.vocab as f64
+    }
+    /// Model FLOPs of one token of training (forward + backward = 3 x forward, no recomputation).
+    /// Source: Megatron-LM training.py num_floating_point_operations: 3 x 2 x [ L x (QKV + attention + O) +
+    /// dense and MoE MLPs + h x V ]; equal to 6 x active params + attention for a dense model
+    /// (Kaplan et al. 2020, Table 1). Router FLOPs (2 x h x E per token) are included here, Megatron omits them.
+    pub fn training_flops_per_token(&self, seq_len: f64) -> f64 {
+        let forward = self.dense_layers() as f64 * self.dense_layer_gemm_flops_per_token()
+            + self.moe_layers() as f64 * self.moe_layer_gemm_flops_per_token()
+            + self.layers as f64 * self.attention_core_flops_per_token(seq_len)
+            + self.logits_flops_per_token();
+        3.0 * forward
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// Llama 3 70B (Llama 3 paper, Table 3): 80 layers, 8192 hidden, 64 heads, 8 KV heads, FFN 28672, vocab 128256.
+    pub fn llama3_70b() -> TransformerSpec {
+        TransformerSpec {
+            layers: 80,
+            hidden: 8192,
+            heads: 64,
+            kv_heads: 8,
+            head_dim: 0,
+            ffn_hidden: 28672,
+            gated_mlp: true,
+            vocab: 128256,
+            tied_embeddings: false,
+            moe: None,
+        }
+    }
+
+    /// GPT-3 175B (Brown et al. 2020, Table 2.1): 96 layers, 12288 hidden, 96 heads, FFN 4h, tied embeddings.
+    pub fn gpt3_175b() -> TransformerSpec {
+        TransformerSpec {
+            layers: 96,
+            hidden: 12288,
+            heads: 96,
+            kv_heads: 96,
+            head_dim: 0,
+            ffn_hidden: 4 * 12288,
+            gated_mlp: false,
+            vocab: 50257,
+            tied_embeddings: true,
+            moe: None,
+        }
+    }
+
+    /// Mixtral 8x7B (Jiang et al. 2024, Table 1): 32 layers, 4096 hidden, 32 heads, 8 KV heads,
+    /// 8 experts of FFN 14336, top-2, vocab 32000.
+    pub fn mixtral_8x7b() -> TransformerSpec {
+        TransformerSpec {
+            layers: 32,
+            hidden: 4096,
+            heads: 32,
+            kv_heads: 8,
+            head_dim: 0,
+            ffn_hidden: 14336,
+            gated_mlp: true,
+            vocab: 32000,
+            tied_embeddings: false,
+            moe: Some(MoeSpec { experts: 8, top_k: 2, ffn_hidden: 14336, shared_experts: 0, first_dense_layers: 0 }),
+        }
+    }
+
+    #[test]
+    fn llama3_70b_has_70_6_billion_parameters() {
+        // Worked by hand: per layer 2*8192*8192 + 2*8192*1024 + 3*8192*28672 + 2*8192 = 855.65M;
+        // x80 = 68.45B; + 2 x 128256 x 8192 = 2.10B embeddings; = 70.55B (Meta reports 70.6B).
+        let p = llama3_70b().params_total();
+        assert!((p / 1e9 - 70.55).abs() < 0.01, "{p}");
+        assert_eq!(llama3_70b().params_active(), p);
+    }
+
+    #[test]
+    fn gpt3_has_175_billion_parameters() {
+        // 12 L h^2 + V h = 12*96*12288^2 + 50257*12288 = 173.95B + 0.62B (+ norms) ~= 174.6B ("175B").
+        let p = gpt3_175b().params_total();
+        assert!((p / 1e9 - 174.6).abs() < 0.1, "{p}");
+    }
+
+    #[test]
+    fn mixtral_total_and_active_parameters() {
+        // Mixtral paper: 46.7B total, 12.9B active. Attention 32 x (2*4096*4096 + 2*4096*1024) = 1.34B,
+        // experts 32 x 8 x 3*4096*14336 = 45.1B, embeddings 0.26B -> 46.7B; active uses 2 of 8 experts -> 12.9B.
+        let m = mixtral_8x7b();
+        assert!((m.params_total() / 1e9 - 46.7).abs() < 0.05, "{}", m.params_total());
+        assert!((m.params_active() / 1e9 - 12.9).abs() < 0.05, "{}", m.params_active());
+    }
+
+    #[test]
+    fn training_flops_match_narayanan_formula_for_gpt3() {
+        // Narayanan et al. SC21 / Korthikanti et al. 2022: model FLOPs per sequence without recompute
+        // = 72 s L h^2 (1 + s/(6h) + V/(12 L h)) for a GPT with MHA and F = 4h, counting the full (non-causal)
+        // attention matrix. Our attention term is causal-halved, so compare with s/(12h) in place of s/(6h).
+        let m = gpt3_175b();
+        let (s, l, h, v) = (2048.0, 96.0, 12288.0, 50257.0);
+        let expected_per_token = 72.0 * l * h * h * (1.0 + s / (12.0 * h) + v / (12.0 * l * h));
+        let got = m.training_flops_per_token(s);
+        assert!((got / expected_per_token - 1.0).abs() < 1e-3, "{got} vs {expected_per_token}");
+    }
+}

@@ -1,0 +1,119 @@
+//! A reference configuration for tests and benchmarks: Llama 3 70B on 1,024 H100 SXM (NVLink4 servers of 8)
+//! over 400G InfiniBand NDR in a rail-optimized fat-tree. Figures as in data/*.toml (sources there);
+//! repeated here so `cargo test` needs no catalog files.
+#![allow(dead_code)]
+
+use scalefront_core::*;
+
+pub fn llama3_70b() -> TransformerSpec {
+    TransformerSpec {
+        layers: 80,
+        hidden: 8192,
+        heads: 64,
+        kv_heads: 8,
+        head_dim: 0,
+        ffn_hidden: 28672,
+        gated_mlp: true,
+        vocab: 128256,
+        tied_embeddings: false,
+        moe: None,
+    }
+}
+
+pub fn mixtral_8x7b() -> TransformerSpec {
+    TransformerSpec {
+        layers: 32,
+        hidden: 4096,
+        heads: 32,
+        kv_heads: 8,
+        head_dim: 0,
+        ffn_hidden: 14336,
+        gated_mlp: true,
+        vocab: 32000,
+        tied_embeddings: false,
+        moe: Some(MoeSpec { experts: 8, top_k: 2, ffn_hidden: 14336, shared_experts: 0, first_dense_layers: 0 }),
+    }
+}
+
+pub fn h100() -> GpuSpec {
+    GpuSpec {
+        peak_bf16_flops: 989e12,
+        peak_fp8_flops: 1979e12,
+        hbm_bytes: 80e9,
+        hbm_bytes_per_s: 3.35e12,
+        tdp_w: 700.0,
+        gemm_efficiency: 0.80,
+        attention_efficiency: 0.55,
+        hbm_efficiency: 0.85,
+        runtime_reserve_bytes: 5e9,
+        server_gpus: 8,
+        host_power_w: 575.0,
+    }
+}
+
+pub fn nvlink4() -> ScaleUpSpec {
+    ScaleUpSpec {
+        bytes_per_s: 450e9,
+        domain_gpus: 8,
+        step_latency_s: 0.6e-6,
+        ring_efficiency: 0.82,
+        in_switch_allreduce_efficiency: 1.07,
+    }
+}
+
+pub fn ib_ndr() -> FabricSpec {
+    FabricSpec {
+        link_bytes_per_s: 50e9,
+        links_per_gpu: 1,
+        efficiency: 0.93,
+        congestion_efficiency: 0.95,
+        nic_latency_s: 2e-6,
+        switch_hop_latency_s: 0.2e-6,
+        switch_radix: 64,
+        in_network_reduction_efficiency: 1.3,
+    }
+}
+
+pub fn prices() -> PriceSpec {
+    PriceSpec {
+        rent_usd_per_gpu_hour: 2.99,
+        server_usd: 280_000.0,
+        nic_usd: 1_500.0,
+        switch_usd: 36_000.0,
+        transceiver_usd: 700.0,
+        cable_usd: 100.0,
+        nic_w: 25.0,
+        switch_w: 1_500.0,
+        transceiver_w: 17.0,
+        amortization_years: 4.0,
+        pue: 1.25,
+        usd_per_kwh: 0.078,
+        gpu_power_fraction: 0.75,
+    }
+}
+
+pub fn reference() -> Config {
+    Config {
+        model: llama3_70b(),
+        gpu: h100(),
+        scale_up: nvlink4(),
+        fabric: ib_ndr(),
+        topology: TopologySpec { kind: TopologyKind::RailFatTree, oversubscription: 1.0, rail_group_nodes: 32 },
+        prices: prices(),
+        gpus: 1024,
+        parallelism: Parallelism {
+            tp: 8,
+            pp: 4,
+            dp: 32,
+            cp: 1,
+            ep: 1,
+            vpp: 5,
+            micro_batch: 1,
+            zero_stage: 1,
+            recompute: Recompute::Selective,
+            sequence_parallel: true,
+        },
+        training: Training { global_batch: 1024, seq_len: 8192, tokens: 15e12, precision: Precision::Bf16 },
+        overlap: Overlap { dp: 1.0, tp: 0.0, pp: 0.0, ep: 0.0 },
+    }
+}

@@ -1,0 +1,165 @@
+//! Behaviour of the whole model on worked examples.
+
+mod common;
+
+use common::*;
+use scalefront_core::*;
+
+fn eval(cfg: &Config) -> Evaluation {
+    cfg.validate_figures().unwrap();
+    evaluate(cfg).unwrap()
+}
+
+#[test]
+fn breakdown_adds_up_to_the_step_time() {
+    let e = eval(&reference());
+    assert!((e.breakdown.total_s() - e.step_time_s).abs() < 1e-12 * e.step_time_s);
+    assert!(e.feasible, "{:?}", e.memory);
+    assert!(e.step_time_s > 0.0 && e.step_time_s.is_finite());
+}
+
+#[test]
+fn pipeline_bubble_is_p_minus_1_over_v_m_of_the_micro_batch_work() {
+    // Narayanan et al. SC21, Sec. 2.2: bubble fraction (p - 1) / m for 1F1B, (p - 1) / (v m) interleaved.
+    for (pp, vpp, dp) in [(4, 1, 32), (4, 5, 32), (8, 1, 16), (8, 2, 16)] {
+        let mut cfg = reference();
+        cfg.parallelism.pp = pp;
+        cfg.parallelism.vpp = vpp;
+        cfg.parallelism.dp = dp;
+        let e = eval(&cfg);
+        let b = &e.breakdown;
+        let micro_batch_work = b.compute_s + b.recompute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s;
+        let m = e.micro_batches as f64;
+        let expected = (pp as f64 - 1.0) / (vpp as f64 * m);
+        assert!((b.bubble_s / micro_batch_work - expected).abs() < 1e-12, "pp={pp} vpp={vpp}");
+    }
+}
+
+#[test]
+fn time_and_cost_to_train_follow_from_the_step_time() {
+    let e = eval(&reference());
+    // 15T tokens / (1024 x 8192 tokens per step) = 1,788,139.3 -> 1,788,140 steps.
+    assert_eq!(e.steps, 1_788_140.0);
+    assert!((e.time_to_train_s - e.steps * e.step_time_s).abs() < 1e-6 * e.time_to_train_s);
+    let gpu_hours = 1024.0 * e.time_to_train_s / 3600.0;
+    assert!((e.cost_rent_usd - 2.99 * gpu_hours).abs() < 1e-6 * e.cost_rent_usd);
+    assert!((e.tokens_per_s - 1024.0 * 8192.0 / e.step_time_s).abs() < 1e-9 * e.tokens_per_s);
+}
+
+#[test]
+fn mfu_stays_under_the_efficiency_ceiling_and_matches_tflops() {
+    let e = eval(&reference());
+    assert!(e.mfu > 0.0 && e.mfu <= 0.80);
+    assert!((e.tflops_per_gpu * 1e12 / 989e12 - e.mfu).abs() < 1e-12);
+    // Without recomputation of GEMMs, hardware and model FLOPs agree.
+    assert_eq!(e.hfu, e.mfu);
+    let mut full = reference();
+    full.parallelism.recompute = Recompute::Full;
+    let f = eval(&full);
+    assert!(f.hfu > f.mfu && f.step_time_s > e.step_time_s);
+}
+
+#[test]
+fn very_large_tensor_parallelism_is_not_free() {
+    // TP = 8 inside the server against TP = 64 across 8 servers, same GPUs and batch.
+    let mut wide = reference();
+    wide.parallelism.tp = 64;
+    wide.parallelism.dp = 4;
+    wide.parallelism.pp = 4;
+    wide.parallelism.vpp = 1;
+    wide.model.heads = 64;
+    wide.model.kv_heads = 64; // MHA so that tp = 64 divides the KV heads
+    let mut narrow = wide.clone();
+    narrow.parallelism.tp = 8;
+    narrow.parallelism.dp = 32;
+    let w = eval(&wide);
+    let n = eval(&narrow);
+    assert!(w.step_time_s > 1.5 * n.step_time_s, "tp64 {} vs tp8 {}", w.step_time_s, n.step_time_s);
+    // Each GPU now runs 8x the micro-batches (dp 4 instead of 32) with 8x thinner GEMMs: the same compute, but
+    // TP traffic per GPU per micro-batch does not shrink with tp, and half of it crosses InfiniBand.
+    assert!(w.breakdown.tp_comm_s > 8.0 * n.breakdown.tp_comm_s, "{:#?}\n{:#?}", w.breakdown, n.breakdown);
+}
+
+#[test]
+fn memory_reports_a_margin_and_rejects_what_does_not_fit() {
+    // Llama 3 70B on 8 GPUs with TP = 8 only: 70.6B params x 16 bytes / 8 = 141 GB per GPU > 80 GB.
+    let mut cfg = reference();
+    cfg.gpus = 8;
+    cfg.parallelism = Parallelism { tp: 8, pp: 1, dp: 1, vpp: 1, zero_stage: 0, ..cfg.parallelism.clone() };
+    cfg.training.global_batch = 8;
+    let e = eval(&cfg);
+    assert!(!e.feasible);
+    assert!(e.memory.margin_bytes < -60e9, "{:?}", e.memory);
+    let states = e.memory.weights_bytes + e.memory.gradients_bytes + e.memory.optimizer_bytes;
+    assert!((states / 1e9 - 16.0 * 70.55 / 8.0).abs() < 0.2, "{}", states / 1e9);
+    // More HBM turns it feasible with the same margin shift.
+    cfg.gpu.hbm_bytes = 400e9;
+    let big = eval(&cfg);
+    assert!(big.feasible);
+    assert!((big.memory.margin_bytes - e.memory.margin_bytes - 320e9).abs() < 1.0);
+}
+
+#[test]
+fn ib_beats_100g_tcp_for_data_parallel_heavy_layouts() {
+    let mut cfg = reference();
+    cfg.parallelism.pp = 1;
+    cfg.parallelism.vpp = 1;
+    cfg.parallelism.dp = 128;
+    cfg.parallelism.zero_stage = 3;
+    cfg.overlap.dp = 0.0;
+    let ib = eval(&cfg);
+    let mut tcp = cfg.clone();
+    tcp.fabric.link_bytes_per_s = 12.5e9;
+    tcp.fabric.efficiency = 0.5;
+    tcp.fabric.in_network_reduction_efficiency = 0.0;
+    tcp.fabric.nic_latency_s = 25e-6;
+    let t = eval(&tcp);
+    assert!(t.breakdown.dp_comm_s > 5.0 * ib.breakdown.dp_comm_s);
+    assert!(t.time_to_train_s > ib.time_to_train_s);
+}
+
+#[test]
+fn moe_model_with_expert_parallelism() {
+    let mut cfg = reference();
+    cfg.model = mixtral_8x7b();
+    cfg.model.kv_heads = 8;
+    cfg.gpus = 64;
+    cfg.parallelism =
+        Parallelism { tp: 2, pp: 1, dp: 32, ep: 8, vpp: 1, zero_stage: 1, ..cfg.parallelism.clone() };
+    cfg.training.global_batch = 256;
+    cfg.training.seq_len = 4096;
+    let e = eval(&cfg);
+    assert!(e.breakdown.ep_comm_s > 0.0);
+    assert!((e.params_total / 1e9 - 46.7).abs() < 0.05);
+    // 8 experts over ep = 8: one expert's weights per GPU, split by tp = 2.
+    let mut dense_ep = cfg.clone();
+    dense_ep.parallelism.ep = 1;
+    let d = eval(&dense_ep);
+    assert!(d.memory.weights_bytes > 3.0 * e.memory.weights_bytes);
+}
+
+#[test]
+fn impossible_parallelism_is_an_error_not_a_result() {
+    let mut cfg = reference();
+    cfg.parallelism.dp = 31;
+    let err = evaluate(&cfg).unwrap_err();
+    assert_eq!(err.category(), "gpu_count_mismatch");
+    let mut cfg = reference();
+    cfg.training.precision = Precision::Fp8;
+    cfg.gpu.peak_fp8_flops = 0.0;
+    assert_eq!(evaluate(&cfg).unwrap_err(), ConfigError::Fp8NotSupported);
+}
+
+#[test]
+fn bad_figures_are_named() {
+    let mut cfg = reference();
+    cfg.fabric.efficiency = -0.5;
+    let err = cfg.validate_figures().unwrap_err();
+    assert!(err.to_string().starts_with("efficiency = -0.5 is invalid"), "{err}");
+    let mut cfg = reference();
+    cfg.prices.pue = 0.9;
+    assert!(cfg.validate_figures().unwrap_err().to_string().contains("pue"));
+    let mut cfg = reference();
+    cfg.training.tokens = f64::NAN;
+    assert!(cfg.validate_figures().is_err());
+}

@@ -1,0 +1,112 @@
+//! Invariants the model must keep for any configuration (proptest).
+
+mod common;
+
+use common::*;
+use proptest::prelude::*;
+use scalefront_core::*;
+
+/// A random valid configuration of Llama 3 70B on 8..4096 H100s.
+fn config() -> impl Strategy<Value = Config> {
+    (
+        prop::sample::select(vec![1u32, 2, 4, 8]),              // tp (divides the 8 KV heads)
+        prop::sample::select(vec![1u32, 2, 4, 8]),              // pp
+        prop::sample::select(vec![1u32, 2, 4, 8, 16, 32, 64]),  // dp
+        prop::sample::select(vec![1u32, 2]),                    // cp
+        prop::sample::select(vec![1u32, 2]),                    // micro-batch
+        0u32..4,                                                // zero stage
+        prop::sample::select(vec![Recompute::None, Recompute::Selective, Recompute::Full]),
+        prop::sample::select(vec![
+            TopologyKind::FatTree,
+            TopologyKind::RailFatTree,
+            TopologyKind::Dragonfly,
+            TopologyKind::Torus3d,
+        ]),
+        1.0f64..4.0, // oversubscription
+        any::<bool>(),
+    )
+        .prop_map(|(tp, pp, dp, cp, mb, zero, recompute, kind, oversub, sp)| {
+            let mut c = reference();
+            c.gpus = tp * pp * dp * cp;
+            c.parallelism = Parallelism {
+                tp,
+                pp,
+                dp,
+                cp,
+                ep: 1,
+                vpp: 1,
+                micro_batch: mb,
+                zero_stage: zero,
+                recompute,
+                sequence_parallel: sp,
+            };
+            c.training.global_batch = dp * mb * 16;
+            c.topology = TopologySpec { kind, oversubscription: oversub, rail_group_nodes: 32 };
+            c
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn more_bandwidth_is_never_slower(c in config(), factor in 1.0f64..8.0) {
+        let base = evaluate(&c).unwrap();
+        let mut fast_net = c.clone();
+        fast_net.fabric.link_bytes_per_s *= factor;
+        prop_assert!(evaluate(&fast_net).unwrap().step_time_s <= base.step_time_s * (1.0 + 1e-12));
+        let mut fast_nvlink = c.clone();
+        fast_nvlink.scale_up.bytes_per_s *= factor;
+        prop_assert!(evaluate(&fast_nvlink).unwrap().step_time_s <= base.step_time_s * (1.0 + 1e-12));
+        let mut fast_hbm = c.clone();
+        fast_hbm.gpu.hbm_bytes_per_s *= factor;
+        prop_assert!(evaluate(&fast_hbm).unwrap().step_time_s <= base.step_time_s * (1.0 + 1e-12));
+    }
+
+    #[test]
+    fn more_overlap_is_never_slower(c in config(), a in 0.0f64..1.0, b in 0.0f64..1.0) {
+        let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+        let mut low = c.clone();
+        low.overlap = Overlap { dp: lo, tp: lo, pp: lo, ep: lo };
+        let mut high = c.clone();
+        high.overlap = Overlap { dp: hi, tp: hi, pp: hi, ep: hi };
+        let l = evaluate(&low).unwrap();
+        let h = evaluate(&high).unwrap();
+        prop_assert!(h.step_time_s <= l.step_time_s * (1.0 + 1e-12));
+        // Hidden plus exposed communication is the same work either way.
+        let total = |e: &Evaluation| e.breakdown.dp_comm_s + e.hidden.dp_comm_s;
+        prop_assert!((total(&l) - total(&h)).abs() <= 1e-9 * total(&l).max(1e-30));
+    }
+
+    #[test]
+    fn more_hbm_never_hurts(c in config(), extra in 0.0f64..200e9) {
+        let base = evaluate(&c).unwrap();
+        let mut big = c.clone();
+        big.gpu.hbm_bytes += extra;
+        let b = evaluate(&big).unwrap();
+        prop_assert!(b.memory.margin_bytes >= base.memory.margin_bytes);
+        prop_assert!(b.feasible || !base.feasible);
+        prop_assert_eq!(b.step_time_s, base.step_time_s);
+    }
+
+    #[test]
+    fn results_are_finite_and_within_ceilings(c in config()) {
+        let e = evaluate(&c).unwrap();
+        prop_assert!(e.step_time_s.is_finite() && e.step_time_s > 0.0);
+        prop_assert!(e.mfu > 0.0 && e.mfu <= c.gpu.gemm_efficiency.max(c.gpu.attention_efficiency));
+        prop_assert!(e.hfu >= e.mfu);
+        prop_assert!(e.scaling_efficiency > 0.0 && e.scaling_efficiency <= 1.0);
+        prop_assert!((e.breakdown.total_s() - e.step_time_s).abs() <= 1e-9 * e.step_time_s);
+        prop_assert!(e.cost_own_usd > 0.0 && e.cost_rent_usd > 0.0);
+    }
+
+    #[test]
+    fn oversubscription_never_helps(c in config(), r in 1.0f64..4.0) {
+        let mut lo = c.clone();
+        lo.topology.oversubscription = 1.0;
+        let mut hi = c.clone();
+        hi.topology.oversubscription = r;
+        // Compare times only: the switch count (and so the price) legitimately falls with oversubscription.
+        prop_assert!(evaluate(&hi).unwrap().step_time_s >= evaluate(&lo).unwrap().step_time_s * (1.0 - 1e-12));
+    }
+}
