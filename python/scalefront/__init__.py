@@ -1,0 +1,29 @@
+"""scalefront: plan GPU training clusters with numbers.
+
+>>> import scalefront
+>>> r = scalefront.evaluate("llama3-70b", "h100-sxm", 1024, fabric="ib-ndr", tp=8, pp=4, vpp=5)
+>>> r.step_time_s, r.mfu, r.time_to_train_days, r.cost_to_train_usd  # doctest: +SKIP
+"""
+
+from scalefront._core import __version__
+from scalefront.catalog import Catalog, ModelEntry, load_model_file
+from scalefront.errors import CatalogError, ConfigurationError, ScalefrontError, UsageError
+from scalefront.model import Breakdown, Evaluation, HiddenComm, Memory, Overlap, evaluate, parse_overlap
+
+__all__ = [
+    "__version__",
+    "evaluate",
+    "Evaluation",
+    "Breakdown",
+    "HiddenComm",
+    "Memory",
+    "Overlap",
+    "parse_overlap",
+    "Catalog",
+    "ModelEntry",
+    "load_model_file",
+    "ScalefrontError",
+    "ConfigurationError",
+    "CatalogError",
+    "UsageError",
+]

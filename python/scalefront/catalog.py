@@ -1,0 +1,351 @@
+"""Catalogs: GPUs, scale-up domains, fabrics, topologies, models and prices, read from TOML.
+
+The built-in catalogs are the ``data/`` files embedded in the extension at build time. A user catalog file
+adds entries or replaces built-in ones; it holds tables by kind (``[gpus.my-gpu]``, ``[fabrics.my-net]``,
+``[scale_up.x]``, ``[topologies.x]``, ``[prices.gpu.x]``, ``[prices.fabric.x]``, ``[prices.economics]``) with
+the same fields as the built-in files (see data/README.md). A model file (``--model PATH.toml``) holds one
+model's fields at the top level.
+
+Every bad entry is reported as one line naming the file, the entry and the field.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from scalefront import _core
+from scalefront.errors import CatalogError
+
+__all__ = [
+    "Catalog",
+    "GpuEntry",
+    "ScaleUpEntry",
+    "FabricEntry",
+    "TopologyEntry",
+    "ModelEntry",
+    "GpuPrice",
+    "FabricPrice",
+    "Economics",
+    "load_model_file",
+]
+
+_DATED_SOURCE = re.compile(r"\d{4}-\d{2}(-\d{2})?\s*$")
+
+Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+Fraction = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
+# In-switch / in-network reduction can beat the line rate in bus-bandwidth terms; 0 = not available.
+ReductionGain = Annotated[float, Field(ge=0, le=2, allow_inf_nan=False)]
+Count = Annotated[int, Field(ge=1)]
+
+
+class _Entry(BaseModel):
+    """A catalog entry: unknown fields rejected, every numeric figure with a dated source."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=False)
+    sources: dict[str, str] = Field(default_factory=dict, exclude=True)
+
+    @model_validator(mode="after")
+    def _figures_have_dated_sources(self) -> "_Entry":
+        for name, info in type(self).model_fields.items():
+            # Figures given in the file (defaults need no source); pydantic keeps the base type of Annotated.
+            if info.annotation not in (int, float) or name not in self.model_fields_set:
+                continue
+            source = self.sources.get(name)
+            if source is None:
+                raise ValueError(f"{name}: no source (add `{name} = \"<source>; YYYY-MM\"` under `sources`)")
+            if not _DATED_SOURCE.search(source):
+                raise ValueError(f"{name}: source must end with the date it was read, YYYY-MM: {source!r}")
+        return self
+
+
+class GpuEntry(_Entry):
+    name: str
+    peak_bf16_tflops: Positive
+    peak_fp8_tflops: NonNegative
+    hbm_gb: Positive
+    hbm_gbytes_per_s: Positive
+    tdp_w: Positive
+    gemm_efficiency: Fraction
+    attention_efficiency: Fraction
+    hbm_efficiency: Fraction
+    runtime_reserve_gb: NonNegative
+    server_gpus: Count
+    host_power_w: NonNegative
+    default_scale_up: str
+
+
+class ScaleUpEntry(_Entry):
+    name: str
+    kind: Literal["nvlink", "pcie", "infinity-fabric"]
+    gbytes_per_s: Positive
+    domain_gpus: Count
+    step_latency_us: NonNegative
+    ring_efficiency: Fraction
+    in_switch_allreduce_efficiency: ReductionGain
+
+
+class FabricEntry(_Entry):
+    name: str
+    kind: Literal["infiniband", "roce", "efa", "tcp"]
+    link_gbps: Positive
+    links_per_gpu: Count
+    efficiency: Fraction
+    congestion_efficiency: Fraction
+    nic_latency_us: NonNegative
+    switch_hop_latency_us: NonNegative
+    switch_radix: Annotated[int, Field(ge=4)]
+    in_network_reduction_efficiency: ReductionGain
+
+
+class TopologyEntry(_Entry):
+    name: str
+    kind: Literal["fat-tree", "rail-fat-tree", "dragonfly", "torus-3d"]
+    oversubscription: Annotated[float, Field(ge=1, allow_inf_nan=False)]
+    rail_group_nodes: Count = 32
+
+
+class GpuPrice(_Entry):
+    rent_usd_per_gpu_hour: NonNegative
+    server_usd: NonNegative
+
+
+class FabricPrice(_Entry):
+    nic_usd: NonNegative
+    switch_usd: NonNegative
+    transceiver_usd: NonNegative
+    cable_usd: NonNegative
+    nic_w: NonNegative
+    switch_w: NonNegative
+    transceiver_w: NonNegative
+
+
+class Economics(_Entry):
+    amortization_years: Positive
+    pue: Annotated[float, Field(ge=1, allow_inf_nan=False)]
+    usd_per_kwh: NonNegative
+    gpu_power_fraction: Fraction
+
+
+class ModelEntry(BaseModel):
+    """A decoder-only transformer. Dimensions are integers; MoE fields only for mixture-of-experts models."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: str
+    layers: Count
+    hidden: Count
+    heads: Count
+    kv_heads: Count
+    head_dim: Annotated[int, Field(ge=0)] = 0
+    ffn_hidden: Count
+    gated_mlp: bool
+    vocab: Count
+    seq_len: Count
+    tied_embeddings: bool = False
+    moe_experts: Count | None = None
+    moe_top_k: Count | None = None
+    moe_ffn_hidden: Count | None = None
+    moe_shared_experts: Annotated[int, Field(ge=0)] = 0
+    moe_first_dense_layers: Annotated[int, Field(ge=0)] = 0
+    source: str = ""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "ModelEntry":
+        if self.heads % self.kv_heads:
+            raise ValueError(f"kv_heads: {self.kv_heads} must divide heads ({self.heads})")
+        moe = (self.moe_experts, self.moe_top_k, self.moe_ffn_hidden)
+        if any(v is not None for v in moe) and any(v is None for v in moe):
+            raise ValueError("moe_experts, moe_top_k and moe_ffn_hidden go together: give all three or none")
+        if self.moe_experts is not None and self.moe_top_k > self.moe_experts:
+            raise ValueError(f"moe_top_k: {self.moe_top_k} exceeds moe_experts ({self.moe_experts})")
+        if self.moe_experts is not None and self.moe_first_dense_layers >= self.layers:
+            raise ValueError("moe_first_dense_layers: must be fewer than layers")
+        return self
+
+    @property
+    def is_moe(self) -> bool:
+        return self.moe_experts is not None
+
+
+def _first_error(err: ValidationError, model_cls: type[BaseModel]) -> tuple[str, str]:
+    """(field, message) of the first validation error, with a suggestion for an unknown field."""
+    e = err.errors()[0]
+    loc = ".".join(str(p) for p in e["loc"])
+    if e["type"] == "extra_forbidden":
+        known = [f for f in model_cls.model_fields if f != "sources"]
+        close = difflib.get_close_matches(str(e["loc"][-1]), known, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else f"; known fields: {', '.join(known)}"
+        return loc, f"unknown field{hint}"
+    if e["type"] == "missing":
+        return loc, "missing"
+    msg = e["msg"].removeprefix("Value error, ")
+    if e["type"] == "value_error":
+        return (msg.split(":", 1)[0], msg.split(":", 1)[1].strip()) if ":" in msg else ("", msg)
+    return loc, f"{msg} (got {e.get('input')!r})"
+
+
+def _entry(model_cls: type[BaseModel], raw: Any, file: str, entry: str) -> Any:
+    if not isinstance(raw, dict):
+        raise CatalogError(f"{file}: [{entry}] must be a table, got {type(raw).__name__}")
+    try:
+        return model_cls.model_validate(raw)
+    except ValidationError as err:
+        where, msg = _first_error(err, model_cls)
+        raise CatalogError(f"{file}: [{entry}] {where}: {msg}" if where else f"{file}: [{entry}] {msg}") from None
+
+
+def _parse_toml(text: str, file: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise CatalogError(f"{file}: not valid TOML: {err}") from None
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise CatalogError(f"{path}: cannot read: {err.strerror or err}") from None
+
+
+def _unknown(kind: str, name: str, known: dict[str, Any]) -> CatalogError:
+    close = difflib.get_close_matches(name, list(known), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return CatalogError(f"unknown {kind} {name!r}{hint}; known: {', '.join(sorted(known))}")
+
+
+def load_model_file(path: str | Path) -> ModelEntry:
+    """Read one model from a TOML file of its fields."""
+    path = Path(path)
+    return _entry(ModelEntry, _parse_toml(_read(path), str(path)), str(path), path.stem)
+
+
+@dataclass
+class Catalog:
+    """Every catalog the model needs, keyed by id."""
+
+    gpus: dict[str, GpuEntry] = field(default_factory=dict)
+    scale_up: dict[str, ScaleUpEntry] = field(default_factory=dict)
+    fabrics: dict[str, FabricEntry] = field(default_factory=dict)
+    topologies: dict[str, TopologyEntry] = field(default_factory=dict)
+    models: dict[str, ModelEntry] = field(default_factory=dict)
+    gpu_prices: dict[str, GpuPrice] = field(default_factory=dict)
+    fabric_prices: dict[str, FabricPrice] = field(default_factory=dict)
+    economics: Economics | None = None
+
+    _KINDS = {
+        "gpus": ("gpus", GpuEntry),
+        "scale_up": ("scale_up", ScaleUpEntry),
+        "fabrics": ("fabrics", FabricEntry),
+        "topologies": ("topologies", TopologyEntry),
+        "models": ("models", ModelEntry),
+    }
+
+    @classmethod
+    def builtin(cls) -> "Catalog":
+        """The catalogs shipped with scalefront (data/ at build time)."""
+        files = _core.data_files()
+        cat = cls()
+        for kind in ("gpus", "scale_up", "fabrics", "topologies"):
+            name = f"{kind}.toml"
+            cat._add_table(kind, _parse_toml(files[name], f"data/{name}"), f"data/{name}")
+        cat._add_prices(_parse_toml(files["prices.toml"], "data/prices.toml"), "data/prices.toml")
+        for path, text in sorted(files.items()):
+            if path.startswith("models/"):
+                stem = path.removeprefix("models/").removesuffix(".toml")
+                cat.models[stem] = _entry(ModelEntry, _parse_toml(text, f"data/{path}"), f"data/{path}", stem)
+        cat._check_references("built-in data/")
+        return cat
+
+    @classmethod
+    def load(cls, *user_files: str | Path) -> "Catalog":
+        """The built-in catalogs, extended or overridden by each user catalog file in turn."""
+        cat = cls.builtin()
+        for path in user_files:
+            cat.add_file(path)
+        return cat
+
+    def add_file(self, path: str | Path) -> None:
+        """Merge a user catalog file (tables by kind: gpus, scale_up, fabrics, topologies, models, prices)."""
+        file = str(path)
+        doc = _parse_toml(_read(Path(path)), file)
+        allowed = [*self._KINDS, "prices"]
+        for key, table in doc.items():
+            if key == "prices":
+                self._add_prices(table, file)
+            elif key in self._KINDS:
+                self._add_table(key, table, file)
+            else:
+                close = difflib.get_close_matches(key, allowed, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise CatalogError(f"{file}: [{key}] is not a catalog kind ({', '.join(allowed)}){hint}")
+        self._check_references(file)
+
+    def _add_table(self, kind: str, table: Any, file: str) -> None:
+        attr, model_cls = self._KINDS[kind]
+        if not isinstance(table, dict):
+            raise CatalogError(f"{file}: [{kind}] must be a table of entries")
+        target = getattr(self, attr)
+        for entry, raw in table.items():
+            target[entry] = _entry(model_cls, raw, file, entry)
+
+    def _add_prices(self, table: Any, file: str) -> None:
+        if not isinstance(table, dict):
+            raise CatalogError(f"{file}: prices must be a table")
+        for key, value in table.items():
+            if key == "gpu" and isinstance(value, dict):
+                for entry, raw in value.items():
+                    self.gpu_prices[entry] = _entry(GpuPrice, raw, file, f"gpu.{entry}")
+            elif key == "fabric" and isinstance(value, dict):
+                for entry, raw in value.items():
+                    self.fabric_prices[entry] = _entry(FabricPrice, raw, file, f"fabric.{entry}")
+            elif key == "economics":
+                self.economics = _entry(Economics, value, file, "economics")
+            else:
+                raise CatalogError(f"{file}: [{key}] is not a price table (gpu, fabric, economics)")
+
+    def _check_references(self, file: str) -> None:
+        for gid, gpu in self.gpus.items():
+            if gpu.default_scale_up not in self.scale_up:
+                raise CatalogError(
+                    f"{file}: [{gid}] default_scale_up: {gpu.default_scale_up!r} is not in the scale-up catalog "
+                    f"({', '.join(sorted(self.scale_up))})"
+                )
+
+    # Look-ups with a clear error for an unknown name.
+    def gpu(self, name: str) -> GpuEntry:
+        return self.gpus.get(name) or _raise(_unknown("GPU", name, self.gpus))
+
+    def scale_up_domain(self, name: str) -> ScaleUpEntry:
+        return self.scale_up.get(name) or _raise(_unknown("scale-up domain", name, self.scale_up))
+
+    def fabric(self, name: str) -> FabricEntry:
+        return self.fabrics.get(name) or _raise(_unknown("fabric", name, self.fabrics))
+
+    def topology(self, name: str) -> TopologyEntry:
+        return self.topologies.get(name) or _raise(_unknown("topology", name, self.topologies))
+
+    def model(self, name: str) -> ModelEntry:
+        return self.models.get(name) or _raise(_unknown("model", name, self.models))
+
+    def gpu_price(self, name: str) -> GpuPrice:
+        return self.gpu_prices.get(name) or _raise(CatalogError(f"no price for GPU {name!r} in the price catalog"))
+
+    def fabric_price(self, name: str) -> FabricPrice:
+        return self.fabric_prices.get(name) or _raise(
+            CatalogError(f"no price for fabric {name!r} in the price catalog")
+        )
+
+    def economics_or_error(self) -> Economics:
+        return self.economics or _raise(CatalogError("the price catalog has no [economics] table"))
+
+
+def _raise(err: Exception) -> Any:
+    raise err

@@ -1,0 +1,191 @@
+"""The ``scalefront`` command.
+
+Errors in input (unknown names, malformed files, impossible parallelism, bad numbers) print one line to
+stderr and exit with status 2; no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from typing import NoReturn, Sequence
+
+from scalefront import __version__
+from scalefront.catalog import Catalog
+from scalefront.errors import ScalefrontError, UsageError, message_of
+from scalefront.model import builtin_catalog, evaluate
+from scalefront.report import render
+
+EXIT_USAGE = 2
+
+_SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (with the accepted values argparse lists) and exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _number(text: str, *, allow_zero: bool) -> float:
+    t = text.strip().lower().replace("_", "").replace(",", "")
+    scale = 1.0
+    if t and t[-1] in _SUFFIXES:
+        scale, t = _SUFFIXES[t[-1]], t[:-1]
+    try:
+        value = float(t) * scale
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        raise argparse.ArgumentTypeError(f"expected a {'non-negative' if allow_zero else 'positive'} number, got {text!r}")
+    return value
+
+
+def _tokens(text: str) -> float:
+    return _number(text, allow_zero=False)
+
+
+def _oversubscription(text: str) -> float:
+    value = _number(text.split(":")[0], allow_zero=False)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a ratio >= 1 (1 = non-blocking, 2 or 2:1 = 2:1), got {text!r}")
+    return value
+
+
+def _price(text: str) -> tuple[str, float]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE such as switch_usd=40000, got {text!r}")
+    return key.strip(), _number(value, allow_zero=True)
+
+
+def _add_eval(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "eval",
+        help="evaluate one configuration: step time, where it goes, memory, time and cost to train",
+        description="Evaluate one training configuration. Without options: Llama 3 70B on 1,024 H100s over "
+        "InfiniBand NDR, TP 8, 1T tokens.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    g = p.add_argument_group("workload")
+    g.add_argument("--model", default="llama3-70b", help="catalog model id, or a model TOML file")
+    g.add_argument("--tokens", type=_tokens, default=1e12, help="training tokens (1e12, 15T, 300B)")
+    g.add_argument("--global-batch", type=_positive_int, help="sequences per step (default: ~4M tokens)")
+    g.add_argument("--seq-len", type=_positive_int, help="sequence length (default: the model's)")
+    g.add_argument("--precision", choices=["bf16", "fp8"], default="bf16")
+    g = p.add_argument_group("cluster")
+    g.add_argument("--gpu", default="h100-sxm", help="GPU id")
+    g.add_argument("--gpus", type=_positive_int, default=1024, help="number of GPUs")
+    g.add_argument("--scale-up", help="intra-node domain id (default: the GPU's)")
+    g.add_argument("--fabric", default="ib-ndr", help="scale-out fabric id")
+    g.add_argument("--topology", default="rail-fat-tree", help="topology id")
+    g.add_argument("--oversubscription", type=_oversubscription, help="leaf oversubscription (2 or 2:1); default: the topology's")
+    g = p.add_argument_group("parallelism")
+    g.add_argument("--tp", type=_positive_int, default=8, help="tensor parallel")
+    g.add_argument("--pp", type=_positive_int, default=1, help="pipeline parallel")
+    g.add_argument("--dp", type=_positive_int, help="data parallel (default: gpus / (tp x pp x cp))")
+    g.add_argument("--cp", type=_positive_int, default=1, help="context parallel")
+    g.add_argument("--ep", type=_positive_int, default=1, help="expert parallel (within dp x cp)")
+    g.add_argument("--vpp", type=_positive_int, default=1, help="virtual pipeline stages per GPU (interleaved)")
+    g.add_argument("--micro-batch", type=_positive_int, default=1, help="sequences per micro-batch")
+    g.add_argument("--zero", type=int, choices=[0, 1, 2, 3], default=1, help="ZeRO stage (3 = FSDP)")
+    g.add_argument("--recompute", choices=["none", "selective", "full"], default="selective")
+    g.add_argument("--no-sequence-parallel", action="store_true", help="turn off sequence parallelism")
+    g.add_argument(
+        "--overlap",
+        default="dp",
+        help="none, dp, full, a fraction for all, or dp=0.9,tp=0.5,pp=0,ep=0",
+    )
+    g = p.add_argument_group("cost")
+    g.add_argument("--cost-mode", choices=["rent", "own"], default="rent", help="cost_to_train_usd in this mode")
+    g.add_argument("--price", type=_price, action="append", default=[], metavar="KEY=VALUE",
+                   help="override a catalog price (repeatable): rent_usd_per_gpu_hour, server_usd, switch_usd, ...")
+    g.add_argument("--catalog", action="append", default=[], metavar="FILE",
+                   help="a catalog file that adds or replaces entries (repeatable)")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    p.set_defaults(run=_run_eval)
+
+
+def _run_eval(args: argparse.Namespace) -> int:
+    catalog = Catalog.load(*args.catalog) if args.catalog else builtin_catalog()
+    result = evaluate(
+        args.model,
+        args.gpu,
+        args.gpus,
+        scale_up=args.scale_up,
+        fabric=args.fabric,
+        topology=args.topology,
+        oversubscription=args.oversubscription,
+        tp=args.tp,
+        pp=args.pp,
+        dp=args.dp,
+        cp=args.cp,
+        ep=args.ep,
+        vpp=args.vpp,
+        micro_batch=args.micro_batch,
+        global_batch=args.global_batch,
+        seq_len=args.seq_len,
+        recompute=args.recompute,
+        zero=args.zero,
+        sequence_parallel=not args.no_sequence_parallel,
+        overlap=args.overlap,
+        precision=args.precision,
+        tokens=args.tokens,
+        cost_mode=args.cost_mode,
+        prices=dict(args.price),
+        catalog=catalog,
+    )
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2))
+    else:
+        print(render(result))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="scalefront",
+        description="Plan GPU training clusters with numbers: step time, scaling, memory and cost.",
+    )
+    parser.add_argument("--version", action="version", version=f"scalefront {__version__}")
+    sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
+    _add_eval(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not hasattr(args, "run"):
+        parser.print_help()
+        return 0
+    try:
+        return args.run(args)
+    except ScalefrontError as err:
+        print(f"scalefront: error: {message_of(err)}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("scalefront: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+
+__all__ = ["main", "build_parser", "UsageError"]

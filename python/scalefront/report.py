@@ -1,0 +1,87 @@
+"""Plain-text rendering of an :class:`~scalefront.model.Evaluation`: where the time goes, memory, the run."""
+
+from __future__ import annotations
+
+from scalefront.model import Evaluation
+
+_BAR_WIDTH = 30
+
+_COMPONENTS = [
+    ("compute", "compute_s"),
+    ("recompute", "recompute_s"),
+    ("TP comm", "tp_comm_s"),
+    ("PP comm", "pp_comm_s"),
+    ("DP comm", "dp_comm_s"),
+    ("CP comm", "cp_comm_s"),
+    ("EP comm", "ep_comm_s"),
+    ("pipeline bubble", "bubble_s"),
+    ("optimizer step", "optimizer_s"),
+]
+
+
+def _bar(fraction: float) -> str:
+    cells = max(0.0, min(1.0, fraction)) * _BAR_WIDTH
+    full = int(cells)
+    return "#" * full + ("+" if cells - full >= 0.5 else "")
+
+
+def _seconds(s: float) -> str:
+    if s >= 1:
+        return f"{s:8.3f} s "
+    if s >= 1e-3:
+        return f"{s * 1e3:8.2f} ms"
+    return f"{s * 1e6:8.1f} us"
+
+
+def _count(x: float) -> str:
+    for unit, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
+        if x >= scale:
+            return f"{x / scale:.3g}{unit}"
+    return f"{x:.3g}"
+
+
+def render(e: Evaluation) -> str:
+    ov = e.overlap
+    lines = [
+        f"{e.model} on {e.gpus:,} x {e.gpu} ({e.scale_up}) over {e.fabric}, {e.topology} "
+        f"{e.oversubscription:g}:1, {e.network_tiers} switch tier{'s' if e.network_tiers != 1 else ''}",
+        f"  parallel   tp {e.tp} x pp {e.pp}"
+        + (f" (vpp {e.vpp})" if e.vpp > 1 else "")
+        + f" x dp {e.dp} x cp {e.cp}, ep {e.ep}; micro-batch {e.micro_batch}, {e.micro_batches} micro-batches, "
+        f"global batch {e.global_batch} x {e.seq_len} tokens",
+        f"  settings   ZeRO-{e.zero}, recompute {e.recompute}, sequence parallel {'on' if e.sequence_parallel else 'off'}, "
+        f"{e.precision}, overlap dp {ov.dp:g} tp {ov.tp:g} pp {ov.pp:g} ep {ov.ep:g}",
+        "",
+    ]
+    if not e.feasible:
+        lines += [f"  DOES NOT FIT: {e.reason}", ""]
+    lines += [
+        f"step time {e.step_time_s:.3f} s   {e.tokens_per_s:,.0f} tokens/s   MFU {e.mfu:.1%}   "
+        f"{e.tflops_per_gpu:.0f} TFLOP/s per GPU   scaling efficiency {e.scaling_efficiency:.1%}",
+        "",
+        "where the time goes (exposed)",
+    ]
+    for label, key in _COMPONENTS:
+        value = getattr(e.breakdown, key)
+        if value <= 0 and key not in ("compute_s",):
+            continue
+        share = value / e.step_time_s
+        lines.append(f"  {label:<16}{_seconds(value)} {share:6.1%}  {_bar(share)}")
+    hidden = [(k.removesuffix("_comm_s").upper(), v) for k, v in vars(e.hidden).items() if v > 0]
+    if hidden:
+        lines.append("  hidden behind compute: " + ", ".join(f"{k} {_seconds(v).strip()}" for k, v in hidden))
+    m = e.memory
+    lines += [
+        "",
+        f"memory per GPU {m.total_bytes / 1e9:.1f} GB of {m.hbm_bytes / 1e9:.0f} GB (margin {m.margin_bytes / 1e9:+.1f} GB)",
+        f"  weights {m.weights_bytes / 1e9:.1f}  gradients {m.gradients_bytes / 1e9:.1f}  optimizer "
+        f"{m.optimizer_bytes / 1e9:.1f}  activations {m.activations_bytes / 1e9:.1f}  reserve {m.reserve_bytes / 1e9:.1f} GB",
+        "",
+        f"model {_count(e.params_total)} parameters ({_count(e.params_active)} active), "
+        f"{e.model_flops_per_token / 1e9:,.0f} GFLOP per token",
+        f"run   {_count(e.tokens)} tokens in {e.steps:,.0f} steps: {e.time_to_train_days:,.1f} days, "
+        f"{e.energy_mwh:,.0f} MWh",
+        f"cost  ${e.cost_to_train_usd:,.0f} to train ({e.cost_mode}); rent ${e.cost_rent_usd:,.0f}, own "
+        f"${e.cost_own_usd:,.0f} (capex ${e.capex_usd:,.0f}, network ${e.network_capex_usd:,.0f})",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,350 @@
+//! `scalefront._core`: the PyO3 face of scalefront-core. It converts Python dicts to the engine's types and
+//! back, maps `ConfigError` to Python exceptions and keeps panics from crossing into Python. No model logic.
+
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use scalefront_core as core;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+include!(concat!(env!("OUT_DIR"), "/data_files.rs"));
+
+pyo3::create_exception!(_core, ScalefrontError, PyException, "Base class of every scalefront error.");
+pyo3::create_exception!(
+    _core,
+    ConfigurationError,
+    ScalefrontError,
+    "A configuration the model cannot evaluate: args = (message, category, field or None)."
+);
+
+fn config_error(message: impl Into<String>, category: &str, field: Option<&str>) -> PyErr {
+    ConfigurationError::new_err((message.into(), category.to_string(), field.map(str::to_string)))
+}
+
+impl From<ConfigErrorWrapper> for PyErr {
+    fn from(e: ConfigErrorWrapper) -> PyErr {
+        let field = match &e.0 {
+            core::ConfigError::InvalidFigure { field, .. } | core::ConfigError::ZeroDegree { field } => Some(*field),
+            _ => None,
+        };
+        config_error(e.0.to_string(), e.0.category(), field)
+    }
+}
+struct ConfigErrorWrapper(core::ConfigError);
+
+/// One section of the configuration dict, read field by field with errors naming the path.
+struct Section<'py> {
+    dict: Bound<'py, PyDict>,
+    path: String,
+}
+
+impl<'py> Section<'py> {
+    fn item(&self, key: &str) -> PyResult<Bound<'py, PyAny>> {
+        self.dict
+            .get_item(key)?
+            .ok_or_else(|| config_error(format!("{}.{key}: missing", self.path), "missing_field", Some(key)))
+    }
+    fn typed<T>(&self, key: &str, kind: &str) -> PyResult<T>
+    where
+        T: for<'a> FromPyObject<'a, 'py>,
+    {
+        self.item(key)?
+            .extract::<T>()
+            .map_err(|_| config_error(format!("{}.{key}: expected {kind}", self.path), "wrong_type", Some(key)))
+    }
+    fn f64(&self, key: &str) -> PyResult<f64> {
+        self.typed(key, "a number")
+    }
+    fn u32(&self, key: &str) -> PyResult<u32> {
+        self.typed(key, "a non-negative integer")
+    }
+    fn bool(&self, key: &str) -> PyResult<bool> {
+        self.typed(key, "true or false")
+    }
+    fn string(&self, key: &str) -> PyResult<String> {
+        self.typed(key, "a string")
+    }
+    fn section(&self, key: &str) -> PyResult<Section<'py>> {
+        let dict = self.item(key)?.cast_into::<PyDict>().map_err(|_| {
+            config_error(format!("{}.{key}: expected a table", self.path), "wrong_type", Some(key))
+        })?;
+        Ok(Section { dict, path: format!("{}.{key}", self.path) })
+    }
+    fn has(&self, key: &str) -> PyResult<bool> {
+        Ok(self.dict.get_item(key)?.is_some_and(|v| !v.is_none()))
+    }
+    fn choice<T: Copy>(&self, key: &str, options: &[(&str, T)]) -> PyResult<T> {
+        let value = self.string(key)?;
+        options.iter().find(|(name, _)| *name == value).map(|(_, v)| *v).ok_or_else(|| {
+            let names: Vec<_> = options.iter().map(|(n, _)| *n).collect();
+            config_error(
+                format!("{}.{key}: {value:?} is not one of {}", self.path, names.join(", ")),
+                "unknown_choice",
+                Some(key),
+            )
+        })
+    }
+}
+
+fn model(s: &Section) -> PyResult<core::TransformerSpec> {
+    let moe = if s.has("moe")? {
+        let m = s.section("moe")?;
+        Some(core::MoeSpec {
+            experts: m.u32("experts")?,
+            top_k: m.u32("top_k")?,
+            ffn_hidden: m.u32("ffn_hidden")?,
+            shared_experts: m.u32("shared_experts")?,
+            first_dense_layers: m.u32("first_dense_layers")?,
+        })
+    } else {
+        None
+    };
+    Ok(core::TransformerSpec {
+        layers: s.u32("layers")?,
+        hidden: s.u32("hidden")?,
+        heads: s.u32("heads")?,
+        kv_heads: s.u32("kv_heads")?,
+        head_dim: s.u32("head_dim")?,
+        ffn_hidden: s.u32("ffn_hidden")?,
+        gated_mlp: s.bool("gated_mlp")?,
+        vocab: s.u32("vocab")?,
+        tied_embeddings: s.bool("tied_embeddings")?,
+        moe,
+    })
+}
+
+fn config(d: &Bound<'_, PyDict>) -> PyResult<core::Config> {
+    let root = Section { dict: d.clone(), path: "config".into() };
+    let gpu = root.section("gpu")?;
+    let su = root.section("scale_up")?;
+    let fab = root.section("fabric")?;
+    let topo = root.section("topology")?;
+    let pr = root.section("prices")?;
+    let par = root.section("parallelism")?;
+    let tr = root.section("training")?;
+    let ov = root.section("overlap")?;
+    Ok(core::Config {
+        model: model(&root.section("model")?)?,
+        gpu: core::GpuSpec {
+            peak_bf16_flops: gpu.f64("peak_bf16_flops")?,
+            peak_fp8_flops: gpu.f64("peak_fp8_flops")?,
+            hbm_bytes: gpu.f64("hbm_bytes")?,
+            hbm_bytes_per_s: gpu.f64("hbm_bytes_per_s")?,
+            tdp_w: gpu.f64("tdp_w")?,
+            gemm_efficiency: gpu.f64("gemm_efficiency")?,
+            attention_efficiency: gpu.f64("attention_efficiency")?,
+            hbm_efficiency: gpu.f64("hbm_efficiency")?,
+            runtime_reserve_bytes: gpu.f64("runtime_reserve_bytes")?,
+            server_gpus: gpu.u32("server_gpus")?,
+            host_power_w: gpu.f64("host_power_w")?,
+        },
+        scale_up: core::ScaleUpSpec {
+            bytes_per_s: su.f64("bytes_per_s")?,
+            domain_gpus: su.u32("domain_gpus")?,
+            step_latency_s: su.f64("step_latency_s")?,
+            ring_efficiency: su.f64("ring_efficiency")?,
+            in_switch_allreduce_efficiency: su.f64("in_switch_allreduce_efficiency")?,
+        },
+        fabric: core::FabricSpec {
+            link_bytes_per_s: fab.f64("link_bytes_per_s")?,
+            links_per_gpu: fab.u32("links_per_gpu")?,
+            efficiency: fab.f64("efficiency")?,
+            congestion_efficiency: fab.f64("congestion_efficiency")?,
+            nic_latency_s: fab.f64("nic_latency_s")?,
+            switch_hop_latency_s: fab.f64("switch_hop_latency_s")?,
+            switch_radix: fab.u32("switch_radix")?,
+            in_network_reduction_efficiency: fab.f64("in_network_reduction_efficiency")?,
+        },
+        topology: core::TopologySpec {
+            kind: topo.choice(
+                "kind",
+                &[
+                    ("fat-tree", core::TopologyKind::FatTree),
+                    ("rail-fat-tree", core::TopologyKind::RailFatTree),
+                    ("dragonfly", core::TopologyKind::Dragonfly),
+                    ("torus-3d", core::TopologyKind::Torus3d),
+                ],
+            )?,
+            oversubscription: topo.f64("oversubscription")?,
+            rail_group_nodes: topo.u32("rail_group_nodes")?,
+        },
+        prices: core::PriceSpec {
+            rent_usd_per_gpu_hour: pr.f64("rent_usd_per_gpu_hour")?,
+            server_usd: pr.f64("server_usd")?,
+            nic_usd: pr.f64("nic_usd")?,
+            switch_usd: pr.f64("switch_usd")?,
+            transceiver_usd: pr.f64("transceiver_usd")?,
+            cable_usd: pr.f64("cable_usd")?,
+            nic_w: pr.f64("nic_w")?,
+            switch_w: pr.f64("switch_w")?,
+            transceiver_w: pr.f64("transceiver_w")?,
+            amortization_years: pr.f64("amortization_years")?,
+            pue: pr.f64("pue")?,
+            usd_per_kwh: pr.f64("usd_per_kwh")?,
+            gpu_power_fraction: pr.f64("gpu_power_fraction")?,
+        },
+        gpus: root.u32("gpus")?,
+        parallelism: core::Parallelism {
+            tp: par.u32("tp")?,
+            pp: par.u32("pp")?,
+            dp: par.u32("dp")?,
+            cp: par.u32("cp")?,
+            ep: par.u32("ep")?,
+            vpp: par.u32("vpp")?,
+            micro_batch: par.u32("micro_batch")?,
+            zero_stage: par.u32("zero_stage")?,
+            recompute: par.choice(
+                "recompute",
+                &[
+                    ("none", core::Recompute::None),
+                    ("selective", core::Recompute::Selective),
+                    ("full", core::Recompute::Full),
+                ],
+            )?,
+            sequence_parallel: par.bool("sequence_parallel")?,
+        },
+        training: core::Training {
+            global_batch: tr.u32("global_batch")?,
+            seq_len: tr.u32("seq_len")?,
+            tokens: tr.f64("tokens")?,
+            precision: tr.choice("precision", &[("bf16", core::Precision::Bf16), ("fp8", core::Precision::Fp8)])?,
+        },
+        overlap: core::Overlap { dp: ov.f64("dp")?, tp: ov.f64("tp")?, pp: ov.f64("pp")?, ep: ov.f64("ep")? },
+    })
+}
+
+fn to_dict<'py>(py: Python<'py>, pairs: &[(&str, f64)]) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (k, v) in pairs {
+        d.set_item(*k, *v)?;
+    }
+    Ok(d)
+}
+
+fn evaluation_dict<'py>(py: Python<'py>, e: &core::Evaluation) -> PyResult<Bound<'py, PyDict>> {
+    let b = &e.breakdown;
+    let h = &e.hidden;
+    let m = &e.memory;
+    let d = to_dict(
+        py,
+        &[
+            ("step_time_s", e.step_time_s),
+            ("tokens_per_s", e.tokens_per_s),
+            ("mfu", e.mfu),
+            ("hfu", e.hfu),
+            ("tflops_per_gpu", e.tflops_per_gpu),
+            ("scaling_efficiency", e.scaling_efficiency),
+            ("params_total", e.params_total),
+            ("params_active", e.params_active),
+            ("model_flops_per_token", e.model_flops_per_token),
+            ("steps", e.steps),
+            ("time_to_train_s", e.time_to_train_s),
+            ("energy_j", e.energy_j),
+            ("cost_rent_usd", e.cost_rent_usd),
+            ("cost_own_usd", e.cost_own_usd),
+            ("capex_usd", e.capex_usd),
+            ("network_capex_usd", e.network_capex_usd),
+            ("it_power_w", e.it_power_w),
+            ("network_switches", e.network_switches),
+        ],
+    )?;
+    d.set_item("feasible", e.feasible)?;
+    d.set_item("micro_batches", e.micro_batches)?;
+    d.set_item("network_tiers", e.network_tiers)?;
+    d.set_item(
+        "breakdown",
+        to_dict(
+            py,
+            &[
+                ("compute_s", b.compute_s),
+                ("recompute_s", b.recompute_s),
+                ("tp_comm_s", b.tp_comm_s),
+                ("pp_comm_s", b.pp_comm_s),
+                ("dp_comm_s", b.dp_comm_s),
+                ("cp_comm_s", b.cp_comm_s),
+                ("ep_comm_s", b.ep_comm_s),
+                ("bubble_s", b.bubble_s),
+                ("optimizer_s", b.optimizer_s),
+            ],
+        )?,
+    )?;
+    d.set_item(
+        "hidden",
+        to_dict(
+            py,
+            &[
+                ("tp_comm_s", h.tp_comm_s),
+                ("pp_comm_s", h.pp_comm_s),
+                ("dp_comm_s", h.dp_comm_s),
+                ("cp_comm_s", h.cp_comm_s),
+                ("ep_comm_s", h.ep_comm_s),
+            ],
+        )?,
+    )?;
+    d.set_item(
+        "memory",
+        to_dict(
+            py,
+            &[
+                ("weights_bytes", m.weights_bytes),
+                ("gradients_bytes", m.gradients_bytes),
+                ("optimizer_bytes", m.optimizer_bytes),
+                ("activations_bytes", m.activations_bytes),
+                ("reserve_bytes", m.reserve_bytes),
+                ("total_bytes", m.total_bytes),
+                ("hbm_bytes", m.hbm_bytes),
+                ("margin_bytes", m.margin_bytes),
+            ],
+        )?,
+    )?;
+    Ok(d)
+}
+
+/// Run `f`, turning a panic into a ScalefrontError instead of letting it reach Python.
+fn no_panic<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|payload| {
+        let what = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        Err(ScalefrontError::new_err(format!("internal error in the scalefront core: {what}")))
+    })
+}
+
+#[pymodule]
+mod _core {
+    use super::*;
+
+    #[pymodule_export]
+    use super::ConfigurationError;
+    #[pymodule_export]
+    use super::ScalefrontError;
+
+    #[pymodule_init]
+    fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        m.add("__version__", env!("CARGO_PKG_VERSION"))
+    }
+
+    /// Evaluate one configuration (a dict of SI figures, see scalefront.model) and return a dict of results.
+    /// Raises ConfigurationError for an invalid figure or an impossible parallelism.
+    #[pyfunction]
+    fn evaluate<'py>(py: Python<'py>, config: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyDict>> {
+        no_panic(|| {
+            let cfg = super::config(config)?;
+            cfg.validate_figures().map_err(ConfigErrorWrapper)?;
+            let e = core::evaluate(&cfg).map_err(ConfigErrorWrapper)?;
+            evaluation_dict(py, &e)
+        })
+    }
+
+    /// The catalog files embedded at build time: {path under data/: text}.
+    #[pyfunction]
+    fn data_files<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        for (path, text) in DATA_FILES {
+            d.set_item(*path, *text)?;
+        }
+        Ok(d)
+    }
+}
