@@ -49,7 +49,8 @@ Count = Annotated[int, Field(ge=1)]
 class _Entry(BaseModel):
     """A catalog entry: unknown fields rejected, every numeric figure with a dated source."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=False)
+    # strict: a string or a boolean where a number belongs is an error, never silently converted.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
     sources: dict[str, str] = Field(default_factory=dict, exclude=True)
 
     @model_validator(mode="after")
@@ -137,7 +138,7 @@ class Economics(_Entry):
 class ModelEntry(BaseModel):
     """A decoder-only transformer. Dimensions are integers; MoE fields only for mixture-of-experts models."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
     name: str
     layers: Count
     hidden: Count
@@ -175,12 +176,16 @@ class ModelEntry(BaseModel):
 
 
 def _first_error(err: ValidationError, model_cls: type[BaseModel]) -> tuple[str, str]:
-    """(field, message) of the first validation error, with a suggestion for an unknown field."""
-    e = err.errors()[0]
+    """(field, message) of the most telling validation error, with a suggestion for an unknown field.
+
+    An unknown field comes first: a misspelt field also shows up as the real one "missing"."""
+    errors = err.errors()
+    e = next((x for x in errors if x["type"] == "extra_forbidden"), errors[0])
     loc = ".".join(str(p) for p in e["loc"])
     if e["type"] == "extra_forbidden":
         known = [f for f in model_cls.model_fields if f != "sources"]
-        close = difflib.get_close_matches(str(e["loc"][-1]), known, n=1)
+        missing = [str(x["loc"][-1]) for x in errors if x["type"] == "missing"]
+        close = difflib.get_close_matches(str(e["loc"][-1]), missing or known, n=1, cutoff=0.5 if missing else 0.6)
         hint = f"; did you mean {close[0]!r}?" if close else f"; known fields: {', '.join(known)}"
         return loc, f"unknown field{hint}"
     if e["type"] == "missing":

@@ -263,9 +263,19 @@ def _default_global_batch(seq_len: int, dp: int, micro_batch: int, pp: int, vpp:
     return max(unit, math.ceil(sequences / unit) * unit)
 
 
+#: Largest count the core accepts (its counts are 32-bit).
+MAX_COUNT = 2**31
+
+
 def _positive_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise UsageError(f"{name}={value!r}: expected a positive integer")
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_COUNT:
+        raise UsageError(f"{name}={value!r}: expected a positive integer up to {MAX_COUNT:,}")
+    return value
+
+
+def _choice(name: str, value: Any, options: tuple[str, ...]) -> str:
+    if value not in options:
+        raise UsageError(f"{name}={value!r}: expected one of {', '.join(options)}")
     return value
 
 
@@ -319,8 +329,10 @@ def evaluate(
     gpus = _positive_int("gpus", gpus)
     for name, value in (("tp", tp), ("pp", pp), ("cp", cp), ("ep", ep), ("vpp", vpp), ("micro_batch", micro_batch)):
         _positive_int(name, value)
-    if zero not in (0, 1, 2, 3) or isinstance(zero, bool):
+    if isinstance(zero, bool) or not isinstance(zero, int) or zero not in (0, 1, 2, 3):
         raise UsageError(f"zero={zero!r}: expected one of 0, 1, 2, 3")
+    _choice("recompute", recompute, ("none", "selective", "full"))
+    _choice("precision", precision, ("bf16", "fp8"))
     if dp is None:
         if gpus % (tp * pp * cp):
             raise UsageError(f"tp x pp x cp = {tp} x {pp} x {cp} = {tp * pp * cp} does not divide gpus = {gpus}")
@@ -332,8 +344,7 @@ def evaluate(
     global_batch = _positive_int("global_batch", global_batch)
     if isinstance(tokens, bool) or not isinstance(tokens, (int, float)) or not (math.isfinite(tokens) and tokens > 0):
         raise UsageError(f"tokens={tokens!r}: expected a positive number")
-    if cost_mode not in ("rent", "own"):
-        raise UsageError(f"cost_mode={cost_mode!r}: expected rent or own")
+    _choice("cost_mode", cost_mode, ("rent", "own"))
     ov = parse_overlap(overlap)
     over = topo.oversubscription if oversubscription is None else oversubscription
     price = _prices(cat, gpu, fabric, prices)

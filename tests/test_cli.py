@@ -1,0 +1,283 @@
+"""The `scalefront` command: a few real subprocesses, the rest in-process through scalefront.cli.main."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import scalefront
+from scalefront import evaluate
+from scalefront.catalog import Catalog
+from scalefront.cli import main
+
+from conftest import DATA
+
+REQUIRED_KEYS = {
+    "feasible", "reason", "step_time_s", "tokens_per_s", "mfu", "tflops_per_gpu", "memory_per_gpu_gb", "breakdown",
+    "time_to_train_days", "cost_to_train_usd", "gpu", "gpus", "fabric", "topology", "tp", "pp", "dp",
+}
+
+
+def _script() -> list[str]:
+    """The installed console script, next to the interpreter running the tests."""
+    exe = Path(sys.executable).parent / "scalefront"
+    found = str(exe) if exe.exists() else shutil.which("scalefront")
+    if not found:
+        pytest.skip("the scalefront console script is not installed")
+    return [found]
+
+
+def _proc(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, timeout=60)
+
+
+def run(argv: list[str], capsys) -> tuple[int, str, str]:
+    """main(argv) in-process: (exit status, stdout, stderr). argparse errors exit through SystemExit."""
+    try:
+        code = main(argv)
+    except SystemExit as exit_:
+        code = exit_.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _as_json(evaluation) -> dict:
+    return json.loads(json.dumps(evaluation.to_dict()))
+
+
+def _assert_one_line_error(code: int, out: str, err: str) -> None:
+    assert code == 2
+    assert out == ""
+    assert "Traceback" not in err
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("scalefront")
+    assert "error" in lines[0]
+
+
+# ---------------------------------------------------------------- real subprocesses
+
+
+@pytest.mark.parametrize(
+    "launcher",
+    [lambda: _script(), lambda: [sys.executable, "-m", "scalefront"], lambda: [sys.executable, "-m", "scalefront.cli"]],
+    ids=["console-script", "python-m-scalefront", "python-m-scalefront.cli"],
+)
+def test_subprocess_json_equals_evaluate(launcher, tmp_path):
+    p = _proc([*launcher(), "eval", "--json", "--gpus", "512", "--pp", "2"], tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert p.stderr == ""
+    doc = json.loads(p.stdout)  # exactly one JSON document: json.loads rejects trailing data
+    assert isinstance(doc, dict)
+    assert REQUIRED_KEYS <= set(doc)
+    assert doc == _as_json(evaluate(gpus=512, pp=2))
+
+
+def test_subprocess_table(tmp_path):
+    p = _proc([*_script(), "eval", "--model", "llama3-8b", "--gpus", "64", "--tp", "2"], tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert "where the time goes" in p.stdout
+    assert "compute" in p.stdout and "TP comm" in p.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--gpu", "h100"], ["--gpus", "abc"], ["--tp", "16"]],
+    ids=["unknown-gpu", "gpus-abc", "tp16"],
+)
+def test_subprocess_bad_input_exits_2_with_one_line(args, tmp_path):
+    p = _proc([*_script(), "eval", *args], tmp_path)
+    _assert_one_line_error(p.returncode, p.stdout, p.stderr)
+
+
+def test_subprocess_malformed_model_file(tmp_path):
+    (tmp_path / "m.toml").write_text("name = \nlayers = 2\n", encoding="utf-8")
+    p = _proc([sys.executable, "-m", "scalefront", "eval", "--model", "m.toml"], tmp_path)
+    _assert_one_line_error(p.returncode, p.stdout, p.stderr)
+    assert "m.toml" in p.stderr and "TOML" in p.stderr
+
+
+def test_version(capsys):
+    code, out, _ = run(["--version"], capsys)
+    assert code == 0
+    assert out.strip() == f"scalefront {scalefront.__version__}"
+
+
+def test_no_command_prints_help(capsys):
+    code, out, _ = run([], capsys)
+    assert code == 0 and "eval" in out
+
+
+# ---------------------------------------------------------------- JSON output, in-process
+
+
+def test_json_has_the_documented_keys(capsys):
+    code, out, err = run(["eval", "--json"], capsys)
+    assert code == 0 and err == ""
+    doc = json.loads(out)
+    assert REQUIRED_KEYS <= set(doc)
+    assert set(doc["breakdown"]) == {
+        "compute_s", "recompute_s", "tp_comm_s", "pp_comm_s", "dp_comm_s", "cp_comm_s", "ep_comm_s", "bubble_s",
+        "optimizer_s",
+    }
+    assert all(isinstance(v, float) for v in doc["breakdown"].values())
+    assert sum(doc["breakdown"].values()) == pytest.approx(doc["step_time_s"], rel=1e-12)
+    assert (doc["gpu"], doc["gpus"], doc["fabric"], doc["topology"]) == ("h100-sxm", 1024, "ib-ndr", "rail-fat-tree")
+    assert (doc["tp"], doc["pp"], doc["dp"]) == (8, 1, 128)
+    assert doc["feasible"] is True and doc["reason"] is None
+
+
+@pytest.mark.parametrize(
+    "argv, kw",
+    [
+        ([], {}),
+        (["--model", "mixtral-8x7b", "--gpus", "256", "--tp", "4", "--pp", "2", "--ep", "8", "--overlap", "full"],
+         dict(model="mixtral-8x7b", gpus=256, tp=4, pp=2, ep=8, overlap="full")),
+        (["--gpus", "1024", "--tp", "8", "--pp", "4", "--vpp", "5", "--micro-batch", "2", "--zero", "3",
+          "--recompute", "full", "--no-sequence-parallel", "--precision", "fp8"],
+         dict(gpus=1024, tp=8, pp=4, vpp=5, micro_batch=2, zero=3, recompute="full", sequence_parallel=False,
+              precision="fp8")),
+        (["--gpu", "a100-80gb", "--fabric", "roce-200g", "--topology", "fat-tree", "--oversubscription", "2:1",
+          "--tokens", "300B", "--cost-mode", "own", "--global-batch", "1024", "--seq-len", "4096"],
+         dict(gpu="a100-80gb", fabric="roce-200g", topology="fat-tree", oversubscription=2.0, tokens=300e9,
+              cost_mode="own", global_batch=1024, seq_len=4096)),
+        (["--tokens", "15T", "--overlap", "dp=0.5,tp=0.25", "--dp", "128", "--cp", "1", "--scale-up", "nvlink5-72"],
+         dict(tokens=15e12, overlap="dp=0.5,tp=0.25", dp=128, scale_up="nvlink5-72")),
+        (["--price", "rent_usd_per_gpu_hour=6", "--price", "switch_usd=40,000"],
+         dict(prices={"rent_usd_per_gpu_hour": 6.0, "switch_usd": 40000.0})),
+        (["--gpus", "8", "--zero", "0"], dict(gpus=8, zero=0)),  # infeasible: reason in the JSON
+    ],
+    ids=["defaults", "mixtral", "parallel-flags", "cluster-flags", "suffixes", "prices", "infeasible"],
+)
+def test_json_equals_evaluate(capsys, argv, kw):
+    code, out, err = run(["eval", "--json", *argv], capsys)
+    assert code == 0, err
+    assert json.loads(out) == _as_json(evaluate(**kw))
+
+
+def test_price_flag_doubles_rent(capsys):
+    _, three, _ = run(["eval", "--json", "--price", "rent_usd_per_gpu_hour=3"], capsys)
+    _, six, _ = run(["eval", "--json", "--price", "rent_usd_per_gpu_hour=6"], capsys)
+    assert json.loads(six)["cost_to_train_usd"] == pytest.approx(2 * json.loads(three)["cost_to_train_usd"], rel=1e-12)
+
+
+def test_catalog_flag_adds_a_gpu(capsys, my_gpu_catalog):
+    code, out, err = run(["eval", "--json", "--catalog", str(my_gpu_catalog), "--gpu", "my-gpu", "--gpus", "8",
+                          "--zero", "0"], capsys)
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["gpu"] == "my-gpu" and doc["feasible"] is True  # 200 GB holds what 80 GB cannot
+    assert doc == _as_json(evaluate(gpu="my-gpu", gpus=8, zero=0, catalog=Catalog.load(my_gpu_catalog)))
+
+
+def test_model_file_flag(capsys, tmp_path):
+    path = tmp_path / "mine.toml"
+    path.write_text((DATA / "models" / "llama3-8b.toml").read_text(encoding="utf-8"), encoding="utf-8")
+    code, out, err = run(["eval", "--json", "--model", str(path), "--gpus", "64"], capsys)
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["model"] == str(path)
+    assert doc["params_total"] == evaluate("llama3-8b", gpus=64).params_total
+
+
+# ---------------------------------------------------------------- table output
+
+
+def _shares(table: str) -> dict[str, float]:
+    """{component: percent} from the 'where the time goes' block."""
+    block = table.split("where the time goes")[1].split("\n\n")[0]
+    found = re.findall(r"^  ([A-Za-z][A-Za-z ]+?)\s+[\d.]+ (?:s|ms|us)\s+([\d.]+)%", block, flags=re.M)
+    return {name: float(pct) for name, pct in found}
+
+
+def test_table_names_where_the_time_goes(capsys):
+    code, out, err = run(["eval", "--gpus", "1024", "--pp", "4", "--vpp", "5"], capsys)
+    assert code == 0 and err == ""
+    shares = _shares(out)
+    assert {"compute", "TP comm", "DP comm", "PP comm", "pipeline bubble"} <= set(shares)
+    assert sum(shares.values()) == pytest.approx(100.0, abs=0.05 * len(shares) + 1e-9)  # each share rounded to 0.1%
+    r = evaluate(gpus=1024, pp=4, vpp=5)
+    assert shares["compute"] == pytest.approx(100 * r.breakdown.compute_s / r.step_time_s, abs=0.051)
+    assert shares["pipeline bubble"] == pytest.approx(100 * r.breakdown.bubble_s / r.step_time_s, abs=0.051)
+    assert f"step time {r.step_time_s:.3f} s" in out
+    assert f"memory per GPU {r.memory_per_gpu_gb:.1f} GB of 80 GB" in out
+    assert "DOES NOT FIT" not in out
+
+
+def test_table_without_pipeline_has_no_bubble_line(capsys):
+    _, out, _ = run(["eval"], capsys)
+    assert "pipeline bubble" not in _shares(out)
+    assert "compute" in _shares(out)
+
+
+def test_table_flags_an_infeasible_configuration(capsys):
+    code, out, _ = run(["eval", "--gpus", "8", "--zero", "0"], capsys)
+    assert code == 0  # an answer, not an error
+    r = evaluate(gpus=8, zero=0)
+    assert f"DOES NOT FIT: {r.reason}" in out
+
+
+# ---------------------------------------------------------------- bad input
+
+
+BAD = [
+    ("unknown-gpu", ["--gpu", "h100-sxn"], "did you mean 'h100-sxm'"),
+    ("gpus-negative", ["--gpus", "-3"], "--gpus"),
+    ("gpus-zero", ["--gpus", "0"], "--gpus"),
+    ("gpus-abc", ["--gpus", "abc"], "--gpus"),
+    ("zero-5", ["--zero", "5"], "--zero"),
+    ("tp-16-llama70b", ["--tp", "16"], "tp = 16"),
+    ("negative-price", ["--price", "rent_usd_per_gpu_hour=-1"], "--price"),
+    ("price-no-equals", ["--price", "cheap"], "--price"),
+    ("unknown-price", ["--price", "rent_usd_per_gpu_hr=1"], "rent_usd_per_gpu_hour"),
+    ("overlap-bogus", ["--overlap", "bogus"], "overlap"),
+    ("tokens-negative", ["--tokens", "-1"], "--tokens"),
+    ("tokens-abc", ["--tokens", "lots"], "--tokens"),
+    ("tokens-inf", ["--tokens", "inf"], "--tokens"),
+    ("oversubscription-below-1", ["--oversubscription", "0.5"], "--oversubscription"),
+    ("global-batch", ["--global-batch", "513"], "global batch 513"),
+    ("unknown-model", ["--model", "llama3-7b"], "unknown model"),
+    ("missing-model-file", ["--model", "nowhere.toml"], "nowhere.toml"),
+    ("missing-catalog", ["--catalog", "nowhere.toml"], "nowhere.toml"),
+    ("precision-choice", ["--precision", "fp16"], "--precision"),
+    ("unknown-option", ["--gpu-count", "8"], "--gpu-count"),
+    ("ep-on-dense", ["--ep", "2"], "ep = 2"),
+]
+
+
+@pytest.mark.parametrize("args, mention", [b[1:] for b in BAD], ids=[b[0] for b in BAD])
+def test_bad_input_exits_2_with_one_line(capsys, args, mention):
+    code, out, err = run(["eval", *args], capsys)
+    _assert_one_line_error(code, out, err)
+    assert mention in err
+
+
+@pytest.mark.parametrize(
+    "text, mention",
+    [
+        ("name = \nlayers = 2\n", "not valid TOML"),
+        ((DATA / "models" / "llama3-8b.toml").read_text(encoding="utf-8").replace("hidden = 4096\n", ""),
+         "[bad] hidden: missing"),
+    ],
+    ids=["malformed", "missing-field"],
+)
+def test_bad_model_file_exits_2(capsys, tmp_path, text, mention):
+    path = tmp_path / "bad.toml"
+    path.write_text(text, encoding="utf-8")
+    code, out, err = run(["eval", "--model", str(path)], capsys)
+    _assert_one_line_error(code, out, err)
+    assert str(path) in err and mention in err
+
+
+def test_bad_catalog_file_exits_2(capsys, tmp_path):
+    path = tmp_path / "cat.toml"
+    path.write_text("[gpus.x]\nname = \"x\"\n", encoding="utf-8")
+    code, out, err = run(["eval", "--catalog", str(path)], capsys)
+    _assert_one_line_error(code, out, err)
+    assert f"{path}: [x]" in err

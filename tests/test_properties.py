@@ -1,0 +1,146 @@
+"""Invariants of evaluate() over generated configurations (hypothesis; example counts set in conftest.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from scalefront import Catalog, ConfigurationError, Overlap, evaluate
+from scalefront.model import builtin_catalog
+
+CAT = builtin_catalog()
+MODELS = ["llama3-8b", "llama3-70b", "mixtral-8x7b", "gpt3-175b", "deepseek-v3"]
+REL = 1e-12  # room for floating-point reassociation only
+
+
+@st.composite
+def configs(draw) -> dict:
+    """A valid configuration by construction (tp divides the heads, ep the experts and dp x cp, ...)."""
+    model_id = draw(st.sampled_from(MODELS))
+    m = CAT.model(model_id)
+    gpu = draw(st.sampled_from(sorted(CAT.gpus)))
+    tp = draw(st.sampled_from([t for t in (1, 2, 4, 8) if m.kv_heads % t == 0 and m.heads % t == 0]))
+    pp = draw(st.sampled_from([1, 2, 4, 8]))
+    vpp = draw(st.sampled_from([1, 2])) if pp > 1 else 1
+    cp = draw(st.sampled_from([1, 2]))
+    dp = draw(st.sampled_from([1, 2, 4, 8, 32, 128]))
+    ep = 1
+    if m.is_moe:
+        ep = draw(st.sampled_from([e for e in (1, 2, 4, 8) if m.moe_experts % e == 0 and (dp * cp) % e == 0]))
+    precision = "fp8" if CAT.gpu(gpu).peak_fp8_tflops > 0 and draw(st.booleans()) else "bf16"
+    return dict(
+        model=model_id,
+        gpu=gpu,
+        gpus=tp * pp * cp * dp,
+        tp=tp,
+        pp=pp,
+        vpp=vpp,
+        cp=cp,
+        ep=ep,
+        micro_batch=draw(st.sampled_from([1, 2])),
+        zero=draw(st.integers(0, 3)),
+        recompute=draw(st.sampled_from(["none", "selective", "full"])),
+        sequence_parallel=draw(st.booleans()),
+        fabric=draw(st.sampled_from(sorted(CAT.fabrics))),
+        topology=draw(st.sampled_from(sorted(CAT.topologies))),
+        overlap=draw(st.sampled_from(["none", "dp", "full", "dp=0.5,tp=0.5,pp=0.5,ep=0.5"])),
+        precision=precision,
+    )
+
+
+def _evaluate(**kw):
+    try:
+        return evaluate(**kw)
+    except ConfigurationError as err:  # e.g. pp x vpp deeper than a model's layers
+        assume(False)
+        raise AssertionError from err  # unreachable
+
+
+def _with_fabric(name: str, **update) -> Catalog:
+    fabrics = {**CAT.fabrics, name: CAT.fabrics[name].model_copy(update=update)}
+    return dataclasses.replace(CAT, fabrics=fabrics)
+
+
+def _with_gpu(name: str, **update) -> Catalog:
+    gpus = {**CAT.gpus, name: CAT.gpus[name].model_copy(update=update)}
+    return dataclasses.replace(CAT, gpus=gpus)
+
+
+@given(configs(), st.floats(1.0, 8.0))
+def test_more_fabric_bandwidth_is_never_slower(kw, factor):
+    base = _evaluate(**kw)
+    fab = CAT.fabric(kw["fabric"])
+    faster = evaluate(**kw, catalog=_with_fabric(kw["fabric"], link_gbps=fab.link_gbps * factor))
+    assert faster.step_time_s <= base.step_time_s * (1 + REL)
+    # Bandwidth moves no figure of the run but time (and what time costs).
+    assert faster.memory == base.memory and faster.params_total == base.params_total
+
+
+@given(configs(), st.floats(0.0, 1.0), st.floats(0.0, 1.0))
+def test_more_efficient_fabric_is_never_slower(kw, eff, congestion):
+    fab = CAT.fabric(kw["fabric"])
+    lo = dict(efficiency=fab.efficiency * max(eff, 0.05), congestion_efficiency=fab.congestion_efficiency * max(congestion, 0.05))
+    worse = _evaluate(**kw, catalog=_with_fabric(kw["fabric"], **lo))
+    base = evaluate(**kw)
+    assert base.step_time_s <= worse.step_time_s * (1 + REL)
+
+
+@given(configs(), st.lists(st.floats(0.0, 1.0), min_size=8, max_size=8))
+def test_more_overlap_is_never_slower(kw, f):
+    lo = Overlap(*(min(a, b) for a, b in zip(f[:4], f[4:])))
+    hi = Overlap(*(max(a, b) for a, b in zip(f[:4], f[4:])))
+    kw = {**kw, "overlap": lo}
+    less = _evaluate(**kw)
+    more = evaluate(**{**kw, "overlap": hi})
+    assert more.step_time_s <= less.step_time_s * (1 + REL)
+    assert evaluate(**{**kw, "overlap": "full"}).step_time_s <= more.step_time_s * (1 + REL)
+
+
+@given(configs(), st.floats(1.0, 4.0))
+def test_more_hbm_never_turns_feasible_into_infeasible(kw, factor):
+    base = _evaluate(**kw)
+    gpu = CAT.gpu(kw["gpu"])
+    bigger = evaluate(**kw, catalog=_with_gpu(kw["gpu"], hbm_gb=gpu.hbm_gb * factor))
+    if base.feasible:
+        assert bigger.feasible
+    assert bigger.memory.margin_bytes >= base.memory.margin_bytes
+    assert bigger.memory.total_bytes == base.memory.total_bytes
+    assert bigger.step_time_s == base.step_time_s
+
+
+@given(configs())
+def test_mfu_bounded_by_the_kernels_it_is_made_of(kw):
+    r = _evaluate(**kw)
+    gpu = CAT.gpu(kw["gpu"])
+    # Every FLOP runs in a GEMM or attention kernel at best at its measured efficiency; communication, bubble
+    # and optimizer time only lower the average.
+    assert 0 < r.mfu <= max(gpu.gemm_efficiency, gpu.attention_efficiency) * (1 + REL)
+    assert r.mfu <= r.hfu * (1 + REL)
+    assert 0 < r.scaling_efficiency <= 1 + REL
+
+
+@given(configs())
+def test_accounting_identities_hold_everywhere(kw):
+    r = _evaluate(**kw)
+    b = r.breakdown
+    assert math.fsum(dataclasses.astuple(b)) == pytest.approx(r.step_time_s, rel=1e-12)
+    assert min(dataclasses.astuple(b)) >= 0 and min(dataclasses.astuple(r.hidden)) >= 0
+    work = b.compute_s + b.recompute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s
+    assert b.bubble_s / work == pytest.approx((r.pp - 1) / (r.vpp * r.micro_batches), rel=1e-9, abs=1e-15)
+    assert r.memory_per_gpu_gb == pytest.approx(r.memory.total_bytes / 1e9, rel=1e-15)
+    assert r.feasible == (r.memory.margin_bytes >= 0)
+    assert (r.reason is None) == r.feasible
+    assert r.steps == math.ceil(r.tokens / (r.global_batch * r.seq_len))
+    rent = CAT.gpu_price(kw["gpu"]).rent_usd_per_gpu_hour
+    assert r.cost_rent_usd == pytest.approx(r.gpus * rent * r.time_to_train_s / 3600, rel=1e-12)
+
+
+@given(configs())
+def test_same_input_same_result(kw):
+    first = _evaluate(**kw)
+    assert evaluate(**kw) == first
+    assert evaluate(**kw, catalog=Catalog.builtin()) == first  # a freshly parsed catalog changes nothing
