@@ -75,6 +75,7 @@ class GpuEntry(_Entry):
     hbm_gbytes_per_s: Positive
     tdp_w: Positive
     gemm_efficiency: Fraction
+    gemm_efficiency_fp8: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
     attention_efficiency: Fraction
     hbm_efficiency: Fraction
     runtime_reserve_gb: NonNegative

@@ -358,6 +358,7 @@ def evaluate(
             "hbm_bytes_per_s": gpu_entry.hbm_gbytes_per_s * 1e9,
             "tdp_w": gpu_entry.tdp_w,
             "gemm_efficiency": gpu_entry.gemm_efficiency,
+            "gemm_efficiency_fp8": gpu_entry.gemm_efficiency_fp8,
             "attention_efficiency": gpu_entry.attention_efficiency,
             "hbm_efficiency": gpu_entry.hbm_efficiency,
             "runtime_reserve_bytes": gpu_entry.runtime_reserve_gb * 1e9,

@@ -161,7 +161,8 @@ pub fn evaluate(cfg: &Config) -> Result<Evaluation, ConfigError> {
     let dense = dense_layer_forward(model, &shard, &tput);
     let moe = moe_layer_forward(model, &shard, &tput);
     let layers_forward_s = dense_layers * dense.total_s() + moe_layers * moe.total_s();
-    let forward_s = layers_forward_s + logits_forward_s(model, &shard, &tput);
+    let bf16 = Throughput::new(gpu, Precision::Bf16);
+    let forward_s = layers_forward_s + logits_forward_s(model, &shard, &bf16);
     let compute_mb = 3.0 * forward_s;
     let recompute_mb = match par.recompute {
         Recompute::None => 0.0,

@@ -13,8 +13,10 @@ pub struct GpuSpec {
     pub hbm_bytes: f64,
     pub hbm_bytes_per_s: f64,
     pub tdp_w: f64,
-    /// Best achieved fraction of peak on large GEMMs (measured ceiling).
+    /// Best achieved fraction of the BF16 peak on large GEMMs (measured ceiling).
     pub gemm_efficiency: f64,
+    /// Best achieved fraction of the FP8 peak on large FP8 GEMMs; 0 when the GPU has no FP8.
+    pub gemm_efficiency_fp8: f64,
     /// Achieved fraction of peak of fused (flash) attention, forward and backward.
     pub attention_efficiency: f64,
     /// Achieved fraction of HBM bandwidth on streaming kernels.
@@ -146,6 +148,11 @@ impl GpuSpec {
         positive("hbm_bytes_per_s", self.hbm_bytes_per_s)?;
         positive("tdp_w", self.tdp_w)?;
         fraction("gemm_efficiency", self.gemm_efficiency, 1.0)?;
+        if self.peak_fp8_flops > 0.0 {
+            fraction("gemm_efficiency_fp8", self.gemm_efficiency_fp8, 1.0)?;
+        } else {
+            non_negative("gemm_efficiency_fp8", self.gemm_efficiency_fp8)?;
+        }
         fraction("attention_efficiency", self.attention_efficiency, 1.0)?;
         fraction("hbm_efficiency", self.hbm_efficiency, 1.0)?;
         non_negative("runtime_reserve_bytes", self.runtime_reserve_bytes)?;

@@ -132,6 +132,7 @@ fn config(d: &Bound<'_, PyDict>) -> PyResult<core::Config> {
             hbm_bytes_per_s: gpu.f64("hbm_bytes_per_s")?,
             tdp_w: gpu.f64("tdp_w")?,
             gemm_efficiency: gpu.f64("gemm_efficiency")?,
+            gemm_efficiency_fp8: gpu.f64("gemm_efficiency_fp8")?,
             attention_efficiency: gpu.f64("attention_efficiency")?,
             hbm_efficiency: gpu.f64("hbm_efficiency")?,
             runtime_reserve_bytes: gpu.f64("runtime_reserve_bytes")?,

@@ -43,6 +43,7 @@ pub fn h100() -> GpuSpec {
         hbm_bytes_per_s: 3.35e12,
         tdp_w: 700.0,
         gemm_efficiency: 0.80,
+        gemm_efficiency_fp8: 0.71,
         attention_efficiency: 0.55,
         hbm_efficiency: 0.85,
         runtime_reserve_bytes: 5e9,
