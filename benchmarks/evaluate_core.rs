@@ -2,9 +2,7 @@
 //! Run: `cargo bench --bench evaluate`. Prints the median of 9 runs of 1,000,000 evaluations, cycling through
 //! 16 parallel layouts so nothing is computed once and reused, and one JSON line last.
 
-#[path = "../rust/core/tests/common/mod.rs"]
-mod common;
-
+use scalefront_core::examples as common;
 use scalefront_core::{evaluate, Config, Recompute};
 use std::hint::black_box;
 use std::time::Instant;

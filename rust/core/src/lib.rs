@@ -10,6 +10,7 @@ pub mod compute;
 pub mod economics;
 pub mod error;
 pub mod evaluate;
+pub mod examples;
 pub mod hardware;
 pub mod memory;
 pub mod parallelism;

@@ -146,7 +146,7 @@ pub fn activation_bytes(model: &TransformerSpec, par: &Parallelism, layout: &Lay
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::tests::{gpt3_175b, llama3_70b};
+    use crate::examples::{gpt3_175b, llama3_70b};
 
     #[test]
     fn a_70b_model_has_140_gb_of_bf16_gradients() {

@@ -143,7 +143,7 @@ pub fn layout(
     if product != gpus as u64 {
         return Err(ConfigError::GpuCountMismatch { tp: par.tp, pp: par.pp, dp: par.dp, cp: par.cp, product, gpus });
     }
-    if model.heads % par.tp != 0 || model.kv_heads % par.tp != 0 {
+    if !model.heads.is_multiple_of(par.tp) || !model.kv_heads.is_multiple_of(par.tp) {
         return Err(ConfigError::TpDoesNotDivideHeads { tp: par.tp, heads: model.heads, kv_heads: model.kv_heads });
     }
     let stages = par.pp as u64 * par.vpp as u64;
@@ -154,7 +154,7 @@ pub fn layout(
         return Err(ConfigError::InterleavingNeedsPipeline { vpp: par.vpp });
     }
     let per_step = par.dp as u64 * par.micro_batch as u64;
-    if training.global_batch as u64 % per_step != 0 {
+    if !(training.global_batch as u64).is_multiple_of(per_step) {
         return Err(ConfigError::GlobalBatchNotDivisible {
             global_batch: training.global_batch,
             dp: par.dp,
@@ -162,10 +162,10 @@ pub fn layout(
         });
     }
     let micro_batches = (training.global_batch as u64 / per_step) as u32;
-    if par.vpp > 1 && micro_batches % par.pp != 0 {
+    if par.vpp > 1 && !micro_batches.is_multiple_of(par.pp) {
         return Err(ConfigError::InterleavingMicroBatches { micro_batches, pp: par.pp });
     }
-    if par.cp > 1 && training.seq_len % (2 * par.cp) != 0 {
+    if par.cp > 1 && !training.seq_len.is_multiple_of(2 * par.cp) {
         return Err(ConfigError::CpDoesNotDivideSequence { cp: par.cp, seq_len: training.seq_len });
     }
     let dp_times_cp = par.dp * par.cp;
@@ -176,7 +176,7 @@ pub fn layout(
         }
         _ => {}
     }
-    if dp_times_cp % par.ep != 0 {
+    if !dp_times_cp.is_multiple_of(par.ep) {
         return Err(ConfigError::EpDoesNotDivideDataParallel { ep: par.ep, dp_times_cp });
     }
     if par.zero_stage > 3 {
@@ -200,7 +200,7 @@ pub fn layout(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::tests::{llama3_70b, mixtral_8x7b};
+    use crate::examples::{llama3_70b, mixtral_8x7b};
 
     fn par(tp: u32, pp: u32, dp: u32) -> Parallelism {
         Parallelism {

@@ -208,11 +208,6 @@ impl Network {
             }
         }
     }
-
-    /// NIC ports per GPU.
-    pub fn links_per_gpu(&self) -> f64 {
-        self.links_per_gpu
-    }
 }
 
 #[cfg(test)]

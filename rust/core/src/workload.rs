@@ -56,7 +56,7 @@ impl TransformerSpec {
                 return bad(field, v, "an integer >= 1");
             }
         }
-        if self.heads % self.kv_heads != 0 {
+        if !self.heads.is_multiple_of(self.kv_heads) {
             return bad("kv_heads", self.kv_heads, "a divisor of heads");
         }
         if let Some(m) = &self.moe {
@@ -217,57 +217,8 @@ impl TransformerSpec {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
-    use super::*;
-
-    /// Llama 3 70B (Llama 3 paper, Table 3): 80 layers, 8192 hidden, 64 heads, 8 KV heads, FFN 28672, vocab 128256.
-    pub fn llama3_70b() -> TransformerSpec {
-        TransformerSpec {
-            layers: 80,
-            hidden: 8192,
-            heads: 64,
-            kv_heads: 8,
-            head_dim: 0,
-            ffn_hidden: 28672,
-            gated_mlp: true,
-            vocab: 128256,
-            tied_embeddings: false,
-            moe: None,
-        }
-    }
-
-    /// GPT-3 175B (Brown et al. 2020, Table 2.1): 96 layers, 12288 hidden, 96 heads, FFN 4h, tied embeddings.
-    pub fn gpt3_175b() -> TransformerSpec {
-        TransformerSpec {
-            layers: 96,
-            hidden: 12288,
-            heads: 96,
-            kv_heads: 96,
-            head_dim: 0,
-            ffn_hidden: 4 * 12288,
-            gated_mlp: false,
-            vocab: 50257,
-            tied_embeddings: true,
-            moe: None,
-        }
-    }
-
-    /// Mixtral 8x7B (Jiang et al. 2024, Table 1): 32 layers, 4096 hidden, 32 heads, 8 KV heads,
-    /// 8 experts of FFN 14336, top-2, vocab 32000.
-    pub fn mixtral_8x7b() -> TransformerSpec {
-        TransformerSpec {
-            layers: 32,
-            hidden: 4096,
-            heads: 32,
-            kv_heads: 8,
-            head_dim: 0,
-            ffn_hidden: 14336,
-            gated_mlp: true,
-            vocab: 32000,
-            tied_embeddings: false,
-            moe: Some(MoeSpec { experts: 8, top_k: 2, ffn_hidden: 14336, shared_experts: 0, first_dense_layers: 0 }),
-        }
-    }
+mod tests {
+    use crate::examples::{gpt3_175b, llama3_70b, mixtral_8x7b};
 
     #[test]
     fn llama3_70b_has_70_6_billion_parameters() {

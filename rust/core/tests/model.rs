@@ -1,8 +1,6 @@
 //! Behaviour of the whole model on worked examples.
 
-mod common;
-
-use common::*;
+use scalefront_core::examples::*;
 use scalefront_core::*;
 
 fn eval(cfg: &Config) -> Evaluation {

@@ -1,9 +1,7 @@
 //! Invariants the model must keep for any configuration (proptest).
 
-mod common;
-
-use common::*;
 use proptest::prelude::*;
+use scalefront_core::examples::*;
 use scalefront_core::*;
 
 /// A random valid configuration of Llama 3 70B on 8..4096 H100s.

@@ -21,16 +21,14 @@ fn config_error(message: impl Into<String>, category: &str, field: Option<&str>)
     ConfigurationError::new_err((message.into(), category.to_string(), field.map(str::to_string)))
 }
 
-impl From<ConfigErrorWrapper> for PyErr {
-    fn from(e: ConfigErrorWrapper) -> PyErr {
-        let field = match &e.0 {
-            core::ConfigError::InvalidFigure { field, .. } | core::ConfigError::ZeroDegree { field } => Some(*field),
-            _ => None,
-        };
-        config_error(e.0.to_string(), e.0.category(), field)
-    }
+/// The one mapping of the engine's error to Python: ConfigurationError(message, category, field).
+fn from_core(e: core::ConfigError) -> PyErr {
+    let field = match &e {
+        core::ConfigError::InvalidFigure { field, .. } | core::ConfigError::ZeroDegree { field } => Some(*field),
+        _ => None,
+    };
+    config_error(e.to_string(), e.category(), field)
 }
-struct ConfigErrorWrapper(core::ConfigError);
 
 /// One section of the configuration dict, read field by field with errors naming the path.
 struct Section<'py> {
@@ -333,8 +331,8 @@ mod _core {
     fn evaluate<'py>(py: Python<'py>, config: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyDict>> {
         no_panic(|| {
             let cfg = super::config(config)?;
-            cfg.validate_figures().map_err(ConfigErrorWrapper)?;
-            let e = core::evaluate(&cfg).map_err(ConfigErrorWrapper)?;
+            cfg.validate_figures().map_err(from_core)?;
+            let e = core::evaluate(&cfg).map_err(from_core)?;
             evaluation_dict(py, &e)
         })
     }

@@ -1,10 +1,11 @@
-//! A reference configuration for tests and benchmarks: Llama 3 70B on 1,024 H100 SXM (NVLink4 servers of 8)
-//! over 400G InfiniBand NDR in a rail-optimized fat-tree. Figures as in data/*.toml (sources there);
-//! repeated here so `cargo test` needs no catalog files.
-#![allow(dead_code)]
+//! Hand-entered reference specs for tests, benchmarks and examples: published model configurations and
+//! a reference configuration, Llama 3 70B on 1,024 H100 SXM (NVLink4 servers of 8) over 400G InfiniBand NDR in a
+//! rail-optimized fat-tree. Hardware figures as in data/*.toml (sources there), entered here so the engine's
+//! tests need no catalog files.
 
-use scalefront_core::*;
+use crate::*;
 
+/// Llama 3 70B (Llama 3 paper, Table 3): 80 layers, 8192 hidden, 64 heads, 8 KV heads, FFN 28672, vocab 128256.
 pub fn llama3_70b() -> TransformerSpec {
     TransformerSpec {
         layers: 80,
@@ -20,6 +21,24 @@ pub fn llama3_70b() -> TransformerSpec {
     }
 }
 
+/// GPT-3 175B (Brown et al. 2020, Table 2.1): 96 layers, 12288 hidden, 96 heads, FFN 4h, tied embeddings.
+pub fn gpt3_175b() -> TransformerSpec {
+    TransformerSpec {
+        layers: 96,
+        hidden: 12288,
+        heads: 96,
+        kv_heads: 96,
+        head_dim: 0,
+        ffn_hidden: 4 * 12288,
+        gated_mlp: false,
+        vocab: 50257,
+        tied_embeddings: true,
+        moe: None,
+    }
+}
+
+/// Mixtral 8x7B (Jiang et al. 2024, Table 1): 32 layers, 4096 hidden, 32 heads, 8 KV heads,
+/// 8 experts of FFN 14336, top-2, vocab 32000.
 pub fn mixtral_8x7b() -> TransformerSpec {
     TransformerSpec {
         layers: 32,
@@ -44,9 +63,9 @@ pub fn h100() -> GpuSpec {
         tdp_w: 700.0,
         gemm_efficiency: 0.80,
         gemm_efficiency_fp8: 0.71,
-        attention_efficiency: 0.55,
+        attention_efficiency: 0.57,
         hbm_efficiency: 0.85,
-        runtime_reserve_bytes: 5e9,
+        runtime_reserve_bytes: 3.5e9,
         server_gpus: 8,
         host_power_w: 575.0,
     }
@@ -56,9 +75,9 @@ pub fn nvlink4() -> ScaleUpSpec {
     ScaleUpSpec {
         bytes_per_s: 450e9,
         domain_gpus: 8,
-        step_latency_s: 0.6e-6,
+        step_latency_s: 3.4e-6,
         ring_efficiency: 0.82,
-        in_switch_allreduce_efficiency: 1.07,
+        in_switch_allreduce_efficiency: 1.06,
     }
 }
 
@@ -68,10 +87,10 @@ pub fn ib_ndr() -> FabricSpec {
         links_per_gpu: 1,
         efficiency: 0.93,
         congestion_efficiency: 0.95,
-        nic_latency_s: 2e-6,
+        nic_latency_s: 5e-6,
         switch_hop_latency_s: 0.2e-6,
         switch_radix: 64,
-        in_network_reduction_efficiency: 1.3,
+        in_network_reduction_efficiency: 1.2,
     }
 }
 
@@ -79,16 +98,16 @@ pub fn prices() -> PriceSpec {
     PriceSpec {
         rent_usd_per_gpu_hour: 2.99,
         server_usd: 280_000.0,
-        nic_usd: 1_500.0,
-        switch_usd: 36_000.0,
-        transceiver_usd: 700.0,
+        nic_usd: 2_500.0,
+        switch_usd: 43_000.0,
+        transceiver_usd: 650.0,
         cable_usd: 100.0,
         nic_w: 25.0,
-        switch_w: 1_500.0,
-        transceiver_w: 17.0,
-        amortization_years: 4.0,
+        switch_w: 750.0,
+        transceiver_w: 8.5,
+        amortization_years: 5.0,
         pue: 1.25,
-        usd_per_kwh: 0.078,
+        usd_per_kwh: 0.0826,
         gpu_power_fraction: 0.75,
     }
 }
