@@ -7,7 +7,7 @@ use crate::economics::{run_cost, ClusterCost};
 use crate::error::ConfigError;
 use crate::hardware::{FabricSpec, GpuSpec, PriceSpec, ScaleUpSpec, TopologySpec};
 use crate::memory::{activation_bytes, model_state_bytes, LocalParams, MemoryPerGpu, GRADIENT_BYTES, WEIGHT_BYTES};
-use crate::parallelism::{layout, Overlap, Parallelism, Precision, Recompute, Training};
+use crate::parallelism::{Overlap, Parallelism, Precision, Recompute, Training};
 use crate::topology::Network;
 use crate::workload::TransformerSpec;
 
@@ -129,41 +129,217 @@ pub struct Evaluation {
     pub network_switches: f64,
 }
 
+/// Stage 1 of an evaluation: what the cluster and the training run fix, whatever the parallel layout.
+#[derive(Clone, Debug)]
+pub struct ClusterStage<'a> {
+    pub model: &'a TransformerSpec,
+    pub gpu: &'a GpuSpec,
+    pub scale_up: &'a ScaleUpSpec,
+    pub fabric: &'a FabricSpec,
+    pub prices: &'a PriceSpec,
+    pub training: &'a Training,
+    pub gpus: u32,
+    network: Network,
+    tput: Throughput,
+    bf16: Throughput,
+    cost: ClusterCost,
+    network_switches: f64,
+    model_flops_per_token: f64,
+    params_total: f64,
+    params_active: f64,
+}
+
+impl<'a> ClusterStage<'a> {
+    pub fn new(cfg: &'a Config) -> Result<Self, ConfigError> {
+        Self::from_parts(
+            &cfg.model,
+            &cfg.gpu,
+            &cfg.scale_up,
+            &cfg.fabric,
+            &cfg.topology,
+            &cfg.prices,
+            &cfg.training,
+            cfg.gpus,
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_parts(
+        model: &'a TransformerSpec,
+        gpu: &'a GpuSpec,
+        scale_up: &'a ScaleUpSpec,
+        fabric: &'a FabricSpec,
+        topology: &TopologySpec,
+        prices: &'a PriceSpec,
+        training: &'a Training,
+        gpus: u32,
+    ) -> Result<Self, ConfigError> {
+        if training.precision == Precision::Fp8 && gpu.peak_fp8_flops <= 0.0 {
+            return Err(ConfigError::Fp8NotSupported);
+        }
+        let network = Network::new(fabric, topology, gpus, gpu.server_gpus);
+        let parts = network.parts();
+        let cost = ClusterCost::new(gpus, gpu, prices, &parts);
+        Ok(ClusterStage {
+            model,
+            gpu,
+            scale_up,
+            fabric,
+            prices,
+            training,
+            gpus,
+            tput: Throughput::new(gpu, training.precision),
+            bf16: Throughput::new(gpu, Precision::Bf16),
+            network,
+            cost,
+            network_switches: parts.switches,
+            model_flops_per_token: model.training_flops_per_token(training.seq_len as f64),
+            params_total: model.params_total(),
+            params_active: model.params_active(),
+        })
+    }
+
+    fn links(&self) -> Interconnect<'_> {
+        Interconnect { scale_up: self.scale_up, fabric: self.fabric, network: &self.network }
+    }
+}
+
+/// Stage 2: what the parallel degrees, micro-batch size and sequence parallelism fix (per micro-batch compute,
+/// collective times, parameters per GPU), whatever the schedule (vpp), recomputation, ZeRO stage and overlap.
+#[derive(Clone, Debug)]
+pub struct LayoutStage {
+    pub layout: Layout,
+    layers: f64,
+    moe_layers: f64,
+    dense: LayerForward,
+    moe: LayerForward,
+    logits_forward_s: f64,
+    /// One layer's TP collectives for one forward pass (two all-reduces or AG + RS pairs).
+    tp_forward_pass_s: f64,
+    cp_send_s: f64,
+    ep_all_to_all_s: f64,
+    pp_send_s: f64,
+    local: LocalParams,
+    /// Gradient all-reduce; gradient reduce-scatter; weight all-gather, for (non-expert, expert) parameters.
+    dp_all_reduce_s: f64,
+    dp_reduce_scatter_s: f64,
+    dp_all_gather_s: f64,
+    /// Activation bytes per token per layer for recompute none, selective, full (dense and MoE layers mixed).
+    activation_bytes_per_token_per_layer: [f64; 3],
+    shard: Shard,
+}
+
+use crate::compute::LayerForward;
+use crate::memory::activation_bytes_per_token_per_layer;
+use crate::parallelism::{check_schedule, placement, Layout};
+
+impl LayoutStage {
+    /// Check the parallel degrees (not vpp or ZeRO, see `finish`) and precompute what they imply.
+    pub fn new(c: &ClusterStage, par: &Parallelism) -> Result<Self, ConfigError> {
+        let model = c.model;
+        let lay = placement(model, par, c.training, c.gpus, c.scale_up.domain_gpus)?;
+        let links = c.links();
+        let shard = Shard::new(par, c.training.seq_len);
+        let h = model.hidden as f64;
+        let layers = lay.layers_per_gpu as f64;
+        let moe_layers = layers * model.moe_layer_fraction();
+        let dense = dense_layer_forward(model, &shard, &c.tput);
+        let moe = moe_layer_forward(model, &shard, &c.tput);
+
+        // Tensor parallelism: two all-reduces of the layer's activations per forward pass (Shoeybi et al. 2019
+        // Sec. 3); with sequence parallelism an all-gather and a reduce-scatter of the same total (Korthikanti
+        // et al. 2022 Sec. 4).
+        let tp_message = shard.tokens * h * ACTIVATION_BYTES;
+        let tp_forward_pass_s = 2.0
+            * if shard.sequence_parallel {
+                links.collective_time_s(Collective::AllGather, tp_message, &lay.tp)
+                    + links.collective_time_s(Collective::ReduceScatter, tp_message, &lay.tp)
+            } else {
+                links.collective_time_s(Collective::AllReduce, tp_message, &lay.tp)
+            };
+        // Context parallelism: ring exchange of this rank's K and V chunk (Megatron-LM context_parallel.rst).
+        let cp_send_s = if par.cp > 1 {
+            links.send_time_s(2.0 * shard.tokens * model.kv_dim() / shard.tp * ACTIVATION_BYTES, &lay.cp)
+        } else {
+            0.0
+        };
+        // Expert parallelism: one all-to-all of top_k copies of each local token (scaling book, "Expert
+        // Parallelism").
+        let ep_all_to_all_s = match &model.moe {
+            Some(moe_spec) if par.ep > 1 => {
+                let tokens = shard.tokens / shard.hidden_split();
+                links.all_to_all_time_s(tokens * moe_spec.top_k as f64 * h * ACTIVATION_BYTES, &lay.ep)
+            }
+            _ => 0.0,
+        };
+        // Pipeline sends, split over TP ranks (scatter/gather, Narayanan SC21 Sec. 4.1).
+        let pp_send_s = links.send_time_s(shard.tokens * h * ACTIVATION_BYTES / shard.tp, &lay.pp);
+        let local = LocalParams::on_busiest_stage(model, par, &lay);
+        // Non-expert parameters reduce over dp x cp ranks, experts over their own data-parallel group.
+        let per_group = |op, bytes: f64| {
+            links.collective_time_s(op, local.dense * bytes, &lay.dp)
+                + links.collective_time_s(op, local.expert * bytes, &lay.expert_dp)
+        };
+        let dp_all_reduce_s = per_group(Collective::AllReduce, GRADIENT_BYTES);
+        let dp_reduce_scatter_s = per_group(Collective::ReduceScatter, GRADIENT_BYTES);
+        let dp_all_gather_s = per_group(Collective::AllGather, WEIGHT_BYTES);
+        let moe_fraction = model.moe_layer_fraction();
+        let act = |r| {
+            (1.0 - moe_fraction) * activation_bytes_per_token_per_layer(model, &shard, r, false)
+                + moe_fraction * activation_bytes_per_token_per_layer(model, &shard, r, true)
+        };
+        Ok(LayoutStage {
+            layers,
+            moe_layers,
+            dense,
+            moe,
+            logits_forward_s: logits_forward_s(model, &shard, &c.bf16),
+            tp_forward_pass_s,
+            cp_send_s,
+            ep_all_to_all_s,
+            pp_send_s,
+            local,
+            dp_all_reduce_s,
+            dp_reduce_scatter_s,
+            dp_all_gather_s,
+            activation_bytes_per_token_per_layer: [act(Recompute::None), act(Recompute::Selective), act(Recompute::Full)],
+            shard,
+            layout: lay,
+        })
+    }
+
+    /// Whether this stage can serve `par` (same degrees and the same layers per GPU under its vpp).
+    pub fn layers_per_gpu(&self) -> u32 {
+        self.layout.layers_per_gpu
+    }
+}
+
 /// Evaluate one configuration. Figures are assumed valid (see `Config::validate_figures`); parallelism is
 /// checked here and an impossible one is returned as the error. Never panics.
 pub fn evaluate(cfg: &Config) -> Result<Evaluation, ConfigError> {
-    let model = &cfg.model;
-    let par = &cfg.parallelism;
-    let training = &cfg.training;
-    let gpu: &GpuSpec = &cfg.gpu;
-    let scale_up: &ScaleUpSpec = &cfg.scale_up;
-    let fabric: &FabricSpec = &cfg.fabric;
-    let topology: &TopologySpec = &cfg.topology;
-    let prices: &PriceSpec = &cfg.prices;
-    let lay = layout(model, par, training, cfg.gpus, scale_up.domain_gpus)?;
-    if training.precision == Precision::Fp8 && gpu.peak_fp8_flops <= 0.0 {
-        return Err(ConfigError::Fp8NotSupported);
-    }
+    let cluster = ClusterStage::new(cfg)?;
+    let stage = LayoutStage::new(&cluster, &cfg.parallelism)?;
+    finish(&cluster, &stage, &cfg.parallelism, &cfg.overlap)
+}
 
-    let network = Network::new(fabric, topology, cfg.gpus, gpu.server_gpus);
-    let links = Interconnect { scale_up, fabric, network: &network };
-    let tput = Throughput::new(gpu, training.precision);
-    let shard = Shard::new(par, training.seq_len);
-    let h = model.hidden as f64;
+/// Stage 3: the schedule (vpp), recomputation, ZeRO stage and overlap; returns the full evaluation.
+/// `stage` must have been built for `par`'s degrees (a sweep reuses it across these inner choices).
+pub fn finish(c: &ClusterStage, s: &LayoutStage, par: &Parallelism, overlap: &Overlap) -> Result<Evaluation, ConfigError> {
+    let lay = &s.layout;
+    check_schedule(c.model, par, lay.micro_batches)?;
+    let model = c.model;
+    let training = c.training;
     let m = lay.micro_batches as f64;
     let p = par.pp as f64;
     let v = par.vpp as f64;
+    let layers = s.layers;
+    let moe_layers = s.moe_layers;
+    let dense_layers = layers - moe_layers;
+    let (dense, moe) = (&s.dense, &s.moe);
 
     // Compute of one micro-batch on the busiest stage (its layers plus the output layer and loss).
-    let layers = lay.layers_per_gpu as f64;
-    let moe_layers = layers * model.moe_layer_fraction();
-    let dense_layers = layers - moe_layers;
-    let dense = dense_layer_forward(model, &shard, &tput);
-    let moe = moe_layer_forward(model, &shard, &tput);
     let layers_forward_s = dense_layers * dense.total_s() + moe_layers * moe.total_s();
-    let bf16 = Throughput::new(gpu, Precision::Bf16);
-    let forward_s = layers_forward_s + logits_forward_s(model, &shard, &bf16);
-    let compute_mb = 3.0 * forward_s;
+    let compute_mb = 3.0 * (layers_forward_s + s.logits_forward_s);
     let recompute_mb = match par.recompute {
         Recompute::None => 0.0,
         Recompute::Selective => {
@@ -172,76 +348,35 @@ pub fn evaluate(cfg: &Config) -> Result<Evaluation, ConfigError> {
         Recompute::Full => layers_forward_s,
     };
     let gemm_window_mb = 3.0 * (dense_layers * dense.gemm_s + moe_layers * moe.gemm_s);
-
-    // Tensor parallelism: two all-reduces of the layer's activations forward, two backward, two more when the
-    // forward is recomputed (Shoeybi et al. 2019 Sec. 3; with sequence parallelism an all-gather and a
-    // reduce-scatter of the same total, Korthikanti et al. 2022 Sec. 4).
-    let tp_message = shard.tokens * h * ACTIVATION_BYTES;
-    let tp_collective = if shard.sequence_parallel {
-        links.collective_time_s(Collective::AllGather, tp_message, &lay.tp)
-            + links.collective_time_s(Collective::ReduceScatter, tp_message, &lay.tp)
-    } else {
-        links.collective_time_s(Collective::AllReduce, tp_message, &lay.tp)
-    };
-    let tp_passes = if par.recompute == Recompute::Full { 6.0 } else { 4.0 };
-    let tp_mb = layers * tp_passes / 2.0 * tp_collective;
-    let (tp_exposed_mb, tp_hidden_mb) = exposed_and_hidden(tp_mb, cfg.overlap.tp, gemm_window_mb);
-
-    // Context parallelism: ring exchange of this rank's K and V chunk, (c - 1) steps forward and twice that
-    // backward (K, V again and their gradients), overlapped with the attention kernels by design
-    // (Megatron-LM docs context_parallel.rst).
-    let cp_mb = if par.cp > 1 {
-        let chunk = 2.0 * shard.tokens * model.kv_dim() / shard.tp * ACTIVATION_BYTES;
-        layers * 3.0 * (par.cp as f64 - 1.0) * links.send_time_s(chunk, &lay.cp)
-    } else {
-        0.0
-    };
+    // Forward and backward passes that communicate; full recomputation adds a forward.
+    let passes = if par.recompute == Recompute::Full { 3.0 } else { 2.0 };
+    let tp_mb = layers * passes * s.tp_forward_pass_s;
+    let (tp_exposed_mb, tp_hidden_mb) = exposed_and_hidden(tp_mb, overlap.tp, gemm_window_mb);
+    // CP: (c - 1) ring steps forward and twice that backward, overlapped with attention by design.
+    let cp_mb = layers * 3.0 * (par.cp as f64 - 1.0) * s.cp_send_s;
     let attention_window_mb = 3.0 * (dense_layers * dense.attention_s + moe_layers * moe.attention_s);
     let (cp_exposed_mb, cp_hidden_mb) = exposed_and_hidden(cp_mb, 1.0, attention_window_mb);
-
-    // Expert parallelism: dispatch and combine all-to-alls forward and backward (again when recomputing) of
-    // top_k copies of each local token (scaling book, "Expert Parallelism").
-    let ep_mb = match &model.moe {
-        Some(moe_spec) if par.ep > 1 => {
-            let tokens = shard.tokens / shard.hidden_split();
-            let bytes = tokens * moe_spec.top_k as f64 * h * ACTIVATION_BYTES;
-            let passes = if par.recompute == Recompute::Full { 6.0 } else { 4.0 };
-            moe_layers * passes * links.all_to_all_time_s(bytes, &lay.ep)
-        }
-        _ => 0.0,
-    };
-    let (ep_exposed_mb, ep_hidden_mb) = exposed_and_hidden(ep_mb, cfg.overlap.ep, 3.0 * moe_layers * moe.total_s());
+    // EP: dispatch and combine per pass.
+    let ep_mb = moe_layers * 2.0 * passes * s.ep_all_to_all_s;
+    let (ep_exposed_mb, ep_hidden_mb) = exposed_and_hidden(ep_mb, overlap.ep, 3.0 * moe_layers * moe.total_s());
 
     let t_mb = compute_mb + recompute_mb + tp_exposed_mb + cp_exposed_mb + ep_exposed_mb;
     let compute_s = m * compute_mb;
     // Pipeline bubble: (p - 1) / v micro-batch times (Narayanan et al. SC21, Sec. 2.2).
     let bubble_s = (p - 1.0) / v * t_mb;
-
-    // Pipeline sends: activations forward and gradients backward, per micro-batch and virtual stage, plus the
-    // fill and drain on the critical path; split over TP ranks (scatter/gather, Narayanan SC21 Sec. 4.1).
-    let pp_total = if par.pp > 1 {
-        let message = shard.tokens * h * ACTIVATION_BYTES / shard.tp;
-        2.0 * (v * m + p - 1.0) * links.send_time_s(message, &lay.pp)
-    } else {
-        0.0
-    };
-    let (pp_exposed, pp_hidden) = exposed_and_hidden(pp_total, cfg.overlap.pp, compute_s);
+    // Pipeline sends: forward and backward per micro-batch and virtual stage, plus the fill and drain.
+    let pp_total = if par.pp > 1 { 2.0 * (v * m + p - 1.0) * s.pp_send_s } else { 0.0 };
+    let (pp_exposed, pp_hidden) = exposed_and_hidden(pp_total, overlap.pp, compute_s);
 
     // Data parallelism: reduce gradients once per step (all-reduce; reduce-scatter + all-gather of the weights
     // when optimizer states are sharded). ZeRO-3 also all-gathers the weights for every micro-batch's forward
-    // and backward (ZeRO paper Sec. 7: 1.5x the traffic of plain data parallelism for one micro-batch).
-    let local = LocalParams::on_busiest_stage(model, par, &lay);
-    let dp_reduce = |params: f64, group| {
-        if par.zero_stage == 0 {
-            links.collective_time_s(Collective::AllReduce, params * GRADIENT_BYTES, group)
-        } else if par.zero_stage < 3 {
-            links.collective_time_s(Collective::ReduceScatter, params * GRADIENT_BYTES, group)
-                + links.collective_time_s(Collective::AllGather, params * WEIGHT_BYTES, group)
-        } else {
-            links.collective_time_s(Collective::ReduceScatter, params * GRADIENT_BYTES, group)
-        }
+    // and backward (ZeRO paper Sec. 7).
+    let dp_step = match par.zero_stage {
+        0 => s.dp_all_reduce_s,
+        1 | 2 => s.dp_reduce_scatter_s + s.dp_all_gather_s,
+        _ => s.dp_reduce_scatter_s,
     };
-    let dp_step = dp_reduce(local.dense, &lay.dp) + dp_reduce(local.expert, &lay.expert_dp);
+    let local = &s.local;
     let bucket = DP_BUCKET_MIN_PARAMS.max(DP_BUCKET_PARAMS_PER_RANK * lay.dp.size as f64);
     let last_bucket = dp_step * (bucket / local.total()).min(1.0);
     // Reduction hides behind the last micro-batch's backward (and, interleaved, the drain of earlier chunks);
@@ -250,24 +385,20 @@ pub fn evaluate(cfg: &Config) -> Result<Evaluation, ConfigError> {
     if par.zero_stage >= 1 {
         dp_window += compute_mb / 3.0;
     }
-    let (mut dp_exposed, mut dp_hidden) = exposed_and_hidden(dp_step - last_bucket, cfg.overlap.dp, dp_window);
+    let (mut dp_exposed, mut dp_hidden) = exposed_and_hidden(dp_step - last_bucket, overlap.dp, dp_window);
     dp_exposed += last_bucket;
     if par.zero_stage >= 3 {
-        let gather = links.collective_time_s(Collective::AllGather, local.dense * WEIGHT_BYTES, &lay.dp)
-            + links.collective_time_s(Collective::AllGather, local.expert * WEIGHT_BYTES, &lay.expert_dp);
-        let (exposed, hidden) = exposed_and_hidden(2.0 * m * gather, cfg.overlap.dp, compute_s);
+        let (exposed, hidden) = exposed_and_hidden(2.0 * m * s.dp_all_gather_s, overlap.dp, compute_s);
         dp_exposed += exposed;
         dp_hidden += hidden;
     }
-
     // Optimizer step: memory-bound over the local (possibly sharded) parameters.
-    let sharded = par.zero_stage >= 1;
-    let optimizer_params = if sharded {
+    let optimizer_params = if par.zero_stage >= 1 {
         local.dense / lay.dp.size as f64 + local.expert / lay.expert_dp.size as f64
     } else {
         local.total()
     };
-    let optimizer_s = optimizer_params * OPTIMIZER_STEP_BYTES_PER_PARAM / tput.hbm_bytes_per_s;
+    let optimizer_s = optimizer_params * OPTIMIZER_STEP_BYTES_PER_PARAM / c.tput.hbm_bytes_per_s;
 
     let breakdown = StepBreakdown {
         compute_s,
@@ -301,40 +432,49 @@ pub fn evaluate(cfg: &Config) -> Result<Evaluation, ConfigError> {
         );
         weights_bytes += 2.0 * layer_params / par.tp as f64 * WEIGHT_BYTES;
     }
-    let activations_bytes = activation_bytes(model, par, &lay, &shard);
-    let total_bytes = weights_bytes + dense_g + exp_g + dense_o + exp_o + activations_bytes + gpu.runtime_reserve_bytes;
+    let per_token_per_layer = s.activation_bytes_per_token_per_layer[match par.recompute {
+        Recompute::None => 0,
+        Recompute::Selective => 1,
+        Recompute::Full => 2,
+    }];
+    let activations_bytes = activation_bytes(
+        model,
+        par,
+        lay,
+        &s.shard,
+        per_token_per_layer,
+        s.activation_bytes_per_token_per_layer[0],
+    );
+    let total_bytes =
+        weights_bytes + dense_g + exp_g + dense_o + exp_o + activations_bytes + c.gpu.runtime_reserve_bytes;
     let memory = MemoryPerGpu {
         weights_bytes,
         gradients_bytes: dense_g + exp_g,
         optimizer_bytes: dense_o + exp_o,
         activations_bytes,
-        reserve_bytes: gpu.runtime_reserve_bytes,
+        reserve_bytes: c.gpu.runtime_reserve_bytes,
         total_bytes,
-        hbm_bytes: gpu.hbm_bytes,
-        margin_bytes: gpu.hbm_bytes - total_bytes,
+        hbm_bytes: c.gpu.hbm_bytes,
+        margin_bytes: c.gpu.hbm_bytes - total_bytes,
     };
 
     // Throughput, utilisation and the whole run.
-    let seq = training.seq_len as f64;
-    let tokens_per_step = training.global_batch as f64 * seq;
-    let model_flops_per_token = model.training_flops_per_token(seq);
-    let gpus = cfg.gpus as f64;
+    let tokens_per_step = training.global_batch as f64 * training.seq_len as f64;
+    let gpus = c.gpus as f64;
     let peak = match training.precision {
-        Precision::Bf16 => gpu.peak_bf16_flops,
-        Precision::Fp8 => gpu.peak_fp8_flops,
+        Precision::Bf16 => c.gpu.peak_bf16_flops,
+        Precision::Fp8 => c.gpu.peak_fp8_flops,
     };
-    let model_flops_per_s_per_gpu = model_flops_per_token * tokens_per_step / step_time_s / gpus;
+    let model_flops_per_s_per_gpu = c.model_flops_per_token * tokens_per_step / step_time_s / gpus;
     let recompute_flops_per_token = match par.recompute {
-        Recompute::Full => (model_flops_per_token - 3.0 * model.logits_flops_per_token()) / 3.0,
+        Recompute::Full => (c.model_flops_per_token - 3.0 * model.logits_flops_per_token()) / 3.0,
         _ => 0.0,
     };
     let hardware_flops_per_s_per_gpu =
-        (model_flops_per_token + recompute_flops_per_token) * tokens_per_step / step_time_s / gpus;
+        (c.model_flops_per_token + recompute_flops_per_token) * tokens_per_step / step_time_s / gpus;
     let steps = (training.tokens / tokens_per_step).ceil();
     let time_to_train_s = steps * step_time_s;
-    let parts = network.parts();
-    let cluster = ClusterCost::new(cfg.gpus, gpu, prices, &parts);
-    let run = run_cost(time_to_train_s, cfg.gpus, &cluster, prices);
+    let run = run_cost(time_to_train_s, c.gpus, &c.cost, c.prices);
 
     Ok(Evaluation {
         feasible: memory.margin_bytes >= 0.0,
@@ -348,18 +488,18 @@ pub fn evaluate(cfg: &Config) -> Result<Evaluation, ConfigError> {
         tflops_per_gpu: model_flops_per_s_per_gpu / 1e12,
         scaling_efficiency: compute_s / step_time_s,
         memory,
-        params_total: model.params_total(),
-        params_active: model.params_active(),
-        model_flops_per_token,
+        params_total: c.params_total,
+        params_active: c.params_active,
+        model_flops_per_token: c.model_flops_per_token,
         steps,
         time_to_train_s,
         energy_j: run.energy_j,
         cost_rent_usd: run.rent_usd,
         cost_own_usd: run.own_usd,
-        capex_usd: cluster.capex_usd(),
-        network_capex_usd: cluster.network_capex_usd,
-        it_power_w: cluster.it_power_w,
-        network_tiers: network.tiers,
-        network_switches: parts.switches,
+        capex_usd: c.cost.capex_usd(),
+        network_capex_usd: c.cost.network_capex_usd,
+        it_power_w: c.cost.it_power_w,
+        network_tiers: c.network.tiers,
+        network_switches: c.network_switches,
     })
 }

@@ -113,32 +113,35 @@ pub fn activation_bytes_per_token_per_layer(
     b * elements
 }
 
-/// Activation memory of the busiest (first) pipeline stage: with 1F1B it holds min(m, p) micro-batches of its
+/// Activation memory of the busiest (first) pipeline stage, from the bytes per token per layer of the
+/// configuration's recomputation mode (and without recomputation, for the layer being recomputed): with 1F1B it holds min(m, p) micro-batches of its
 /// layers in flight; the interleaved schedule adds a factor 1 + (p - 1) / (p v) (Korthikanti et al. 2022,
 /// Sec. 4.2.3; Megatron-LM theoretical_memory_usage.py). Full recomputation also holds one layer's full
 /// activations while it is recomputed. The last stage adds FP32 logits of one micro-batch (4 bytes x V / tp per
 /// token, Megatron-LM theoretical_memory_usage.py); memory is the larger of the two stages.
-pub fn activation_bytes(model: &TransformerSpec, par: &Parallelism, layout: &Layout, shard: &Shard) -> f64 {
+pub fn activation_bytes(
+    model: &TransformerSpec,
+    par: &Parallelism,
+    layout: &Layout,
+    shard: &Shard,
+    per_token_per_layer: f64,
+    per_token_per_layer_without_recompute: f64,
+) -> f64 {
     let layers = layout.layers_per_gpu as f64;
-    let moe_fraction = model.moe_layer_fraction();
-    let per_layer = |recompute| {
-        (1.0 - moe_fraction) * activation_bytes_per_token_per_layer(model, shard, recompute, false)
-            + moe_fraction * activation_bytes_per_token_per_layer(model, shard, recompute, true)
-    };
     let p = par.pp as f64;
     let v = par.vpp as f64;
     let in_flight = (layout.micro_batches as f64).min(p);
     let interleave = if par.vpp > 1 { 1.0 + (p - 1.0) / (p * v) } else { 1.0 };
-    let mut stored = shard.tokens * layers * per_layer(par.recompute) * in_flight * interleave;
+    let mut stored = shard.tokens * layers * per_token_per_layer * in_flight * interleave;
     if par.recompute == Recompute::Full {
-        stored += shard.tokens * per_layer(Recompute::None);
+        stored += shard.tokens * per_token_per_layer_without_recompute;
     }
     let logits = shard.tokens * 4.0 * model.vocab as f64 / shard.tp;
     if par.pp == 1 {
         stored + logits
     } else {
         // The last stage holds one micro-batch in flight plus the logits.
-        let last = shard.tokens * layers * per_layer(par.recompute) + logits;
+        let last = shard.tokens * layers * per_token_per_layer + logits;
         stored.max(last)
     }
 }

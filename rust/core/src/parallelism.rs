@@ -123,13 +123,55 @@ pub fn layout(
     gpus: u32,
     domain_gpus: u32,
 ) -> Result<Layout, ConfigError> {
+    let layout = placement(model, par, training, gpus, domain_gpus)?;
+    check_schedule(model, par, layout.micro_batches)?;
+    Ok(layout)
+}
+
+/// Layers one GPU holds (all its virtual stages) on the busiest stage: uneven splits put the extra layers on
+/// some stages, and the slowest stage sets the pace.
+pub fn layers_per_gpu(model: &TransformerSpec, par: &Parallelism) -> u32 {
+    let stages = par.pp.saturating_mul(par.vpp).max(1);
+    model.layers.div_ceil(stages).saturating_mul(par.vpp)
+}
+
+/// The checks that depend on the pipeline schedule and optimizer sharding only (vpp, ZeRO stage), given the
+/// micro-batch count the other degrees imply.
+pub fn check_schedule(model: &TransformerSpec, par: &Parallelism, micro_batches: u32) -> Result<(), ConfigError> {
+    if par.vpp == 0 {
+        return Err(ConfigError::ZeroDegree { field: "vpp" });
+    }
+    let stages = par.pp as u64 * par.vpp as u64;
+    if stages > model.layers as u64 {
+        return Err(ConfigError::PipelineDeeperThanLayers { stages: (stages.min(u32::MAX as u64)) as u32, layers: model.layers });
+    }
+    if par.vpp > 1 && par.pp == 1 {
+        return Err(ConfigError::InterleavingNeedsPipeline { vpp: par.vpp });
+    }
+    if par.vpp > 1 && !micro_batches.is_multiple_of(par.pp) {
+        return Err(ConfigError::InterleavingMicroBatches { micro_batches, pp: par.pp });
+    }
+    if par.zero_stage > 3 {
+        return Err(ConfigError::ZeroStageOutOfRange { stage: par.zero_stage });
+    }
+    Ok(())
+}
+
+/// The checks and group placement that depend on the parallel degrees and micro-batch size (not on vpp or the
+/// ZeRO stage); `layers_per_gpu` uses the given vpp.
+pub fn placement(
+    model: &TransformerSpec,
+    par: &Parallelism,
+    training: &Training,
+    gpus: u32,
+    domain_gpus: u32,
+) -> Result<Layout, ConfigError> {
     for (field, v) in [
         ("tp", par.tp),
         ("pp", par.pp),
         ("dp", par.dp),
         ("cp", par.cp),
         ("ep", par.ep),
-        ("vpp", par.vpp),
         ("micro_batch", par.micro_batch),
         ("global_batch", training.global_batch),
         ("seq_len", training.seq_len),
@@ -146,13 +188,6 @@ pub fn layout(
     if !model.heads.is_multiple_of(par.tp) || !model.kv_heads.is_multiple_of(par.tp) {
         return Err(ConfigError::TpDoesNotDivideHeads { tp: par.tp, heads: model.heads, kv_heads: model.kv_heads });
     }
-    let stages = par.pp as u64 * par.vpp as u64;
-    if stages > model.layers as u64 {
-        return Err(ConfigError::PipelineDeeperThanLayers { stages: (stages.min(u32::MAX as u64)) as u32, layers: model.layers });
-    }
-    if par.vpp > 1 && par.pp == 1 {
-        return Err(ConfigError::InterleavingNeedsPipeline { vpp: par.vpp });
-    }
     let per_step = par.dp as u64 * par.micro_batch as u64;
     if !(training.global_batch as u64).is_multiple_of(per_step) {
         return Err(ConfigError::GlobalBatchNotDivisible {
@@ -162,10 +197,7 @@ pub fn layout(
         });
     }
     let micro_batches = (training.global_batch as u64 / per_step) as u32;
-    if par.vpp > 1 && !micro_batches.is_multiple_of(par.pp) {
-        return Err(ConfigError::InterleavingMicroBatches { micro_batches, pp: par.pp });
-    }
-    if par.cp > 1 && !training.seq_len.is_multiple_of(2 * par.cp) {
+    if par.cp > 1 && !(training.seq_len as u64).is_multiple_of(2 * par.cp as u64) {
         return Err(ConfigError::CpDoesNotDivideSequence { cp: par.cp, seq_len: training.seq_len });
     }
     let dp_times_cp = par.dp * par.cp;
@@ -179,15 +211,10 @@ pub fn layout(
     if !dp_times_cp.is_multiple_of(par.ep) {
         return Err(ConfigError::EpDoesNotDivideDataParallel { ep: par.ep, dp_times_cp });
     }
-    if par.zero_stage > 3 {
-        return Err(ConfigError::ZeroStageOutOfRange { stage: par.zero_stage });
-    }
-    // Uneven splits put the extra layers on some stages; the slowest stage sets the pace.
-    let layers_per_gpu = model.layers.div_ceil(par.pp * par.vpp) * par.vpp;
     let d = domain_gpus.max(1);
     Ok(Layout {
         micro_batches,
-        layers_per_gpu,
+        layers_per_gpu: layers_per_gpu(model, par),
         tp: GroupPlacement::new(par.tp, 1, d),
         cp: GroupPlacement::new(par.cp, par.tp, d),
         dp: GroupPlacement::new(dp_times_cp, par.tp, d),
