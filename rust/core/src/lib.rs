@@ -14,6 +14,7 @@ pub mod examples;
 pub mod hardware;
 pub mod memory;
 pub mod parallelism;
+pub mod sweep;
 pub mod topology;
 pub mod workload;
 

@@ -1,0 +1,712 @@
+//! Sweeps: evaluate every configuration of a space on all cores and keep only what can still be on a Pareto
+//! frontier, plus counts (evaluated, feasible, rejected by reason). Memory stays flat as the space grows.
+//!
+//! The space is a product of cluster axes (GPU, scale-up domain, GPU count, fabric, topology, precision) and
+//! parallel axes (tp, pp, cp, dp, ep, micro-batch, sequence parallelism, vpp, recompute, ZeRO, overlap). A
+//! *cell* is one cluster design plus the values of any parallel axes the caller groups by. The Pareto frontier
+//! of any coarser group (per fabric, per GPU count, ...) is contained in the union of its cells' frontiers, so
+//! keeping each cell's non-dominated set loses nothing the caller can ask for. Each configuration is evaluated
+//! by the same staged code as `evaluate` (cluster, layout, schedule stages), reusing the first two stages.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::SyncSender;
+
+use rayon::prelude::*;
+
+use crate::error::ConfigError;
+use crate::evaluate::{finish, ClusterStage, Evaluation, LayoutStage};
+use crate::hardware::{FabricSpec, GpuSpec, PriceSpec, ScaleUpSpec, TopologySpec};
+use crate::parallelism::{layers_per_gpu, Overlap, Parallelism, Precision, Recompute, Training};
+use crate::workload::TransformerSpec;
+
+/// A GPU type and what it costs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GpuOption {
+    pub spec: GpuSpec,
+    pub rent_usd_per_gpu_hour: f64,
+    pub server_usd: f64,
+    /// Indices into `SweepSpace::scale_ups` this GPU can be built with.
+    pub scale_ups: Vec<usize>,
+}
+
+/// A fabric and the prices and power of its parts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FabricOption {
+    pub spec: FabricSpec,
+    pub nic_usd: f64,
+    pub switch_usd: f64,
+    pub transceiver_usd: f64,
+    pub cable_usd: f64,
+    pub nic_w: f64,
+    pub switch_w: f64,
+    pub transceiver_w: f64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Economics {
+    pub amortization_years: f64,
+    pub pue: f64,
+    pub usd_per_kwh: f64,
+    pub gpu_power_fraction: f64,
+}
+
+/// Values of one parallel degree: a list, or every divisor of the GPU count up to `max` (`Search`).
+/// For dp, `Search` means "the GPU count divided by tp x pp x cp"; for ep, divisors of dp x cp up to `max`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum DegreeAxis {
+    List(Vec<u32>),
+    Search { max: u32 },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CostMode {
+    Rent,
+    Own,
+}
+
+/// What a sweep minimises (MFU is maximised).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Objective {
+    TimeToTrain,
+    CostToTrain,
+    Mfu,
+    UsdPerMillionTokens,
+    Energy,
+    NetworkCapex,
+}
+
+/// Every axis of the space, for grouping and for naming the columns of the result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Axis {
+    Gpu,
+    ScaleUp,
+    Gpus,
+    Fabric,
+    Topology,
+    Precision,
+    Tp,
+    Pp,
+    Dp,
+    Cp,
+    Ep,
+    Vpp,
+    MicroBatch,
+    SequenceParallel,
+    Recompute,
+    Zero,
+    Overlap,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SweepSpace {
+    pub model: TransformerSpec,
+    pub global_batch: u32,
+    pub seq_len: u32,
+    pub tokens: f64,
+    pub gpus: Vec<GpuOption>,
+    pub scale_ups: Vec<ScaleUpSpec>,
+    pub gpu_counts: Vec<u32>,
+    pub fabrics: Vec<FabricOption>,
+    pub topologies: Vec<TopologySpec>,
+    pub precisions: Vec<Precision>,
+    pub tp: DegreeAxis,
+    pub pp: DegreeAxis,
+    pub cp: DegreeAxis,
+    pub dp: DegreeAxis,
+    pub ep: DegreeAxis,
+    pub vpp: Vec<u32>,
+    pub micro_batch: Vec<u32>,
+    pub sequence_parallel: Vec<bool>,
+    pub recompute: Vec<Recompute>,
+    pub zero: Vec<u32>,
+    pub overlap: Vec<Overlap>,
+    pub economics: Economics,
+    pub cost_mode: CostMode,
+    /// Two or three objectives.
+    pub objectives: Vec<Objective>,
+    /// Parallel axes whose values also split cells (cluster axes always do).
+    pub group_by: Vec<Axis>,
+}
+
+/// One configuration of the space, by value (degrees) or by index into the space's lists (everything else).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Choice {
+    pub gpu: u32,
+    pub scale_up: u32,
+    pub gpus: u32,
+    pub fabric: u32,
+    pub topology: u32,
+    pub precision: u32,
+    pub tp: u32,
+    pub pp: u32,
+    pub dp: u32,
+    pub cp: u32,
+    pub ep: u32,
+    pub vpp: u32,
+    pub micro_batch: u32,
+    pub sequence_parallel: u32,
+    pub recompute: u32,
+    pub zero: u32,
+    pub overlap: u32,
+}
+
+impl Choice {
+    pub fn axis(&self, axis: Axis) -> u32 {
+        match axis {
+            Axis::Gpu => self.gpu,
+            Axis::ScaleUp => self.scale_up,
+            Axis::Gpus => self.gpus,
+            Axis::Fabric => self.fabric,
+            Axis::Topology => self.topology,
+            Axis::Precision => self.precision,
+            Axis::Tp => self.tp,
+            Axis::Pp => self.pp,
+            Axis::Dp => self.dp,
+            Axis::Cp => self.cp,
+            Axis::Ep => self.ep,
+            Axis::Vpp => self.vpp,
+            Axis::MicroBatch => self.micro_batch,
+            Axis::SequenceParallel => self.sequence_parallel,
+            Axis::Recompute => self.recompute,
+            Axis::Zero => self.zero,
+            Axis::Overlap => self.overlap,
+        }
+    }
+}
+
+/// A configuration kept on a cell's frontier.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kept {
+    pub choice: Choice,
+    pub evaluation: Evaluation,
+    pub objectives: [f64; 3],
+}
+
+/// Rejected-configuration reasons, in a fixed order: every `ConfigError::category`, then out of memory.
+pub const REASONS: [&str; 15] = [
+    "invalid_figure",
+    "zero_degree",
+    "gpu_count_mismatch",
+    "tp_heads",
+    "pp_layers",
+    "vpp_without_pp",
+    "vpp_micro_batches",
+    "global_batch",
+    "cp_seq_len",
+    "ep_dense",
+    "ep_experts",
+    "ep_dp",
+    "zero_stage",
+    "fp8_unsupported",
+    "out_of_memory",
+];
+
+fn reason_index(e: &ConfigError) -> usize {
+    REASONS.iter().position(|r| *r == e.category()).unwrap_or(0)
+}
+
+/// Live progress and cancellation, shared with whoever watches the sweep (the Python layer polls it).
+#[derive(Debug, Default)]
+pub struct Progress {
+    pub done: AtomicU64,
+    pub feasible: AtomicU64,
+    pub cancel: AtomicBool,
+}
+
+/// What a sweep returns: the kept configurations in a deterministic order, and the counts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SweepResult {
+    pub kept: Vec<Kept>,
+    pub evaluated: u64,
+    pub feasible: u64,
+    pub rejected: [u64; REASONS.len()],
+    pub cancelled: bool,
+}
+
+/// Every feasible configuration, for `--all` exports: sent in chunks as they are found.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RowChunk {
+    pub choices: Vec<Choice>,
+    pub evaluations: Vec<Evaluation>,
+}
+
+/// Rows per chunk of the `--all` stream.
+pub const CHUNK_ROWS: usize = 16_384;
+
+impl Objective {
+    /// The value to minimise.
+    pub fn value(self, e: &Evaluation, cost_mode: CostMode, tokens: f64) -> f64 {
+        let cost = match cost_mode {
+            CostMode::Rent => e.cost_rent_usd,
+            CostMode::Own => e.cost_own_usd,
+        };
+        match self {
+            Objective::TimeToTrain => e.time_to_train_s,
+            Objective::CostToTrain => cost,
+            Objective::Mfu => -e.mfu,
+            Objective::UsdPerMillionTokens => cost / (tokens / 1e6),
+            Objective::Energy => e.energy_j,
+            Objective::NetworkCapex => e.network_capex_usd,
+        }
+    }
+}
+
+/// Non-dominated configurations of one cell; ties on every objective keep the configuration that comes first
+/// in enumeration order, so the result does not depend on thread scheduling.
+#[derive(Clone, Debug, Default)]
+struct Frontier {
+    kept: Vec<Kept>,
+}
+
+fn dominates(a: &[f64; 3], b: &[f64; 3], n: usize) -> bool {
+    let mut strictly = false;
+    for i in 0..n {
+        if a[i] > b[i] {
+            return false;
+        }
+        if a[i] < b[i] {
+            strictly = true;
+        }
+    }
+    strictly
+}
+
+impl Frontier {
+    /// Would a configuration with these objectives enter the frontier?
+    fn admits(&self, objectives: &[f64; 3], n: usize, choice: &Choice) -> bool {
+        !self.kept.iter().any(|k| {
+            dominates(&k.objectives, objectives, n) || (k.objectives[..n] == objectives[..n] && k.choice < *choice)
+        })
+    }
+
+    fn insert(&mut self, item: Kept, n: usize) {
+        if !self.admits(&item.objectives, n, &item.choice) {
+            return;
+        }
+        self.kept.retain(|k| {
+            !(dominates(&item.objectives, &k.objectives, n) || (k.objectives[..n] == item.objectives[..n]))
+        });
+        self.kept.push(item);
+    }
+}
+
+/// Cell frontiers keyed by (cluster cell index, grouped parallel-axis values), counts, and feasible rows not yet
+/// sent to `sink`.
+#[derive(Debug)]
+struct Accumulator {
+    frontiers: Vec<((u32, [u32; 11]), Frontier)>,
+    rejected: [u64; REASONS.len()],
+    feasible: u64,
+    evaluated: u64,
+    rows: RowChunk,
+    sink: Option<SyncSender<RowChunk>>,
+}
+
+impl Accumulator {
+    fn new(sink: Option<SyncSender<RowChunk>>) -> Self {
+        Accumulator { frontiers: Vec::new(), rejected: [0; REASONS.len()], feasible: 0, evaluated: 0, rows: RowChunk::default(), sink }
+    }
+
+    /// Send the buffered rows once there are enough of them (or all of them when `all`).
+    fn flush(&mut self, all: bool) {
+        if let Some(tx) = &self.sink {
+            if self.rows.choices.len() >= CHUNK_ROWS || (all && !self.rows.choices.is_empty()) {
+                // A closed receiver means the caller stopped listening (cancelled): drop the rows.
+                let _ = tx.send(std::mem::take(&mut self.rows));
+            }
+        }
+    }
+
+    fn frontier(&mut self, key: (u32, [u32; 11])) -> &mut Frontier {
+        if let Some(i) = self.frontiers.iter().position(|(k, _)| *k == key) {
+            return &mut self.frontiers[i].1;
+        }
+        self.frontiers.push((key, Frontier::default()));
+        &mut self.frontiers.last_mut().unwrap().1
+    }
+
+    fn merge(mut self, other: Accumulator, n: usize) -> Accumulator {
+        for (key, f) in other.frontiers {
+            let target = self.frontier(key);
+            for k in f.kept {
+                target.insert(k, n);
+            }
+        }
+        for (a, b) in self.rejected.iter_mut().zip(other.rejected) {
+            *a += b;
+        }
+        self.feasible += other.feasible;
+        self.evaluated += other.evaluated;
+        self.rows.choices.extend(other.rows.choices);
+        self.rows.evaluations.extend(other.rows.evaluations);
+        self.flush(false);
+        self
+    }
+}
+
+const PARALLEL_AXES: [Axis; 11] = [
+    Axis::Tp,
+    Axis::Pp,
+    Axis::Dp,
+    Axis::Cp,
+    Axis::Ep,
+    Axis::Vpp,
+    Axis::MicroBatch,
+    Axis::SequenceParallel,
+    Axis::Recompute,
+    Axis::Zero,
+    Axis::Overlap,
+];
+
+fn divisors_up_to(n: u32, max: u32) -> Vec<u32> {
+    (1..=n.min(max)).filter(|d| n.is_multiple_of(*d)).collect()
+}
+
+fn degree_values(axis: &DegreeAxis, n: u32) -> Vec<u32> {
+    match axis {
+        DegreeAxis::List(v) => v.clone(),
+        DegreeAxis::Search { max } => divisors_up_to(n, *max),
+    }
+}
+
+/// The (tp, pp, cp, dp, ep) combinations of the space for `gpus` GPUs. Searched degrees only combine into
+/// products that divide the GPU count; listed ones are kept even when they do not (and are rejected later).
+pub fn factorizations(space: &SweepSpace, gpus: u32) -> Vec<[u32; 5]> {
+    let searched = |a: &DegreeAxis| matches!(a, DegreeAxis::Search { .. });
+    let all_searched = searched(&space.tp) && searched(&space.pp) && searched(&space.cp);
+    let mut out = Vec::new();
+    for tp in degree_values(&space.tp, gpus) {
+        for pp in degree_values(&space.pp, gpus) {
+            for cp in degree_values(&space.cp, gpus) {
+                let product = tp as u64 * pp as u64 * cp as u64;
+                let dps: Vec<u32> = match &space.dp {
+                    DegreeAxis::Search { .. } => {
+                        if product > 0 && (gpus as u64).is_multiple_of(product) {
+                            vec![(gpus as u64 / product) as u32]
+                        } else if all_searched {
+                            continue;
+                        } else {
+                            vec![1]
+                        }
+                    }
+                    DegreeAxis::List(v) => v.clone(),
+                };
+                for dp in dps {
+                    let eps = match &space.ep {
+                        DegreeAxis::List(v) => v.clone(),
+                        DegreeAxis::Search { max } => divisors_up_to(dp.saturating_mul(cp), *max),
+                    };
+                    for ep in eps {
+                        out.push([tp, pp, cp, dp, ep]);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// One cluster design: indices of GPU, scale-up, GPU count, fabric, topology, precision.
+type ClusterCell = [u32; 6];
+
+fn cluster_cells(space: &SweepSpace) -> Vec<ClusterCell> {
+    let mut cells = Vec::new();
+    for (g, gpu) in space.gpus.iter().enumerate() {
+        for &su in &gpu.scale_ups {
+            for c in 0..space.gpu_counts.len() {
+                for f in 0..space.fabrics.len() {
+                    for t in 0..space.topologies.len() {
+                        for p in 0..space.precisions.len() {
+                            cells.push([g as u32, su as u32, c as u32, f as u32, t as u32, p as u32]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    cells
+}
+
+fn inner_combinations(space: &SweepSpace) -> u64 {
+    space.vpp.len() as u64 * space.recompute.len() as u64 * space.zero.len() as u64 * space.overlap.len() as u64
+}
+
+fn outer_combinations(space: &SweepSpace) -> u64 {
+    space.micro_batch.len() as u64 * space.sequence_parallel.len() as u64
+}
+
+/// Configurations in the space, exactly, without evaluating any.
+pub fn space_size(space: &SweepSpace) -> u64 {
+    let per_count: Vec<u64> = space.gpu_counts.iter().map(|&n| factorizations(space, n).len() as u64).collect();
+    let cluster_per_count = space.gpus.iter().map(|g| g.scale_ups.len() as u64).sum::<u64>()
+        * space.fabrics.len() as u64
+        * space.topologies.len() as u64
+        * space.precisions.len() as u64;
+    per_count.iter().sum::<u64>() * cluster_per_count * outer_combinations(space) * inner_combinations(space)
+}
+
+impl SweepSpace {
+    /// Check every figure and that no axis is empty.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.model.validate()?;
+        for g in &self.gpus {
+            g.spec.validate()?;
+            if g.scale_ups.iter().any(|&i| i >= self.scale_ups.len()) || g.scale_ups.is_empty() {
+                return Err(ConfigError::InvalidFigure { field: "scale_ups", value: 0.0, expected: "valid indices" });
+            }
+        }
+        for s in &self.scale_ups {
+            s.validate()?;
+        }
+        for f in &self.fabrics {
+            f.spec.validate()?;
+        }
+        for t in &self.topologies {
+            t.validate()?;
+        }
+        for o in &self.overlap {
+            o.validate()?;
+        }
+        for (field, len) in [
+            ("gpus", self.gpus.len()),
+            ("gpu_counts", self.gpu_counts.len()),
+            ("fabrics", self.fabrics.len()),
+            ("topologies", self.topologies.len()),
+            ("precisions", self.precisions.len()),
+            ("vpp", self.vpp.len()),
+            ("micro_batch", self.micro_batch.len()),
+            ("sequence_parallel", self.sequence_parallel.len()),
+            ("recompute", self.recompute.len()),
+            ("zero", self.zero.len()),
+            ("overlap", self.overlap.len()),
+        ] {
+            if len == 0 {
+                return Err(ConfigError::ZeroDegree { field });
+            }
+        }
+        if !(2..=3).contains(&self.objectives.len()) {
+            return Err(ConfigError::InvalidFigure {
+                field: "objectives",
+                value: self.objectives.len() as f64,
+                expected: "two or three objectives",
+            });
+        }
+        if !(self.tokens.is_finite() && self.tokens > 0.0) {
+            return Err(ConfigError::InvalidFigure { field: "tokens", value: self.tokens, expected: "a finite number > 0" });
+        }
+        for g in &self.gpus {
+            for f in &self.fabrics {
+                self.prices(g, f).validate()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn prices(&self, g: &GpuOption, f: &FabricOption) -> PriceSpec {
+        PriceSpec {
+            rent_usd_per_gpu_hour: g.rent_usd_per_gpu_hour,
+            server_usd: g.server_usd,
+            nic_usd: f.nic_usd,
+            switch_usd: f.switch_usd,
+            transceiver_usd: f.transceiver_usd,
+            cable_usd: f.cable_usd,
+            nic_w: f.nic_w,
+            switch_w: f.switch_w,
+            transceiver_w: f.transceiver_w,
+            amortization_years: self.economics.amortization_years,
+            pue: self.economics.pue,
+            usd_per_kwh: self.economics.usd_per_kwh,
+            gpu_power_fraction: self.economics.gpu_power_fraction,
+        }
+    }
+}
+
+/// Run the sweep on the current rayon pool. `rows`, when given, receives every feasible configuration in
+/// chunks (the send blocks when the receiver falls behind, so memory stays bounded). Check `progress.cancel`
+/// to stop early: the result then says `cancelled`.
+pub fn run(space: &SweepSpace, progress: &Progress, rows: Option<&SyncSender<RowChunk>>) -> SweepResult {
+    let n_obj = space.objectives.len().min(3);
+    let cells = cluster_cells(space);
+    let tasks_by_count: Vec<Vec<[u32; 5]>> = space.gpu_counts.iter().map(|&n| factorizations(space, n)).collect();
+    let inner = inner_combinations(space);
+    let group_axes: Vec<usize> =
+        PARALLEL_AXES.iter().enumerate().filter(|(_, a)| space.group_by.contains(a)).map(|(i, _)| i).collect();
+
+    let sink = rows.cloned();
+    let acc = cells
+        .par_iter()
+        .enumerate()
+        .map(|(cell_index, cell)| {
+            let [g, su, c, f, t, p] = *cell;
+            let gpu = &space.gpus[g as usize];
+            let fabric = &space.fabrics[f as usize];
+            let prices = space.prices(gpu, fabric);
+            let training = Training {
+                global_batch: space.global_batch,
+                seq_len: space.seq_len,
+                tokens: space.tokens,
+                precision: space.precisions[p as usize],
+            };
+            let gpus = space.gpu_counts[c as usize];
+            let tasks = &tasks_by_count[c as usize];
+            let outer: Vec<(usize, usize, usize)> = (0..tasks.len())
+                .flat_map(|ti| {
+                    (0..space.micro_batch.len())
+                        .flat_map(move |mi| (0..space.sequence_parallel.len()).map(move |si| (ti, mi, si)))
+                })
+                .collect();
+            let cluster = ClusterStage::from_parts(
+                &space.model,
+                &gpu.spec,
+                &space.scale_ups[su as usize],
+                &fabric.spec,
+                &space.topologies[t as usize],
+                &prices,
+                &training,
+                gpus,
+            );
+            outer
+                .par_iter()
+                .fold(|| Accumulator::new(sink.clone()), |mut acc, &(ti, mi, si)| {
+                    if progress.cancel.load(Ordering::Relaxed) {
+                        return acc;
+                    }
+                    let [tp, pp, cp, dp, ep] = tasks[ti];
+                    let mut choice = Choice {
+                        gpu: g,
+                        scale_up: su,
+                        gpus: c,
+                        fabric: f,
+                        topology: t,
+                        precision: p,
+                        tp,
+                        pp,
+                        dp,
+                        cp,
+                        ep,
+                        vpp: 0,
+                        micro_batch: mi as u32,
+                        sequence_parallel: si as u32,
+                        recompute: 0,
+                        zero: 0,
+                        overlap: 0,
+                    };
+                    let mut par = Parallelism {
+                        tp,
+                        pp,
+                        dp,
+                        cp,
+                        ep,
+                        vpp: 1,
+                        micro_batch: space.micro_batch[mi],
+                        zero_stage: 0,
+                        recompute: Recompute::None,
+                        sequence_parallel: space.sequence_parallel[si],
+                    };
+                    let feasible_before = acc.feasible;
+                    evaluate_task(space, &cluster, &mut par, &mut choice, cell_index as u32, &group_axes, n_obj, &mut acc);
+                    acc.flush(false);
+                    progress.done.fetch_add(inner, Ordering::Relaxed);
+                    progress.feasible.fetch_add(acc.feasible - feasible_before, Ordering::Relaxed);
+                    acc
+                })
+                .reduce(|| Accumulator::new(sink.clone()), |a, b| a.merge(b, n_obj))
+        })
+        .reduce(|| Accumulator::new(sink.clone()), |a, b| a.merge(b, n_obj));
+    let mut acc = acc;
+    acc.flush(true);
+    let mut kept: Vec<Kept> = acc.frontiers.into_iter().flat_map(|(_, f)| f.kept).collect();
+    kept.sort_by(|a, b| a.choice.cmp(&b.choice));
+    SweepResult {
+        kept,
+        evaluated: acc.evaluated,
+        feasible: acc.feasible,
+        rejected: acc.rejected,
+        cancelled: progress.cancel.load(Ordering::Relaxed),
+    }
+}
+
+/// Evaluate every schedule choice (vpp, recompute, ZeRO, overlap) of one layout, reusing its stages.
+#[allow(clippy::too_many_arguments)]
+fn evaluate_task(
+    space: &SweepSpace,
+    cluster: &Result<ClusterStage, ConfigError>,
+    par: &mut Parallelism,
+    choice: &mut Choice,
+    cell_index: u32,
+    group_axes: &[usize],
+    n_obj: usize,
+    acc: &mut Accumulator,
+) {
+    let inner = inner_combinations(space);
+    acc.evaluated += inner;
+    let cluster = match cluster {
+        Ok(c) => c,
+        Err(e) => {
+            acc.rejected[reason_index(e)] += inner;
+            return;
+        }
+    };
+    let per_vpp = inner / space.vpp.len() as u64;
+    let mut stage: Option<LayoutStage> = None;
+    for (vi, &vpp) in space.vpp.iter().enumerate() {
+        par.vpp = vpp;
+        choice.vpp = vi as u32;
+        if vpp == 0 {
+            acc.rejected[reason_index(&ConfigError::ZeroDegree { field: "vpp" })] += per_vpp;
+            continue;
+        }
+        let lpg = layers_per_gpu(&space.model, par);
+        if stage.as_ref().is_none_or(|s| s.layers_per_gpu() != lpg) {
+            match LayoutStage::new(cluster, par) {
+                Ok(s) => stage = Some(s),
+                Err(e) => {
+                    // The degrees themselves are impossible: every remaining schedule choice is too.
+                    let remaining = (space.vpp.len() - vi) as u64 * per_vpp;
+                    acc.rejected[reason_index(&e)] += remaining;
+                    return;
+                }
+            }
+        }
+        let s = stage.as_ref().unwrap();
+        for (ri, &recompute) in space.recompute.iter().enumerate() {
+            par.recompute = recompute;
+            choice.recompute = ri as u32;
+            for (zi, &zero) in space.zero.iter().enumerate() {
+                par.zero_stage = zero;
+                choice.zero = zi as u32;
+                for (oi, overlap) in space.overlap.iter().enumerate() {
+                    choice.overlap = oi as u32;
+                    let e = match finish(cluster, s, par, overlap) {
+                        Ok(e) => e,
+                        Err(err) => {
+                            acc.rejected[reason_index(&err)] += 1;
+                            continue;
+                        }
+                    };
+                    if !e.feasible {
+                        acc.rejected[REASONS.len() - 1] += 1;
+                        continue;
+                    }
+                    acc.feasible += 1;
+                    let mut objectives = [0.0; 3];
+                    for (i, o) in space.objectives.iter().take(3).enumerate() {
+                        objectives[i] = o.value(&e, space.cost_mode, space.tokens);
+                    }
+                    let mut group = [0u32; 11];
+                    for &a in group_axes {
+                        group[a] = choice.axis(PARALLEL_AXES[a]);
+                    }
+                    if acc.sink.is_some() {
+                        acc.rows.choices.push(*choice);
+                        acc.rows.evaluations.push(e.clone());
+                    }
+                    let frontier = acc.frontier((cell_index, group));
+                    if frontier.admits(&objectives, n_obj, choice) {
+                        frontier.insert(Kept { choice: *choice, evaluation: e, objectives }, n_obj);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,302 @@
+//! Sweeps: the frontier equals brute force, rows equal `evaluate`, counts add up, results are deterministic.
+
+use scalefront_core::examples::*;
+use scalefront_core::sweep::*;
+use scalefront_core::*;
+use std::sync::atomic::Ordering;
+
+fn economics() -> Economics {
+    let p = prices();
+    Economics {
+        amortization_years: p.amortization_years,
+        pue: p.pue,
+        usd_per_kwh: p.usd_per_kwh,
+        gpu_power_fraction: p.gpu_power_fraction,
+    }
+}
+
+fn fabric_option(spec: FabricSpec, nic_usd: f64) -> FabricOption {
+    let p = prices();
+    FabricOption {
+        spec,
+        nic_usd,
+        switch_usd: p.switch_usd,
+        transceiver_usd: p.transceiver_usd,
+        cable_usd: p.cable_usd,
+        nic_w: p.nic_w,
+        switch_w: p.switch_w,
+        transceiver_w: p.transceiver_w,
+    }
+}
+
+/// Llama 3 70B on 256 or 512 H100s, two fabrics, two topologies, a searched layout.
+pub fn small_space(objectives: Vec<Objective>, cost_mode: CostMode) -> SweepSpace {
+    let mut roce = ib_ndr();
+    roce.in_network_reduction_efficiency = 0.0;
+    roce.congestion_efficiency = 0.8;
+    let mut big = h100();
+    big.hbm_bytes = 141e9;
+    SweepSpace {
+        model: llama3_70b(),
+        global_batch: 512,
+        seq_len: 8192,
+        tokens: 1e12,
+        gpus: vec![
+            GpuOption { spec: h100(), rent_usd_per_gpu_hour: 2.99, server_usd: 255_000.0, scale_ups: vec![0] },
+            GpuOption { spec: big, rent_usd_per_gpu_hour: 4.5, server_usd: 312_000.0, scale_ups: vec![0] },
+        ],
+        scale_ups: vec![nvlink4()],
+        gpu_counts: vec![256, 512],
+        fabrics: vec![fabric_option(ib_ndr(), 2500.0), fabric_option(roce, 1500.0)],
+        topologies: vec![
+            TopologySpec { kind: TopologyKind::RailFatTree, oversubscription: 1.0, rail_group_nodes: 32 },
+            TopologySpec { kind: TopologyKind::FatTree, oversubscription: 2.0, rail_group_nodes: 32 },
+        ],
+        precisions: vec![Precision::Bf16],
+        tp: DegreeAxis::Search { max: 8 },
+        pp: DegreeAxis::Search { max: 8 },
+        cp: DegreeAxis::List(vec![1]),
+        dp: DegreeAxis::Search { max: u32::MAX },
+        ep: DegreeAxis::List(vec![1]),
+        vpp: vec![1, 2],
+        micro_batch: vec![1, 2],
+        sequence_parallel: vec![true],
+        recompute: vec![Recompute::None, Recompute::Selective, Recompute::Full],
+        zero: vec![0, 1, 3],
+        overlap: vec![Overlap { dp: 1.0, tp: 0.0, pp: 0.0, ep: 0.0 }, Overlap { dp: 1.0, tp: 1.0, pp: 1.0, ep: 1.0 }],
+        economics: economics(),
+        cost_mode,
+        objectives,
+        group_by: vec![],
+    }
+}
+
+/// The configuration a choice stands for, as `evaluate` takes it.
+fn config_of(space: &SweepSpace, c: &Choice) -> Config {
+    let gpu = &space.gpus[c.gpu as usize];
+    let fabric = &space.fabrics[c.fabric as usize];
+    Config {
+        model: space.model.clone(),
+        gpu: gpu.spec.clone(),
+        scale_up: space.scale_ups[c.scale_up as usize].clone(),
+        fabric: fabric.spec.clone(),
+        topology: space.topologies[c.topology as usize].clone(),
+        prices: PriceSpec {
+            rent_usd_per_gpu_hour: gpu.rent_usd_per_gpu_hour,
+            server_usd: gpu.server_usd,
+            nic_usd: fabric.nic_usd,
+            switch_usd: fabric.switch_usd,
+            transceiver_usd: fabric.transceiver_usd,
+            cable_usd: fabric.cable_usd,
+            nic_w: fabric.nic_w,
+            switch_w: fabric.switch_w,
+            transceiver_w: fabric.transceiver_w,
+            amortization_years: space.economics.amortization_years,
+            pue: space.economics.pue,
+            usd_per_kwh: space.economics.usd_per_kwh,
+            gpu_power_fraction: space.economics.gpu_power_fraction,
+        },
+        gpus: space.gpu_counts[c.gpus as usize],
+        parallelism: Parallelism {
+            tp: c.tp,
+            pp: c.pp,
+            dp: c.dp,
+            cp: c.cp,
+            ep: c.ep,
+            vpp: space.vpp[c.vpp as usize],
+            micro_batch: space.micro_batch[c.micro_batch as usize],
+            zero_stage: space.zero[c.zero as usize],
+            recompute: space.recompute[c.recompute as usize],
+            sequence_parallel: space.sequence_parallel[c.sequence_parallel as usize],
+        },
+        training: Training {
+            global_batch: space.global_batch,
+            seq_len: space.seq_len,
+            tokens: space.tokens,
+            precision: space.precisions[c.precision as usize],
+        },
+        overlap: space.overlap[c.overlap as usize].clone(),
+    }
+}
+
+/// Every configuration of the space, in enumeration order, evaluated one by one.
+fn brute_force(space: &SweepSpace) -> Vec<(Choice, Result<Evaluation, ConfigError>)> {
+    let mut out = Vec::new();
+    for (g, gpu) in space.gpus.iter().enumerate() {
+        for &su in &gpu.scale_ups {
+            for (ci, &n) in space.gpu_counts.iter().enumerate() {
+                for f in 0..space.fabrics.len() {
+                    for t in 0..space.topologies.len() {
+                        for p in 0..space.precisions.len() {
+                            for [tp, pp, cp, dp, ep] in factorizations(space, n) {
+                                for mb in 0..space.micro_batch.len() {
+                                    for sp in 0..space.sequence_parallel.len() {
+                                        for vpp in 0..space.vpp.len() {
+                                            for r in 0..space.recompute.len() {
+                                                for z in 0..space.zero.len() {
+                                                    for o in 0..space.overlap.len() {
+                                                        let c = Choice {
+                                                            gpu: g as u32,
+                                                            scale_up: su as u32,
+                                                            gpus: ci as u32,
+                                                            fabric: f as u32,
+                                                            topology: t as u32,
+                                                            precision: p as u32,
+                                                            tp,
+                                                            pp,
+                                                            dp,
+                                                            cp,
+                                                            ep,
+                                                            vpp: vpp as u32,
+                                                            micro_batch: mb as u32,
+                                                            sequence_parallel: sp as u32,
+                                                            recompute: r as u32,
+                                                            zero: z as u32,
+                                                            overlap: o as u32,
+                                                        };
+                                                        out.push((c, evaluate(&config_of(space, &c))));
+                                                    }
+                                                }
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+fn objective_values(space: &SweepSpace, e: &Evaluation) -> Vec<f64> {
+    space.objectives.iter().map(|o| o.value(e, space.cost_mode, space.tokens)).collect()
+}
+
+fn dominated(a: &[f64], b: &[f64]) -> bool {
+    // b dominates a
+    b.iter().zip(a).all(|(x, y)| x <= y) && b.iter().zip(a).any(|(x, y)| x < y)
+}
+
+fn check_against_brute_force(space: &SweepSpace) {
+    space.validate().unwrap();
+    let progress = Progress::default();
+    let result = run(space, &progress, None);
+    let all = brute_force(space);
+    assert_eq!(result.evaluated, all.len() as u64);
+    assert_eq!(space_size(space), all.len() as u64);
+    assert_eq!(progress.done.load(Ordering::Relaxed), all.len() as u64);
+    let feasible: Vec<_> = all.iter().filter_map(|(c, r)| r.as_ref().ok().filter(|e| e.feasible).map(|e| (*c, e))).collect();
+    assert_eq!(result.feasible, feasible.len() as u64);
+    assert_eq!(result.feasible + result.rejected.iter().sum::<u64>(), result.evaluated);
+    assert!(result.feasible > 0);
+    // The brute-force frontier of each cell (cluster design): non-dominated, ties to the first in order.
+    let cell = |c: &Choice| (c.gpu, c.scale_up, c.gpus, c.fabric, c.topology, c.precision);
+    let mut expected: Vec<Choice> = feasible
+        .iter()
+        .filter(|(c, e)| {
+            let v = objective_values(space, e);
+            !feasible.iter().any(|(d, f)| {
+                cell(d) == cell(c) && {
+                    let w = objective_values(space, f);
+                    dominated(&v, &w) || (w == v && d < c)
+                }
+            })
+        })
+        .map(|(c, _)| *c)
+        .collect();
+    expected.sort();
+    let got: Vec<Choice> = result.kept.iter().map(|k| k.choice).collect();
+    assert_eq!(got, expected);
+    // Sweep rows are exactly what evaluate returns.
+    for k in &result.kept {
+        assert_eq!(k.evaluation, evaluate(&config_of(space, &k.choice)).unwrap());
+    }
+}
+
+#[test]
+fn frontier_matches_brute_force_time_and_rent_cost() {
+    check_against_brute_force(&small_space(vec![Objective::TimeToTrain, Objective::CostToTrain], CostMode::Rent));
+}
+
+#[test]
+fn frontier_matches_brute_force_three_objectives_own_cost() {
+    check_against_brute_force(&small_space(
+        vec![Objective::TimeToTrain, Objective::CostToTrain, Objective::Mfu],
+        CostMode::Own,
+    ));
+}
+
+#[test]
+fn grouping_by_a_parallel_axis_keeps_each_groups_frontier() {
+    let mut space = small_space(vec![Objective::TimeToTrain, Objective::CostToTrain], CostMode::Rent);
+    let plain = run(&space, &Progress::default(), None);
+    space.group_by = vec![Axis::Recompute];
+    let grouped = run(&space, &Progress::default(), None);
+    // Every recompute mode with a feasible configuration in a cell has its own best there.
+    assert!(grouped.kept.len() > plain.kept.len());
+    for k in &plain.kept {
+        assert!(grouped.kept.iter().any(|g| g.choice == k.choice), "a cell's best is also its group's best");
+    }
+}
+
+#[test]
+fn same_space_same_result() {
+    let space = small_space(vec![Objective::TimeToTrain, Objective::CostToTrain], CostMode::Own);
+    let a = run(&space, &Progress::default(), None);
+    let b = run(&space, &Progress::default(), None);
+    assert_eq!(a, b);
+}
+
+#[test]
+fn cancelled_sweep_stops_and_says_so() {
+    let space = small_space(vec![Objective::TimeToTrain, Objective::CostToTrain], CostMode::Rent);
+    let progress = Progress::default();
+    progress.cancel.store(true, Ordering::Relaxed);
+    let r = run(&space, &progress, None);
+    assert!(r.cancelled);
+    assert_eq!(r.evaluated, 0);
+}
+
+#[test]
+fn every_feasible_row_is_streamed_when_asked() {
+    let space = small_space(vec![Objective::TimeToTrain, Objective::CostToTrain], CostMode::Rent);
+    let (tx, rx) = std::sync::mpsc::sync_channel(4);
+    let result = std::thread::scope(|s| {
+        let h = s.spawn(|| run(&space, &Progress::default(), Some(&tx)));
+        let mut rows = 0usize;
+        let mut seen = std::collections::HashSet::new();
+        let r = loop {
+            match rx.recv_timeout(std::time::Duration::from_millis(50)) {
+                Ok(chunk) => {
+                    assert_eq!(chunk.choices.len(), chunk.evaluations.len());
+                    rows += chunk.choices.len();
+                    seen.extend(chunk.choices);
+                }
+                Err(_) if h.is_finished() => {
+                    while let Ok(chunk) = rx.try_recv() {
+                        rows += chunk.choices.len();
+                        seen.extend(chunk.choices);
+                    }
+                    break h.join().unwrap();
+                }
+                Err(_) => {}
+            }
+        };
+        assert_eq!(rows as u64, r.feasible);
+        assert_eq!(seen.len() as u64, r.feasible, "no row sent twice");
+        r
+    });
+    assert!(result.feasible > 0);
+}
+
+#[test]
+fn space_size_counts_factorizations_exactly() {
+    let space = small_space(vec![Objective::TimeToTrain, Objective::CostToTrain], CostMode::Rent);
+    // 256 GPUs: tp, pp in {1, 2, 4, 8}: 16 pairs, dp = 256 / (tp pp); same for 512. 2 counts x 16 layouts
+    // x 2 GPUs x 2 fabrics x 2 topologies x 2 micro-batches x (2 vpp x 3 recompute x 3 zero x 2 overlap).
+    assert_eq!(factorizations(&space, 256).len(), 16);
+    assert_eq!(space_size(&space), 2 * 16 * 2 * 2 * 2 * 2 * (2 * 3 * 3 * 2));
+}
