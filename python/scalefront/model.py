@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from scalefront import _core
-from scalefront.catalog import Catalog, ModelEntry, load_model_file
+from scalefront.catalog import Catalog, FabricEntry, GpuEntry, ModelEntry, ScaleUpEntry, load_model_file
 from scalefront.errors import UsageError
 
 __all__ = [
@@ -232,7 +232,50 @@ def _prices(catalog: Catalog, gpu: str, fabric: str, overrides: dict[str, float]
     return prices
 
 
-def _model_dict(m: ModelEntry) -> dict[str, Any]:
+# Catalog entries in the SI units the core takes. The one place catalog units are converted.
+
+
+def gpu_dict(g: GpuEntry) -> dict[str, Any]:
+    return {
+        "peak_bf16_flops": g.peak_bf16_tflops * 1e12,
+        "peak_fp8_flops": g.peak_fp8_tflops * 1e12,
+        "hbm_bytes": g.hbm_gb * 1e9,
+        "hbm_bytes_per_s": g.hbm_gbytes_per_s * 1e9,
+        "tdp_w": g.tdp_w,
+        "gemm_efficiency": g.gemm_efficiency,
+        "gemm_efficiency_fp8": g.gemm_efficiency_fp8,
+        "attention_efficiency": g.attention_efficiency,
+        "hbm_efficiency": g.hbm_efficiency,
+        "runtime_reserve_bytes": g.runtime_reserve_gb * 1e9,
+        "server_gpus": g.server_gpus,
+        "host_power_w": g.host_power_w,
+    }
+
+
+def scale_up_dict(s: ScaleUpEntry) -> dict[str, Any]:
+    return {
+        "bytes_per_s": s.gbytes_per_s * 1e9,
+        "domain_gpus": s.domain_gpus,
+        "step_latency_s": s.step_latency_us * 1e-6,
+        "ring_efficiency": s.ring_efficiency,
+        "in_switch_allreduce_efficiency": s.in_switch_allreduce_efficiency,
+    }
+
+
+def fabric_dict(f: FabricEntry) -> dict[str, Any]:
+    return {
+        "link_bytes_per_s": f.link_gbps * 1e9 / 8,
+        "links_per_gpu": f.links_per_gpu,
+        "efficiency": f.efficiency,
+        "congestion_efficiency": f.congestion_efficiency,
+        "nic_latency_s": f.nic_latency_us * 1e-6,
+        "switch_hop_latency_s": f.switch_hop_latency_us * 1e-6,
+        "switch_radix": f.switch_radix,
+        "in_network_reduction_efficiency": f.in_network_reduction_efficiency,
+    }
+
+
+def model_dict(m: ModelEntry) -> dict[str, Any]:
     moe = None
     if m.is_moe:
         moe = {
@@ -350,38 +393,10 @@ def evaluate(
     price = _prices(cat, gpu, fabric, prices)
 
     config = {
-        "model": _model_dict(m),
-        "gpu": {
-            "peak_bf16_flops": gpu_entry.peak_bf16_tflops * 1e12,
-            "peak_fp8_flops": gpu_entry.peak_fp8_tflops * 1e12,
-            "hbm_bytes": gpu_entry.hbm_gb * 1e9,
-            "hbm_bytes_per_s": gpu_entry.hbm_gbytes_per_s * 1e9,
-            "tdp_w": gpu_entry.tdp_w,
-            "gemm_efficiency": gpu_entry.gemm_efficiency,
-            "gemm_efficiency_fp8": gpu_entry.gemm_efficiency_fp8,
-            "attention_efficiency": gpu_entry.attention_efficiency,
-            "hbm_efficiency": gpu_entry.hbm_efficiency,
-            "runtime_reserve_bytes": gpu_entry.runtime_reserve_gb * 1e9,
-            "server_gpus": gpu_entry.server_gpus,
-            "host_power_w": gpu_entry.host_power_w,
-        },
-        "scale_up": {
-            "bytes_per_s": su.gbytes_per_s * 1e9,
-            "domain_gpus": su.domain_gpus,
-            "step_latency_s": su.step_latency_us * 1e-6,
-            "ring_efficiency": su.ring_efficiency,
-            "in_switch_allreduce_efficiency": su.in_switch_allreduce_efficiency,
-        },
-        "fabric": {
-            "link_bytes_per_s": fab.link_gbps * 1e9 / 8,
-            "links_per_gpu": fab.links_per_gpu,
-            "efficiency": fab.efficiency,
-            "congestion_efficiency": fab.congestion_efficiency,
-            "nic_latency_s": fab.nic_latency_us * 1e-6,
-            "switch_hop_latency_s": fab.switch_hop_latency_us * 1e-6,
-            "switch_radix": fab.switch_radix,
-            "in_network_reduction_efficiency": fab.in_network_reduction_efficiency,
-        },
+        "model": model_dict(m),
+        "gpu": gpu_dict(gpu_entry),
+        "scale_up": scale_up_dict(su),
+        "fabric": fabric_dict(fab),
         "topology": {"kind": topo.kind, "oversubscription": over, "rail_group_nodes": topo.rail_group_nodes},
         "prices": price,
         "gpus": gpus,

@@ -85,3 +85,34 @@ def render(e: Evaluation) -> str:
         f"${e.cost_own_usd:,.0f} (capex ${e.capex_usd:,.0f}, network ${e.network_capex_usd:,.0f})",
     ]
     return "\n".join(lines)
+
+
+_FRONTIER_COLUMNS = [
+    "gpus", "gpu", "topology", "tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch", "recompute", "zero", "overlap",
+    "time_to_train_days", "cost_to_train_usd", "mfu", "memory_per_gpu_gb",
+]
+
+
+def render_sweep(result, frontier) -> str:
+    """The frontiers per group, the best configuration per (fabric, GPU count), and the sweep's counts."""
+    groups = result.scenario.space["group_by"]
+    objectives = result.objectives
+    shown = [c for c in [*groups, *objectives, *_FRONTIER_COLUMNS] if c in frontier.columns]
+    shown = list(dict.fromkeys(shown))
+    rejected = ", ".join(f"{k} {v:,}" for k, v in sorted(result.rejected.items(), key=lambda kv: -kv[1]))
+    lines = [
+        f"scenario {result.scenario.name}: {result.evaluated:,} configurations in {result.wall_s:.2f} s "
+        f"({result.evaluated / max(result.wall_s, 1e-9) / 1e6:,.1f}M/s), {result.feasible:,} feasible"
+        + (" (CANCELLED)" if result.cancelled else ""),
+        f"rejected: {rejected or 'none'}",
+        "",
+        f"Pareto frontier ({' vs '.join(objectives)}) per {', '.join(groups)}:",
+        str(frontier.select(shown)),
+        "",
+        "fastest configuration per fabric and GPU count:",
+        str(result.best_per_fabric_and_size().select(
+            [c for c in ["fabric", "gpus", "topology", "tp", "pp", "dp", "cp", "vpp", "recompute", "zero",
+                         "time_to_train_days", "cost_to_train_usd", "mfu"]]
+        )),
+    ]
+    return "\n".join(lines)

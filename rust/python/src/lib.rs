@@ -7,6 +7,8 @@ use pyo3::types::PyDict;
 use scalefront_core as core;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+mod sweep;
+
 include!(concat!(env!("OUT_DIR"), "/data_files.rs"));
 
 pyo3::create_exception!(_core, ScalefrontError, PyException, "Base class of every scalefront error.");
@@ -17,12 +19,12 @@ pyo3::create_exception!(
     "A configuration the model cannot evaluate: args = (message, category, field or None)."
 );
 
-fn config_error(message: impl Into<String>, category: &str, field: Option<&str>) -> PyErr {
+pub(crate) fn config_error(message: impl Into<String>, category: &str, field: Option<&str>) -> PyErr {
     ConfigurationError::new_err((message.into(), category.to_string(), field.map(str::to_string)))
 }
 
 /// The one mapping of the engine's error to Python: ConfigurationError(message, category, field).
-fn from_core(e: core::ConfigError) -> PyErr {
+pub(crate) fn from_core(e: core::ConfigError) -> PyErr {
     let field = match &e {
         core::ConfigError::InvalidFigure { field, .. } | core::ConfigError::ZeroDegree { field } => Some(*field),
         _ => None,
@@ -31,7 +33,7 @@ fn from_core(e: core::ConfigError) -> PyErr {
 }
 
 /// One section of the configuration dict, read field by field with errors naming the path.
-struct Section<'py> {
+pub(crate) struct Section<'py> {
     dict: Bound<'py, PyDict>,
     path: String,
 }
@@ -68,6 +70,41 @@ impl<'py> Section<'py> {
         })?;
         Ok(Section { dict, path: format!("{}.{key}", self.path) })
     }
+    /// The items of a list field.
+    fn list(&self, key: &str) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        let item = self.item(key)?;
+        let list = item.cast_into::<pyo3::types::PyList>().map_err(|_| {
+            config_error(format!("{}.{key}: expected a list", self.path), "wrong_type", Some(key))
+        })?;
+        Ok(list.iter().collect())
+    }
+    /// A list of tables, each read as a section.
+    fn sections(&self, key: &str) -> PyResult<Vec<Section<'py>>> {
+        self.list(key)?
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| {
+                let dict = v.cast_into::<PyDict>().map_err(|_| {
+                    config_error(format!("{}.{key}[{i}]: expected a table", self.path), "wrong_type", Some(key))
+                })?;
+                Ok(Section { dict, path: format!("{}.{key}[{i}]", self.path) })
+            })
+            .collect()
+    }
+    fn typed_list<T>(&self, key: &str, kind: &str) -> PyResult<Vec<T>>
+    where
+        T: for<'a> FromPyObject<'a, 'py>,
+    {
+        self.list(key)?
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| {
+                v.extract::<T>().map_err(|_| {
+                    config_error(format!("{}.{key}[{i}]: expected {kind}", self.path), "wrong_type", Some(key))
+                })
+            })
+            .collect()
+    }
     fn has(&self, key: &str) -> PyResult<bool> {
         Ok(self.dict.get_item(key)?.is_some_and(|v| !v.is_none()))
     }
@@ -84,7 +121,7 @@ impl<'py> Section<'py> {
     }
 }
 
-fn model(s: &Section) -> PyResult<core::TransformerSpec> {
+pub(crate) fn model(s: &Section) -> PyResult<core::TransformerSpec> {
     let moe = if s.has("moe")? {
         let m = s.section("moe")?;
         Some(core::MoeSpec {
@@ -111,62 +148,84 @@ fn model(s: &Section) -> PyResult<core::TransformerSpec> {
     })
 }
 
+pub(crate) fn gpu_spec(gpu: &Section) -> PyResult<core::GpuSpec> {
+    Ok(core::GpuSpec {
+        peak_bf16_flops: gpu.f64("peak_bf16_flops")?,
+        peak_fp8_flops: gpu.f64("peak_fp8_flops")?,
+        hbm_bytes: gpu.f64("hbm_bytes")?,
+        hbm_bytes_per_s: gpu.f64("hbm_bytes_per_s")?,
+        tdp_w: gpu.f64("tdp_w")?,
+        gemm_efficiency: gpu.f64("gemm_efficiency")?,
+        gemm_efficiency_fp8: gpu.f64("gemm_efficiency_fp8")?,
+        attention_efficiency: gpu.f64("attention_efficiency")?,
+        hbm_efficiency: gpu.f64("hbm_efficiency")?,
+        runtime_reserve_bytes: gpu.f64("runtime_reserve_bytes")?,
+        server_gpus: gpu.u32("server_gpus")?,
+        host_power_w: gpu.f64("host_power_w")?,
+    })
+}
+
+pub(crate) fn scale_up_spec(su: &Section) -> PyResult<core::ScaleUpSpec> {
+    Ok(core::ScaleUpSpec {
+        bytes_per_s: su.f64("bytes_per_s")?,
+        domain_gpus: su.u32("domain_gpus")?,
+        step_latency_s: su.f64("step_latency_s")?,
+        ring_efficiency: su.f64("ring_efficiency")?,
+        in_switch_allreduce_efficiency: su.f64("in_switch_allreduce_efficiency")?,
+    })
+}
+
+pub(crate) fn fabric_spec(fab: &Section) -> PyResult<core::FabricSpec> {
+    Ok(core::FabricSpec {
+        link_bytes_per_s: fab.f64("link_bytes_per_s")?,
+        links_per_gpu: fab.u32("links_per_gpu")?,
+        efficiency: fab.f64("efficiency")?,
+        congestion_efficiency: fab.f64("congestion_efficiency")?,
+        nic_latency_s: fab.f64("nic_latency_s")?,
+        switch_hop_latency_s: fab.f64("switch_hop_latency_s")?,
+        switch_radix: fab.u32("switch_radix")?,
+        in_network_reduction_efficiency: fab.f64("in_network_reduction_efficiency")?,
+    })
+}
+
+pub(crate) fn topology_spec(topo: &Section) -> PyResult<core::TopologySpec> {
+    Ok(core::TopologySpec {
+        kind: topo.choice(
+            "kind",
+            &[
+                ("fat-tree", core::TopologyKind::FatTree),
+                ("rail-fat-tree", core::TopologyKind::RailFatTree),
+                ("dragonfly", core::TopologyKind::Dragonfly),
+                ("torus-3d", core::TopologyKind::Torus3d),
+            ],
+        )?,
+        oversubscription: topo.f64("oversubscription")?,
+        rail_group_nodes: topo.u32("rail_group_nodes")?,
+    })
+}
+
+pub(crate) const RECOMPUTE: [(&str, core::Recompute); 3] = [
+    ("none", core::Recompute::None),
+    ("selective", core::Recompute::Selective),
+    ("full", core::Recompute::Full),
+];
+pub(crate) const PRECISION: [(&str, core::Precision); 2] = [("bf16", core::Precision::Bf16), ("fp8", core::Precision::Fp8)];
+
+pub(crate) fn overlap_spec(ov: &Section) -> PyResult<core::Overlap> {
+    Ok(core::Overlap { dp: ov.f64("dp")?, tp: ov.f64("tp")?, pp: ov.f64("pp")?, ep: ov.f64("ep")? })
+}
+
 fn config(d: &Bound<'_, PyDict>) -> PyResult<core::Config> {
     let root = Section { dict: d.clone(), path: "config".into() };
-    let gpu = root.section("gpu")?;
-    let su = root.section("scale_up")?;
-    let fab = root.section("fabric")?;
-    let topo = root.section("topology")?;
     let pr = root.section("prices")?;
     let par = root.section("parallelism")?;
     let tr = root.section("training")?;
-    let ov = root.section("overlap")?;
     Ok(core::Config {
         model: model(&root.section("model")?)?,
-        gpu: core::GpuSpec {
-            peak_bf16_flops: gpu.f64("peak_bf16_flops")?,
-            peak_fp8_flops: gpu.f64("peak_fp8_flops")?,
-            hbm_bytes: gpu.f64("hbm_bytes")?,
-            hbm_bytes_per_s: gpu.f64("hbm_bytes_per_s")?,
-            tdp_w: gpu.f64("tdp_w")?,
-            gemm_efficiency: gpu.f64("gemm_efficiency")?,
-            gemm_efficiency_fp8: gpu.f64("gemm_efficiency_fp8")?,
-            attention_efficiency: gpu.f64("attention_efficiency")?,
-            hbm_efficiency: gpu.f64("hbm_efficiency")?,
-            runtime_reserve_bytes: gpu.f64("runtime_reserve_bytes")?,
-            server_gpus: gpu.u32("server_gpus")?,
-            host_power_w: gpu.f64("host_power_w")?,
-        },
-        scale_up: core::ScaleUpSpec {
-            bytes_per_s: su.f64("bytes_per_s")?,
-            domain_gpus: su.u32("domain_gpus")?,
-            step_latency_s: su.f64("step_latency_s")?,
-            ring_efficiency: su.f64("ring_efficiency")?,
-            in_switch_allreduce_efficiency: su.f64("in_switch_allreduce_efficiency")?,
-        },
-        fabric: core::FabricSpec {
-            link_bytes_per_s: fab.f64("link_bytes_per_s")?,
-            links_per_gpu: fab.u32("links_per_gpu")?,
-            efficiency: fab.f64("efficiency")?,
-            congestion_efficiency: fab.f64("congestion_efficiency")?,
-            nic_latency_s: fab.f64("nic_latency_s")?,
-            switch_hop_latency_s: fab.f64("switch_hop_latency_s")?,
-            switch_radix: fab.u32("switch_radix")?,
-            in_network_reduction_efficiency: fab.f64("in_network_reduction_efficiency")?,
-        },
-        topology: core::TopologySpec {
-            kind: topo.choice(
-                "kind",
-                &[
-                    ("fat-tree", core::TopologyKind::FatTree),
-                    ("rail-fat-tree", core::TopologyKind::RailFatTree),
-                    ("dragonfly", core::TopologyKind::Dragonfly),
-                    ("torus-3d", core::TopologyKind::Torus3d),
-                ],
-            )?,
-            oversubscription: topo.f64("oversubscription")?,
-            rail_group_nodes: topo.u32("rail_group_nodes")?,
-        },
+        gpu: gpu_spec(&root.section("gpu")?)?,
+        scale_up: scale_up_spec(&root.section("scale_up")?)?,
+        fabric: fabric_spec(&root.section("fabric")?)?,
+        topology: topology_spec(&root.section("topology")?)?,
         prices: core::PriceSpec {
             rent_usd_per_gpu_hour: pr.f64("rent_usd_per_gpu_hour")?,
             server_usd: pr.f64("server_usd")?,
@@ -192,23 +251,16 @@ fn config(d: &Bound<'_, PyDict>) -> PyResult<core::Config> {
             vpp: par.u32("vpp")?,
             micro_batch: par.u32("micro_batch")?,
             zero_stage: par.u32("zero_stage")?,
-            recompute: par.choice(
-                "recompute",
-                &[
-                    ("none", core::Recompute::None),
-                    ("selective", core::Recompute::Selective),
-                    ("full", core::Recompute::Full),
-                ],
-            )?,
+            recompute: par.choice("recompute", &RECOMPUTE)?,
             sequence_parallel: par.bool("sequence_parallel")?,
         },
         training: core::Training {
             global_batch: tr.u32("global_batch")?,
             seq_len: tr.u32("seq_len")?,
             tokens: tr.f64("tokens")?,
-            precision: tr.choice("precision", &[("bf16", core::Precision::Bf16), ("fp8", core::Precision::Fp8)])?,
+            precision: tr.choice("precision", &PRECISION)?,
         },
-        overlap: core::Overlap { dp: ov.f64("dp")?, tp: ov.f64("tp")?, pp: ov.f64("pp")?, ep: ov.f64("ep")? },
+        overlap: overlap_spec(&root.section("overlap")?)?,
     })
 }
 
@@ -220,7 +272,7 @@ fn to_dict<'py>(py: Python<'py>, pairs: &[(&str, f64)]) -> PyResult<Bound<'py, P
     Ok(d)
 }
 
-fn evaluation_dict<'py>(py: Python<'py>, e: &core::Evaluation) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn evaluation_dict<'py>(py: Python<'py>, e: &core::Evaluation) -> PyResult<Bound<'py, PyDict>> {
     let b = &e.breakdown;
     let h = &e.hidden;
     let m = &e.memory;
@@ -300,7 +352,7 @@ fn evaluation_dict<'py>(py: Python<'py>, e: &core::Evaluation) -> PyResult<Bound
 }
 
 /// Run `f`, turning a panic into a ScalefrontError instead of letting it reach Python.
-fn no_panic<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+pub(crate) fn no_panic<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|payload| {
         let what = payload
             .downcast_ref::<&str>()
@@ -335,6 +387,27 @@ mod _core {
             let e = core::evaluate(&cfg).map_err(from_core)?;
             evaluation_dict(py, &e)
         })
+    }
+
+    #[pymodule_export]
+    use super::sweep::SweepHandle;
+
+    /// Configurations in a sweep space (a dict, see scalefront.sweep), counted without evaluating any.
+    #[pyfunction]
+    fn space_size(space: &Bound<'_, PyDict>) -> PyResult<u64> {
+        no_panic(|| Ok(scalefront_core::sweep::space_size(&super::sweep::space(space)?)))
+    }
+
+    /// Run a sweep (blocking, GIL released); progress, cancellation and streamed rows go through `handle`.
+    #[pyfunction]
+    #[pyo3(signature = (space, handle, stream_rows=false))]
+    fn run_sweep<'py>(
+        py: Python<'py>,
+        space: &Bound<'py, PyDict>,
+        handle: &Bound<'py, SweepHandle>,
+        stream_rows: bool,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        super::sweep::run_sweep(py, space, handle.get(), stream_rows)
     }
 
     /// The catalog files embedded at build time: {path under data/: text}.

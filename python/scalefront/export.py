@@ -1,0 +1,150 @@
+"""Writing result frames to CSV or Parquet (by suffix) so that nothing is ever lost: every file is written
+to a temporary file beside its target and renamed into place at the end, an existing file is never
+replaced unless asked, and an interrupted export leaves no partial file.
+
+`StreamWriter` writes frames that arrive in chunks (a sweep's `--all` rows) without holding them in memory.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import polars as pl
+
+from scalefront.errors import UsageError
+
+__all__ = ["FORMATS", "check_target", "write_frame", "StreamWriter", "read_frame"]
+
+FORMATS = {".csv": "csv", ".parquet": "parquet"}
+
+
+def _format(path: Path) -> str:
+    fmt = FORMATS.get(path.suffix.lower())
+    if fmt is None:
+        raise UsageError(f"{path}: unknown output format {path.suffix!r}; use a .csv or .parquet file name")
+    return fmt
+
+
+def check_target(path: str | Path, force: bool) -> Path:
+    """Fail early (before any work) when `path` cannot be written: unknown suffix, missing directory, or an
+    existing file without `force`."""
+    p = Path(path)
+    _format(p)
+    if p.exists() and not force:
+        raise UsageError(f"{p} already exists; pass --force to replace it")
+    if p.is_dir():
+        raise UsageError(f"{p} is a directory")
+    if not p.parent.exists():
+        raise UsageError(f"{p.parent} does not exist")
+    return p
+
+
+def _place(tmp: Path, target: Path, force: bool) -> None:
+    """Move the finished temporary file into place: atomically, and without replacing an existing file
+    unless `force` (a link fails if the target appeared meanwhile)."""
+    if force:
+        os.replace(tmp, target)
+        return
+    try:
+        os.link(tmp, target)
+    except FileExistsError:
+        tmp.unlink(missing_ok=True)
+        raise UsageError(f"{target} appeared while writing; nothing replaced (pass --force to replace it)") from None
+    except OSError:
+        # File systems without hard links: check-then-rename (the check above ran before the work).
+        if target.exists():
+            tmp.unlink(missing_ok=True)
+            raise UsageError(f"{target} already exists; pass --force to replace it") from None
+        os.replace(tmp, target)
+        return
+    tmp.unlink()
+
+
+def _temp_beside(target: Path, suffix: str) -> Path:
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix, dir=target.parent)
+    os.close(fd)
+    return Path(name)
+
+
+def write_frame(frame: pl.DataFrame, path: str | Path, force: bool = False) -> Path:
+    """Write `frame` to `path` (.csv or .parquet) atomically."""
+    target = check_target(path, force)
+    tmp = _temp_beside(target, ".tmp")
+    try:
+        if _format(target) == "csv":
+            frame.write_csv(tmp)
+        else:
+            frame.write_parquet(tmp)
+        _place(tmp, target, force)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return target
+
+
+def read_frame(path: str | Path) -> pl.DataFrame:
+    """Read a frame scalefront wrote (CSV or Parquet, by suffix)."""
+    p = Path(path)
+    if not p.exists():
+        raise UsageError(f"{p}: no such file")
+    return pl.read_csv(p) if _format(p) == "csv" else pl.read_parquet(p)
+
+
+class StreamWriter:
+    """Append frames of one schema to a CSV or Parquet target, then `commit()` (atomic rename) or
+    `abort()` (remove everything written). CSV appends to one temporary file; Parquet writes one temporary
+    part per chunk and streams them into the target at the end."""
+
+    def __init__(self, path: str | Path, force: bool = False):
+        self.target = check_target(path, force)
+        self.force = force
+        self.format = _format(self.target)
+        self.rows = 0
+        self._parts: Path | None = None
+        self._tmp: Path | None = None
+        if self.format == "csv":
+            self._tmp = _temp_beside(self.target, ".tmp")
+        else:
+            self._parts = Path(tempfile.mkdtemp(prefix=f".{self.target.name}.", dir=self.target.parent))
+        self._chunks = 0
+
+    def write(self, frame: pl.DataFrame) -> None:
+        if self.format == "csv":
+            assert self._tmp is not None
+            with open(self._tmp, "ab") as fh:
+                frame.write_csv(fh, include_header=self._chunks == 0)
+        else:
+            assert self._parts is not None
+            frame.write_parquet(self._parts / f"part-{self._chunks:08d}.parquet")
+        self._chunks += 1
+        self.rows += frame.height
+
+    def commit(self, empty: pl.DataFrame) -> Path:
+        """Finish: `empty` (a frame with the schema and no rows) is written when no chunk came."""
+        if self._chunks == 0:
+            self.write(empty)
+        tmp = self._tmp
+        try:
+            if self.format == "parquet":
+                assert self._parts is not None
+                tmp = _temp_beside(self.target, ".tmp")
+                pl.scan_parquet(self._parts / "*.parquet").sink_parquet(tmp)
+            assert tmp is not None
+            _place(tmp, self.target, self.force)
+        finally:
+            if tmp is not None:
+                tmp.unlink(missing_ok=True)
+            self._cleanup()
+        return self.target
+
+    def abort(self) -> None:
+        if self._tmp is not None:
+            self._tmp.unlink(missing_ok=True)
+        self._cleanup()
+
+    def _cleanup(self) -> None:
+        if self._parts is not None:
+            shutil.rmtree(self._parts, ignore_errors=True)
+            self._parts = None

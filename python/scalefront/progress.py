@@ -1,0 +1,48 @@
+"""A one-line progress display for long work: count, rate and ETA on a terminal, nothing when piped."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TextIO
+
+from scalefront.sweep import Progress
+
+
+def _count(x: float) -> str:
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if x >= scale:
+            return f"{x / scale:.1f}{unit}"
+    return f"{x:.0f}"
+
+
+class ProgressLine:
+    """Redraws one line on `stream` (stderr) at most every `interval_s`; silent unless it is a terminal."""
+
+    def __init__(self, label: str, stream: TextIO | None = None, interval_s: float = 0.2):
+        self.stream = stream or sys.stderr
+        self.enabled = self.stream.isatty()
+        self.label = label
+        self.interval_s = interval_s
+        self._last = 0.0
+        self._width = 0
+
+    def __call__(self, p: Progress) -> None:
+        now = time.monotonic()
+        if not self.enabled or (now - self._last < self.interval_s and p.done < p.total):
+            return
+        self._last = now
+        share = p.done / p.total if p.total else 1.0
+        eta = f"ETA {p.eta_s:.0f}s" if p.eta_s is not None and p.done < p.total else "done"
+        line = (
+            f"{self.label} {p.done:,} / {p.total:,} configurations ({share:.0%})  "
+            f"{_count(p.rate)}/s  {eta}  feasible {p.feasible:,}"
+        )
+        self.stream.write("\r" + line.ljust(self._width))
+        self.stream.flush()
+        self._width = len(line)
+
+    def close(self) -> None:
+        if self.enabled and self._width:
+            self.stream.write("\n")
+            self.stream.flush()

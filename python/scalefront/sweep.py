@@ -1,0 +1,257 @@
+"""Run a scenario's sweep and turn the result into polars frames: Pareto frontiers per group and the best
+configuration per (fabric, GPU count).
+
+The Rust engine runs in a worker thread with the GIL released; this module polls its handle for progress
+(no callbacks from worker threads) and cancels it on Ctrl-C. Results arrive as numpy columns that own the
+engine's vectors and become polars columns without per-row Python objects.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+import polars as pl
+
+from scalefront import _core
+from scalefront.scenario import Scenario
+
+__all__ = ["SweepResult", "Progress", "run_sweep", "pareto", "best_per", "COLUMNS", "label_rows", "objective_column"]
+
+#: Column order of every exported frame: inputs (names as `scalefront eval` flags and `--json` keys), then
+#: results (units in the names).
+INPUT_COLUMNS = [
+    "model", "gpu", "gpus", "scale_up", "fabric", "topology", "oversubscription", "tp", "pp", "dp", "cp", "ep",
+    "vpp", "micro_batch", "global_batch", "seq_len", "recompute", "zero", "sequence_parallel", "overlap",
+    "precision", "tokens", "cost_mode",
+]
+OUTPUT_COLUMNS = [
+    "feasible", "step_time_s", "tokens_per_s", "mfu", "hfu", "tflops_per_gpu", "scaling_efficiency",
+    "memory_per_gpu_gb", "memory_margin_gb", "compute_s", "recompute_s", "tp_comm_s", "pp_comm_s", "dp_comm_s",
+    "cp_comm_s", "ep_comm_s", "bubble_s", "optimizer_s", "tp_comm_hidden_s", "pp_comm_hidden_s",
+    "dp_comm_hidden_s", "cp_comm_hidden_s", "ep_comm_hidden_s", "micro_batches", "steps", "time_to_train_s",
+    "time_to_train_days", "energy_mwh", "cost_to_train_usd", "cost_rent_usd", "cost_own_usd",
+    "usd_per_million_tokens", "capex_usd", "network_capex_usd", "it_power_w", "network_tiers", "network_switches",
+]
+COLUMNS = INPUT_COLUMNS + OUTPUT_COLUMNS
+
+
+@dataclass
+class Progress:
+    done: int
+    total: int
+    feasible: int
+    elapsed_s: float
+
+    @property
+    def rate(self) -> float:
+        return self.done / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+    @property
+    def eta_s(self) -> float | None:
+        return (self.total - self.done) / self.rate if self.rate > 0 else None
+
+
+@dataclass
+class SweepResult:
+    scenario: Scenario
+    #: Every configuration kept by the engine (the union of each cell's frontier), labelled.
+    kept: pl.DataFrame
+    evaluated: int
+    feasible: int
+    rejected: dict[str, int]
+    cancelled: bool
+    wall_s: float
+    objectives: list[str] = field(default_factory=list)
+
+    def frontier(self, group_by: list[str] | None = None, objectives: list[str] | None = None) -> pl.DataFrame:
+        """Non-dominated configurations per group (default: the scenario's group-by and objectives)."""
+        return pareto(self.kept, group_by or self.scenario.space["group_by"], objectives or self.objectives)
+
+    def best_per_fabric_and_size(self) -> pl.DataFrame:
+        """The fastest configuration for each (fabric, GPU count), and what it costs."""
+        return best_per(self.kept, ["fabric", "gpus"], self.objectives[0])
+
+
+def objective_column(name: str) -> tuple[str, bool]:
+    """(column, descending) for an objective: MFU is maximised, the rest minimised."""
+    return name, name == "mfu"
+
+
+def label_rows(columns: dict[str, np.ndarray], scenario: Scenario) -> pl.DataFrame:
+    """Engine columns (axis indices, SI metrics) to a labelled frame in the export schema."""
+    space = scenario.space
+    n = len(columns["tp"])
+
+    def pick(values: list[Any], key: str) -> pl.Series:
+        return pl.Series(key, np.asarray(values, dtype=object)[columns[key]] if n else [], dtype=pl.Utf8)
+
+    def pick_num(values: list[Any], key: str, dtype: Any) -> pl.Series:
+        return pl.Series(key, np.asarray(values)[columns[key]] if n else [], dtype=dtype)
+
+    cost_mode = space["cost_mode"]
+    cost_col = "cost_rent_usd" if cost_mode == "rent" else "cost_own_usd"
+    tokens = float(space["tokens"])
+    data = {
+        "model": pl.Series("model", [scenario.model_name] * n, dtype=pl.Utf8),
+        "gpu": pick(scenario.gpu_names, "gpu"),
+        "gpus": pick_num(scenario.gpu_counts, "gpus", pl.Int64),
+        "scale_up": pick(scenario.scale_up_names, "scale_up"),
+        "fabric": pick(scenario.fabric_names, "fabric"),
+        "topology": pick(scenario.topology_names, "topology"),
+        "oversubscription": pl.Series(
+            "oversubscription", np.asarray(scenario.oversubscriptions)[columns["topology"]] if n else [], dtype=pl.Float64
+        ),
+        "tp": pl.Series("tp", columns["tp"], dtype=pl.Int64),
+        "pp": pl.Series("pp", columns["pp"], dtype=pl.Int64),
+        "dp": pl.Series("dp", columns["dp"], dtype=pl.Int64),
+        "cp": pl.Series("cp", columns["cp"], dtype=pl.Int64),
+        "ep": pl.Series("ep", columns["ep"], dtype=pl.Int64),
+        "vpp": pick_num(space["vpp"], "vpp", pl.Int64),
+        "micro_batch": pick_num(space["micro_batch"], "micro_batch", pl.Int64),
+        "global_batch": pl.Series("global_batch", [space["global_batch"]] * n, dtype=pl.Int64),
+        "seq_len": pl.Series("seq_len", [space["seq_len"]] * n, dtype=pl.Int64),
+        "recompute": pick(space["recompute"], "recompute"),
+        "zero": pick_num(space["zero"], "zero", pl.Int64),
+        "sequence_parallel": pl.Series(
+            "sequence_parallel", np.asarray(space["sequence_parallel"])[columns["sequence_parallel"]] if n else [],
+            dtype=pl.Boolean,
+        ),
+        "overlap": pick(scenario.overlap_names, "overlap"),
+        "precision": pick(space["precisions"], "precision"),
+        "tokens": pl.Series("tokens", [tokens] * n, dtype=pl.Float64),
+        "cost_mode": pl.Series("cost_mode", [cost_mode] * n, dtype=pl.Utf8),
+    }
+    frame = pl.DataFrame(data)
+    m = {k: columns[k] for k in columns if k not in data}
+    frame = frame.with_columns(
+        pl.lit(True).alias("feasible"),
+        *[pl.Series(k, m[k]) for k in (
+            "step_time_s", "tokens_per_s", "mfu", "hfu", "tflops_per_gpu", "scaling_efficiency",
+            "compute_s", "recompute_s", "tp_comm_s", "pp_comm_s", "dp_comm_s", "cp_comm_s", "ep_comm_s", "bubble_s",
+            "optimizer_s", "tp_comm_hidden_s", "pp_comm_hidden_s", "dp_comm_hidden_s", "cp_comm_hidden_s",
+            "ep_comm_hidden_s", "steps", "time_to_train_s", "cost_rent_usd", "cost_own_usd", "capex_usd",
+            "network_capex_usd", "it_power_w", "network_switches",
+        )],
+        pl.Series("memory_per_gpu_gb", m["memory_per_gpu_bytes"] / 1e9),
+        pl.Series("memory_margin_gb", m["memory_margin_bytes"] / 1e9),
+        pl.Series("micro_batches", m["micro_batches"]).cast(pl.Int64),
+        pl.Series("network_tiers", m["network_tiers"]).cast(pl.Int64),
+        pl.Series("time_to_train_days", m["time_to_train_s"] / 86400.0),
+        pl.Series("energy_mwh", m["energy_j"] / 3.6e9),
+        pl.Series("cost_to_train_usd", m[cost_col]),
+        pl.Series("usd_per_million_tokens", m[cost_col] / (tokens / 1e6)),
+    )
+    return frame.select(COLUMNS)
+
+
+def pareto(frame: pl.DataFrame, group_by: list[str], objectives: list[str]) -> pl.DataFrame:
+    """Rows of `frame` not dominated by another row of their group, on 2 or 3 objectives (MFU maximised).
+    Ties on every objective keep the first row in the frame's order. Sorted by group, then objectives."""
+    if frame.is_empty():
+        return frame
+    keys = [f"__o{i}" for i in range(len(objectives))]
+    f = frame.with_row_index("__row").with_columns(
+        [(-pl.col(o) if objective_column(o)[1] else pl.col(o)).alias(k) for o, k in zip(objectives, keys)]
+    )
+    if len(objectives) == 2:
+        # Sort by the first objective (ties: second, then row); a row survives when its second objective is
+        # strictly below every earlier row's in its group.
+        f = f.sort([*group_by, keys[0], keys[1], "__row"])
+        best_before = pl.col(keys[1]).cum_min().shift(1).over(group_by)
+        kept = f.filter(best_before.is_null() | (pl.col(keys[1]) < best_before))
+    else:
+        # Three objectives: remove every row some other row of its group dominates (groups are small).
+        left = f.select([*group_by, "__row", *keys])
+        right = left.rename({"__row": "__r2", **{k: f"{k}_b" for k in keys}})
+        pairs = left.join(right, on=group_by, how="inner").filter(pl.col("__row") != pl.col("__r2"))
+        no_worse = pl.all_horizontal([pl.col(f"{k}_b") <= pl.col(k) for k in keys])
+        better = pl.any_horizontal([pl.col(f"{k}_b") < pl.col(k) for k in keys])
+        same = pl.all_horizontal([pl.col(f"{k}_b") == pl.col(k) for k in keys])
+        beaten = pairs.filter((no_worse & better) | (same & (pl.col("__r2") < pl.col("__row")))).select("__row").unique()
+        kept = f.join(beaten, on="__row", how="anti").sort([*group_by, *keys, "__row"])
+    return kept.drop(["__row", *keys])
+
+
+def best_per(frame: pl.DataFrame, by: list[str], objective: str) -> pl.DataFrame:
+    """The best row per group on one objective (ties: first row)."""
+    if frame.is_empty():
+        return frame
+    col, descending = objective_column(objective)
+    return (
+        frame.with_row_index("__row")
+        .sort([*by, col, "__row"], descending=[False] * len(by) + [descending, False])
+        .group_by(by, maintain_order=True)
+        .first()
+        .drop("__row")
+        .select(frame.columns)
+    )
+
+
+def run_sweep(
+    scenario: Scenario,
+    *,
+    on_progress: Callable[[Progress], None] | None = None,
+    on_rows: Callable[[pl.DataFrame], None] | None = None,
+    poll_s: float = 0.1,
+) -> SweepResult:
+    """Run the scenario's sweep. `on_progress` is called from this thread every `poll_s`; `on_rows`, when
+    given, receives every feasible configuration in labelled chunks (for `--all` exports). Ctrl-C cancels the
+    engine, waits for it (milliseconds) and re-raises KeyboardInterrupt."""
+    handle = _core.SweepHandle()
+    total = scenario.size()
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["result"] = _core.run_sweep(scenario.space, handle, on_rows is not None)
+        except BaseException as err:  # handed to the caller's thread
+            box["error"] = err
+
+    start = time.perf_counter()
+    thread = threading.Thread(target=work, name="scalefront-sweep", daemon=True)
+    thread.start()
+
+    def drain(timeout: float) -> None:
+        if on_rows is None:
+            time.sleep(timeout)
+            return
+        chunk = handle.next_rows(timeout)
+        while chunk is not None:
+            on_rows(label_rows(chunk, scenario))
+            chunk = handle.next_rows(0.0)
+
+    try:
+        while thread.is_alive():
+            drain(poll_s)
+            if on_progress:
+                on_progress(Progress(handle.done(), total, handle.feasible(), time.perf_counter() - start))
+        drain(0.0)
+    except BaseException:
+        handle.cancel()
+        while thread.is_alive():  # keep draining so no worker stays blocked on a full stream
+            if on_rows is not None:
+                handle.next_rows(0.05)
+            else:
+                thread.join(0.05)
+        raise
+    if "error" in box:
+        raise box["error"]
+    raw = box["result"]
+    wall = time.perf_counter() - start
+    if on_progress:
+        on_progress(Progress(raw["evaluated"], total, raw["feasible"], wall))
+    return SweepResult(
+        scenario=scenario,
+        kept=label_rows(raw["frontier"], scenario),
+        evaluated=raw["evaluated"],
+        feasible=raw["feasible"],
+        rejected={k: v for k, v in raw["rejected"].items() if v},
+        cancelled=raw["cancelled"],
+        wall_s=wall,
+        objectives=list(scenario.space["objectives"]),
+    )
+
