@@ -616,7 +616,7 @@ pub fn run(space: &SweepSpace, progress: &Progress, rows: Option<&SyncSender<Row
     let mut acc = acc;
     acc.flush(true);
     let mut kept: Vec<Kept> = acc.frontiers.into_iter().flat_map(|(_, f)| f.kept).collect();
-    kept.sort_by(|a, b| a.choice.cmp(&b.choice));
+    kept.sort_by_key(|k| k.choice);
     SweepResult {
         kept,
         evaluated: acc.evaluated,

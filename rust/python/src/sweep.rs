@@ -3,7 +3,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
-use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError};
+use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -56,10 +56,8 @@ impl SweepHandle {
             let guard = self.rows.lock().unwrap_or_else(|p| p.into_inner());
             match guard.as_ref() {
                 None => None,
-                Some(rx) => match rx.recv_timeout(Duration::from_secs_f64(timeout_s.max(0.0))) {
-                    Ok(chunk) => Some(chunk),
-                    Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => None,
-                },
+                // Nothing in time, or the sweep is over and every chunk was taken.
+                Some(rx) => rx.recv_timeout(Duration::from_secs_f64(timeout_s.max(0.0))).ok(),
             }
         });
         chunk.map(|c| columns(py, &c.choices, &c.evaluations, None)).transpose()
