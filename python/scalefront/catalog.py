@@ -78,6 +78,7 @@ class GpuEntry(_Entry):
     gemm_efficiency_fp8: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
     attention_efficiency: Fraction
     hbm_efficiency: Fraction
+    sustained_efficiency: Fraction
     runtime_reserve_gb: NonNegative
     server_gpus: Count
     host_power_w: NonNegative

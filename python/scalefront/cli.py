@@ -87,6 +87,8 @@ def _add_eval(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--global-batch", type=_positive_int, help="sequences per step (default: ~4M tokens)")
     g.add_argument("--seq-len", type=_positive_int, help="sequence length (default: the model's)")
     g.add_argument("--precision", choices=["bf16", "fp8"], default="bf16")
+    g.add_argument("--no-flash-attention", action="store_true",
+                   help="attention materialises its scores (no fused/flash attention kernel)")
     g = p.add_argument_group("cluster")
     g.add_argument("--gpu", default="h100-sxm", help="GPU id")
     g.add_argument("--gpus", type=_positive_int, default=1024, help="number of GPUs")
@@ -144,6 +146,7 @@ def _run_eval(args: argparse.Namespace) -> int:
         sequence_parallel=not args.no_sequence_parallel,
         overlap=args.overlap,
         precision=args.precision,
+        flash_attention=not args.no_flash_attention,
         tokens=args.tokens,
         cost_mode=args.cost_mode,
         prices=dict(args.price),
@@ -287,6 +290,31 @@ def _print_sweep(result, frontier, tty: bool, args: argparse.Namespace) -> None:
         print(render_sweep(result, frontier), file=out)
 
 
+def _add_validate(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "validate",
+        help="compare the model with published training runs and nccl-tests curves",
+        description="Predict every published measurement in the validation tables and print the errors.",
+    )
+    p.add_argument("--markdown", action="store_true", help="print the Markdown report (docs/validation.md)")
+    p.add_argument("--calibrate", action="store_true",
+                   help="print each GPU's sustained_efficiency fitted on the calibration rows")
+    p.set_defaults(run=_run_validate)
+
+
+def _run_validate(args: argparse.Namespace) -> int:
+    from scalefront import validation
+
+    if args.calibrate:
+        for gpu, (value, rows) in validation.calibrate().items():
+            print(f"{gpu}: sustained_efficiency = {value}  (rows: {', '.join(rows)})")
+        return 0
+    training = validation.training_checks()
+    collectives = validation.collective_checks()
+    print(validation.render(training, collectives, markdown=args.markdown), end="" if args.markdown else "\n")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="scalefront",
@@ -296,6 +324,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
     _add_eval(sub)
     _add_sweep(sub)
+    _add_validate(sub)
     return parser
 
 

@@ -169,6 +169,7 @@ class Evaluation:
     sequence_parallel: bool
     overlap: Overlap
     precision: str
+    flash_attention: bool
     tokens: float
     cost_mode: str
     # Results.
@@ -246,6 +247,7 @@ def gpu_dict(g: GpuEntry) -> dict[str, Any]:
         "gemm_efficiency_fp8": g.gemm_efficiency_fp8,
         "attention_efficiency": g.attention_efficiency,
         "hbm_efficiency": g.hbm_efficiency,
+        "sustained_efficiency": g.sustained_efficiency,
         "runtime_reserve_bytes": g.runtime_reserve_gb * 1e9,
         "server_gpus": g.server_gpus,
         "host_power_w": g.host_power_w,
@@ -345,6 +347,7 @@ def evaluate(
     sequence_parallel: bool = True,
     overlap: str | float | Overlap = "dp",
     precision: Literal["bf16", "fp8"] = "bf16",
+    flash_attention: bool = True,
     tokens: float = 1e12,
     cost_mode: Literal["rent", "own"] = "rent",
     prices: dict[str, float] | None = None,
@@ -355,7 +358,8 @@ def evaluate(
     Names (``model``, ``gpu``, ``scale_up``, ``fabric``, ``topology``) are catalog ids; ``model`` may also be a
     path to a model TOML file. ``scale_up`` defaults to the GPU's own domain, ``oversubscription`` to the
     topology's, ``dp`` to gpus / (tp x pp x cp), ``seq_len`` to the model's, and ``global_batch`` to about 4M
-    tokens rounded to a multiple of dp x micro_batch. ``prices`` overrides any catalog price by field name
+    tokens rounded to a multiple of dp x micro_batch. ``flash_attention=False`` models attention that
+    materialises its scores (Megatron-LM before 2022). ``prices`` overrides any catalog price by field name
     (``rent_usd_per_gpu_hour``, ``switch_usd``, ``usd_per_kwh``, ...).
 
     Raises :class:`~scalefront.errors.CatalogError` for an unknown name or a bad file,
@@ -412,7 +416,13 @@ def evaluate(
             "recompute": recompute,
             "sequence_parallel": bool(sequence_parallel),
         },
-        "training": {"global_batch": global_batch, "seq_len": seq_len, "tokens": float(tokens), "precision": precision},
+        "training": {
+            "global_batch": global_batch,
+            "seq_len": seq_len,
+            "tokens": float(tokens),
+            "precision": precision,
+            "flash_attention": bool(flash_attention),
+        },
         "overlap": {"dp": ov.dp, "tp": ov.tp, "pp": ov.pp, "ep": ov.ep},
     }
     r = _core.evaluate(config)
@@ -445,6 +455,7 @@ def evaluate(
         sequence_parallel=bool(sequence_parallel),
         overlap=ov,
         precision=precision,
+        flash_attention=bool(flash_attention),
         tokens=float(tokens),
         cost_mode=cost_mode,
         feasible=r["feasible"],

@@ -109,6 +109,7 @@ class Workload(_Strict):
     global_batch: PositiveInt
     seq_len: PositiveInt | None = None
     precision: Annotated[list[Literal["bf16", "fp8"]], Field(min_length=1)] = ["bf16"]
+    flash_attention: bool = True
 
 
 class Cluster(_Strict):
@@ -331,6 +332,7 @@ def load_scenario(source: str | Path, catalog: Catalog | None = None, *, group_b
         "global_batch": wl.global_batch,
         "seq_len": seq_len,
         "tokens": float(wl.tokens),
+        "flash_attention": wl.flash_attention,
         "gpus": gpu_options,
         "scale_ups": [scale_up_dict(s) for s in scale_ups],
         "gpu_counts": gpu_counts,

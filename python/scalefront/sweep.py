@@ -26,7 +26,7 @@ __all__ = ["SweepResult", "Progress", "run_sweep", "pareto", "best_per", "COLUMN
 INPUT_COLUMNS = [
     "model", "gpu", "gpus", "scale_up", "fabric", "topology", "oversubscription", "tp", "pp", "dp", "cp", "ep",
     "vpp", "micro_batch", "global_batch", "seq_len", "recompute", "zero", "sequence_parallel", "overlap",
-    "precision", "tokens", "cost_mode",
+    "precision", "flash_attention", "tokens", "cost_mode",
 ]
 OUTPUT_COLUMNS = [
     "feasible", "step_time_s", "tokens_per_s", "mfu", "hfu", "tflops_per_gpu", "scaling_efficiency",
@@ -122,6 +122,7 @@ def label_rows(columns: dict[str, np.ndarray], scenario: Scenario) -> pl.DataFra
         ),
         "overlap": pick(scenario.overlap_names, "overlap"),
         "precision": pick(space["precisions"], "precision"),
+        "flash_attention": pl.Series("flash_attention", [space["flash_attention"]] * n, dtype=pl.Boolean),
         "tokens": pl.Series("tokens", [tokens] * n, dtype=pl.Float64),
         "cost_mode": pl.Series("cost_mode", [cost_mode] * n, dtype=pl.Utf8),
     }

@@ -17,6 +17,8 @@ use crate::topology::{Network, Traffic};
 pub const COLLECTIVE_BASE_LATENCY_S: f64 = 6.8e-6;
 /// Tree all-reduce reaches at most 92% of the bus bandwidth (NVIDIA/nccl src/graph/tuning.cc, Tree: 0.92 x busBw).
 pub const TREE_BANDWIDTH_FRACTION: f64 = 0.92;
+/// Latency NCCL charges an NVLS (NVLink SHARP) collective per NVLink hop (src/graph/tuning.cc, hwLat NVLS: 25 us).
+pub const NVLS_LATENCY_S: f64 = 25e-6;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Collective {
@@ -64,9 +66,9 @@ impl Interconnect<'_> {
                 + passes * (n - 1.0) / n * message_bytes / self.scale_up_bytes_per_s();
             let nvls = self.scale_up.in_switch_allreduce_efficiency;
             if op == Collective::AllReduce && nvls > 0.0 {
-                // NVLink SHARP: the switch reduces; bus bandwidth nvls x line rate, latency of one round trip.
+                // NVLink SHARP: the switch reduces; bus bandwidth nvls x line rate, NCCL's NVLS latency.
                 let in_switch = COLLECTIVE_BASE_LATENCY_S
-                    + 2.0 * a_su
+                    + NVLS_LATENCY_S
                     + 2.0 * (n - 1.0) / n * message_bytes / (self.scale_up.bytes_per_s * nvls);
                 return ring.min(in_switch);
             }
@@ -92,6 +94,17 @@ impl Interconnect<'_> {
             + 2.0 * message_bytes * intra.max(1.0 / (TREE_BANDWIDTH_FRACTION * domain_bytes_per_s));
         let sharp = self.fabric.in_network_reduction_efficiency;
         let mut best = ring.min(tree);
+        let nvls = self.scale_up.in_switch_allreduce_efficiency;
+        if nvls > 0.0 && per_domain > 1.0 {
+            // NVLSTree: NVLink SHARP inside the domain, a tree across domains (tuning.cc: base + intra +
+            // 2 log2(nNodes) x inter latency).
+            let intra_nvls = (per_domain - 1.0) / (per_domain * self.scale_up.bytes_per_s * nvls);
+            let nvls_tree = COLLECTIVE_BASE_LATENCY_S
+                + NVLS_LATENCY_S
+                + 2.0 * domains.log2().ceil() * a_net
+                + 2.0 * message_bytes * intra_nvls.max(1.0 / (TREE_BANDWIDTH_FRACTION * domain_bytes_per_s));
+            best = best.min(nvls_tree);
+        }
         if sharp > 0.0 {
             // In-network reduction (SHARP): the switches reduce; bus bandwidth sharp x line rate.
             let sharp_bytes_per_s = per_domain

@@ -10,7 +10,7 @@
 //! GEMM inputs, weights once per step) [derived].
 
 use crate::hardware::GpuSpec;
-use crate::parallelism::{Parallelism, Precision};
+use crate::parallelism::{Parallelism, Precision, Training};
 use crate::workload::TransformerSpec;
 
 /// Bytes of one BF16 activation element.
@@ -20,6 +20,8 @@ pub const ACTIVATION_BYTES: f64 = 2.0;
 #[derive(Clone, Copy, Debug)]
 pub struct Throughput {
     pub gemm_flops_per_s: f64,
+    /// BF16 GEMM rate, for the batched GEMMs of unfused attention (they stay in BF16 under FP8 training).
+    pub bf16_gemm_flops_per_s: f64,
     pub attention_flops_per_s: f64,
     pub hbm_bytes_per_s: f64,
     /// Bytes of a GEMM input element: 2 in BF16, 1 in FP8.
@@ -30,14 +32,16 @@ pub struct Throughput {
 
 impl Throughput {
     pub fn new(gpu: &GpuSpec, precision: Precision) -> Self {
+        let s = gpu.sustained_efficiency;
         let (gemm_flops_per_s, input_bytes, cast_bytes) = match precision {
-            Precision::Bf16 => (gpu.peak_bf16_flops * gpu.gemm_efficiency, 2.0, 0.0),
-            Precision::Fp8 => (gpu.peak_fp8_flops * gpu.gemm_efficiency_fp8, 1.0, 3.0),
+            Precision::Bf16 => (gpu.peak_bf16_flops * gpu.gemm_efficiency * s, 2.0, 0.0),
+            Precision::Fp8 => (gpu.peak_fp8_flops * gpu.gemm_efficiency_fp8 * s, 1.0, 3.0),
         };
         Throughput {
             gemm_flops_per_s,
-            attention_flops_per_s: gpu.peak_bf16_flops * gpu.attention_efficiency,
-            hbm_bytes_per_s: gpu.hbm_bytes_per_s * gpu.hbm_efficiency,
+            bf16_gemm_flops_per_s: gpu.peak_bf16_flops * gpu.gemm_efficiency * s,
+            attention_flops_per_s: gpu.peak_bf16_flops * gpu.attention_efficiency * s,
+            hbm_bytes_per_s: gpu.hbm_bytes_per_s * gpu.hbm_efficiency * s,
             gemm_input_bytes: input_bytes,
             cast_bytes,
         }
@@ -59,8 +63,9 @@ pub struct LayerForward {
     pub gemm_s: f64,
     pub attention_s: f64,
     pub elementwise_s: f64,
-    /// The element-wise part that selective recomputation reruns (norms and MLP activation).
-    pub recomputable_elementwise_s: f64,
+    /// What selective recomputation reruns: with flash attention the norms and MLP activation, without it the
+    /// core attention (Korthikanti et al. 2022's selective recomputation).
+    pub selective_recompute_s: f64,
 }
 
 impl LayerForward {
@@ -79,16 +84,18 @@ pub struct Shard {
     pub ep: f64,
     /// Norms and residuals split over TP ranks (sequence parallelism) rather than replicated.
     pub sequence_parallel: bool,
+    pub flash_attention: bool,
 }
 
 impl Shard {
-    pub fn new(par: &Parallelism, seq_len: u32) -> Self {
+    pub fn new(par: &Parallelism, training: &Training) -> Self {
         Shard {
-            tokens: par.micro_batch as f64 * seq_len as f64 / par.cp as f64,
-            seq_len: seq_len as f64,
+            tokens: par.micro_batch as f64 * training.seq_len as f64 / par.cp as f64,
+            seq_len: training.seq_len as f64,
             tp: par.tp as f64,
             ep: par.ep as f64,
             sequence_parallel: par.sequence_parallel && par.tp > 1,
+            flash_attention: training.flash_attention,
         }
     }
     /// Divisor of the hidden-size element-wise work: tp with sequence parallelism, else 1 (replicated).
@@ -101,12 +108,28 @@ impl Shard {
     }
 }
 
+/// Bytes moved per attention-score element in an unfused forward pass: QK^T writes it (2), the fused
+/// scale-mask-softmax reads and writes it (4), dropout reads it, writes it and a 1-byte mask (5), AV reads it
+/// (2) [derived from Megatron-LM's kernels; Korthikanti et al. 2022 Sec. 4 count the same tensors: 5 a s^2 b
+/// bytes stored].
+pub const UNFUSED_ATTENTION_BYTES_PER_SCORE: f64 = 13.0;
+
+/// (QKV and output projection GEMMs, core attention) forward time. Flash attention runs at its measured
+/// efficiency over the causal-halved FLOPs; unfused attention computes the full s x s scores with batched BF16
+/// GEMMs and streams them through HBM.
 fn attention_forward(model: &TransformerSpec, shard: &Shard, tput: &Throughput) -> (f64, f64) {
     let h = model.hidden as f64;
     let (t, tp) = (shard.tokens, shard.tp);
     let qkv = tput.gemm_time_s(t, (model.q_dim() + 2.0 * model.kv_dim()) / tp, h);
     let out = tput.gemm_time_s(t, h, model.q_dim() / tp);
-    let core = t * model.attention_core_flops_per_token(shard.seq_len) / tp / tput.attention_flops_per_s;
+    let core = if shard.flash_attention {
+        t * model.attention_core_flops_per_token(shard.seq_len) / tp / tput.attention_flops_per_s
+    } else {
+        // QK^T and AV over all seq_len keys (the mask does not skip work): 4 s q FLOPs per token.
+        let flops = t * 4.0 * shard.seq_len * model.q_dim() / tp;
+        let scores = t * model.heads as f64 / tp * shard.seq_len;
+        flops / tput.bf16_gemm_flops_per_s + scores * UNFUSED_ATTENTION_BYTES_PER_SCORE / tput.hbm_bytes_per_s
+    };
     (qkv + out, core)
 }
 
@@ -132,8 +155,9 @@ pub fn dense_layer_forward(model: &TransformerSpec, shard: &Shard, tput: &Throug
     let (attn_gemm, attention_s) = attention_forward(model, shard, tput);
     let mlp = tput.gemm_time_s(t, (model.mlp_matrices() - 1.0) * f / tp, h) + tput.gemm_time_s(t, h, f / tp);
     let activation = model.mlp_matrices() * f / tp;
-    let (elementwise_s, recomputable_elementwise_s) = elementwise_forward_s(model, shard, tput, activation);
-    LayerForward { gemm_s: attn_gemm + mlp, attention_s, elementwise_s, recomputable_elementwise_s }
+    let (elementwise_s, recomputable) = elementwise_forward_s(model, shard, tput, activation);
+    let selective_recompute_s = if shard.flash_attention { recomputable } else { attention_s };
+    LayerForward { gemm_s: attn_gemm + mlp, attention_s, elementwise_s, selective_recompute_s }
 }
 
 /// Forward time of one MoE layer: attention, router, routed experts (each local expert sees
@@ -161,14 +185,15 @@ pub fn moe_layer_forward(model: &TransformerSpec, shard: &Shard, tput: &Throughp
         0.0
     };
     let activation = (top_k + shared) * model.mlp_matrices() * fe / tp;
-    let (mut elementwise_s, recomputable_elementwise_s) = elementwise_forward_s(model, shard, tput, activation);
+    let (mut elementwise_s, recomputable) = elementwise_forward_s(model, shard, tput, activation);
+    let selective_recompute_s = if shard.flash_attention { recomputable } else { attention_s };
     // Permute before and unpermute after the experts: read and write top_k copies of each token, twice.
     elementwise_s += t * 4.0 * top_k * h / tp * ACTIVATION_BYTES / tput.hbm_bytes_per_s;
     LayerForward {
         gemm_s: attn_gemm + router + local_experts * one_expert + shared_mlp,
         attention_s,
         elementwise_s,
-        recomputable_elementwise_s,
+        selective_recompute_s,
     }
 }
 

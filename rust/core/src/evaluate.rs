@@ -239,7 +239,7 @@ impl LayoutStage {
         let model = c.model;
         let lay = placement(model, par, c.training, c.gpus, c.scale_up.domain_gpus)?;
         let links = c.links();
-        let shard = Shard::new(par, c.training.seq_len);
+        let shard = Shard::new(par, c.training);
         let h = model.hidden as f64;
         let layers = lay.layers_per_gpu as f64;
         let moe_layers = layers * model.moe_layer_fraction();
@@ -343,7 +343,7 @@ pub fn finish(c: &ClusterStage, s: &LayoutStage, par: &Parallelism, overlap: &Ov
     let recompute_mb = match par.recompute {
         Recompute::None => 0.0,
         Recompute::Selective => {
-            dense_layers * dense.recomputable_elementwise_s + moe_layers * moe.recomputable_elementwise_s
+            dense_layers * dense.selective_recompute_s + moe_layers * moe.selective_recompute_s
         }
         Recompute::Full => layers_forward_s,
     };

@@ -65,6 +65,7 @@ pub fn h100() -> GpuSpec {
         gemm_efficiency_fp8: 0.71,
         attention_efficiency: 0.57,
         hbm_efficiency: 0.85,
+        sustained_efficiency: 1.0,
         runtime_reserve_bytes: 3.5e9,
         server_gpus: 8,
         host_power_w: 575.0,
@@ -133,7 +134,13 @@ pub fn reference() -> Config {
             recompute: Recompute::Selective,
             sequence_parallel: true,
         },
-        training: Training { global_batch: 1024, seq_len: 8192, tokens: 15e12, precision: Precision::Bf16 },
+        training: Training {
+            global_batch: 1024,
+            seq_len: 8192,
+            tokens: 15e12,
+            precision: Precision::Bf16,
+            flash_attention: true,
+        },
         overlap: Overlap { dp: 1.0, tp: 0.0, pp: 0.0, ep: 0.0 },
     }
 }

@@ -21,6 +21,9 @@ pub struct GpuSpec {
     pub attention_efficiency: f64,
     /// Achieved fraction of HBM bandwidth on streaming kernels.
     pub hbm_efficiency: f64,
+    /// Fraction of those kernel ceilings (GEMM, attention, HBM) sustained over a whole training step: launch
+    /// gaps, kernel tails, shapes below the best case. Calibrated per GPU against published runs.
+    pub sustained_efficiency: f64,
     /// HBM the model cannot use: runtime context, workspaces, collective buffers, fragmentation.
     pub runtime_reserve_bytes: f64,
     /// GPUs per server.
@@ -155,6 +158,7 @@ impl GpuSpec {
         }
         fraction("attention_efficiency", self.attention_efficiency, 1.0)?;
         fraction("hbm_efficiency", self.hbm_efficiency, 1.0)?;
+        fraction("sustained_efficiency", self.sustained_efficiency, 1.0)?;
         non_negative("runtime_reserve_bytes", self.runtime_reserve_bytes)?;
         at_least_one("server_gpus", self.server_gpus)?;
         non_negative("host_power_w", self.host_power_w)

@@ -106,6 +106,13 @@ pub fn activation_bytes_per_token_per_layer(
     let norm_outputs = 2.0 * h / hs;
     let attention = (model.q_dim() + 2.0 * model.kv_dim() + model.q_dim()) / tp;
     let mlp = mlp_elements / tp;
+    if !shard.flash_attention {
+        // Unfused attention keeps the scores: softmax output (2 bytes), dropout mask (1) and output (2) per
+        // score, 5 a s per token (Korthikanti et al. 2022, Table 2); selective recomputation drops exactly these.
+        let scores = 5.0 * model.heads as f64 * shard.seq_len / tp;
+        let base = b * (norm_inputs + norm_outputs + attention + mlp);
+        return if recompute == Recompute::None { base + scores } else { base };
+    }
     let elements = match recompute {
         Recompute::None => norm_inputs + norm_outputs + attention + mlp,
         _ => norm_inputs + attention + mlp - mlp_activation_outputs / tp,
@@ -177,7 +184,7 @@ mod tests {
         // with TP = 8 and sequence parallelism all of it splits: 4 h.
         let m = gpt3_175b();
         let h = m.hidden as f64;
-        let mut shard = Shard { tokens: 2048.0, seq_len: 2048.0, tp: 1.0, ep: 1.0, sequence_parallel: false };
+        let mut shard = Shard { tokens: 2048.0, seq_len: 2048.0, tp: 1.0, ep: 1.0, sequence_parallel: false, flash_attention: true };
         let none = activation_bytes_per_token_per_layer(&m, &shard, Recompute::None, false);
         assert!((none / h - 32.0).abs() < 1e-9, "{}", none / h);
         shard.tp = 8.0;
@@ -193,5 +200,20 @@ mod tests {
         assert!((full / h - 2.0).abs() < 1e-9);
         let sel = activation_bytes_per_token_per_layer(&m, &shard, Recompute::Selective, false);
         assert!(sel < tp_only && sel > full);
+    }
+
+    #[test]
+    fn unfused_attention_keeps_five_a_s_bytes_of_scores_per_token() {
+        // Korthikanti et al. 2022, Table 2, no parallelism: s b h (34 + 5 a s / h) bytes per layer, i.e. 34 h +
+        // 5 a s per token; ours has no hidden-state dropout masks: 32 h + 5 a s. GPT-3: a = 96, s = 2048.
+        let m = gpt3_175b();
+        let h = m.hidden as f64;
+        let shard =
+            Shard { tokens: 2048.0, seq_len: 2048.0, tp: 1.0, ep: 1.0, sequence_parallel: false, flash_attention: false };
+        let none = activation_bytes_per_token_per_layer(&m, &shard, Recompute::None, false);
+        assert!((none - (32.0 * h + 5.0 * 96.0 * 2048.0)).abs() < 1e-6);
+        // Selective recomputation (of the core attention) drops exactly the scores.
+        let sel = activation_bytes_per_token_per_layer(&m, &shard, Recompute::Selective, false);
+        assert!((sel - 32.0 * h).abs() < 1e-6);
     }
 }

@@ -48,6 +48,10 @@ pub struct Training {
     /// Tokens of the whole run.
     pub tokens: f64,
     pub precision: Precision,
+    /// Fused (flash) attention that never stores the attention scores (Dao et al. 2022). Without it, the
+    /// scores are materialised: scale-mask-softmax and dropout kernels stream them through HBM and they stay
+    /// in memory for the backward pass (Megatron-LM before 2022).
+    pub flash_attention: bool,
 }
 
 /// Fractions (0..1) of each kind of communication that may hide behind compute, when compute is there to hide it.
@@ -244,7 +248,7 @@ mod tests {
         }
     }
     fn training(global_batch: u32) -> Training {
-        Training { global_batch, seq_len: 8192, tokens: 1e12, precision: Precision::Bf16 }
+        Training { global_batch, seq_len: 8192, tokens: 1e12, precision: Precision::Bf16, flash_attention: true }
     }
 
     #[test]

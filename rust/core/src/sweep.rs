@@ -103,6 +103,7 @@ pub struct SweepSpace {
     pub global_batch: u32,
     pub seq_len: u32,
     pub tokens: f64,
+    pub flash_attention: bool,
     pub gpus: Vec<GpuOption>,
     pub scale_ups: Vec<ScaleUpSpec>,
     pub gpu_counts: Vec<u32>,
@@ -546,6 +547,7 @@ pub fn run(space: &SweepSpace, progress: &Progress, rows: Option<&SyncSender<Row
                 seq_len: space.seq_len,
                 tokens: space.tokens,
                 precision: space.precisions[p as usize],
+                flash_attention: space.flash_attention,
             };
             let gpus = space.gpu_counts[c as usize];
             let tasks = &tasks_by_count[c as usize];

@@ -41,6 +41,7 @@ pub fn small_space(objectives: Vec<Objective>, cost_mode: CostMode) -> SweepSpac
         global_batch: 512,
         seq_len: 8192,
         tokens: 1e12,
+        flash_attention: true,
         gpus: vec![
             GpuOption { spec: h100(), rent_usd_per_gpu_hour: 2.99, server_usd: 255_000.0, scale_ups: vec![0] },
             GpuOption { spec: big, rent_usd_per_gpu_hour: 4.5, server_usd: 312_000.0, scale_ups: vec![0] },
@@ -114,6 +115,7 @@ fn config_of(space: &SweepSpace, c: &Choice) -> Config {
             seq_len: space.seq_len,
             tokens: space.tokens,
             precision: space.precisions[c.precision as usize],
+            flash_attention: space.flash_attention,
         },
         overlap: space.overlap[c.overlap as usize].clone(),
     }

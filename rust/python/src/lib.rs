@@ -159,6 +159,7 @@ pub(crate) fn gpu_spec(gpu: &Section) -> PyResult<core::GpuSpec> {
         gemm_efficiency_fp8: gpu.f64("gemm_efficiency_fp8")?,
         attention_efficiency: gpu.f64("attention_efficiency")?,
         hbm_efficiency: gpu.f64("hbm_efficiency")?,
+        sustained_efficiency: gpu.f64("sustained_efficiency")?,
         runtime_reserve_bytes: gpu.f64("runtime_reserve_bytes")?,
         server_gpus: gpu.u32("server_gpus")?,
         host_power_w: gpu.f64("host_power_w")?,
@@ -259,6 +260,7 @@ fn config(d: &Bound<'_, PyDict>) -> PyResult<core::Config> {
             seq_len: tr.u32("seq_len")?,
             tokens: tr.f64("tokens")?,
             precision: tr.choice("precision", &PRECISION)?,
+            flash_attention: tr.bool("flash_attention")?,
         },
         overlap: overlap_spec(&root.section("overlap")?)?,
     })
@@ -408,6 +410,39 @@ mod _core {
         stream_rows: bool,
     ) -> PyResult<Bound<'py, PyDict>> {
         super::sweep::run_sweep(py, space, handle.get(), stream_rows)
+    }
+
+    /// Times (s) of one collective over `gpus` consecutive ranks, `server_gpus` per server, for each message size
+    /// (the whole array, as nccl-tests counts it). For validating the collective model against nccl-tests.
+    #[pyfunction]
+    fn collective_times(spec: &Bound<'_, PyDict>) -> PyResult<Vec<f64>> {
+        use scalefront_core::collectives::{Collective, Interconnect};
+        use scalefront_core::parallelism::GroupPlacement;
+        use scalefront_core::topology::Network;
+        no_panic(|| {
+            let root = Section { dict: spec.clone(), path: "collective".into() };
+            let scale_up = scale_up_spec(&root.section("scale_up")?)?;
+            let fabric = fabric_spec(&root.section("fabric")?)?;
+            let topology = topology_spec(&root.section("topology")?)?;
+            scale_up.validate().map_err(from_core)?;
+            fabric.validate().map_err(from_core)?;
+            topology.validate().map_err(from_core)?;
+            let gpus = root.u32("gpus")?.max(1);
+            let server_gpus = root.u32("server_gpus")?.max(1);
+            let op = root.choice(
+                "op",
+                &[
+                    ("all_reduce", Collective::AllReduce),
+                    ("reduce_scatter", Collective::ReduceScatter),
+                    ("all_gather", Collective::AllGather),
+                ],
+            )?;
+            let sizes: Vec<f64> = root.typed_list("sizes_bytes", "a list of sizes in bytes")?;
+            let network = Network::new(&fabric, &topology, gpus, server_gpus);
+            let links = Interconnect { scale_up: &scale_up, fabric: &fabric, network: &network };
+            let group = GroupPlacement::new(gpus, 1, scale_up.domain_gpus);
+            Ok(sizes.iter().map(|&s| links.collective_time_s(op, s, &group)).collect())
+        })
     }
 
     /// The catalog files embedded at build time: {path under data/: text}.

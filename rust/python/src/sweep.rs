@@ -124,6 +124,7 @@ pub(crate) fn space(d: &Bound<'_, PyDict>) -> PyResult<SweepSpace> {
         global_batch: root.u32("global_batch")?,
         seq_len: root.u32("seq_len")?,
         tokens: root.f64("tokens")?,
+        flash_attention: root.bool("flash_attention")?,
         gpus: root
             .sections("gpus")?
             .iter()
