@@ -238,7 +238,7 @@ def _run_sweep(args: argparse.Namespace) -> int:
         if projected > args.time_limit:
             raise _Abort(
                 f"{scenario.path}: {size:,} configurations at {p.rate:,.0f}/s would take about {projected:,.0f} s, "
-                f"over --time-limit {args.time_limit:,.0f} s; narrow an axis or raise --time-limit"
+                f"over --time-limit {args.time_limit:g} s; narrow an axis or raise --time-limit"
             )
         if writer is not None and p.done:
             rows = p.feasible / p.done * p.total

@@ -1,7 +1,8 @@
 """The exceptions scalefront raises. Every one derives from :class:`ScalefrontError`.
 
 - :class:`ConfigurationError` (raised by the Rust core): an invalid figure or an impossible parallelism;
-  ``err.category`` names the failure (``"tp_heads"``, ``"gpu_count_mismatch"``, ...).
+  ``err.args`` is (message, category, field or None), the category naming the failure (``"tp_heads"``,
+  ``"gpu_count_mismatch"``, ...).
 - :class:`CatalogError`: a malformed catalog, scenario or model file, or an unknown name.
 - :class:`UsageError`: a bad argument to the Python API or the command line.
 """

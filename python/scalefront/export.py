@@ -66,6 +66,10 @@ def _place(tmp: Path, target: Path, force: bool) -> None:
 def _temp_beside(target: Path, suffix: str) -> Path:
     fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix, dir=target.parent)
     os.close(fd)
+    # mkstemp creates 0600; give the result the mode any new file gets (0666 less the umask).
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(name, 0o666 & ~umask)
     return Path(name)
 
 
@@ -84,12 +88,19 @@ def write_frame(frame: pl.DataFrame, path: str | Path, force: bool = False) -> P
     return target
 
 
+#: Columns that are text whatever they hold (an overlap column of fractions such as "0.5" stays a string).
+TEXT_COLUMNS = ("model", "gpu", "scale_up", "fabric", "topology", "recompute", "overlap", "precision", "cost_mode")
+
+
 def read_frame(path: str | Path) -> pl.DataFrame:
-    """Read a frame scalefront wrote (CSV or Parquet, by suffix)."""
+    """Read a frame scalefront wrote (CSV or Parquet, by suffix), with the types it was written with."""
     p = Path(path)
     if not p.exists():
         raise UsageError(f"{p}: no such file")
-    return pl.read_csv(p) if _format(p) == "csv" else pl.read_parquet(p)
+    if _format(p) == "parquet":
+        return pl.read_parquet(p)
+    header = pl.read_csv(p, n_rows=0).columns
+    return pl.read_csv(p, schema_overrides={c: pl.Utf8 for c in TEXT_COLUMNS if c in header})
 
 
 class StreamWriter:

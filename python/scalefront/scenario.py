@@ -146,8 +146,9 @@ PriceValue = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
 class EconomicsSection(_Strict):
     mode: Literal["rent", "own"] = "rent"
-    #: Overrides: `key = value` for every GPU/fabric, or `[economics.prices.<id>]` tables for one entry.
-    prices: dict[str, Union[PriceValue, dict[str, PriceValue]]] = {}
+    #: Overrides: `key = value` for every GPU/fabric, or `[economics.prices.<id>]` tables for one entry (their
+    #: values are checked after parsing, to name the entry in the message).
+    prices: dict[str, Union[PriceValue, dict[str, Any]]] = {}
 
 
 class Objectives(_Strict):
@@ -235,10 +236,22 @@ def load_scenario(source: str | Path, catalog: Catalog | None = None, *, group_b
         return CatalogError(f"{file}: {where}: {msg}")
 
     wl, cl, par, econ = spec.workload, spec.cluster, spec.parallelism, spec.economics
+    for table, section in (("cluster", cl), ("parallelism", par), ("workload", wl)):
+        for key, value in section:
+            if isinstance(value, list):
+                labels = [v.model_dump_json() if isinstance(v, BaseModel) else repr(v) for v in value]
+                repeated = next((lab for i, lab in enumerate(labels) if lab in labels[:i]), None)
+                if repeated is not None:
+                    raise bad(f"[{table}] {key}", f"{repeated} is listed twice (every configuration would be swept twice)")
+    for entry_id, table in econ.prices.items():
+        if isinstance(table, dict):
+            for key, value in table.items():
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0 or value == float("inf"):
+                    raise bad(f"[economics.prices.{entry_id}] {key}", f"expected a finite number >= 0, got {value!r}")
     model_name = wl.model
     if model_name.endswith(".toml"):
         path = Path(model_name)
-        if not path.is_absolute() and not Path(text_source).is_absolute() and Path(text_source).exists():
+        if not path.is_absolute() and file == text_source:  # a scenario file: relative to its folder
             path = Path(text_source).parent / path
         model = load_model_file(path)
     else:

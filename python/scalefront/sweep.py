@@ -72,8 +72,10 @@ class SweepResult:
         return pareto(self.kept, group_by or self.scenario.space["group_by"], objectives or self.objectives)
 
     def best_per_fabric_and_size(self) -> pl.DataFrame:
-        """The fastest configuration for each (fabric, GPU count), and what it costs."""
-        return best_per(self.kept, ["fabric", "gpus"], self.objectives[0])
+        """The fastest configuration (shortest time to train) for each (fabric, GPU count), and what it costs.
+        Every cell keeps its fastest configuration whatever the objectives, since time is one of them or, if
+        not, the frontier is taken per cell from rows the engine kept."""
+        return best_per(self.kept, ["fabric", "gpus"], "time_to_train_days")
 
 
 def objective_column(name: str) -> tuple[str, bool]:
@@ -154,6 +156,8 @@ def pareto(frame: pl.DataFrame, group_by: list[str], objectives: list[str]) -> p
     Ties on every objective keep the first row in the frame's order. Sorted by group, then objectives."""
     if frame.is_empty():
         return frame
+    if not group_by:
+        return pareto(frame.with_columns(pl.lit(0).alias("__all")), ["__all"], objectives).drop("__all")
     keys = [f"__o{i}" for i in range(len(objectives))]
     f = frame.with_row_index("__row").with_columns(
         [(-pl.col(o) if objective_column(o)[1] else pl.col(o)).alias(k) for o, k in zip(objectives, keys)]
@@ -216,21 +220,26 @@ def run_sweep(
     thread = threading.Thread(target=work, name="scalefront-sweep", daemon=True)
     thread.start()
 
-    def drain(timeout: float) -> None:
+    def drain(timeout: float, until_empty: bool = False) -> None:
+        """Write the rows that arrive within `timeout` (all of them when `until_empty`), then return, so that
+        progress and limits are checked every poll even when the writer is slower than the engine."""
         if on_rows is None:
             time.sleep(timeout)
             return
+        deadline = time.perf_counter() + timeout
         chunk = handle.next_rows(timeout)
         while chunk is not None:
             on_rows(label_rows(chunk, scenario))
-            chunk = handle.next_rows(0.0)
+            if not until_empty and time.perf_counter() >= deadline:
+                return
+            chunk = handle.next_rows(0.0 if not until_empty else 0.05)
 
     try:
         while thread.is_alive():
             drain(poll_s)
             if on_progress:
                 on_progress(Progress(handle.done(), total, handle.feasible(), time.perf_counter() - start))
-        drain(0.0)
+        drain(0.0, until_empty=True)
     except BaseException:
         handle.cancel()
         while thread.is_alive():  # keep draining so no worker stays blocked on a full stream

@@ -296,6 +296,9 @@ impl Frontier {
 #[derive(Debug)]
 struct Accumulator {
     frontiers: Vec<((u32, [u32; 11]), Frontier)>,
+    /// Each cluster cell's fastest configuration (shortest time to train), whatever the objectives, so that
+    /// "the fastest per (fabric, GPU count)" is always answerable from the kept rows.
+    fastest: Vec<(u32, Kept)>,
     rejected: [u64; REASONS.len()],
     feasible: u64,
     evaluated: u64,
@@ -305,7 +308,31 @@ struct Accumulator {
 
 impl Accumulator {
     fn new(sink: Option<SyncSender<RowChunk>>) -> Self {
-        Accumulator { frontiers: Vec::new(), rejected: [0; REASONS.len()], feasible: 0, evaluated: 0, rows: RowChunk::default(), sink }
+        Accumulator {
+            frontiers: Vec::new(),
+            fastest: Vec::new(),
+            rejected: [0; REASONS.len()],
+            feasible: 0,
+            evaluated: 0,
+            rows: RowChunk::default(),
+            sink,
+        }
+    }
+
+    /// Keep `item` as its cell's fastest if it beats the current one (ties: first in enumeration order).
+    fn offer_fastest(&mut self, cell: u32, item: &Kept) {
+        let faster = |a: &Kept, b: &Kept| {
+            let (ta, tb) = (a.evaluation.time_to_train_s, b.evaluation.time_to_train_s);
+            ta < tb || (ta == tb && a.choice < b.choice)
+        };
+        match self.fastest.iter_mut().find(|(c, _)| *c == cell) {
+            Some((_, current)) => {
+                if faster(item, current) {
+                    *current = item.clone();
+                }
+            }
+            None => self.fastest.push((cell, item.clone())),
+        }
     }
 
     /// Send the buffered rows once there are enough of them (or all of them when `all`).
@@ -332,6 +359,9 @@ impl Accumulator {
             for k in f.kept {
                 target.insert(k, n);
             }
+        }
+        for (cell, k) in &other.fastest {
+            self.offer_fastest(*cell, k);
         }
         for (a, b) in self.rejected.iter_mut().zip(other.rejected) {
             *a += b;
@@ -370,11 +400,10 @@ fn degree_values(axis: &DegreeAxis, n: u32) -> Vec<u32> {
     }
 }
 
-/// The (tp, pp, cp, dp, ep) combinations of the space for `gpus` GPUs. Searched degrees only combine into
-/// products that divide the GPU count; listed ones are kept even when they do not (and are rejected later).
+/// The (tp, pp, cp, dp, ep) combinations of the space for `gpus` GPUs. With dp derived (`Search`), only
+/// products tp x pp x cp that divide the GPU count belong to the space; with dp listed, every listed
+/// combination does (and those whose product is not the GPU count are rejected, counted as such).
 pub fn factorizations(space: &SweepSpace, gpus: u32) -> Vec<[u32; 5]> {
-    let searched = |a: &DegreeAxis| matches!(a, DegreeAxis::Search { .. });
-    let all_searched = searched(&space.tp) && searched(&space.pp) && searched(&space.cp);
     let mut out = Vec::new();
     for tp in degree_values(&space.tp, gpus) {
         for pp in degree_values(&space.pp, gpus) {
@@ -384,10 +413,8 @@ pub fn factorizations(space: &SweepSpace, gpus: u32) -> Vec<[u32; 5]> {
                     DegreeAxis::Search { .. } => {
                         if product > 0 && (gpus as u64).is_multiple_of(product) {
                             vec![(gpus as u64 / product) as u32]
-                        } else if all_searched {
-                            continue;
                         } else {
-                            vec![1]
+                            continue;
                         }
                     }
                     DegreeAxis::List(v) => v.clone(),
@@ -618,7 +645,9 @@ pub fn run(space: &SweepSpace, progress: &Progress, rows: Option<&SyncSender<Row
     let mut acc = acc;
     acc.flush(true);
     let mut kept: Vec<Kept> = acc.frontiers.into_iter().flat_map(|(_, f)| f.kept).collect();
+    kept.extend(acc.fastest.into_iter().map(|(_, k)| k));
     kept.sort_by_key(|k| k.choice);
+    kept.dedup_by_key(|k| k.choice);
     SweepResult {
         kept,
         evaluated: acc.evaluated,
@@ -703,9 +732,21 @@ fn evaluate_task(
                         acc.rows.choices.push(*choice);
                         acc.rows.evaluations.push(e.clone());
                     }
+                    let fastest = acc.fastest.iter().find(|(c, _)| *c == cell_index).map(|(_, k)| k);
+                    let is_fastest = fastest.is_none_or(|k| {
+                        e.time_to_train_s < k.evaluation.time_to_train_s
+                            || (e.time_to_train_s == k.evaluation.time_to_train_s && *choice < k.choice)
+                    });
                     let frontier = acc.frontier((cell_index, group));
-                    if frontier.admits(&objectives, n_obj, choice) {
-                        frontier.insert(Kept { choice: *choice, evaluation: e, objectives }, n_obj);
+                    let on_frontier = frontier.admits(&objectives, n_obj, choice);
+                    if on_frontier || is_fastest {
+                        let kept = Kept { choice: *choice, evaluation: e, objectives };
+                        if is_fastest {
+                            acc.offer_fastest(cell_index, &kept);
+                        }
+                        if on_frontier {
+                            acc.frontier((cell_index, group)).insert(kept, n_obj);
+                        }
                     }
                 }
             }

@@ -302,3 +302,23 @@ fn space_size_counts_factorizations_exactly() {
     assert_eq!(factorizations(&space, 256).len(), 16);
     assert_eq!(space_size(&space), 2 * 16 * 2 * 2 * 2 * 2 * (2 * 3 * 3 * 2));
 }
+
+#[test]
+fn each_cells_fastest_configuration_is_kept_whatever_the_objectives() {
+    // Objectives without time: the fastest configuration of each cluster design must still be among the rows.
+    let space = small_space(vec![Objective::NetworkCapex, Objective::Mfu], CostMode::Rent);
+    let result = run(&space, &Progress::default(), None);
+    let all = brute_force(&space);
+    let cell = |c: &Choice| (c.gpu, c.scale_up, c.gpus, c.fabric, c.topology, c.precision);
+    let cells: std::collections::BTreeSet<_> = all.iter().map(|(c, _)| cell(c)).collect();
+    for key in cells {
+        let fastest = all
+            .iter()
+            .filter(|(c, r)| cell(c) == key && r.as_ref().is_ok_and(|e| e.feasible))
+            .map(|(c, r)| (r.as_ref().unwrap().time_to_train_s, *c))
+            .min_by(|a, b| a.0.partial_cmp(&b.0).unwrap().then(a.1.cmp(&b.1)));
+        if let Some((_, choice)) = fastest {
+            assert!(result.kept.iter().any(|k| k.choice == choice), "fastest of {key:?} missing");
+        }
+    }
+}

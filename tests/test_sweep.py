@@ -1,0 +1,620 @@
+"""Sweeps (scalefront.sweep): frontiers against brute force, every row against evaluate(), counts, progress.
+
+Brute force here is plain Python written from the documented semantics: a configuration is dominated when
+another of its group is no worse on every objective and better on one (MFU maximised), and of configurations
+equal on every objective only the first (in enumeration order) stays.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import math
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from scalefront import ConfigurationError, evaluate
+from scalefront.progress import ProgressLine
+from scalefront.scenario import AXES, OBJECTIVES, load_scenario
+from scalefront.sweep import COLUMNS, INPUT_COLUMNS, Progress, best_per, label_rows, pareto, run_sweep
+
+
+# ---------------------------------------------------------------- brute force, independent of the package
+
+
+def _maximised(objective: str) -> bool:
+    return objective == "mfu"
+
+
+def _keys(row: dict[str, Any], objectives: list[str]) -> tuple[float, ...]:
+    """Objective values as quantities to minimise."""
+    return tuple(-row[o] if _maximised(o) else row[o] for o in objectives)
+
+
+def brute_pareto(rows: list[dict[str, Any]], group_by: list[str], objectives: list[str]) -> list[int]:
+    """Indices of the non-dominated rows (O(n^2) per group), ordered by group, then objectives, then row."""
+    keys = [_keys(r, objectives) for r in rows]
+    groups: dict[tuple, list[int]] = {}
+    for i, r in enumerate(rows):
+        groups.setdefault(tuple(r[g] for g in group_by), []).append(i)
+    keep = []
+    for members in groups.values():
+        for i in members:
+            ka = keys[i]
+            beaten = False
+            for j in members:
+                kb = keys[j]
+                if j == i:
+                    continue
+                no_worse = all(x <= y for x, y in zip(kb, ka))
+                better = any(x < y for x, y in zip(kb, ka))
+                if (no_worse and better) or (kb == ka and j < i):
+                    beaten = True
+                    break
+            if not beaten:
+                keep.append(i)
+    return sorted(keep, key=lambda i: (tuple(rows[i][g] for g in group_by), keys[i], i))
+
+
+def brute_best(rows: list[dict[str, Any]], by: list[str], objective: str) -> list[int]:
+    """Index of the best row per group (first on ties), groups in sorted order."""
+    best: dict[tuple, int] = {}
+    for i, r in enumerate(rows):
+        g = tuple(r[c] for c in by)
+        if g not in best or _keys(r, [objective]) < _keys(rows[best[g]], [objective]):
+            best[g] = i
+    return [best[g] for g in sorted(best)]
+
+
+# ---------------------------------------------------------------- pareto() and best_per() on random frames
+
+OBJ_POOL = ["time_to_train_days", "cost_to_train_usd", "mfu", "energy_mwh"]
+# Few distinct values so that ties on one or every objective are common.
+VALUES = st.sampled_from([0.25, 0.5, 1.0, 1.5, 2.0, 3.0])
+
+
+@st.composite
+def frames(draw) -> tuple[pl.DataFrame, list[dict[str, Any]]]:
+    n = draw(st.integers(1, 30))
+    rows = [
+        {
+            "id": i,
+            "fabric": draw(st.sampled_from(["ib-ndr", "roce-400g", "eth-100g-tcp"])),
+            "gpus": draw(st.sampled_from([512, 1024])),
+            **{o: draw(VALUES) for o in OBJ_POOL},
+        }
+        for i in range(n)
+    ]
+    return pl.DataFrame(rows), rows
+
+
+group_bys = st.sampled_from([["fabric"], ["gpus"], ["fabric", "gpus"], ["gpus", "fabric"]])
+
+
+@given(frames(), group_bys, st.permutations(OBJ_POOL), st.sampled_from([2, 3]))
+def test_pareto_equals_brute_force(data, group_by, objs, k):
+    frame, rows = data
+    objectives = list(objs[:k])
+    got = pareto(frame, group_by, objectives)
+    assert got.columns == frame.columns  # no helper column leaks, order kept
+    assert got.schema == frame.schema
+    assert got["id"].to_list() == brute_pareto(rows, group_by, objectives)
+
+
+@given(frames(), group_bys, st.sampled_from(OBJ_POOL))
+def test_best_per_equals_brute_force(data, by, objective):
+    frame, rows = data
+    got = best_per(frame, by, objective)
+    assert got.columns == frame.columns
+    assert got["id"].to_list() == brute_best(rows, by, objective)
+
+
+def test_pareto_by_hand():
+    # Group a: rows 0 (1 day, $3), 1 (2 days, $1), 2 (2 days, $2: beaten by 1), 3 (1 day, $3: a tie with 0,
+    # which comes first). Group b: row 4 alone. MFU maximised: in group a on (days, mfu) row 1 (0.5) and row 0
+    # (0.4) are both kept, row 3 ties with row 0.
+    frame = pl.DataFrame({
+        "id": [0, 1, 2, 3, 4],
+        "fabric": ["a", "a", "a", "a", "b"],
+        "time_to_train_days": [1.0, 2.0, 2.0, 1.0, 9.0],
+        "cost_to_train_usd": [3.0, 1.0, 2.0, 3.0, 9.0],
+        "mfu": [0.4, 0.5, 0.3, 0.4, 0.1],
+    })
+    assert pareto(frame, ["fabric"], ["time_to_train_days", "cost_to_train_usd"])["id"].to_list() == [0, 1, 4]
+    assert pareto(frame, ["fabric"], ["time_to_train_days", "mfu"])["id"].to_list() == [0, 1, 4]
+    assert pareto(frame, ["fabric"], ["time_to_train_days", "cost_to_train_usd", "mfu"])["id"].to_list() == [0, 1, 4]
+    assert best_per(frame, ["fabric"], "mfu")["id"].to_list() == [1, 4]
+    empty = frame.clear()
+    assert pareto(empty, ["fabric"], ["time_to_train_days", "cost_to_train_usd"]).columns == frame.columns
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_pareto_without_groups_is_one_global_frontier(k):
+    # pareto() is public; group_by=[] should mean one frontier over the whole frame (rows 0 and 1 here).
+    frame = pl.DataFrame({"id": [0, 1, 2], "time_to_train_days": [1.0, 2.0, 3.0],
+                          "cost_to_train_usd": [2.0, 1.0, 3.0], "mfu": [0.5, 0.5, 0.1]})
+    objectives = ["time_to_train_days", "cost_to_train_usd", "mfu"][:k]
+    assert pareto(frame, [], objectives)["id"].to_list() == [0, 1]
+
+
+# ---------------------------------------------------------------- scenarios to sweep
+
+
+def _toml(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return '"' + v + '"'
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{k} = {_toml(x)}" for k, x in v.items()) + " }"
+    raise TypeError(v)
+
+
+def scenario_text(doc: dict[str, Any]) -> str:
+    """A scenario dict (top-level scalars, then tables; [economics.prices.<id>] sub-tables) as TOML."""
+    lines = [f"{k} = {_toml(v)}" for k, v in doc.items() if not isinstance(v, dict)]
+    for table, body in doc.items():
+        if not isinstance(body, dict):
+            continue
+        lines.append(f"[{table}]")
+        subs = {}
+        for k, v in body.items():
+            if k == "prices":
+                subs = v
+            else:
+                lines.append(f"{k} = {_toml(v)}")
+        scalars = {k: v for k, v in subs.items() if not isinstance(v, dict)}
+        if scalars:
+            lines.append(f"[{table}.prices]")
+            lines += [f"{k} = {_toml(v)}" for k, v in scalars.items()]
+        for entry, prices in subs.items():
+            if isinstance(prices, dict):
+                lines.append(f"[{table}.prices.{entry}]")
+                lines += [f"{k} = {_toml(v)}" for k, v in prices.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _divisors(n: int, most: int) -> list[int]:
+    return [d for d in range(1, min(n, most) + 1) if n % d == 0]
+
+
+def _degrees(axis: Any, n: int) -> list[int]:
+    """README: a list, "search" (every divisor of n) or { search = true, max = N }."""
+    if axis == "search":
+        return _divisors(n, n)
+    if isinstance(axis, dict):
+        return _divisors(n, axis["max"])
+    return list(axis)
+
+
+def layouts(par: dict[str, Any], n: int) -> list[tuple[int, int, int, int, int]]:
+    """(tp, pp, dp, cp, ep) of a scenario for n GPUs. dp "search" is n / (tp pp cp); when that is not whole,
+    the combination is no configuration of the space, whether tp, pp, cp are searched or listed
+    (rust/core/src/sweep.rs, `factorizations`). A listed dp keeps every combination (mismatches are rejected)."""
+    out = []
+    for tp, pp, cp in itertools.product(_degrees(par["tp"], n), _degrees(par["pp"], n), _degrees(par["cp"], n)):
+        if par["dp"] == "search":
+            if n % (tp * pp * cp):
+                continue
+            dps = [n // (tp * pp * cp)]
+        else:
+            dps = list(par["dp"])
+        for dp in dps:
+            eps = _degrees(par["ep"], dp * cp)  # ep: divisors of dp x cp when searched
+            out += [(tp, pp, dp, cp, ep) for ep in eps]
+    return out
+
+
+def configurations(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every configuration of a scenario dict, in the engine's order (its tie-break): cluster axes by list
+    position, degrees by value, the other parallel axes by list position."""
+    wl, cl, par = doc["workload"], doc["cluster"], doc["parallelism"]
+    prices_doc = doc.get("economics", {}).get("prices", {})
+    out = []
+    for gi, gpu in enumerate(cl["gpu"]):
+        for ci, n in enumerate(cl["gpus"]):
+            for fi, fabric in enumerate(cl["fabric"]):
+                for ti, topo in enumerate(cl["topology"]):
+                    for pi, precision in enumerate(wl["precision"]):
+                        for tp, pp, dp, cp, ep in layouts(par, n):
+                            for rest in itertools.product(*(enumerate(par[a]) for a in (
+                                    "vpp", "micro_batch", "sequence_parallel", "recompute", "zero", "overlap"))):
+                                (vi, vpp), (mi, mb), (si, sp), (ri, rc), (zi, zero), (oi, ov) = rest
+                                prices = {k: float(v) for k, v in prices_doc.items() if not isinstance(v, dict)}
+                                for entry in (gpu, fabric):
+                                    prices.update({k: float(v) for k, v in prices_doc.get(entry, {}).items()})
+                                out.append(dict(
+                                    order=(gi, ci, fi, ti, pi, tp, pp, dp, cp, ep, vi, mi, si, ri, zi, oi),
+                                    kw=dict(
+                                        model=wl["model"], gpu=gpu, gpus=n, fabric=fabric,
+                                        topology=topo if isinstance(topo, str) else topo["name"],
+                                        oversubscription=None if isinstance(topo, str) else topo["oversubscription"],
+                                        precision=precision, tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, vpp=vpp,
+                                        micro_batch=mb, sequence_parallel=sp, recompute=rc, zero=zero,
+                                        overlap=ov, global_batch=wl["global_batch"], tokens=wl["tokens"],
+                                        seq_len=wl.get("seq_len"),
+                                        cost_mode=doc.get("economics", {}).get("mode", "rent"),
+                                        prices=prices or None,
+                                    ),
+                                ))
+    out.sort(key=lambda c: c["order"])
+    return out
+
+
+# Row columns of an Evaluation: frame column -> value on the Evaluation.
+def eval_row(e, kw: dict[str, Any]) -> dict[str, Any]:
+    row = {
+        "model": e.model, "gpu": e.gpu, "gpus": e.gpus, "scale_up": e.scale_up, "fabric": e.fabric,
+        "topology": e.topology, "oversubscription": e.oversubscription, "tp": e.tp, "pp": e.pp, "dp": e.dp,
+        "cp": e.cp, "ep": e.ep, "vpp": e.vpp, "micro_batch": e.micro_batch, "global_batch": e.global_batch,
+        "seq_len": e.seq_len, "recompute": e.recompute, "zero": e.zero, "sequence_parallel": e.sequence_parallel,
+        "overlap": str(kw["overlap"]), "precision": e.precision, "tokens": e.tokens, "cost_mode": e.cost_mode,
+        "feasible": e.feasible, "memory_margin_gb": e.memory.margin_bytes / 1e9,
+        "usd_per_million_tokens": e.cost_to_train_usd / (e.tokens / 1e6),
+        **{k: getattr(e.breakdown, k) for k in vars(e.breakdown)},
+        **{k.removesuffix("_comm_s") + "_comm_hidden_s": v for k, v in vars(e.hidden).items()},
+    }
+    for c in COLUMNS:
+        if c not in row:
+            row[c] = getattr(e, c)
+    return row
+
+
+def assert_rows_equal(got: dict[str, Any], want: dict[str, Any]) -> None:
+    """Equal column by column, floats exactly: the sweep runs the same staged code as evaluate()."""
+    assert list(got) == COLUMNS
+    for c in COLUMNS:
+        g, w = got[c], want[c]
+        assert g == w and type(g) is type(w), (c, g, w)
+
+
+def config_key(row: dict[str, Any]) -> tuple:
+    return tuple(row[c] for c in INPUT_COLUMNS)
+
+
+def brute_sweep(doc: dict[str, Any]) -> tuple[list[dict[str, Any]], Counter]:
+    """Feasible rows (in enumeration order) and rejection counts, from evaluate() on every configuration."""
+    feasible, rejected = [], Counter()
+    for c in configurations(doc):
+        try:
+            e = evaluate(**c["kw"])
+        except ConfigurationError as err:
+            rejected[err.args[1]] += 1  # (message, category, field)
+            continue
+        if e.feasible:
+            feasible.append(eval_row(e, c["kw"]))
+        else:
+            rejected["out_of_memory"] += 1
+    return feasible, rejected
+
+
+def _load(tmp_path: Path, doc: dict[str, Any], name: str = "s.toml"):
+    path = tmp_path / name
+    path.write_text(scenario_text(doc), encoding="utf-8")
+    return load_scenario(path)
+
+
+# A small space by hand: 2 GPU types x 2 GPU counts x 2 fabrics x 2 topologies x 2 precisions = 32 clusters;
+# tp 1..8 x pp 1,2 (dp searched: 8 layouts per count, all dividing 64 and 128) x 2 micro-batches x 2 vpp
+# x 2 recompute x 2 ZeRO x 2 overlap = 256 configurations per cluster: 8,192 in all. The A100 has no FP8 (a
+# quarter of the space rejected as fp8_unsupported); vpp 2 without pp is rejected; 70B overflows 80 GB often.
+SMALL = {
+    "name": "small",
+    "workload": {"model": "llama3-70b", "tokens": 1e11, "global_batch": 64, "precision": ["bf16", "fp8"]},
+    "cluster": {
+        "gpu": ["h100-sxm", "a100-80gb"],
+        "gpus": [64, 128],
+        "fabric": ["ib-ndr", "roce-400g"],
+        "topology": ["rail-fat-tree", {"name": "fat-tree", "oversubscription": 2.0}],
+    },
+    "parallelism": {
+        "tp": [1, 2, 4, 8], "pp": [1, 2], "cp": [1], "dp": "search", "ep": [1], "vpp": [1, 2],
+        "micro_batch": [1, 2], "sequence_parallel": [True], "recompute": ["selective", "full"], "zero": [1, 3],
+        "overlap": ["dp", "full"],
+    },
+    "economics": {"mode": "rent"},
+    "objectives": {"minimize": ["time_to_train_days", "cost_to_train_usd"], "group_by": ["fabric"]},
+}
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    """(scenario, sweep result, brute-force feasible rows, brute-force rejections) of SMALL."""
+    scenario = _load(tmp_path_factory.mktemp("small"), SMALL)
+    streamed: list[pl.DataFrame] = []
+    result = run_sweep(scenario, on_rows=streamed.append)
+    feasible, rejected = brute_sweep(SMALL)
+    return scenario, result, pl.concat(streamed) if streamed else None, feasible, rejected
+
+
+def test_small_scenario_counts(small):
+    scenario, result, _, feasible, rejected = small
+    assert scenario.size() == 8192 == len(configurations(SMALL))
+    assert result.evaluated == 8192 and not result.cancelled
+    assert result.feasible == len(feasible) > 0
+    assert result.feasible + sum(result.rejected.values()) == result.evaluated
+    # fp8 on the A100: 2 counts x 2 fabrics x 2 topologies x 256 = 2,048 configurations.
+    assert rejected["fp8_unsupported"] == 2048
+    assert result.rejected == dict(rejected)
+
+
+@pytest.mark.parametrize("group_by, objectives", [
+    (None, None),
+    (["gpus"], ["mfu", "cost_to_train_usd"]),
+    (["fabric", "gpu"], ["time_to_train_days", "cost_to_train_usd", "energy_mwh"]),
+    (["topology", "precision"], ["usd_per_million_tokens", "network_capex_usd"]),
+])
+def test_small_scenario_frontier_equals_brute_force(small, tmp_path, group_by, objectives):
+    scenario, result, _, feasible, _ = small
+    if group_by or objectives:  # the engine keeps per-cell frontiers for these objectives: sweep again
+        scenario = load_scenario(scenario.path, group_by=group_by, objectives=objectives)
+        result = run_sweep(scenario)
+    group_by, objectives = scenario.space["group_by"], scenario.space["objectives"]
+    frontier = result.frontier()
+    want = [feasible[i] for i in brute_pareto(feasible, group_by, objectives)]
+    assert [config_key(r) for r in frontier.iter_rows(named=True)] == [config_key(r) for r in want]
+    for got, w in zip(frontier.iter_rows(named=True), want):
+        assert_rows_equal(got, w)
+
+
+def test_small_scenario_streamed_rows_are_every_feasible_configuration(small):
+    _, result, streamed, feasible, _ = small
+    assert streamed is not None and streamed.columns == COLUMNS
+    assert streamed.height == result.feasible == len(feasible)
+    assert not streamed.select(INPUT_COLUMNS).is_duplicated().any()
+    by_key = {config_key(r): r for r in feasible}
+    for row in streamed.iter_rows(named=True):
+        assert_rows_equal(row, by_key[config_key(row)])
+
+
+def test_small_scenario_best_per_fabric_and_size(small):
+    _, result, _, feasible, _ = small
+    got = result.best_per_fabric_and_size()
+    want = [feasible[i] for i in brute_best(feasible, ["fabric", "gpus"], "time_to_train_days")]
+    assert [config_key(r) for r in got.iter_rows(named=True)] == [config_key(r) for r in want]
+
+
+def test_best_per_fabric_and_size_is_the_fastest_whatever_the_objective_order(small):
+    # The docstring (and the report's heading) say "the fastest configuration": with network capex as the
+    # first objective it must still be the fastest, not the one with the cheapest network.
+    scenario, _, _, feasible, _ = small
+    result = run_sweep(load_scenario(scenario.path, objectives=["network_capex_usd", "time_to_train_days"]))
+    got = result.best_per_fabric_and_size()
+    want = [feasible[i] for i in brute_best(feasible, ["fabric", "gpus"], "time_to_train_days")]
+    assert got["time_to_train_days"].to_list() == [w["time_to_train_days"] for w in want]
+
+
+# ---------------------------------------------------------------- random small scenarios
+
+
+@st.composite
+def scenarios(draw) -> dict[str, Any]:
+    def some(options, most=2):
+        return draw(st.lists(st.sampled_from(options), min_size=1, max_size=most, unique_by=str))
+
+    model = draw(st.sampled_from(["llama3-8b", "llama3-8b", "llama3-70b", "mixtral-8x7b"]))
+    moe = model == "mixtral-8x7b"
+    gpus = some(["h100-sxm", "h200", "a100-80gb", "mi300x", "gb200"])
+    fabrics = some(["ib-ndr", "roce-400g", "eth-100g-tcp", "efa"])
+    doc = {
+        "name": "random",
+        "workload": {"model": model, "tokens": 1e10, "global_batch": draw(st.sampled_from([16, 32, 64])),
+                     "precision": some(["bf16", "fp8"])},
+        "cluster": {
+            "gpu": gpus,
+            "gpus": sorted(some([8, 16, 24, 32, 64, 128])),
+            "fabric": fabrics,
+            "topology": some(["rail-fat-tree", {"name": "fat-tree", "oversubscription": 2.0}, "dragonfly",
+                              "torus-3d", {"name": "fat-tree", "oversubscription": 1.5}]),
+        },
+        "parallelism": {
+            **draw(st.sampled_from([  # all three searched, or all three listed (see layouts())
+                {"tp": "search", "pp": {"search": True, "max": 4}, "cp": {"search": True, "max": 2}},
+                {"tp": {"search": True, "max": 4}, "pp": {"search": True, "max": 2}, "cp": "search"},
+                {"tp": {"search": True, "max": 8}, "pp": "search", "cp": {"search": True, "max": 1}},
+                {"tp": [1, 2], "pp": [1], "cp": [1]},
+                {"tp": [2, 8], "pp": [1, 2], "cp": [1, 2]},
+                {"tp": [1, 3], "pp": [1, 4], "cp": [1]},
+            ])),
+            "dp": draw(st.sampled_from(["search"] * 5 + [[1, 2]])),
+            "ep": draw(st.sampled_from([[1], [1, 2], {"search": True, "max": 8}] if moe else [[1]])),
+            "vpp": sorted(some([1, 2])),
+            "micro_batch": sorted(some([1, 2])),
+            "sequence_parallel": some([True, False]),
+            "recompute": some(["none", "selective", "full"]),
+            "zero": some([0, 1, 2, 3]),
+            "overlap": some(["none", "dp", "full", 0.5, "dp=0.5,tp=0.25"]),
+        },
+        "economics": {"mode": draw(st.sampled_from(["rent", "own"]))},
+        "objectives": {
+            "minimize": list(draw(st.permutations(list(OBJECTIVES))))[: draw(st.sampled_from([2, 3]))],
+            "group_by": some(list(AXES)),
+        },
+    }
+    seq_len = draw(st.sampled_from([None, 2048, 4096]))
+    if seq_len:
+        doc["workload"]["seq_len"] = seq_len
+    prices = draw(st.sampled_from([{}, {"rent_usd_per_gpu_hour": 1.5}, {gpus[0]: {"server_usd": 123456.0}},
+                                   {"usd_per_kwh": 0.2, fabrics[0]: {"switch_usd": 1000.0}}]))
+    if prices:
+        doc["economics"]["prices"] = prices
+    # Keep the space small: drop values (from the longest lists) until at most 400 configurations.
+    trimmable = [(doc["cluster"], k) for k in ("gpu", "gpus", "fabric", "topology")] + [
+        (doc["workload"], "precision")] + [(doc["parallelism"], k) for k in (
+            "vpp", "micro_batch", "sequence_parallel", "recompute", "zero", "overlap")]
+    while len(configurations(doc)) > 400:
+        table, key = max(trimmable, key=lambda tk: len(tk[0][tk[1]]))
+        if len(table[key]) == 1:
+            break
+        table[key] = table[key][:-1]
+    return doc
+
+
+@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(doc=scenarios())
+def test_random_scenarios_equal_brute_force(tmp_path, doc):
+    scenario = _load(tmp_path, doc)
+    configs = configurations(doc)
+    streamed: list[pl.DataFrame] = []
+    result = run_sweep(scenario, on_rows=streamed.append)
+    feasible, rejected = brute_sweep(doc)
+
+    assert scenario.size() == result.evaluated == len(configs)
+    assert result.feasible == len(feasible)
+    assert result.feasible + sum(result.rejected.values()) == result.evaluated
+    assert result.rejected == dict(rejected)
+
+    rows = pl.concat(streamed) if streamed else pl.DataFrame()
+    assert rows.height == len(feasible)
+    assert sorted(config_key(r) for r in rows.iter_rows(named=True)) == sorted(config_key(r) for r in feasible)
+
+    group_by, objectives = scenario.space["group_by"], scenario.space["objectives"]
+    frontier = result.frontier()
+    want = [feasible[i] for i in brute_pareto(feasible, group_by, objectives)]
+    assert [config_key(r) for r in frontier.iter_rows(named=True)] == [config_key(r) for r in want]
+    for got, w in zip(frontier.iter_rows(named=True), want):
+        assert_rows_equal(got, w)
+
+
+# ---------------------------------------------------------------- the default scenario
+
+
+@pytest.fixture(scope="module")
+def default():
+    scenario = load_scenario("ib-vs-roce")
+    return scenario, run_sweep(scenario)
+
+
+def test_default_scenario_counts(default):
+    scenario, result = default
+    # 6 GPU counts (512..16,384, powers of two) x (tp 1,2,4,8 x pp 1..16 x cp 1,2 = 40 layouts, every product
+    # divides) x 3 fabrics x 2 topologies x vpp 4 x micro-batch 2 x recompute 3 x ZeRO 2 x overlap 2 = 138,240.
+    assert scenario.size() == 6 * 40 * 3 * 2 * 4 * 2 * 3 * 2 * 2 == 138_240
+    assert result.evaluated == 138_240 and not result.cancelled
+    assert result.feasible + sum(result.rejected.values()) == result.evaluated
+    assert 0 < result.feasible < result.evaluated
+    assert all(v > 0 for v in result.rejected.values())  # zero counts are left out
+
+
+def test_default_frontier_rows_equal_evaluate(default):
+    scenario, result = default
+    frontier = result.frontier()
+    assert frontier.height > 0 and frontier.columns == COLUMNS
+    for row in frontier.iter_rows(named=True):
+        kw = {k: row[k] for k in ("model", "gpu", "gpus", "scale_up", "fabric", "topology", "oversubscription", "tp",
+                                  "pp", "dp", "cp", "ep", "vpp", "micro_batch", "global_batch", "seq_len",
+                                  "recompute", "zero", "sequence_parallel", "overlap", "precision", "tokens",
+                                  "cost_mode")}
+        e = evaluate(**kw)
+        assert e.feasible and row["feasible"]
+        assert_rows_equal(row, eval_row(e, kw))
+
+
+def test_default_frontier_is_non_dominated_per_fabric(default):
+    _, result = default
+    frontier = result.frontier()
+    assert sorted(set(frontier["fabric"])) == ["eth-100g-tcp", "ib-ndr", "roce-400g"]
+    rows = list(frontier.iter_rows(named=True))
+    assert brute_pareto(rows, ["fabric"], result.objectives) == list(range(len(rows)))
+
+
+def test_progress_reports_reach_the_total(default):
+    scenario, _ = default
+    seen: list[Progress] = []
+    result = run_sweep(scenario, on_progress=seen.append, poll_s=0.01)
+    assert seen and seen[-1].done == seen[-1].total == scenario.size() == result.evaluated
+    assert seen[-1].feasible == result.feasible
+    assert [p.done for p in seen] == sorted(p.done for p in seen)
+    assert all(p.total == scenario.size() for p in seen)
+
+
+def test_progress_keeps_coming_while_rows_stream(default):
+    # run_sweep: "on_progress is called from this thread every poll_s" -- also while --all rows are being
+    # written (the CLI's --time-limit and disk-space checks run in on_progress). A consumer slower than the
+    # engine (0.2 s per chunk here; the default scenario streams 57,900 rows in a few chunks of <= 16,384 and
+    # more) must still see progress between the first and the last chunk.
+    scenario, _ = default
+    events: list[str] = []
+
+    def rows(frame: pl.DataFrame) -> None:
+        events.append("rows")
+        time.sleep(0.2)
+
+    run_sweep(scenario, on_rows=rows, on_progress=lambda p: events.append("progress"), poll_s=0.02)
+    first, last = events.index("rows"), len(events) - 1 - events[::-1].index("rows")
+    assert events.count("rows") >= 3
+    assert "progress" in events[first:last], events
+
+
+def test_label_rows_of_nothing_has_the_schema(default):
+    scenario, _ = default
+    cols = {k: np.array([], dtype=np.uint32) for k in AXES}
+    cols.update({k: np.array([], dtype=np.float64) for k in (
+        "step_time_s", "tokens_per_s", "mfu", "hfu", "tflops_per_gpu", "scaling_efficiency", "memory_per_gpu_bytes",
+        "memory_margin_bytes", "compute_s", "recompute_s", "tp_comm_s", "pp_comm_s", "dp_comm_s", "cp_comm_s",
+        "ep_comm_s", "bubble_s", "optimizer_s", "tp_comm_hidden_s", "pp_comm_hidden_s", "dp_comm_hidden_s",
+        "cp_comm_hidden_s", "ep_comm_hidden_s", "micro_batches", "steps", "time_to_train_s", "energy_j",
+        "cost_rent_usd", "cost_own_usd", "capex_usd", "network_capex_usd", "it_power_w", "network_tiers",
+        "network_switches")})
+    frame = label_rows(cols, scenario)
+    assert frame.columns == COLUMNS and frame.height == 0
+    assert frame.schema == default[1].kept.schema  # the same types as a sweep's non-empty result
+
+
+# ---------------------------------------------------------------- progress display
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_line_on_a_terminal():
+    stream = _Tty()
+    line = ProgressLine("sweep", stream=stream, interval_s=1.0)
+    # 500,000 of 2,000,000 in 2 s: 250,000/s, 1,500,000 left -> ETA 6 s; 25%.
+    line(Progress(done=500_000, total=2_000_000, feasible=1234, elapsed_s=2.0))
+    first = stream.getvalue()
+    assert first.startswith("\r") and "\n" not in first
+    assert "500,000 / 2,000,000 configurations (25%)" in first
+    assert "250.0k/s" in first and "ETA 6s" in first and "feasible 1,234" in first
+    # Within the interval nothing is redrawn ...
+    line(Progress(done=600_000, total=2_000_000, feasible=1300, elapsed_s=2.1))
+    assert stream.getvalue() == first
+    # ... except the last update: 2,000,000 in 1 s = 2.0M/s, done; padded to cover the longer previous line.
+    line(Progress(done=2_000_000, total=2_000_000, feasible=5, elapsed_s=1.0))
+    last = stream.getvalue()[len(first):]
+    assert last.startswith("\r")
+    assert "2,000,000 / 2,000,000 configurations (100%)" in last and "2.0M/s" in last and "done" in last
+    assert "ETA" not in last
+    assert len(last) >= len(first)
+    line.close()
+    assert stream.getvalue().endswith("\n") and stream.getvalue().count("\n") == 1
+
+
+def test_progress_line_is_silent_when_not_a_terminal():
+    stream = io.StringIO()
+    line = ProgressLine("sweep", stream=stream)
+    line(Progress(done=1, total=2, feasible=1, elapsed_s=1.0))
+    line(Progress(done=2, total=2, feasible=1, elapsed_s=2.0))
+    line.close()
+    assert stream.getvalue() == ""
+
+
+def test_progress_rate_and_eta():
+    p = Progress(done=300, total=1200, feasible=10, elapsed_s=1.5)  # 200/s, 900 left: 4.5 s
+    assert p.rate == 200.0 and p.eta_s == 4.5
+    assert Progress(done=0, total=10, feasible=0, elapsed_s=0.0).eta_s is None
+    assert math.isclose(Progress(done=10, total=10, feasible=0, elapsed_s=2.0).eta_s, 0.0)

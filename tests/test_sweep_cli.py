@@ -1,0 +1,356 @@
+"""`scalefront sweep` and the exports behind it (scalefront.export): schema, determinism, no overwrite,
+Ctrl-C, one-line errors, what goes to stderr. In-process through scalefront.cli.main, except Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from scalefront.cli import main
+from scalefront.errors import UsageError
+from scalefront.export import StreamWriter, read_frame, write_frame
+from scalefront.scenario import builtin_scenarios, load_scenario
+from scalefront.sweep import COLUMNS, INPUT_COLUMNS, OUTPUT_COLUMNS, run_sweep
+
+# 1 GPU x 2 counts x 2 fabrics x 2 topologies; tp 1,2,4,8 x pp 1,2 x vpp 2 x mb 2 x recompute 2 x ZeRO 2 x
+# overlap 2 (one of them a bare fraction, written as "0.5").
+SMALL = """\
+name = "small"
+[workload]
+model = "llama3-8b"
+tokens = 1e11
+global_batch = 64
+[cluster]
+gpu = ["h100-sxm"]
+gpus = [64, 128]
+fabric = ["ib-ndr", "roce-400g"]
+topology = ["rail-fat-tree", { name = "fat-tree", oversubscription = 2.0 }]
+[parallelism]
+tp = [1, 2, 4, 8]
+pp = [1, 2]
+vpp = [1, 2]
+micro_batch = [1, 2]
+recompute = ["selective", "full"]
+zero = [1, 3]
+overlap = ["dp", 0.5]
+"""
+
+
+@pytest.fixture
+def small(tmp_path) -> Path:
+    path = tmp_path / "small.toml"
+    path.write_text(SMALL, encoding="utf-8")
+    return path
+
+
+def run(argv: list[str], capsys) -> tuple[int, str, str]:
+    try:
+        code = main(argv)
+    except SystemExit as exit_:
+        code = exit_.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_one_line_error(code: int, out: str, err: str, *mentions: str) -> None:
+    assert code == 2, err
+    assert out == ""
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith(("scalefront: error: ", "scalefront sweep: error: ")), err
+    for m in mentions:
+        assert m in err, err
+
+
+def leftovers(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir() if p.name.startswith("."))
+
+
+# ---------------------------------------------------------------- schema
+
+
+def test_frontier_csv_schema(small, tmp_path, capsys):
+    out = tmp_path / "f.csv"
+    code, _, err = run(["sweep", str(small), "--out", str(out)], capsys)
+    assert code == 0, err
+    header = out.read_text(encoding="utf-8").splitlines()[0]
+    assert header.split(",") == COLUMNS
+    back = pl.read_csv(out)
+    assert back.columns == COLUMNS and back.height > 0
+    frontier = run_sweep(load_scenario(small)).frontier()
+    assert read_frame(out).equals(back)
+    # Every value survives the trip through CSV (floats written in full).
+    assert back.drop("overlap").equals(frontier.drop("overlap"))
+    assert back["overlap"].cast(pl.Utf8).to_list() == frontier["overlap"].to_list()
+
+
+def test_read_frame_round_trips_what_scalefront_wrote(small, tmp_path):
+    # read_frame: "Read a frame scalefront wrote". The overlap column holds text: names ("dp") or fractions
+    # written as in the scenario ("0.5"). A frame whose overlaps are all fractions must read back as text too.
+    small.write_text(SMALL.replace('overlap = ["dp", 0.5]', "overlap = [0.5]"), encoding="utf-8")
+    frontier = run_sweep(load_scenario(small)).frontier()
+    assert frontier.height > 0 and set(frontier["overlap"]) == {"0.5"}
+    out = write_frame(frontier, tmp_path / "f.csv")
+    assert read_frame(out).schema == frontier.schema
+
+
+def test_column_names_match_eval_json_keys(capsys):
+    code, out, _ = run(["eval", "--json"], capsys)
+    assert code == 0
+    doc = json.loads(out)
+    shared = [c for c in COLUMNS if c in doc]
+    # Every input column is an eval --json key, and so are the headline results.
+    assert set(INPUT_COLUMNS) <= set(shared)
+    assert {"gpu", "gpus", "fabric", "topology", "tp", "pp", "dp", "feasible", "step_time_s", "mfu",
+            "time_to_train_days", "cost_to_train_usd", "memory_per_gpu_gb", "energy_mwh"} <= set(shared)
+    # The rest flatten the nested breakdown/hidden/memory of the JSON, or derive from it.
+    rest = set(COLUMNS) - set(shared)
+    assert rest <= (set(doc["breakdown"]) | {f"{k.removesuffix('_comm_s')}_comm_hidden_s" for k in doc["hidden"]}
+                    | {"memory_margin_gb", "usd_per_million_tokens"})
+    assert len(COLUMNS) == len(set(COLUMNS)) == len(INPUT_COLUMNS) + len(OUTPUT_COLUMNS)
+
+
+def test_units_are_in_the_names():
+    units = ("_s", "_days", "_gb", "_usd", "_mwh", "_w")
+    timed = [c for c in OUTPUT_COLUMNS if any(w in c for w in ("time", "comm", "bubble", "compute", "optimizer"))]
+    assert all(c.endswith(("_s", "_days")) for c in timed), timed
+    assert all(c.endswith("_gb") for c in OUTPUT_COLUMNS if "memory" in c)
+    assert all(c.endswith("_usd") for c in OUTPUT_COLUMNS if "cost" in c or "capex" in c)
+    assert "energy_mwh" in OUTPUT_COLUMNS and "it_power_w" in OUTPUT_COLUMNS
+    unitless = {"feasible", "mfu", "hfu", "scaling_efficiency", "micro_batches", "steps", "network_tiers",
+                "network_switches", "tflops_per_gpu", "tokens_per_s", "usd_per_million_tokens"}
+    assert all(c.endswith(units) or c in unitless for c in OUTPUT_COLUMNS)
+
+
+def test_all_file_has_every_feasible_configuration_once(tmp_path, capsys):
+    out, every = tmp_path / "f.csv", tmp_path / "all.csv"
+    code, _, err = run(["sweep", "--out", str(out), "--all", str(every)], capsys)
+    assert code == 0, err
+    result = run_sweep(load_scenario("ib-vs-roce"))
+    rows = pl.read_csv(every)
+    assert rows.columns == COLUMNS
+    assert rows.height == result.feasible > 0
+    assert rows["feasible"].all()
+    assert not rows.select(INPUT_COLUMNS).is_duplicated().any()
+    # The frontier is a subset of the feasible rows.
+    frontier = pl.read_csv(out)
+    assert frontier.join(rows, on=INPUT_COLUMNS, how="anti").height == 0
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_all_export_of_a_small_scenario_equals_the_streamed_rows(small, tmp_path, capsys, suffix):
+    every = tmp_path / f"all{suffix}"
+    code, _, err = run(["sweep", str(small), "--all", str(every)], capsys)
+    assert code == 0, err
+    rows: list[pl.DataFrame] = []
+    result = run_sweep(load_scenario(small), on_rows=rows.append)
+    want = pl.concat(rows).sort(INPUT_COLUMNS)
+    got = read_frame(every).with_columns(pl.col("overlap").cast(pl.Utf8)).sort(INPUT_COLUMNS)
+    assert got.height == result.feasible
+    assert got.equals(want)
+    assert leftovers(tmp_path) == []
+
+
+def test_empty_all_export_has_the_header(tmp_path, capsys):
+    # Nothing fits: 8 GPUs of 80 GB for a 70B model with ZeRO 0 (weights, gradients, Adam: 16 bytes x 70B).
+    path = tmp_path / "none.toml"
+    path.write_text(SMALL.replace("llama3-8b", "llama3-70b").replace("gpus = [64, 128]", "gpus = [8]")
+                    .replace("zero = [1, 3]", "zero = [0]").replace("tp = [1, 2, 4, 8]", "tp = [8]")
+                    .replace("pp = [1, 2]", "pp = [1]").replace("vpp = [1, 2]", "vpp = [1]"), encoding="utf-8")
+    every, out = tmp_path / "all.csv", tmp_path / "f.csv"
+    code, _, err = run(["sweep", str(path), "--all", str(every), "--out", str(out)], capsys)
+    assert code == 0, err
+    assert every.read_text(encoding="utf-8").splitlines() == [",".join(COLUMNS)]
+    assert out.read_text(encoding="utf-8").splitlines() == [",".join(COLUMNS)]
+
+
+# ---------------------------------------------------------------- determinism
+
+
+def test_same_scenario_twice_gives_identical_bytes(tmp_path, capsys):
+    for name in ("a", "b"):
+        code, _, err = run(["sweep", "--out", str(tmp_path / f"{name}.csv"), "--all", str(tmp_path / f"{name}-all.csv")],
+                           capsys)
+        assert code == 0, err
+    assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
+    # --all rows are streamed as the engine finds them: the same rows, their order is not promised.
+    a, b = pl.read_csv(tmp_path / "a-all.csv"), pl.read_csv(tmp_path / "b-all.csv")
+    assert a.sort(INPUT_COLUMNS).equals(b.sort(INPUT_COLUMNS))
+
+
+def test_same_scenario_twice_gives_equal_parquet(small, tmp_path, capsys):
+    for name in ("a", "b"):
+        code, _, err = run(["sweep", str(small), "--out", str(tmp_path / f"{name}.parquet")], capsys)
+        assert code == 0, err
+    a, b = pl.read_parquet(tmp_path / "a.parquet"), pl.read_parquet(tmp_path / "b.parquet")
+    assert a.columns == COLUMNS and a.height > 0
+    assert a.equals(b)
+    assert read_frame(tmp_path / "a.parquet").equals(run_sweep(load_scenario(small)).frontier())
+
+
+# ---------------------------------------------------------------- no overwrite
+
+
+@pytest.mark.parametrize("flag", ["--out", "--all"])
+def test_existing_output_is_not_replaced_without_force(small, tmp_path, capsys, flag):
+    target = tmp_path / "taken.csv"
+    target.write_text("precious\n", encoding="utf-8")
+    before = target.stat()
+    other = tmp_path / "other.csv"
+    other_flag = "--all" if flag == "--out" else "--out"
+    code, out, err = run(["sweep", str(small), flag, str(target), other_flag, str(other)], capsys)
+    assert_one_line_error(code, out, err, str(target), "already exists", "--force")
+    assert target.read_text(encoding="utf-8") == "precious\n"
+    assert target.stat().st_mtime_ns == before.st_mtime_ns
+    assert not other.exists()  # checked before any work: the other file is not written either
+    assert leftovers(tmp_path) == []
+
+    code, out, err = run(["sweep", str(small), flag, str(target), other_flag, str(other), "--force"], capsys)
+    assert code == 0, err
+    assert target.read_text(encoding="utf-8").splitlines()[0] == ",".join(COLUMNS)
+    assert other.exists() and leftovers(tmp_path) == []
+
+
+def test_target_appearing_while_writing_is_not_replaced(tmp_path):
+    frame = pl.DataFrame({"a": [1, 2]})
+    target = tmp_path / "t.csv"
+    writer = StreamWriter(target)
+    writer.write(frame)
+    target.write_text("someone else's\n", encoding="utf-8")
+    with pytest.raises(UsageError, match="appeared while writing"):
+        writer.commit(frame.clear())
+    assert target.read_text(encoding="utf-8") == "someone else's\n"
+    assert leftovers(tmp_path) == []
+    # With force it is replaced; abort leaves nothing.
+    writer = StreamWriter(target, force=True)
+    writer.write(frame)
+    writer.commit(frame.clear())
+    assert pl.read_csv(target).equals(frame)
+    writer = StreamWriter(tmp_path / "u.parquet")
+    writer.write(frame)
+    writer.abort()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.csv"]
+
+
+def test_written_files_get_the_usual_permissions(small, tmp_path, capsys):
+    # Files are written beside the target and renamed into place; the result must still be an ordinary file
+    # (mode 0666 less the umask, as open() would make it), not the temporary file's private 0600.
+    umask = os.umask(0o022)
+    os.umask(umask)
+    out, every = tmp_path / "f.csv", tmp_path / "all.parquet"
+    code, _, err = run(["sweep", str(small), "--out", str(out), "--all", str(every)], capsys)
+    assert code == 0, err
+    for path in (out, every):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask, path
+
+
+# ---------------------------------------------------------------- one-line errors
+
+
+@pytest.mark.parametrize("args, mentions", [
+    (["--group-by", "fabrc"], ["group-by axis 'fabrc'", "fabric"]),
+    (["--group-by", ","], ["--group-by"]),
+    (["--objectives", "mfu"], ["two or three objectives, got 1"]),
+    (["--objectives", "mfu,speed"], ["objective 'speed'", "time_to_train_days"]),
+    (["--objectives", "mfu,cost_to_train_usd,energy_mwh,network_capex_usd"], ["two or three objectives, got 4"]),
+    (["--max-configs", "10"], ["built-in scenario ib-vs-roce", "138,240 configurations", "--max-configs 10"]),
+    (["--out", "x.xlsx"], ["x.xlsx", "'.xlsx'", ".csv or .parquet"]),
+    (["--all", "x.xlsx"], ["x.xlsx", "'.xlsx'"]),
+    (["--out", "nodir/f.csv"], ["nodir", "does not exist"]),
+    (["--out", "same.csv", "--all", "same.csv"], ["--out and --all must be different files"]),
+    (["nosuch"], ["nosuch", "cannot read"]),
+    (["--max-configs", "many"], ["--max-configs"]),
+], ids=["group-by", "group-by-empty", "one-objective", "unknown-objective", "four-objectives", "max-configs",
+        "out-xlsx", "all-xlsx", "missing-dir", "same-file", "unknown-scenario", "max-configs-text"])
+def test_bad_sweep_arguments_exit_2_with_one_line(tmp_path, capsys, monkeypatch, args, mentions):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(["sweep", *args], capsys)
+    assert_one_line_error(code, out, err, *mentions)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_catalog_flag_adds_a_gpu_to_a_scenario(small, my_gpu_catalog, tmp_path, capsys):
+    small.write_text(SMALL.replace('gpu = ["h100-sxm"]', 'gpu = ["my-gpu"]'), encoding="utf-8")
+    code, _, err = run(["sweep", str(small), "--out", str(tmp_path / "f.csv")], capsys)
+    assert_one_line_error(code, "", err, "unknown GPU 'my-gpu'")
+    code, _, err = run(["sweep", str(small), "--catalog", str(my_gpu_catalog), "--out", str(tmp_path / "f.csv")], capsys)
+    assert code == 0, err
+    assert set(pl.read_csv(tmp_path / "f.csv")["gpu"]) == {"my-gpu"}
+
+
+# ---------------------------------------------------------------- what goes where
+
+
+def test_out_when_not_a_terminal_writes_only_the_wrote_line(small, tmp_path, capsys):
+    # capsys streams are not terminals: no progress line, no count line, no table; one line on stderr.
+    out = tmp_path / "f.csv"
+    code, stdout, stderr = run(["sweep", str(small), "--out", str(out)], capsys)
+    assert code == 0
+    assert stdout == ""
+    assert stderr == f"wrote {out}\n"
+    every = tmp_path / "all.csv"
+    code, stdout, stderr = run(["sweep", str(small), "--out", str(tmp_path / "g.csv"), "--all", str(every)], capsys)
+    assert code == 0 and stdout == "" and stderr == f"wrote {tmp_path / 'g.csv'}, {every}\n"
+
+
+def test_without_out_the_frontier_is_printed(small, capsys):
+    code, stdout, stderr = run(["sweep", str(small), "--group-by", "gpus", "--objectives", "mfu,cost_to_train_usd"],
+                               capsys)
+    assert code == 0 and stderr == ""
+    result = run_sweep(load_scenario(small))
+    assert stdout.startswith(f"scenario small: {result.evaluated:,} configurations in ")
+    assert f"{result.feasible:,} feasible" in stdout
+    assert "Pareto frontier (mfu vs cost_to_train_usd) per gpus:" in stdout
+    assert "fastest configuration per fabric and GPU count:" in stdout
+
+
+def test_time_limit_stops_a_long_sweep(tmp_path, capsys):
+    # The large scenario with twice its GPU counts (~250M configurations, several seconds here): projected
+    # over 1 s after the first second, so it stops then, writing nothing.
+    path = tmp_path / "larger.toml"
+    path.write_text(builtin_scenarios()["large"].replace("step = 512", "step = 256"), encoding="utf-8")
+    out = tmp_path / "f.csv"
+    start = time.perf_counter()
+    code, stdout, err = run(["sweep", str(path), "--out", str(out), "--time-limit", "1"], capsys)
+    assert time.perf_counter() - start < 5
+    assert_one_line_error(code, stdout, err, str(path), "over --time-limit 1 s")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["larger.toml"]
+
+
+# ---------------------------------------------------------------- Ctrl-C
+
+
+@pytest.mark.parametrize("name, force", [("OUT.csv", False), ("OUT.parquet", False), ("OUT.csv", True)],
+                         ids=["csv", "parquet", "csv-force-existing"])
+def test_ctrl_c_exits_130_and_leaves_nothing(tmp_path, name, force):
+    if force:
+        (tmp_path / name).write_text("precious\n", encoding="utf-8")
+    cmd = [sys.executable, "-m", "scalefront", "sweep", "large", "--all", name] + (["--force"] if force else [])
+    p = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(1.5)
+        assert p.poll() is None, f"the sweep ended before the signal: {p.communicate()}"
+        sent = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=5)
+        assert time.monotonic() - sent < 5
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    assert p.returncode == 130, err
+    assert "Traceback" not in err and err == "scalefront: interrupted; nothing was written\n"
+    assert out == ""
+    if force:
+        assert sorted(os.listdir(tmp_path)) == [name]
+        assert (tmp_path / name).read_text(encoding="utf-8") == "precious\n"
+    else:
+        assert os.listdir(tmp_path) == []  # neither OUT nor any .OUT.* temporary file or directory
