@@ -356,9 +356,12 @@ pub fn finish(c: &ClusterStage, s: &LayoutStage, par: &Parallelism, overlap: &Ov
     let cp_mb = layers * 3.0 * (par.cp as f64 - 1.0) * s.cp_send_s;
     let attention_window_mb = 3.0 * (dense_layers * dense.attention_s + moe_layers * moe.attention_s);
     let (cp_exposed_mb, cp_hidden_mb) = exposed_and_hidden(cp_mb, 1.0, attention_window_mb);
-    // EP: dispatch and combine per pass.
+    // EP: dispatch and combine per pass, hidden behind MoE compute not already hiding TP or CP traffic (one
+    // compute budget: the same GEMMs cannot hide two transfers' worth of time twice).
     let ep_mb = moe_layers * 2.0 * passes * s.ep_all_to_all_s;
-    let (ep_exposed_mb, ep_hidden_mb) = exposed_and_hidden(ep_mb, overlap.ep, 3.0 * moe_layers * moe.total_s());
+    let ep_window_mb =
+        (3.0 * moe_layers * moe.total_s()).min(compute_mb + recompute_mb - tp_hidden_mb - cp_hidden_mb).max(0.0);
+    let (ep_exposed_mb, ep_hidden_mb) = exposed_and_hidden(ep_mb, overlap.ep, ep_window_mb);
 
     let t_mb = compute_mb + recompute_mb + tp_exposed_mb + cp_exposed_mb + ep_exposed_mb;
     let compute_s = m * compute_mb;
@@ -391,6 +394,21 @@ pub fn finish(c: &ClusterStage, s: &LayoutStage, par: &Parallelism, overlap: &Ov
         let (exposed, hidden) = exposed_and_hidden(2.0 * m * s.dp_all_gather_s, overlap.dp, compute_s);
         dp_exposed += exposed;
         dp_hidden += hidden;
+    }
+    // One compute budget for the step: what TP, CP and EP hide per micro-batch is spent; DP (and ZeRO-3
+    // gathers) and PP share the rest (plus the interleaved drain). Without this the same compute would hide
+    // several transfers, and faster compute could make a step slower.
+    let (mut pp_exposed, mut pp_hidden) = (pp_exposed, pp_hidden);
+    let budget = (m * (compute_mb + recompute_mb - tp_hidden_mb - cp_hidden_mb - ep_hidden_mb)
+        + if par.vpp > 1 { bubble_s / 2.0 } else { 0.0 })
+    .max(0.0);
+    let wanted = dp_hidden + pp_hidden;
+    if wanted > budget {
+        let keep = budget / wanted;
+        dp_exposed += dp_hidden * (1.0 - keep);
+        pp_exposed += pp_hidden * (1.0 - keep);
+        dp_hidden *= keep;
+        pp_hidden *= keep;
     }
     // Optimizer step: memory-bound over the local (possibly sharded) parameters.
     let optimizer_params = if par.zero_stage >= 1 {

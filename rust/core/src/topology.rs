@@ -30,14 +30,19 @@ pub struct Network {
     /// GPUs under one 2-tier block (leaf-spine pod) of a 3-tier tree.
     pod_span_gpus: f64,
     endpoints: f64,
+    /// Independent trees: one per rail (GPU index x NIC port) for a rail-optimized fat-tree, else one.
+    planes: f64,
     links_per_gpu: f64,
     server_gpus: f64,
 }
 
-/// Counts of network parts (a first bill of materials).
+/// The scale-out network's bill of materials.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct NetworkParts {
+    /// NIC ports (one per GPU per link).
     pub nics: f64,
+    /// Switches per tier, leaf first (summed over the planes of a rail-optimized tree); routers for a dragonfly.
+    pub switches_by_tier: Vec<f64>,
     pub switches: f64,
     pub cables: f64,
     pub transceivers: f64,
@@ -51,15 +56,23 @@ impl Network {
         let links_per_gpu = fabric.links_per_gpu as f64;
         let endpoints = gpus as f64 * links_per_gpu;
         let server_gpus_f = server_gpus as f64;
+        // A rail-optimized fat-tree is one fabric per rail: NIC port j of GPU i of every server joins plane
+        // (i, j); cross-rail traffic first moves over NVLink to the GPU on the right rail (NCCL PXN).
+        let planes = if topology.kind == TopologyKind::RailFatTree {
+            (server_gpus_f * links_per_gpu).min(endpoints).max(1.0)
+        } else {
+            1.0
+        };
+        let per_plane = (endpoints / planes).ceil();
         // Capacity of a T-tier folded Clos with radix k: one switch holds k endpoints; a leaf-spine holds
         // k leaves x k_down; each further tier multiplies by k/2 (Al-Fares et al. SIGCOMM 2008, Sec. 2.2:
         // k^2/2 for 2 tiers, k^3/4 for 3, non-blocking).
         let mut tiers = 1;
         let mut capacity = k;
-        if endpoints > capacity {
+        if per_plane > capacity {
             tiers = 2;
             capacity = leaf_down_ports * k;
-            while endpoints > capacity {
+            while per_plane > capacity {
                 tiers += 1;
                 capacity *= k / 2.0;
             }
@@ -85,8 +98,9 @@ impl Network {
             leaf_down_ports,
             tiers,
             leaf_span_gpus,
-            pod_span_gpus: leaf_down_ports * k / links_per_gpu,
+            pod_span_gpus: leaf_down_ports * k / links_per_gpu * planes,
             endpoints,
+            planes,
             links_per_gpu,
             server_gpus: server_gpus_f,
         }
@@ -173,40 +187,53 @@ impl Network {
     pub fn parts(&self) -> NetworkParts {
         let n = self.endpoints;
         let k = self.radix;
-        match self.kind {
+        let (switches_by_tier, cables) = match self.kind {
             TopologyKind::FatTree | TopologyKind::RailFatTree => {
-                if self.tiers == 1 {
-                    return NetworkParts { nics: n, switches: 1.0, cables: n, transceivers: 2.0 * n };
-                }
-                let leaves = (n / self.leaf_down_ports).ceil();
-                let uplinks = leaves * (k - self.leaf_down_ports);
-                let mut switches = leaves;
-                let mut cables = n + uplinks;
-                let mut ports_up = uplinks;
-                for tier in 2..=self.tiers {
-                    let top = tier == self.tiers;
-                    let down_per_switch = if top { k } else { k / 2.0 };
-                    let count = (ports_up / down_per_switch).ceil();
-                    switches += count;
-                    if !top {
-                        ports_up = count * k / 2.0;
-                        cables += ports_up;
-                    }
-                }
-                NetworkParts { nics: n, switches, cables, transceivers: 2.0 * cables }
+                // One tree per plane, each holding its share of the endpoints.
+                let per_plane = (n / self.planes).ceil();
+                let (tiers, cables) = self.tree(per_plane);
+                (tiers.iter().map(|t| t * self.planes).collect(), cables * self.planes)
             }
             TopologyKind::Dragonfly => {
                 // p = k/4 terminals, a - 1 = k/2 - 1 local and h = k/4 global ports per router.
                 let routers = (n / (k / 4.0)).ceil();
                 let cables = n + routers * (k / 2.0 - 1.0) / 2.0 + routers * (k / 4.0) / 2.0;
-                NetworkParts { nics: n, switches: routers, cables, transceivers: 2.0 * cables }
+                (vec![routers], cables)
             }
-            TopologyKind::Torus3d => {
-                // Servers wired directly to their six neighbours; each NIC port is one end of a cable.
-                let cables = n / 2.0;
-                NetworkParts { nics: n, switches: 0.0, cables, transceivers: 2.0 * cables }
+            // Servers wired directly to their six neighbours; each NIC port is one end of a cable.
+            TopologyKind::Torus3d => (vec![], n / 2.0),
+        };
+        NetworkParts {
+            nics: n,
+            switches: switches_by_tier.iter().sum(),
+            switches_by_tier,
+            cables,
+            transceivers: 2.0 * cables,
+        }
+    }
+
+    /// Switches per tier and cables of one folded-Clos tree of `endpoints` ports with this network's tiers.
+    fn tree(&self, endpoints: f64) -> (Vec<f64>, f64) {
+        let k = self.radix;
+        if self.tiers == 1 {
+            return (vec![1.0], endpoints);
+        }
+        let leaves = (endpoints / self.leaf_down_ports).ceil();
+        let uplinks = leaves * (k - self.leaf_down_ports);
+        let mut by_tier = vec![leaves];
+        let mut cables = endpoints + uplinks;
+        let mut ports_up = uplinks;
+        for tier in 2..=self.tiers {
+            let top = tier == self.tiers;
+            let down_per_switch = if top { k } else { k / 2.0 };
+            let count = (ports_up / down_per_switch).ceil();
+            by_tier.push(count);
+            if !top {
+                ports_up = count * k / 2.0;
+                cables += ports_up;
             }
         }
+        (by_tier, cables)
     }
 }
 
@@ -284,6 +311,35 @@ mod tests {
         assert_eq!(net.bandwidth_factor(&g, Traffic::Neighbour), 1.0);
         let plain = Network::new(&fabric(64), &topo(TopologyKind::FatTree, 1.0), 4096, 8);
         assert_eq!(plain.hops(&g, Traffic::Neighbour), 3.0);
+    }
+
+    #[test]
+    fn rail_optimized_tree_matches_the_dgx_superpod_reference_architecture() {
+        // NVIDIA DGX H100 SuperPOD RA, Table 4: 4 scalable units = 127 nodes / 1,016 GPUs on NDR (radix 64):
+        // 32 leaf + 16 spine switches, 1,020 node cables + 1,024 leaf-spine cables. By hand, one tree per rail
+        // (8 rails): 127 endpoints per rail -> ceil(127/32) = 4 leaves with 4 x 32 = 128 uplinks -> 2 spines;
+        // x 8 rails: 32 leaves + 16 spines; cables 8 x (127 + 128) = 1,016 + 1,024.
+        let net = Network::new(&fabric(64), &topo(TopologyKind::RailFatTree, 1.0), 1016, 8);
+        let p = net.parts();
+        assert_eq!(net.tiers, 2);
+        assert_eq!(p.switches_by_tier, vec![32.0, 16.0]);
+        assert_eq!(p.switches, 48.0);
+        assert_eq!(p.cables, 1016.0 + 1024.0);
+        assert_eq!(p.nics, 1016.0);
+        // The same NICs in one non-rail tree need the same leaves but a 2-tier tree over all 1,016 ports.
+        let flat = Network::new(&fabric(64), &topo(TopologyKind::FatTree, 1.0), 1016, 8).parts();
+        assert_eq!(flat.switches_by_tier, vec![32.0, 16.0]);
+    }
+
+    #[test]
+    fn rail_planes_stay_two_tier_longer() {
+        // 16,384 GPUs: one tree needs 3 tiers (16,384 > 64^2 / 2); eight rail planes of 2,048 need only 2.
+        let rail = Network::new(&fabric(64), &topo(TopologyKind::RailFatTree, 1.0), 16384, 8);
+        assert_eq!(rail.tiers, 2);
+        assert_eq!(rail.parts().switches_by_tier, vec![512.0, 256.0]);
+        let flat = Network::new(&fabric(64), &topo(TopologyKind::FatTree, 1.0), 16384, 8);
+        assert_eq!(flat.tiers, 3);
+        assert_eq!(flat.parts().switches_by_tier, vec![512.0, 512.0, 256.0]);
     }
 
     #[test]
