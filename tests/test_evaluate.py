@@ -116,7 +116,9 @@ def test_steps_time_and_rent_cost_of_the_default_run(raw):
     assert r.global_batch == 512 and r.seq_len == 8192
     # steps = ceil(1e12 / 4,194,304) = ceil(238,418.58) = 238,419
     assert r.steps == math.ceil(1e12 / tokens_per_step) == 238_419
-    assert r.time_to_train_s == pytest.approx(r.steps * r.step_time_s, rel=1e-12)
+    # Wall-clock time: the steps' compute time stretched by failures (goodput, data/reliability.toml).
+    assert 0.5 < r.goodput <= 1.0
+    assert r.time_to_train_s == pytest.approx(r.steps * r.step_time_s / r.goodput, rel=1e-12)
     assert r.time_to_train_days == pytest.approx(r.time_to_train_s / 86400, rel=1e-12)
     rent = raw("prices.toml")["gpu"]["h100-sxm"]["rent_usd_per_gpu_hour"]  # $2.99/GPU-h (RunPod, 2025-03)
     assert r.cost_rent_usd == pytest.approx(1024 * rent * r.time_to_train_s / 3600, rel=1e-12)
@@ -208,7 +210,9 @@ def test_accounting_identities(kw):
     assert r.feasible == (m.margin_bytes >= 0)
     # The run.
     assert r.steps == math.ceil(r.tokens / (r.global_batch * r.seq_len))
-    assert r.time_to_train_s == pytest.approx(r.steps * r.step_time_s, rel=1e-12)
+    # Wall-clock time: the steps' compute time stretched by failures (goodput, data/reliability.toml).
+    assert 0.5 < r.goodput <= 1.0
+    assert r.time_to_train_s == pytest.approx(r.steps * r.step_time_s / r.goodput, rel=1e-12)
     assert r.energy_mwh > 0 and r.capex_usd > r.network_capex_usd > 0
 
 

@@ -567,7 +567,7 @@ def test_label_rows_of_nothing_has_the_schema(default):
         "ep_comm_s", "bubble_s", "optimizer_s", "tp_comm_hidden_s", "pp_comm_hidden_s", "dp_comm_hidden_s",
         "cp_comm_hidden_s", "ep_comm_hidden_s", "micro_batches", "steps", "time_to_train_s", "energy_j",
         "cost_rent_usd", "cost_own_usd", "capex_usd", "network_capex_usd", "it_power_w", "network_tiers",
-        "network_switches")})
+        "network_switches", "interruptions_per_day", "checkpoint_interval_s", "goodput")})
     frame = label_rows(cols, scenario)
     assert frame.columns == COLUMNS and frame.height == 0
     assert frame.schema == default[1].kept.schema  # the same types as a sweep's non-empty result

@@ -119,14 +119,14 @@ def test_column_names_match_eval_json_keys(capsys):
 
 
 def test_units_are_in_the_names():
-    units = ("_s", "_days", "_gb", "_usd", "_mwh", "_w")
+    units = ("_s", "_days", "_gb", "_usd", "_mwh", "_w", "_per_day")
     timed = [c for c in OUTPUT_COLUMNS if any(w in c for w in ("time", "comm", "bubble", "compute", "optimizer"))]
     assert all(c.endswith(("_s", "_days")) for c in timed), timed
     assert all(c.endswith("_gb") for c in OUTPUT_COLUMNS if "memory" in c)
     assert all(c.endswith("_usd") for c in OUTPUT_COLUMNS if "cost" in c or "capex" in c)
     assert "energy_mwh" in OUTPUT_COLUMNS and "it_power_w" in OUTPUT_COLUMNS
     unitless = {"feasible", "mfu", "hfu", "scaling_efficiency", "micro_batches", "steps", "network_tiers",
-                "network_switches", "tflops_per_gpu", "tokens_per_s", "usd_per_million_tokens"}
+                "network_switches", "tflops_per_gpu", "tokens_per_s", "usd_per_million_tokens", "goodput"}
     assert all(c.endswith(units) or c in unitless for c in OUTPUT_COLUMNS)
 
 

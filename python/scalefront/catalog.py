@@ -33,6 +33,8 @@ __all__ = [
     "GpuPrice",
     "FabricPrice",
     "Economics",
+    "ScaleUpPrice",
+    "ReliabilityEntry",
     "load_model_file",
 ]
 
@@ -93,6 +95,7 @@ class ScaleUpEntry(_Entry):
     step_latency_us: NonNegative
     ring_efficiency: Fraction
     in_switch_allreduce_efficiency: ReductionGain
+    switch_trays_per_domain: NonNegative
 
 
 class FabricEntry(_Entry):
@@ -128,6 +131,23 @@ class FabricPrice(_Entry):
     nic_w: NonNegative
     switch_w: NonNegative
     transceiver_w: NonNegative
+
+
+class ScaleUpPrice(_Entry):
+    switch_tray_usd: NonNegative
+    switch_tray_w: NonNegative
+
+
+class ReliabilityEntry(_Entry):
+    name: str
+    gpu_failures_per_hour: NonNegative
+    server_failures_per_hour: NonNegative
+    nic_failures_per_hour: NonNegative
+    switch_failures_per_hour: NonNegative
+    link_failures_per_hour: NonNegative
+    checkpoint_bytes_per_s: Positive
+    checkpoint_bytes_per_param: NonNegative
+    restart_s: NonNegative
 
 
 class Economics(_Entry):
@@ -245,6 +265,8 @@ class Catalog:
     models: dict[str, ModelEntry] = field(default_factory=dict)
     gpu_prices: dict[str, GpuPrice] = field(default_factory=dict)
     fabric_prices: dict[str, FabricPrice] = field(default_factory=dict)
+    scale_up_prices: dict[str, ScaleUpPrice] = field(default_factory=dict)
+    reliability: dict[str, ReliabilityEntry] = field(default_factory=dict)
     economics: Economics | None = None
 
     _KINDS = {
@@ -253,6 +275,7 @@ class Catalog:
         "fabrics": ("fabrics", FabricEntry),
         "topologies": ("topologies", TopologyEntry),
         "models": ("models", ModelEntry),
+        "reliability": ("reliability", ReliabilityEntry),
     }
 
     @classmethod
@@ -260,7 +283,7 @@ class Catalog:
         """The catalogs shipped with scalefront (data/ at build time)."""
         files = _core.data_files()
         cat = cls()
-        for kind in ("gpus", "scale_up", "fabrics", "topologies"):
+        for kind in ("gpus", "scale_up", "fabrics", "topologies", "reliability"):
             name = f"{kind}.toml"
             cat._add_table(kind, _parse_toml(files[name], f"data/{name}"), f"data/{name}")
         cat._add_prices(_parse_toml(files["prices.toml"], "data/prices.toml"), "data/prices.toml")
@@ -313,10 +336,13 @@ class Catalog:
             elif key == "fabric" and isinstance(value, dict):
                 for entry, raw in value.items():
                     self.fabric_prices[entry] = _entry(FabricPrice, raw, file, f"fabric.{entry}")
+            elif key == "scale_up" and isinstance(value, dict):
+                for entry, raw in value.items():
+                    self.scale_up_prices[entry] = _entry(ScaleUpPrice, raw, file, f"scale_up.{entry}")
             elif key == "economics":
                 self.economics = _entry(Economics, value, file, "economics")
             else:
-                raise CatalogError(f"{file}: [{key}] is not a price table (gpu, fabric, economics)")
+                raise CatalogError(f"{file}: [{key}] is not a price table (gpu, fabric, scale_up, economics)")
 
     def _check_references(self, file: str) -> None:
         for gid, gpu in self.gpus.items():
@@ -349,6 +375,18 @@ class Catalog:
         return self.fabric_prices.get(name) or _raise(
             CatalogError(f"no price for fabric {name!r} in the price catalog")
         )
+
+    def scale_up_price(self, name: str) -> ScaleUpPrice:
+        """NVLink switch tray price of a domain; zero for domains whose switches come with the servers."""
+        if name in self.scale_up_prices:
+            return self.scale_up_prices[name]
+        if self.scale_up_domain(name).switch_trays_per_domain > 0:
+            raise CatalogError(f"no switch tray price for scale-up domain {name!r} in the price catalog")
+        # No trays to buy: nothing to price (model_construct: no figures, so no sources to check).
+        return ScaleUpPrice.model_construct(switch_tray_usd=0.0, switch_tray_w=0.0, sources={})
+
+    def reliability_profile(self, name: str) -> ReliabilityEntry:
+        return self.reliability.get(name) or _raise(_unknown("reliability profile", name, self.reliability))
 
     def economics_or_error(self) -> Economics:
         return self.economics or _raise(CatalogError("the price catalog has no [economics] table"))

@@ -13,7 +13,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 from scalefront import _core
-from scalefront.catalog import Catalog, FabricEntry, GpuEntry, ModelEntry, ScaleUpEntry, load_model_file
+from scalefront.catalog import (
+    Catalog,
+    FabricEntry,
+    GpuEntry,
+    ModelEntry,
+    ReliabilityEntry,
+    ScaleUpEntry,
+    load_model_file,
+)
 from scalefront.errors import UsageError
 
 __all__ = [
@@ -198,6 +206,9 @@ class Evaluation:
     it_power_w: float
     network_tiers: int
     network_switches: float
+    interruptions_per_day: float
+    checkpoint_interval_s: float
+    goodput: float
     params_total: float
     params_active: float
     model_flops_per_token: float
@@ -217,10 +228,12 @@ def _resolve_model(model: str | Path | ModelEntry, catalog: Catalog) -> tuple[st
     return text, catalog.model(text)
 
 
-def _prices(catalog: Catalog, gpu: str, fabric: str, overrides: dict[str, float] | None) -> dict[str, float]:
+def _prices(catalog: Catalog, gpu: str, fabric: str, scale_up: str,
+            overrides: dict[str, float] | None) -> dict[str, float]:
     prices: dict[str, float] = {}
     prices.update(catalog.gpu_price(gpu).model_dump())
     prices.update(catalog.fabric_price(fabric).model_dump())
+    prices.update(catalog.scale_up_price(scale_up).model_dump())
     prices.update(catalog.economics_or_error().model_dump())
     for key, value in (overrides or {}).items():
         if key not in prices:
@@ -261,7 +274,12 @@ def scale_up_dict(s: ScaleUpEntry) -> dict[str, Any]:
         "step_latency_s": s.step_latency_us * 1e-6,
         "ring_efficiency": s.ring_efficiency,
         "in_switch_allreduce_efficiency": s.in_switch_allreduce_efficiency,
+        "switch_trays_per_domain": s.switch_trays_per_domain,
     }
+
+
+def reliability_dict(r: ReliabilityEntry) -> dict[str, Any]:
+    return r.model_dump(exclude={"name"})
 
 
 def fabric_dict(f: FabricEntry) -> dict[str, Any]:
@@ -351,6 +369,7 @@ def evaluate(
     tokens: float = 1e12,
     cost_mode: Literal["rent", "own"] = "rent",
     prices: dict[str, float] | None = None,
+    reliability: str = "default",
     catalog: Catalog | None = None,
 ) -> Evaluation:
     """Evaluate one training configuration.
@@ -360,7 +379,9 @@ def evaluate(
     topology's, ``dp`` to gpus / (tp x pp x cp), ``seq_len`` to the model's, and ``global_batch`` to about 4M
     tokens rounded to a multiple of dp x micro_batch. ``flash_attention=False`` models attention that
     materialises its scores (Megatron-LM before 2022). ``prices`` overrides any catalog price by field name
-    (``rent_usd_per_gpu_hour``, ``switch_usd``, ``usd_per_kwh``, ...).
+    (``rent_usd_per_gpu_hour``, ``switch_usd``, ``usd_per_kwh``, ...). ``reliability`` names a failure profile
+    of data/reliability.toml (``default``: Llama 3's measured rates; ``perfect``: no failures); time and cost to
+    train are divided by the resulting goodput.
 
     Raises :class:`~scalefront.errors.CatalogError` for an unknown name or a bad file,
     :class:`~scalefront.errors.UsageError` for a bad argument and
@@ -394,7 +415,8 @@ def evaluate(
     _choice("cost_mode", cost_mode, ("rent", "own"))
     ov = parse_overlap(overlap)
     over = topo.oversubscription if oversubscription is None else oversubscription
-    price = _prices(cat, gpu, fabric, prices)
+    price = _prices(cat, gpu, fabric, scale_up_name, prices)
+    rel = cat.reliability_profile(reliability)
 
     config = {
         "model": model_dict(m),
@@ -424,6 +446,7 @@ def evaluate(
             "flash_attention": bool(flash_attention),
         },
         "overlap": {"dp": ov.dp, "tp": ov.tp, "pp": ov.pp, "ep": ov.ep},
+        "reliability": reliability_dict(rel),
     }
     r = _core.evaluate(config)
     mem = Memory(**r["memory"])
@@ -483,6 +506,9 @@ def evaluate(
         it_power_w=r["it_power_w"],
         network_tiers=r["network_tiers"],
         network_switches=r["network_switches"],
+        interruptions_per_day=r["interruptions_per_day"],
+        checkpoint_interval_s=r["checkpoint_interval_s"],
+        goodput=r["goodput"],
         params_total=r["params_total"],
         params_active=r["params_active"],
         model_flops_per_token=r["model_flops_per_token"],

@@ -23,6 +23,7 @@ from scalefront.model import (
     gpu_dict,
     model_dict,
     parse_overlap,
+    reliability_dict,
     scale_up_dict,
 )
 
@@ -146,6 +147,8 @@ PriceValue = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
 class EconomicsSection(_Strict):
     mode: Literal["rent", "own"] = "rent"
+    #: Failure profile of data/reliability.toml.
+    reliability: str = "default"
     #: Overrides: `key = value` for every GPU/fabric, or `[economics.prices.<id>]` tables for one entry (their
     #: values are checked after parsing, to name the entry in the message).
     prices: dict[str, Union[PriceValue, dict[str, Any]]] = {}
@@ -364,6 +367,11 @@ def load_scenario(source: str | Path, catalog: Catalog | None = None, *, group_b
         "zero": list(par.zero),
         "overlap": [vars(parse_overlap(o)) for o in par.overlap],
         "economics": economics,
+        "reliability": reliability_dict(_lookup_reliability(cat, econ.reliability, bad)),
+        "scale_up_trays": [
+            {"switch_tray_usd": cat.scale_up_price(s).switch_tray_usd, "switch_tray_w": cat.scale_up_price(s).switch_tray_w}
+            for s in scale_up_names
+        ],
         "cost_mode": econ.mode,
         "objectives": minimize,
         "group_by": groups,
@@ -383,6 +391,13 @@ def load_scenario(source: str | Path, catalog: Catalog | None = None, *, group_b
         overlap_names=overlap_names,
         space=space,
     )
+
+
+def _lookup_reliability(cat: Catalog, name: str, bad) -> Any:
+    try:
+        return cat.reliability_profile(name)
+    except CatalogError as err:
+        raise bad("[economics] reliability", str(err)) from None
 
 
 def _where(loc: str) -> str:

@@ -35,6 +35,7 @@ OUTPUT_COLUMNS = [
     "dp_comm_hidden_s", "cp_comm_hidden_s", "ep_comm_hidden_s", "micro_batches", "steps", "time_to_train_s",
     "time_to_train_days", "energy_mwh", "cost_to_train_usd", "cost_rent_usd", "cost_own_usd",
     "usd_per_million_tokens", "capex_usd", "network_capex_usd", "it_power_w", "network_tiers", "network_switches",
+    "interruptions_per_day", "checkpoint_interval_s", "goodput",
 ]
 COLUMNS = INPUT_COLUMNS + OUTPUT_COLUMNS
 
@@ -137,7 +138,8 @@ def label_rows(columns: dict[str, np.ndarray], scenario: Scenario) -> pl.DataFra
             "compute_s", "recompute_s", "tp_comm_s", "pp_comm_s", "dp_comm_s", "cp_comm_s", "ep_comm_s", "bubble_s",
             "optimizer_s", "tp_comm_hidden_s", "pp_comm_hidden_s", "dp_comm_hidden_s", "cp_comm_hidden_s",
             "ep_comm_hidden_s", "steps", "time_to_train_s", "cost_rent_usd", "cost_own_usd", "capex_usd",
-            "network_capex_usd", "it_power_w", "network_switches",
+            "network_capex_usd", "it_power_w", "network_switches", "interruptions_per_day",
+            "checkpoint_interval_s", "goodput",
         )],
         pl.Series("memory_per_gpu_gb", m["memory_per_gpu_bytes"] / 1e9),
         pl.Series("memory_margin_gb", m["memory_margin_bytes"] / 1e9),

@@ -172,6 +172,7 @@ pub(crate) mod tests {
             step_latency_s: 1e-6,
             ring_efficiency: 0.82,
             in_switch_allreduce_efficiency: 0.0,
+            switch_trays_per_domain: 0.0,
         }
     }
     /// A 100 Gb/s NIC per GPU, ideal efficiency, for hand-worked examples.

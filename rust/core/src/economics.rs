@@ -20,14 +20,18 @@ pub struct ClusterCost {
 }
 
 impl ClusterCost {
-    pub fn new(gpus: u32, gpu: &GpuSpec, prices: &PriceSpec, parts: &NetworkParts) -> Self {
+    /// `switch_trays`: NVLink switch trays of the scale-up domains (none for HGX servers).
+    pub fn new(gpus: u32, gpu: &GpuSpec, prices: &PriceSpec, parts: &NetworkParts, switch_trays: f64) -> Self {
         let servers = (gpus as f64 / gpu.server_gpus as f64).ceil();
         let network_capex_usd = parts.nics * prices.nic_usd
             + parts.switches * prices.switch_usd
             + parts.transceivers * prices.transceiver_usd
-            + parts.cables * prices.cable_usd;
-        let network_power_w =
-            parts.nics * prices.nic_w + parts.switches * prices.switch_w + parts.transceivers * prices.transceiver_w;
+            + parts.cables * prices.cable_usd
+            + switch_trays * prices.switch_tray_usd;
+        let network_power_w = parts.nics * prices.nic_w
+            + parts.switches * prices.switch_w
+            + parts.transceivers * prices.transceiver_w
+            + switch_trays * prices.switch_tray_w;
         let it_power_w = gpus as f64 * (gpu.tdp_w * prices.gpu_power_fraction + gpu.host_power_w) + network_power_w;
         ClusterCost {
             servers,
@@ -79,6 +83,8 @@ mod tests {
             nic_w: 0.0,
             switch_w: 0.0,
             transceiver_w: 0.0,
+            switch_tray_usd: 0.0,
+            switch_tray_w: 0.0,
             amortization_years: 4.0,
             pue: 1.0,
             usd_per_kwh: 0.0,
@@ -108,6 +114,8 @@ mod tests {
             nic_w: 0.0,
             switch_w: 0.0,
             transceiver_w: 0.0,
+            switch_tray_usd: 0.0,
+            switch_tray_w: 0.0,
             amortization_years: 4.0,
             pue: 1.25,
             usd_per_kwh: 0.1,

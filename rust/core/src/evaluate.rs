@@ -8,6 +8,7 @@ use crate::error::ConfigError;
 use crate::hardware::{FabricSpec, GpuSpec, PriceSpec, ScaleUpSpec, TopologySpec};
 use crate::memory::{activation_bytes, model_state_bytes, LocalParams, MemoryPerGpu, GRADIENT_BYTES, WEIGHT_BYTES};
 use crate::parallelism::{Overlap, Parallelism, Precision, Recompute, Training};
+use crate::reliability::{goodput, Goodput, PartCounts, ReliabilitySpec};
 use crate::topology::Network;
 use crate::workload::TransformerSpec;
 
@@ -32,6 +33,7 @@ pub struct Config {
     pub parallelism: Parallelism,
     pub training: Training,
     pub overlap: Overlap,
+    pub reliability: ReliabilitySpec,
 }
 
 impl Config {
@@ -44,6 +46,7 @@ impl Config {
         self.topology.validate()?;
         self.prices.validate()?;
         self.overlap.validate()?;
+        self.reliability.validate()?;
         if !(self.training.tokens.is_finite() && self.training.tokens > 0.0) {
             return Err(ConfigError::InvalidFigure {
                 field: "tokens",
@@ -127,6 +130,12 @@ pub struct Evaluation {
     pub it_power_w: f64,
     pub network_tiers: u32,
     pub network_switches: f64,
+    /// Expected job interruptions a day from the cluster's parts.
+    pub interruptions_per_day: f64,
+    /// Young/Daly optimal time between checkpoints.
+    pub checkpoint_interval_s: f64,
+    /// Share of wall-clock time that advances training; `time_to_train_s` is divided by it.
+    pub goodput: f64,
 }
 
 /// Stage 1 of an evaluation: what the cluster and the training run fix, whatever the parallel layout.
@@ -139,6 +148,7 @@ pub struct ClusterStage<'a> {
     pub prices: &'a PriceSpec,
     pub training: &'a Training,
     pub gpus: u32,
+    goodput: Goodput,
     network: Network,
     tput: Throughput,
     bf16: Throughput,
@@ -159,6 +169,7 @@ impl<'a> ClusterStage<'a> {
             &cfg.topology,
             &cfg.prices,
             &cfg.training,
+            &cfg.reliability,
             cfg.gpus,
         )
     }
@@ -172,6 +183,7 @@ impl<'a> ClusterStage<'a> {
         topology: &TopologySpec,
         prices: &'a PriceSpec,
         training: &'a Training,
+        reliability: &ReliabilitySpec,
         gpus: u32,
     ) -> Result<Self, ConfigError> {
         if training.precision == Precision::Fp8 && gpu.peak_fp8_flops <= 0.0 {
@@ -179,7 +191,17 @@ impl<'a> ClusterStage<'a> {
         }
         let network = Network::new(fabric, topology, gpus, gpu.server_gpus);
         let parts = network.parts();
-        let cost = ClusterCost::new(gpus, gpu, prices, &parts);
+        let domains = (gpus as f64 / scale_up.domain_gpus.max(1) as f64).ceil();
+        let switch_trays = domains * scale_up.switch_trays_per_domain;
+        let cost = ClusterCost::new(gpus, gpu, prices, &parts, switch_trays);
+        let counts = PartCounts {
+            gpus: gpus as f64,
+            servers: cost.servers,
+            nics: parts.nics,
+            switches: parts.switches + switch_trays,
+            links: parts.cables,
+        };
+        let params_total = model.params_total();
         Ok(ClusterStage {
             model,
             gpu,
@@ -192,9 +214,10 @@ impl<'a> ClusterStage<'a> {
             bf16: Throughput::new(gpu, Precision::Bf16),
             network,
             cost,
+            goodput: goodput(reliability, &counts, params_total),
             network_switches: parts.switches,
             model_flops_per_token: model.training_flops_per_token(training.seq_len as f64),
-            params_total: model.params_total(),
+            params_total,
             params_active: model.params_active(),
         })
     }
@@ -491,7 +514,7 @@ pub fn finish(c: &ClusterStage, s: &LayoutStage, par: &Parallelism, overlap: &Ov
     let hardware_flops_per_s_per_gpu =
         (c.model_flops_per_token + recompute_flops_per_token) * tokens_per_step / step_time_s / gpus;
     let steps = (training.tokens / tokens_per_step).ceil();
-    let time_to_train_s = steps * step_time_s;
+    let time_to_train_s = steps * step_time_s / c.goodput.goodput;
     let run = run_cost(time_to_train_s, c.gpus, &c.cost, c.prices);
 
     Ok(Evaluation {
@@ -519,5 +542,8 @@ pub fn finish(c: &ClusterStage, s: &LayoutStage, par: &Parallelism, overlap: &Ov
         it_power_w: c.cost.it_power_w,
         network_tiers: c.network.tiers,
         network_switches: c.network_switches,
+        interruptions_per_day: c.goodput.interruptions_per_day,
+        checkpoint_interval_s: c.goodput.checkpoint_interval_s,
+        goodput: c.goodput.goodput,
     })
 }

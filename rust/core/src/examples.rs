@@ -79,6 +79,7 @@ pub fn nvlink4() -> ScaleUpSpec {
         step_latency_s: 3.4e-6,
         ring_efficiency: 0.82,
         in_switch_allreduce_efficiency: 1.06,
+        switch_trays_per_domain: 0.0,
     }
 }
 
@@ -106,6 +107,8 @@ pub fn prices() -> PriceSpec {
         nic_w: 25.0,
         switch_w: 750.0,
         transceiver_w: 8.5,
+        switch_tray_usd: 0.0,
+        switch_tray_w: 0.0,
         amortization_years: 5.0,
         pue: 1.25,
         usd_per_kwh: 0.0826,
@@ -142,5 +145,6 @@ pub fn reference() -> Config {
             flash_attention: true,
         },
         overlap: Overlap { dp: 1.0, tp: 0.0, pp: 0.0, ep: 0.0 },
+        reliability: ReliabilitySpec::perfect(),
     }
 }

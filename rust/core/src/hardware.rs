@@ -44,6 +44,9 @@ pub struct ScaleUpSpec {
     pub ring_efficiency: f64,
     /// All-reduce bus bandwidth with in-switch reduction (NVLS) / line rate; 0 = not available.
     pub in_switch_allreduce_efficiency: f64,
+    /// NVLink switch trays per domain outside the servers (GB200 NVL72: 9); 0 when the switches are on the
+    /// server's baseboard (HGX) and priced with it.
+    pub switch_trays_per_domain: f64,
 }
 
 /// The scale-out network technology.
@@ -106,6 +109,9 @@ pub struct PriceSpec {
     pub nic_w: f64,
     pub switch_w: f64,
     pub transceiver_w: f64,
+    /// One NVLink switch tray of the scale-up domain, and its power.
+    pub switch_tray_usd: f64,
+    pub switch_tray_w: f64,
     pub amortization_years: f64,
     pub pue: f64,
     pub usd_per_kwh: f64,
@@ -171,6 +177,7 @@ impl ScaleUpSpec {
         at_least_one("domain_gpus", self.domain_gpus)?;
         non_negative("step_latency_s", self.step_latency_s)?;
         fraction("ring_efficiency", self.ring_efficiency, 1.0)?;
+        non_negative("switch_trays_per_domain", self.switch_trays_per_domain)?;
         if self.in_switch_allreduce_efficiency != 0.0 {
             fraction("in_switch_allreduce_efficiency", self.in_switch_allreduce_efficiency, 2.0)?;
         }
@@ -227,6 +234,8 @@ impl PriceSpec {
         non_negative("nic_w", self.nic_w)?;
         non_negative("switch_w", self.switch_w)?;
         non_negative("transceiver_w", self.transceiver_w)?;
+        non_negative("switch_tray_usd", self.switch_tray_usd)?;
+        non_negative("switch_tray_w", self.switch_tray_w)?;
         positive("amortization_years", self.amortization_years)?;
         if !(self.pue.is_finite() && self.pue >= 1.0) {
             return Err(ConfigError::InvalidFigure { field: "pue", value: self.pue, expected: "a finite number >= 1" });

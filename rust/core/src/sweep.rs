@@ -17,6 +17,7 @@ use crate::error::ConfigError;
 use crate::evaluate::{finish, ClusterStage, Evaluation, LayoutStage};
 use crate::hardware::{FabricSpec, GpuSpec, PriceSpec, ScaleUpSpec, TopologySpec};
 use crate::parallelism::{layers_per_gpu, Overlap, Parallelism, Precision, Recompute, Training};
+use crate::reliability::ReliabilitySpec;
 use crate::workload::TransformerSpec;
 
 /// A GPU type and what it costs.
@@ -122,6 +123,9 @@ pub struct SweepSpace {
     pub zero: Vec<u32>,
     pub overlap: Vec<Overlap>,
     pub economics: Economics,
+    pub reliability: ReliabilitySpec,
+    /// Price and power of one NVLink switch tray, per entry of `scale_ups`.
+    pub scale_up_trays: Vec<(f64, f64)>,
     pub cost_mode: CostMode,
     /// Two or three objectives.
     pub objectives: Vec<Objective>,
@@ -522,15 +526,26 @@ impl SweepSpace {
         if !(self.tokens.is_finite() && self.tokens > 0.0) {
             return Err(ConfigError::InvalidFigure { field: "tokens", value: self.tokens, expected: "a finite number > 0" });
         }
+        self.reliability.validate()?;
+        if self.scale_up_trays.len() != self.scale_ups.len() {
+            return Err(ConfigError::InvalidFigure {
+                field: "scale_up_trays",
+                value: self.scale_up_trays.len() as f64,
+                expected: "one (price, power) per scale-up domain",
+            });
+        }
         for g in &self.gpus {
             for f in &self.fabrics {
-                self.prices(g, f).validate()?;
+                for &su in &g.scale_ups {
+                    self.prices(g, f, su).validate()?;
+                }
             }
         }
         Ok(())
     }
 
-    fn prices(&self, g: &GpuOption, f: &FabricOption) -> PriceSpec {
+    fn prices(&self, g: &GpuOption, f: &FabricOption, scale_up: usize) -> PriceSpec {
+        let (switch_tray_usd, switch_tray_w) = self.scale_up_trays.get(scale_up).copied().unwrap_or((0.0, 0.0));
         PriceSpec {
             rent_usd_per_gpu_hour: g.rent_usd_per_gpu_hour,
             server_usd: g.server_usd,
@@ -541,6 +556,8 @@ impl SweepSpace {
             nic_w: f.nic_w,
             switch_w: f.switch_w,
             transceiver_w: f.transceiver_w,
+            switch_tray_usd,
+            switch_tray_w,
             amortization_years: self.economics.amortization_years,
             pue: self.economics.pue,
             usd_per_kwh: self.economics.usd_per_kwh,
@@ -568,7 +585,7 @@ pub fn run(space: &SweepSpace, progress: &Progress, rows: Option<&SyncSender<Row
             let [g, su, c, f, t, p] = *cell;
             let gpu = &space.gpus[g as usize];
             let fabric = &space.fabrics[f as usize];
-            let prices = space.prices(gpu, fabric);
+            let prices = space.prices(gpu, fabric, su as usize);
             let training = Training {
                 global_batch: space.global_batch,
                 seq_len: space.seq_len,
@@ -592,6 +609,7 @@ pub fn run(space: &SweepSpace, progress: &Progress, rows: Option<&SyncSender<Row
                 &space.topologies[t as usize],
                 &prices,
                 &training,
+                &space.reliability,
                 gpus,
             );
             outer

@@ -66,6 +66,8 @@ pub fn small_space(objectives: Vec<Objective>, cost_mode: CostMode) -> SweepSpac
         zero: vec![0, 1, 3],
         overlap: vec![Overlap { dp: 1.0, tp: 0.0, pp: 0.0, ep: 0.0 }, Overlap { dp: 1.0, tp: 1.0, pp: 1.0, ep: 1.0 }],
         economics: economics(),
+        reliability: ReliabilitySpec::perfect(),
+        scale_up_trays: vec![(0.0, 0.0)],
         cost_mode,
         objectives,
         group_by: vec![],
@@ -92,6 +94,8 @@ fn config_of(space: &SweepSpace, c: &Choice) -> Config {
             nic_w: fabric.nic_w,
             switch_w: fabric.switch_w,
             transceiver_w: fabric.transceiver_w,
+            switch_tray_usd: space.scale_up_trays[c.scale_up as usize].0,
+            switch_tray_w: space.scale_up_trays[c.scale_up as usize].1,
             amortization_years: space.economics.amortization_years,
             pue: space.economics.pue,
             usd_per_kwh: space.economics.usd_per_kwh,
@@ -118,6 +122,7 @@ fn config_of(space: &SweepSpace, c: &Choice) -> Config {
             flash_attention: space.flash_attention,
         },
         overlap: space.overlap[c.overlap as usize].clone(),
+        reliability: space.reliability.clone(),
     }
 }
 

@@ -173,6 +173,7 @@ pub(crate) fn scale_up_spec(su: &Section) -> PyResult<core::ScaleUpSpec> {
         step_latency_s: su.f64("step_latency_s")?,
         ring_efficiency: su.f64("ring_efficiency")?,
         in_switch_allreduce_efficiency: su.f64("in_switch_allreduce_efficiency")?,
+        switch_trays_per_domain: su.f64("switch_trays_per_domain")?,
     })
 }
 
@@ -212,6 +213,19 @@ pub(crate) const RECOMPUTE: [(&str, core::Recompute); 3] = [
 ];
 pub(crate) const PRECISION: [(&str, core::Precision); 2] = [("bf16", core::Precision::Bf16), ("fp8", core::Precision::Fp8)];
 
+pub(crate) fn reliability_spec(r: &Section) -> PyResult<core::ReliabilitySpec> {
+    Ok(core::ReliabilitySpec {
+        gpu_failures_per_hour: r.f64("gpu_failures_per_hour")?,
+        server_failures_per_hour: r.f64("server_failures_per_hour")?,
+        nic_failures_per_hour: r.f64("nic_failures_per_hour")?,
+        switch_failures_per_hour: r.f64("switch_failures_per_hour")?,
+        link_failures_per_hour: r.f64("link_failures_per_hour")?,
+        checkpoint_bytes_per_s: r.f64("checkpoint_bytes_per_s")?,
+        checkpoint_bytes_per_param: r.f64("checkpoint_bytes_per_param")?,
+        restart_s: r.f64("restart_s")?,
+    })
+}
+
 pub(crate) fn overlap_spec(ov: &Section) -> PyResult<core::Overlap> {
     Ok(core::Overlap { dp: ov.f64("dp")?, tp: ov.f64("tp")?, pp: ov.f64("pp")?, ep: ov.f64("ep")? })
 }
@@ -237,6 +251,8 @@ fn config(d: &Bound<'_, PyDict>) -> PyResult<core::Config> {
             nic_w: pr.f64("nic_w")?,
             switch_w: pr.f64("switch_w")?,
             transceiver_w: pr.f64("transceiver_w")?,
+            switch_tray_usd: pr.f64("switch_tray_usd")?,
+            switch_tray_w: pr.f64("switch_tray_w")?,
             amortization_years: pr.f64("amortization_years")?,
             pue: pr.f64("pue")?,
             usd_per_kwh: pr.f64("usd_per_kwh")?,
@@ -263,6 +279,7 @@ fn config(d: &Bound<'_, PyDict>) -> PyResult<core::Config> {
             flash_attention: tr.bool("flash_attention")?,
         },
         overlap: overlap_spec(&root.section("overlap")?)?,
+        reliability: reliability_spec(&root.section("reliability")?)?,
     })
 }
 
@@ -299,6 +316,9 @@ pub(crate) fn evaluation_dict<'py>(py: Python<'py>, e: &core::Evaluation) -> PyR
             ("network_capex_usd", e.network_capex_usd),
             ("it_power_w", e.it_power_w),
             ("network_switches", e.network_switches),
+            ("interruptions_per_day", e.interruptions_per_day),
+            ("checkpoint_interval_s", e.checkpoint_interval_s),
+            ("goodput", e.goodput),
         ],
     )?;
     d.set_item("feasible", e.feasible)?;

@@ -17,8 +17,8 @@ use scalefront_core::sweep::{
 use scalefront_core::Evaluation;
 
 use crate::{
-    config_error, fabric_spec, gpu_spec, model, overlap_spec, scale_up_spec, topology_spec, ScalefrontError, Section,
-    PRECISION, RECOMPUTE,
+    config_error, fabric_spec, gpu_spec, model, overlap_spec, reliability_spec, scale_up_spec, topology_spec,
+    ScalefrontError, Section, PRECISION, RECOMPUTE,
 };
 
 /// Progress and cancellation of one sweep, shared between the thread running it and the one watching it.
@@ -138,6 +138,12 @@ pub(crate) fn space(d: &Bound<'_, PyDict>) -> PyResult<SweepSpace> {
             })
             .collect::<PyResult<_>>()?,
         scale_ups: root.sections("scale_ups")?.iter().map(scale_up_spec).collect::<PyResult<_>>()?,
+        scale_up_trays: root
+            .sections("scale_up_trays")?
+            .iter()
+            .map(|t| Ok((t.f64("switch_tray_usd")?, t.f64("switch_tray_w")?)))
+            .collect::<PyResult<_>>()?,
+        reliability: reliability_spec(&root.section("reliability")?)?,
         gpu_counts: root.typed_list("gpu_counts", "a list of positive integers")?,
         fabrics: root
             .sections("fabrics")?
@@ -197,7 +203,7 @@ fn columns<'py>(
         d.set_item(name, v.into_pyarray(py))?;
     }
     type Metric = (&'static str, fn(&Evaluation) -> f64);
-    const METRICS: [Metric; 33] = [
+    const METRICS: [Metric; 36] = [
         ("step_time_s", |e| e.step_time_s),
         ("tokens_per_s", |e| e.tokens_per_s),
         ("mfu", |e| e.mfu),
@@ -231,6 +237,9 @@ fn columns<'py>(
         ("it_power_w", |e| e.it_power_w),
         ("network_tiers", |e| e.network_tiers as f64),
         ("network_switches", |e| e.network_switches),
+        ("interruptions_per_day", |e| e.interruptions_per_day),
+        ("checkpoint_interval_s", |e| e.checkpoint_interval_s),
+        ("goodput", |e| e.goodput),
     ];
     for (name, f) in METRICS {
         let v: Vec<f64> = evals.iter().map(f).collect();
