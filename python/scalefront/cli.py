@@ -315,6 +315,105 @@ def _run_validate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_bom(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "bom",
+        help="the network's bill of materials: NICs, switches per tier, cables, optics, capex, power",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    p.add_argument("--gpus", type=_positive_int, required=True, help="number of GPUs")
+    p.add_argument("--fabric", default="ib-ndr", help="fabric id")
+    p.add_argument("--topology", default="fat-tree", help="topology id")
+    p.add_argument("--oversubscription", type=_oversubscription, help="leaf oversubscription (2 or 2:1)")
+    p.add_argument("--gpu", default="h100-sxm", help="GPU id (servers per GPU count, NVLink domain)")
+    p.add_argument("--scale-up", help="intra-node domain id (default: the GPU's)")
+    p.add_argument("--price", type=_price, action="append", default=[], metavar="KEY=VALUE",
+                   help="override a part price (repeatable): nic_usd, switch_usd, transceiver_usd, ...")
+    p.add_argument("--catalog", action="append", default=[], metavar="FILE", help="a catalog file (repeatable)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(run=_run_bom)
+
+
+def _run_bom(args: argparse.Namespace) -> int:
+    from scalefront.network import bom
+
+    catalog = Catalog.load(*args.catalog) if args.catalog else builtin_catalog()
+    b = bom(args.gpus, args.fabric, args.topology, oversubscription=args.oversubscription, gpu=args.gpu,
+            scale_up=args.scale_up, prices=dict(args.price), catalog=catalog)
+    if args.json:
+        print(json.dumps(b, indent=2))
+        return 0
+    tiers = ", ".join(f"tier {i + 1}: {n:,.0f}" for i, n in enumerate(b["switches_by_tier"])) or "none"
+    print(f"{b['gpus']:,} x {b['gpu']} on {b['fabric']}, {b['topology']} {b['oversubscription']:g}:1 "
+          f"({b['tiers']} tier{'s' if b['tiers'] != 1 else ''})")
+    print(f"  NIC ports          {b['nics']:>12,.0f}")
+    print(f"  switches           {b['switches_total']:>12,.0f}   ({tiers})")
+    if b["nvlink_switch_trays"]:
+        print(f"  NVLink switch trays {b['nvlink_switch_trays']:>11,.0f}")
+    print(f"  cables             {b['cables']:>12,.0f}")
+    print(f"  transceivers       {b['transceivers']:>12,.0f}")
+    print(f"  network capex      ${b['network_capex_usd']:>11,.0f}   (${b['network_capex_usd'] / b['gpus']:,.0f} per GPU)")
+    print(f"  network power      {b['network_power_w'] / 1e3:>12,.1f} kW")
+    return 0
+
+
+def _add_roi(sub: argparse._SubParsersAction) -> None:
+    from scalefront.scenario import DEFAULT_SCENARIO
+
+    p = sub.add_parser(
+        "roi",
+        help="is fabric A worth its premium over fabric B, and at what price does the answer flip?",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    p.add_argument("scenario", nargs="?", default=DEFAULT_SCENARIO, help="built-in scenario id or TOML file")
+    p.add_argument("--a", default="ib-ndr", dest="fabric_a", help="the dearer fabric")
+    p.add_argument("--b", default="roce-400g", dest="fabric_b", help="the fabric it is compared with")
+    p.add_argument("--out", help="write the per-GPU-count table here (.csv or .parquet)")
+    p.add_argument("--force", action="store_true", help="replace an existing output file")
+    p.add_argument("--catalog", action="append", default=[], metavar="FILE", help="a catalog file (repeatable)")
+    p.add_argument("--no-sensitivity", action="store_true", help="skip the +/-20% sensitivity table")
+    p.set_defaults(run=_run_roi)
+
+
+def _fmt_ratio(x: float) -> str:
+    return "never" if x != x or x in (float("inf"), float("-inf")) else f"{x:.2f}x"
+
+
+def _run_roi(args: argparse.Namespace) -> int:
+    from scalefront.export import check_target, write_frame
+    from scalefront.roi import roi
+
+    catalog = Catalog.load(*args.catalog) if args.catalog else builtin_catalog()
+    if args.out:
+        check_target(args.out, args.force)
+    r = roi(args.scenario, args.fabric_a, args.fabric_b, catalog=catalog, sensitivity=not args.no_sensitivity)
+    if args.out:
+        write_frame(r.table, args.out, args.force)
+        print(f"wrote {args.out}", file=sys.stderr)
+    a, b = r.fabric_a, r.fabric_b
+    print(f"{a} vs {b} on scenario {args.scenario}: the fastest configuration on each fabric per GPU count")
+    print(f"{'GPUs':>7} {'days ' + a:>16} {'days ' + b:>16} {'cost ' + a:>18} {'cost ' + b:>18} "
+          f"{'network ' + a:>18} {'network ' + b:>18} {'break-even':>11} {'life':>8} {'payback':>10}")
+    for row in r.table.iter_rows(named=True):
+        payback = row["payback_days"]
+        payback_text = "never" if payback == float("inf") else f"{payback:,.0f} d"
+        print(f"{row['gpus']:>7,} {row[f'time_to_train_days_{a}']:>16.1f} {row[f'time_to_train_days_{b}']:>16.1f} "
+              f"{row[f'cost_to_train_usd_{a}']:>18,.0f} {row[f'cost_to_train_usd_{b}']:>18,.0f} "
+              f"{row[f'network_capex_usd_{a}']:>18,.0f} {row[f'network_capex_usd_{b}']:>18,.0f} "
+              f"{_fmt_ratio(row['break_even_premium']):>11} {_fmt_ratio(row['break_even_premium_life']):>8} "
+              f"{payback_text:>10}")
+    print(f"break-even: the price of {a}'s network, relative to {b}'s, at which both cost the same to train the "
+          f"tokens (own mode); life: the same over the cluster's life; payback: days for {a}'s premium to pay back")
+    if not r.sensitivity.is_empty():
+        print("\nsensitivity of the break-even premium (+/-20% on each assumption):")
+        cols = [c for c in r.sensitivity.columns if c.startswith("gpus_")]
+        print(f"{'assumption':>24} {'change':>7} " + " ".join(f"{c.removeprefix('gpus_') + ' GPUs':>12}" for c in cols))
+        for row in r.sensitivity.iter_rows(named=True):
+            print(f"{row['assumption']:>24} {row['change']:>+7.0%} "
+                  + " ".join(f"{_fmt_ratio(row[c]) if row[c] is not None else '-':>12}" for c in cols))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="scalefront",
@@ -325,6 +424,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_eval(sub)
     _add_sweep(sub)
     _add_validate(sub)
+    _add_bom(sub)
+    _add_roi(sub)
     return parser
 
 

@@ -217,8 +217,10 @@ def _degree(axis: Any) -> Any:
 
 
 def load_scenario(source: str | Path, catalog: Catalog | None = None, *, group_by: list[str] | None = None,
-                  objectives: list[str] | None = None) -> Scenario:
-    """Load a scenario by built-in id or path. `group_by`/`objectives` override the file's."""
+                  objectives: list[str] | None = None, fabrics: list[str] | None = None,
+                  overlap_scale: float = 1.0) -> Scenario:
+    """Load a scenario by built-in id or path. `group_by`, `objectives` and `fabrics` override the file's;
+    `overlap_scale` multiplies every overlap fraction (clamped to [0, 1]), for sensitivity studies."""
     cat = catalog or builtin_catalog()
     text_source = str(source)
     builtin = builtin_scenarios()
@@ -239,6 +241,9 @@ def load_scenario(source: str | Path, catalog: Catalog | None = None, *, group_b
         return CatalogError(f"{file}: {where}: {msg}")
 
     wl, cl, par, econ = spec.workload, spec.cluster, spec.parallelism, spec.economics
+    scenario_fabrics = list(cl.fabric)
+    if fabrics is not None:
+        cl = cl.model_copy(update={"fabric": list(fabrics)})
     for table, section in (("cluster", cl), ("parallelism", par), ("workload", wl)):
         for key, value in section:
             if isinstance(value, list):
@@ -295,7 +300,7 @@ def load_scenario(source: str | Path, catalog: Catalog | None = None, *, group_b
     # Prices: catalog, then scalar overrides for all entries, then per-entry tables.
     scalar = {k: v for k, v in econ.prices.items() if not isinstance(v, dict)}
     per_entry = {k: v for k, v in econ.prices.items() if isinstance(v, dict)}
-    known_ids = set(cl.gpu) | set(cl.fabric)
+    known_ids = set(cl.gpu) | set(cl.fabric) | set(scenario_fabrics)
     for key in per_entry:
         if key not in known_ids:
             raise bad("[economics.prices]", f"{key!r} is neither a GPU nor a fabric of this scenario")
@@ -365,7 +370,9 @@ def load_scenario(source: str | Path, catalog: Catalog | None = None, *, group_b
         "sequence_parallel": list(par.sequence_parallel),
         "recompute": list(par.recompute),
         "zero": list(par.zero),
-        "overlap": [vars(parse_overlap(o)) for o in par.overlap],
+        "overlap": [
+            {k: min(1.0, max(0.0, v * overlap_scale)) for k, v in vars(parse_overlap(o)).items()} for o in par.overlap
+        ],
         "economics": economics,
         "reliability": reliability_dict(_lookup_reliability(cat, econ.reliability, bad)),
         "scale_up_trays": [

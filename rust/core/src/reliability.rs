@@ -51,7 +51,7 @@ impl ReliabilitySpec {
                 return Err(ConfigError::InvalidFigure { field, value: v, expected: "a finite number >= 0" });
             }
         }
-        if !(self.checkpoint_bytes_per_s > 0.0) || self.checkpoint_bytes_per_s.is_nan() {
+        if self.checkpoint_bytes_per_s.is_nan() || self.checkpoint_bytes_per_s <= 0.0 {
             return Err(ConfigError::InvalidFigure {
                 field: "checkpoint_bytes_per_s",
                 value: self.checkpoint_bytes_per_s,

@@ -465,6 +465,61 @@ mod _core {
         })
     }
 
+    /// The network's bill of materials for `gpus` GPUs: parts by tier, NVLink switch trays, capex and power.
+    #[pyfunction]
+    fn network_bom<'py>(py: Python<'py>, spec: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyDict>> {
+        use scalefront_core::economics::ClusterCost;
+        use scalefront_core::topology::Network;
+        no_panic(|| {
+            let root = Section { dict: spec.clone(), path: "bom".into() };
+            let gpu = gpu_spec(&root.section("gpu")?)?;
+            let scale_up = scale_up_spec(&root.section("scale_up")?)?;
+            let fabric = fabric_spec(&root.section("fabric")?)?;
+            let topology = topology_spec(&root.section("topology")?)?;
+            let pr = root.section("prices")?;
+            let prices = core::PriceSpec {
+                rent_usd_per_gpu_hour: 0.0,
+                server_usd: 0.0,
+                nic_usd: pr.f64("nic_usd")?,
+                switch_usd: pr.f64("switch_usd")?,
+                transceiver_usd: pr.f64("transceiver_usd")?,
+                cable_usd: pr.f64("cable_usd")?,
+                nic_w: pr.f64("nic_w")?,
+                switch_w: pr.f64("switch_w")?,
+                transceiver_w: pr.f64("transceiver_w")?,
+                switch_tray_usd: pr.f64("switch_tray_usd")?,
+                switch_tray_w: pr.f64("switch_tray_w")?,
+                amortization_years: 1.0,
+                pue: 1.0,
+                usd_per_kwh: 0.0,
+                gpu_power_fraction: 1.0,
+            };
+            for check in [gpu.validate(), scale_up.validate(), fabric.validate(), topology.validate(), prices.validate()] {
+                check.map_err(from_core)?;
+            }
+            let gpus = root.u32("gpus")?;
+            if gpus == 0 {
+                return Err(from_core(core::ConfigError::ZeroDegree { field: "gpus" }));
+            }
+            let network = Network::new(&fabric, &topology, gpus, gpu.server_gpus);
+            let parts = network.parts();
+            let trays = (gpus as f64 / scale_up.domain_gpus.max(1) as f64).ceil() * scale_up.switch_trays_per_domain;
+            let cost = ClusterCost::new(gpus, &gpu, &prices, &parts, trays);
+            let d = PyDict::new(py);
+            d.set_item("gpus", gpus)?;
+            d.set_item("tiers", network.tiers)?;
+            d.set_item("nics", parts.nics)?;
+            d.set_item("switches_by_tier", parts.switches_by_tier.clone())?;
+            d.set_item("switches_total", parts.switches)?;
+            d.set_item("nvlink_switch_trays", trays)?;
+            d.set_item("cables", parts.cables)?;
+            d.set_item("transceivers", parts.transceivers)?;
+            d.set_item("network_capex_usd", cost.network_capex_usd)?;
+            d.set_item("network_power_w", cost.network_power_w)?;
+            Ok(d)
+        })
+    }
+
     /// The catalog files embedded at build time: {path under data/: text}.
     #[pyfunction]
     fn data_files<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
