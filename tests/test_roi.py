@@ -193,3 +193,19 @@ def test_roi_cli_writes_the_csv_and_refuses_to_overwrite(tmp_path, capsys):
 def test_roi_rejects_an_unpriced_or_unknown_fabric():
     with pytest.raises(UsageError):
         roi("ib-vs-roce", "roce-400g", "roce-400g")
+
+
+def test_roi_report_writes_markdown_and_charts_and_refuses_to_overwrite(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    d = tmp_path / "report"
+    assert main(["roi", "--no-sensitivity", "--report", str(d)]) == 0
+    names = sorted(p.name for p in d.iterdir())
+    assert names == ["break_even.png", "frontier.png", "report.md"]
+    assert (d / "frontier.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    text = (d / "report.md").read_text()
+    assert "![Break-even premium](break_even.png)" in text and "| 16,384 |" in text
+    before = (d / "report.md").read_bytes()
+    capsys.readouterr()
+    assert main(["roi", "--no-sensitivity", "--report", str(d)]) == 2
+    assert "--force" in capsys.readouterr().err
+    assert (d / "report.md").read_bytes() == before

@@ -372,6 +372,7 @@ def _add_roi(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--force", action="store_true", help="replace an existing output file")
     p.add_argument("--catalog", action="append", default=[], metavar="FILE", help="a catalog file (repeatable)")
     p.add_argument("--no-sensitivity", action="store_true", help="skip the +/-20% sensitivity table")
+    p.add_argument("--report", metavar="DIR", help="write a Markdown report with PNG charts into DIR (needs matplotlib)")
     p.set_defaults(run=_run_roi)
 
 
@@ -386,10 +387,19 @@ def _run_roi(args: argparse.Namespace) -> int:
     catalog = Catalog.load(*args.catalog) if args.catalog else builtin_catalog()
     if args.out:
         check_target(args.out, args.force)
+    if args.report:
+        from scalefront.roi_report import check_report_dir
+
+        check_report_dir(args.report, args.force)
     r = roi(args.scenario, args.fabric_a, args.fabric_b, catalog=catalog, sensitivity=not args.no_sensitivity)
     if args.out:
         write_frame(r.table, args.out, args.force)
         print(f"wrote {args.out}", file=sys.stderr)
+    if args.report:
+        from scalefront.roi_report import write_report
+
+        path = write_report(r, args.scenario, args.report, args.force)
+        print(f"wrote {path}", file=sys.stderr)
     a, b = r.fabric_a, r.fabric_b
     print(f"{a} vs {b} on scenario {args.scenario}: the fastest configuration on each fabric per GPU count")
     print(f"{'GPUs':>7} {'days ' + a:>16} {'days ' + b:>16} {'cost ' + a:>18} {'cost ' + b:>18} "

@@ -60,6 +60,8 @@ class RoiResult:
     sensitivity: pl.DataFrame
     #: The sweep rows the table was built from: the fastest configuration per (fabric, GPU count).
     best: pl.DataFrame
+    #: The time-vs-cost Pareto frontier of each fabric over all GPU counts.
+    frontier: pl.DataFrame
 
 
 def _break_even(best: pl.DataFrame, a: str, b: str, economics: dict[str, float]) -> pl.DataFrame:
@@ -141,10 +143,15 @@ def _scaled(catalog: Catalog, a: str, b: str, assumption: str, factor: float) ->
     return catalog
 
 
+def _sweep(scenario_source: str, catalog: Catalog, a: str, b: str, overlap_factor: float = 1.0):
+    scenario = load_scenario(scenario_source, catalog, fabrics=[a, b], overlap_scale=overlap_factor,
+                             group_by=["fabric"], objectives=["time_to_train_days", "cost_to_train_usd"])
+    return run_sweep(scenario), scenario.space["economics"]
+
+
 def _best(scenario_source: str, catalog: Catalog, a: str, b: str, overlap_factor: float = 1.0):
-    scenario = load_scenario(scenario_source, catalog, fabrics=[a, b], overlap_scale=overlap_factor)
-    result = run_sweep(scenario)
-    return result.best_per_fabric_and_size(), scenario.space["economics"]
+    result, economics = _sweep(scenario_source, catalog, a, b, overlap_factor)
+    return result.best_per_fabric_and_size(), economics
 
 
 def roi(scenario: str, fabric_a: str = "ib-ndr", fabric_b: str = "roce-400g", *,
@@ -157,7 +164,8 @@ def roi(scenario: str, fabric_a: str = "ib-ndr", fabric_b: str = "roce-400g", *,
         cat.fabric(name)  # unknown names get their suggestion first
     for name in (fabric_a, fabric_b):
         cat.fabric_price(name)
-    best, economics = _best(scenario, cat, fabric_a, fabric_b)
+    swept, economics = _sweep(scenario, cat, fabric_a, fabric_b)
+    best = swept.best_per_fabric_and_size()
     table = _break_even(best, fabric_a, fabric_b, economics)
     if table.is_empty():
         raise UsageError(f"{scenario}: no GPU count has a feasible configuration on both {fabric_a} and {fabric_b}")
@@ -176,4 +184,4 @@ def roi(scenario: str, fabric_a: str = "ib-ndr", fabric_b: str = "roce-400g", *,
                 for gpus, value in zip(t["gpus"].to_list(), t["break_even_premium"].to_list()):
                     row[f"gpus_{gpus}"] = value
                 rows.append(row)
-    return RoiResult(fabric_a, fabric_b, table, pl.DataFrame(rows), best)
+    return RoiResult(fabric_a, fabric_b, table, pl.DataFrame(rows), best, swept.frontier())
