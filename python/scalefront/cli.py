@@ -424,6 +424,53 @@ def _run_roi(args: argparse.Namespace) -> int:
     return 0
 
 
+TUI_HINT = (
+    "The terminal UI is a separate package: pip install ./tui (from the scalefront source tree), then run "
+    "`scalefront`. Batch sweeps need only the core: scalefront sweep [SCENARIO] --out frontier.csv"
+)
+
+
+def _tui_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("scalefront_tui") is not None
+
+
+def _add_tui(sub: argparse._SubParsersAction) -> None:
+    from scalefront.scenario import DEFAULT_SCENARIO
+
+    p = sub.add_parser("tui", help="browse a scenario's trade-offs in the terminal UI (needs scalefront-tui)")
+    p.add_argument("scenario", nargs="?", default=DEFAULT_SCENARIO, help="built-in scenario id or TOML file")
+    p.set_defaults(run=_run_tui)
+
+
+def _run_tui(args: argparse.Namespace) -> int:
+    from scalefront.scenario import load_scenario
+
+    if not _tui_available():
+        raise UsageError(TUI_HINT)
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UsageError("the terminal UI needs a terminal; for batch work use: scalefront sweep SCENARIO --out F")
+    load_scenario(args.scenario)  # a bad scenario is one line here, before the screen is taken over
+    from scalefront_tui import run
+
+    run(args.scenario)
+    return 0
+
+
+def _run_default(args: argparse.Namespace) -> int:
+    """`scalefront` alone: the UI on the default scenario on a terminal, else the batch sweep of it."""
+    if _tui_available() and sys.stdin.isatty() and sys.stdout.isatty():
+        return _run_tui(argparse.Namespace(scenario=args.scenario))
+    if not _tui_available():
+        print(TUI_HINT, file=sys.stderr)
+    else:
+        print("not a terminal: running the batch sweep of the default scenario (the UI needs a terminal)",
+              file=sys.stderr)
+    sweep_args = build_parser().parse_args(["sweep", args.scenario])
+    return sweep_args.run(sweep_args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="scalefront",
@@ -436,6 +483,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_validate(sub)
     _add_bom(sub)
     _add_roi(sub)
+    _add_tui(sub)
     return parser
 
 
@@ -443,8 +491,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not hasattr(args, "run"):
-        parser.print_help()
-        return 0
+        from scalefront.scenario import DEFAULT_SCENARIO
+
+        args = argparse.Namespace(run=_run_default, scenario=DEFAULT_SCENARIO)
     try:
         return args.run(args)
     except ScalefrontError as err:

@@ -216,19 +216,30 @@ def _degree(axis: Any) -> Any:
     return list(axis)
 
 
-def load_scenario(source: str | Path, catalog: Catalog | None = None, *, group_by: list[str] | None = None,
-                  objectives: list[str] | None = None, fabrics: list[str] | None = None,
-                  overlap_scale: float = 1.0) -> Scenario:
-    """Load a scenario by built-in id or path. `group_by`, `objectives` and `fabrics` override the file's;
-    `overlap_scale` multiplies every overlap fraction (clamped to [0, 1]), for sensitivity studies."""
-    cat = catalog or builtin_catalog()
+def read_scenario(source: str | Path) -> tuple[dict[str, Any], str]:
+    """The parsed TOML of a scenario (built-in id or path) and the name to report errors against."""
     text_source = str(source)
     builtin = builtin_scenarios()
     if text_source in builtin and not Path(text_source).exists():
         file, text = f"built-in scenario {text_source}", builtin[text_source]
     else:
         file, text = text_source, _read(Path(text_source))
-    raw = _parse_toml(text, file)
+    return _parse_toml(text, file), file
+
+
+def load_scenario(source: str | Path, catalog: Catalog | None = None, **overrides: Any) -> Scenario:
+    """Load a scenario by built-in id or path; `overrides` as `build_scenario` takes them."""
+    raw, file = read_scenario(source)
+    return build_scenario(raw, file, catalog, **overrides)
+
+
+def build_scenario(raw: dict[str, Any], file: str, catalog: Catalog | None = None, *,
+                   group_by: list[str] | None = None, objectives: list[str] | None = None,
+                   fabrics: list[str] | None = None, overlap_scale: float = 1.0) -> Scenario:
+    """Check a parsed scenario and build the engine's space. `file` names it in errors (and, when it is a
+    path, anchors a relative model file). `group_by`, `objectives` and `fabrics` override the scenario's;
+    `overlap_scale` multiplies every overlap fraction (clamped to [0, 1]), for sensitivity studies."""
+    cat = catalog or builtin_catalog()
     try:
         spec = ScenarioFile.model_validate(raw)
     except ValidationError as err:
@@ -259,8 +270,8 @@ def load_scenario(source: str | Path, catalog: Catalog | None = None, *, group_b
     model_name = wl.model
     if model_name.endswith(".toml"):
         path = Path(model_name)
-        if not path.is_absolute() and file == text_source:  # a scenario file: relative to its folder
-            path = Path(text_source).parent / path
+        if not path.is_absolute() and Path(file).is_file():  # a scenario file: relative to its folder
+            path = Path(file).parent / path
         model = load_model_file(path)
     else:
         try:
