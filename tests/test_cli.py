@@ -109,9 +109,12 @@ def test_version(capsys):
     assert out.strip() == f"scalefront {scalefront.__version__}"
 
 
-def test_no_command_prints_help(capsys):
-    code, out, _ = run([], capsys)
-    assert code == 0 and "eval" in out
+def test_no_command_without_a_terminal_runs_the_default_sweep_and_says_how_to_get_the_ui(capsys):
+    # Bare `scalefront` opens the terminal UI only on a terminal (issue 5); piped, it runs the batch sweep of the
+    # default scenario, and says why (or, without scalefront-tui installed, how to install it).
+    code, out, err = run([], capsys)
+    assert code == 0 and "Pareto frontier" in out and "ib-vs-roce" in out
+    assert "pip install ./tui" in err or "not a terminal" in err
 
 
 # ---------------------------------------------------------------- JSON output, in-process

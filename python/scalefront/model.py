@@ -449,7 +449,16 @@ def evaluate(
         "reliability": reliability_dict(rel),
     }
     r = _core.evaluate(config)
-    mem = Memory(**r["memory"])
+    mem = Memory(
+        weights_bytes=r["weights_bytes"],
+        gradients_bytes=r["gradients_bytes"],
+        optimizer_bytes=r["optimizer_bytes"],
+        activations_bytes=r["activations_bytes"],
+        reserve_bytes=r["reserve_bytes"],
+        total_bytes=r["memory_per_gpu_bytes"],
+        hbm_bytes=r["hbm_bytes"],
+        margin_bytes=r["memory_margin_bytes"],
+    )
     reason = None
     if not r["feasible"]:
         reason = (
@@ -490,8 +499,8 @@ def evaluate(
         tflops_per_gpu=r["tflops_per_gpu"],
         scaling_efficiency=r["scaling_efficiency"],
         memory_per_gpu_gb=mem.total_bytes / 1e9,
-        breakdown=Breakdown(**r["breakdown"]),
-        hidden=HiddenComm(**r["hidden"]),
+        breakdown=Breakdown(**{f.name: r[f.name] for f in fields(Breakdown)}),
+        hidden=HiddenComm(**{f.name: r[f.name.replace("_comm_s", "_comm_hidden_s")] for f in fields(HiddenComm)}),
         memory=mem,
         micro_batches=r["micro_batches"],
         steps=r["steps"],

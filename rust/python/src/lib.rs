@@ -283,93 +283,65 @@ fn config(d: &Bound<'_, PyDict>) -> PyResult<core::Config> {
     })
 }
 
-fn to_dict<'py>(py: Python<'py>, pairs: &[(&str, f64)]) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    for (k, v) in pairs {
-        d.set_item(*k, *v)?;
-    }
-    Ok(d)
-}
+/// Every scalar output of an evaluation, by its Python name: the one mapping that `evaluate` (a dict) and sweeps
+/// (numpy columns) both use.
+pub(crate) type Metric = (&'static str, fn(&core::Evaluation) -> f64);
+pub(crate) const METRICS: [Metric; 45] = [
+    ("step_time_s", |e| e.step_time_s),
+    ("tokens_per_s", |e| e.tokens_per_s),
+    ("mfu", |e| e.mfu),
+    ("hfu", |e| e.hfu),
+    ("tflops_per_gpu", |e| e.tflops_per_gpu),
+    ("scaling_efficiency", |e| e.scaling_efficiency),
+    ("compute_s", |e| e.breakdown.compute_s),
+    ("recompute_s", |e| e.breakdown.recompute_s),
+    ("tp_comm_s", |e| e.breakdown.tp_comm_s),
+    ("pp_comm_s", |e| e.breakdown.pp_comm_s),
+    ("dp_comm_s", |e| e.breakdown.dp_comm_s),
+    ("cp_comm_s", |e| e.breakdown.cp_comm_s),
+    ("ep_comm_s", |e| e.breakdown.ep_comm_s),
+    ("bubble_s", |e| e.breakdown.bubble_s),
+    ("optimizer_s", |e| e.breakdown.optimizer_s),
+    ("tp_comm_hidden_s", |e| e.hidden.tp_comm_s),
+    ("pp_comm_hidden_s", |e| e.hidden.pp_comm_s),
+    ("dp_comm_hidden_s", |e| e.hidden.dp_comm_s),
+    ("cp_comm_hidden_s", |e| e.hidden.cp_comm_s),
+    ("ep_comm_hidden_s", |e| e.hidden.ep_comm_s),
+    ("weights_bytes", |e| e.memory.weights_bytes),
+    ("gradients_bytes", |e| e.memory.gradients_bytes),
+    ("optimizer_bytes", |e| e.memory.optimizer_bytes),
+    ("activations_bytes", |e| e.memory.activations_bytes),
+    ("reserve_bytes", |e| e.memory.reserve_bytes),
+    ("memory_per_gpu_bytes", |e| e.memory.total_bytes),
+    ("hbm_bytes", |e| e.memory.hbm_bytes),
+    ("memory_margin_bytes", |e| e.memory.margin_bytes),
+    ("micro_batches", |e| e.micro_batches as f64),
+    ("params_total", |e| e.params_total),
+    ("params_active", |e| e.params_active),
+    ("model_flops_per_token", |e| e.model_flops_per_token),
+    ("steps", |e| e.steps),
+    ("time_to_train_s", |e| e.time_to_train_s),
+    ("energy_j", |e| e.energy_j),
+    ("cost_rent_usd", |e| e.cost_rent_usd),
+    ("cost_own_usd", |e| e.cost_own_usd),
+    ("capex_usd", |e| e.capex_usd),
+    ("network_capex_usd", |e| e.network_capex_usd),
+    ("it_power_w", |e| e.it_power_w),
+    ("network_tiers", |e| e.network_tiers as f64),
+    ("network_switches", |e| e.network_switches),
+    ("interruptions_per_day", |e| e.interruptions_per_day),
+    ("checkpoint_interval_s", |e| e.checkpoint_interval_s),
+    ("goodput", |e| e.goodput),
+];
 
 pub(crate) fn evaluation_dict<'py>(py: Python<'py>, e: &core::Evaluation) -> PyResult<Bound<'py, PyDict>> {
-    let b = &e.breakdown;
-    let h = &e.hidden;
-    let m = &e.memory;
-    let d = to_dict(
-        py,
-        &[
-            ("step_time_s", e.step_time_s),
-            ("tokens_per_s", e.tokens_per_s),
-            ("mfu", e.mfu),
-            ("hfu", e.hfu),
-            ("tflops_per_gpu", e.tflops_per_gpu),
-            ("scaling_efficiency", e.scaling_efficiency),
-            ("params_total", e.params_total),
-            ("params_active", e.params_active),
-            ("model_flops_per_token", e.model_flops_per_token),
-            ("steps", e.steps),
-            ("time_to_train_s", e.time_to_train_s),
-            ("energy_j", e.energy_j),
-            ("cost_rent_usd", e.cost_rent_usd),
-            ("cost_own_usd", e.cost_own_usd),
-            ("capex_usd", e.capex_usd),
-            ("network_capex_usd", e.network_capex_usd),
-            ("it_power_w", e.it_power_w),
-            ("network_switches", e.network_switches),
-            ("interruptions_per_day", e.interruptions_per_day),
-            ("checkpoint_interval_s", e.checkpoint_interval_s),
-            ("goodput", e.goodput),
-        ],
-    )?;
+    let d = PyDict::new(py);
+    for (name, f) in METRICS {
+        d.set_item(name, f(e))?;
+    }
     d.set_item("feasible", e.feasible)?;
     d.set_item("micro_batches", e.micro_batches)?;
     d.set_item("network_tiers", e.network_tiers)?;
-    d.set_item(
-        "breakdown",
-        to_dict(
-            py,
-            &[
-                ("compute_s", b.compute_s),
-                ("recompute_s", b.recompute_s),
-                ("tp_comm_s", b.tp_comm_s),
-                ("pp_comm_s", b.pp_comm_s),
-                ("dp_comm_s", b.dp_comm_s),
-                ("cp_comm_s", b.cp_comm_s),
-                ("ep_comm_s", b.ep_comm_s),
-                ("bubble_s", b.bubble_s),
-                ("optimizer_s", b.optimizer_s),
-            ],
-        )?,
-    )?;
-    d.set_item(
-        "hidden",
-        to_dict(
-            py,
-            &[
-                ("tp_comm_s", h.tp_comm_s),
-                ("pp_comm_s", h.pp_comm_s),
-                ("dp_comm_s", h.dp_comm_s),
-                ("cp_comm_s", h.cp_comm_s),
-                ("ep_comm_s", h.ep_comm_s),
-            ],
-        )?,
-    )?;
-    d.set_item(
-        "memory",
-        to_dict(
-            py,
-            &[
-                ("weights_bytes", m.weights_bytes),
-                ("gradients_bytes", m.gradients_bytes),
-                ("optimizer_bytes", m.optimizer_bytes),
-                ("activations_bytes", m.activations_bytes),
-                ("reserve_bytes", m.reserve_bytes),
-                ("total_bytes", m.total_bytes),
-                ("hbm_bytes", m.hbm_bytes),
-                ("margin_bytes", m.margin_bytes),
-            ],
-        )?,
-    )?;
     Ok(d)
 }
 

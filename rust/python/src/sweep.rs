@@ -202,46 +202,7 @@ fn columns<'py>(
         let v: Vec<u32> = choices.iter().map(|c| c.axis(axis)).collect();
         d.set_item(name, v.into_pyarray(py))?;
     }
-    type Metric = (&'static str, fn(&Evaluation) -> f64);
-    const METRICS: [Metric; 36] = [
-        ("step_time_s", |e| e.step_time_s),
-        ("tokens_per_s", |e| e.tokens_per_s),
-        ("mfu", |e| e.mfu),
-        ("hfu", |e| e.hfu),
-        ("tflops_per_gpu", |e| e.tflops_per_gpu),
-        ("scaling_efficiency", |e| e.scaling_efficiency),
-        ("memory_per_gpu_bytes", |e| e.memory.total_bytes),
-        ("memory_margin_bytes", |e| e.memory.margin_bytes),
-        ("compute_s", |e| e.breakdown.compute_s),
-        ("recompute_s", |e| e.breakdown.recompute_s),
-        ("tp_comm_s", |e| e.breakdown.tp_comm_s),
-        ("pp_comm_s", |e| e.breakdown.pp_comm_s),
-        ("dp_comm_s", |e| e.breakdown.dp_comm_s),
-        ("cp_comm_s", |e| e.breakdown.cp_comm_s),
-        ("ep_comm_s", |e| e.breakdown.ep_comm_s),
-        ("bubble_s", |e| e.breakdown.bubble_s),
-        ("optimizer_s", |e| e.breakdown.optimizer_s),
-        ("tp_comm_hidden_s", |e| e.hidden.tp_comm_s),
-        ("pp_comm_hidden_s", |e| e.hidden.pp_comm_s),
-        ("dp_comm_hidden_s", |e| e.hidden.dp_comm_s),
-        ("cp_comm_hidden_s", |e| e.hidden.cp_comm_s),
-        ("ep_comm_hidden_s", |e| e.hidden.ep_comm_s),
-        ("micro_batches", |e| e.micro_batches as f64),
-        ("steps", |e| e.steps),
-        ("time_to_train_s", |e| e.time_to_train_s),
-        ("energy_j", |e| e.energy_j),
-        ("cost_rent_usd", |e| e.cost_rent_usd),
-        ("cost_own_usd", |e| e.cost_own_usd),
-        ("capex_usd", |e| e.capex_usd),
-        ("network_capex_usd", |e| e.network_capex_usd),
-        ("it_power_w", |e| e.it_power_w),
-        ("network_tiers", |e| e.network_tiers as f64),
-        ("network_switches", |e| e.network_switches),
-        ("interruptions_per_day", |e| e.interruptions_per_day),
-        ("checkpoint_interval_s", |e| e.checkpoint_interval_s),
-        ("goodput", |e| e.goodput),
-    ];
-    for (name, f) in METRICS {
+    for (name, f) in crate::METRICS {
         let v: Vec<f64> = evals.iter().map(f).collect();
         d.set_item(name, v.into_pyarray(py))?;
     }
