@@ -31,7 +31,7 @@ import polars as pl
 from scalefront.catalog import Catalog
 from scalefront.errors import UsageError
 from scalefront.model import builtin_catalog
-from scalefront.scenario import load_scenario
+from scalefront.scenario import build_scenario, load_scenario
 from scalefront.sweep import run_sweep
 
 __all__ = ["RoiResult", "roi", "SENSITIVITY_STEP", "ASSUMPTIONS"]
@@ -143,18 +143,25 @@ def _scaled(catalog: Catalog, a: str, b: str, assumption: str, factor: float) ->
     return catalog
 
 
-def _sweep(scenario_source: str, catalog: Catalog, a: str, b: str, overlap_factor: float = 1.0):
-    scenario = load_scenario(scenario_source, catalog, fabrics=[a, b], overlap_scale=overlap_factor,
-                             group_by=["fabric"], objectives=["time_to_train_days", "cost_to_train_usd"])
+def _sweep(scenario_source: str | tuple[dict[str, Any], str], catalog: Catalog, a: str, b: str,
+           overlap_factor: float = 1.0):
+    overrides = dict(fabrics=[a, b], overlap_scale=overlap_factor, group_by=["fabric"],
+                     objectives=["time_to_train_days", "cost_to_train_usd"])
+    if isinstance(scenario_source, tuple):  # an already parsed (and perhaps edited) scenario
+        raw, file = scenario_source
+        scenario = build_scenario(raw, file, catalog, **overrides)
+    else:
+        scenario = load_scenario(scenario_source, catalog, **overrides)
     return run_sweep(scenario), scenario.space["economics"]
 
 
-def _best(scenario_source: str, catalog: Catalog, a: str, b: str, overlap_factor: float = 1.0):
+def _best(scenario_source: str | tuple[dict[str, Any], str], catalog: Catalog, a: str, b: str,
+          overlap_factor: float = 1.0):
     result, economics = _sweep(scenario_source, catalog, a, b, overlap_factor)
     return result.best_per_fabric_and_size(), economics
 
 
-def roi(scenario: str, fabric_a: str = "ib-ndr", fabric_b: str = "roce-400g", *,
+def roi(scenario: str | tuple[dict[str, Any], str], fabric_a: str = "ib-ndr", fabric_b: str = "roce-400g", *,
         catalog: Catalog | None = None, sensitivity: bool = True) -> RoiResult:
     """Compare two fabrics over a scenario's GPU counts (see the module doc for every formula)."""
     if fabric_a == fabric_b:

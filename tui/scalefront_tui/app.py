@@ -47,8 +47,8 @@ FORM = [
     ("f-gpu", "GPU types", ("cluster", "gpu"), "list"),
     ("f-gpus", "GPU counts", ("cluster", "gpus"), "ints"),
     ("f-fabric", "fabrics", ("cluster", "fabric"), "list"),
-    ("f-topology", "topologies", ("cluster", "topology"), "list"),
-    ("f-rent", "rent $/GPU-hour", ("economics", "prices", "rent_usd_per_gpu_hour"), "price"),
+    ("f-topology", "topologies", ("cluster", "topology"), "topologies"),
+    ("f-rent", "rent $/GPU-hour", ("economics", "prices", "rent_usd_per_gpu_hour"), "optional-price"),
 ]
 
 
@@ -68,8 +68,26 @@ def _bar(share: float, width: int = 28) -> str:
 def _parse_field(kind: str, text: str) -> Any:
     """A form value as the scenario file takes it; raises ValueError with the reason."""
     text = text.strip()
+    if kind == "optional-price" and not text:
+        return None  # keep the catalog's prices
     if not text:
         raise ValueError("required")
+    if kind == "optional-price":
+        kind = "price"
+    if kind == "topologies":
+        out: list[Any] = []
+        for item in (t.strip() for t in text.split(",") if t.strip()):
+            name, _, ratio = item.partition(":")
+            if ratio:
+                r = float(ratio)
+                if r < 1:
+                    raise ValueError(f"{item}: oversubscription must be >= 1")
+                out.append({"name": name.strip(), "oversubscription": r})
+            else:
+                out.append(name.strip())
+        if not out:
+            raise ValueError("give at least one topology")
+        return out
     if kind == "str":
         return text
     if kind == "int":
@@ -101,6 +119,8 @@ class ScalefrontApp(App[None]):
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("r", "rerun", "Re-run"),
+        Binding("ctrl+r", "rerun", "Re-run", show=False, priority=True),
+        Binding("slash", "focus_filter", "Filter", show=False),
         Binding("escape", "cancel_sweep", "Cancel", show=False),
         Binding("e", "export", "Export"),
         Binding("m", "mark", "Compare"),
@@ -118,11 +138,14 @@ class ScalefrontApp(App[None]):
         self.scenario_source = scenario
         self.catalog = builtin_catalog()
         self.raw, self.file = read_scenario(scenario)
+        #: The scenario as last run (the form's values once re-run): ROI compares fabrics on it.
+        self.current_raw: dict[str, Any] = copy.deepcopy(self.raw)
         self.scenario: Scenario = build_scenario(self.raw, self.file, self.catalog)
         self.result: SweepResult | None = None
         self.frontier: pl.DataFrame = pl.DataFrame()
         self.shown: pl.DataFrame = pl.DataFrame()
-        self.marked: list[int] = []
+        #: Marked configurations (rows of the frontier), compared side by side in the Detail tab.
+        self.marked: list[dict[str, Any]] = []
         self.sort_desc = False
         self.autostart = autostart
         self.sweeps_finished = 0
@@ -162,7 +185,8 @@ class ScalefrontApp(App[None]):
                             yield Label(label)
                             yield Input(self._form_value(path, kind), id=field_id)
                     yield Static("", id="form-error")
-                    yield Static("Edit, then press r to re-run the sweep with these values.")
+                    yield Static("Edit, then press ctrl+r to re-run the sweep with these values. Topologies take "
+                                 "name:oversubscription (fat-tree:2); an empty rent keeps the catalog's prices.")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -178,13 +202,16 @@ class ScalefrontApp(App[None]):
         for key in path:
             node = node.get(key, {}) if isinstance(node, dict) else {}
         if node == {}:
-            if kind == "price":
-                return _fmt(self.catalog.gpu_price(self.scenario.gpu_names[0]).rent_usd_per_gpu_hour)
-            return ""
+            return ""  # e.g. no rent override: the catalog's price per GPU type applies
         if isinstance(node, dict) and {"start", "stop"} <= set(node):  # a range: show its values
             return ", ".join(str(v) for v in self.scenario.gpu_counts)
         if isinstance(node, list):
-            return ", ".join(str(v if not isinstance(v, dict) else v.get("name")) for v in node)
+            def item(v: Any) -> str:
+                if isinstance(v, dict):
+                    over = v.get("oversubscription")
+                    return f"{v.get('name')}:{over:g}" if over is not None else str(v.get("name"))
+                return str(v)
+            return ", ".join(item(v) for v in node)
         return str(node)
 
     def _columns(self) -> list[tuple[str, str]]:
@@ -233,7 +260,8 @@ class ScalefrontApp(App[None]):
         self.marked = []
         self._fill_table(self.frontier)
         self._draw_chart()
-        self.query_one("#frontier-table", DataTable).focus()
+        if self.query_one(TabbedContent).active == "frontier":  # never pull the user away from another tab
+            self.query_one("#frontier-table", DataTable).focus()
         self.sweeps_finished += 1
 
     # ------------------------------------------------------------------ frontier
@@ -292,35 +320,42 @@ class ScalefrontApp(App[None]):
         self._fill_table(frame)
         self._set_status(f"{frame.height} of {self.frontier.height} frontier rows")
 
+    #: What `s` sorts by, in turn (MFU best first).
+    SORT_KEYS = [("time_to_train_days", False), ("cost_to_train_usd", False), ("mfu", True), ("gpus", False)]
+
     def action_sort(self) -> None:
-        table = self.query_one("#frontier-table", DataTable)
         if self.shown.is_empty():
             return
-        column = self._columns()[max(0, table.cursor_column)][0]
-        self.sort_desc = not self.sort_desc
-        self._fill_table(self.shown.sort(column, descending=self.sort_desc))
-        self._set_status(f"sorted by {column} ({'descending' if self.sort_desc else 'ascending'})")
+        self.sort_index = (getattr(self, "sort_index", -1) + 1) % len(self.SORT_KEYS)
+        column, descending = self.SORT_KEYS[self.sort_index]
+        self._fill_table(self.shown.sort(column, descending=descending))
+        self._set_status(f"sorted by {column} ({'descending' if descending else 'ascending'}); s: next key")
+
+    def action_focus_filter(self) -> None:
+        self.action_tab("frontier")
+        self.query_one("#filter", Input).focus()
 
     def action_mark(self) -> None:
         table = self.query_one("#frontier-table", DataTable)
         if self.shown.is_empty():
             return
-        row = table.cursor_row
+        row = self.shown.row(table.cursor_row, named=True)
         self.marked = (self.marked + [row])[-2:]
-        self._set_status(f"marked rows {', '.join(str(r + 1) for r in self.marked)}; "
-                         "the Detail tab compares the two")
-        self._show_detail(self.marked)
+        names = " and ".join(f"{r['fabric']} {r['gpus']:,} x {r['gpu']}" for r in self.marked)
+        self._set_status(f"marked {names}; the Detail tab compares them")
+        self._show_rows(self.marked)
 
     # ------------------------------------------------------------------ detail
     def _show_detail(self, rows: Iterable[int]) -> None:
-        rows = [r for r in rows if 0 <= r < self.shown.height]
-        if not rows:
+        self._show_rows([self.shown.row(r, named=True) for r in rows if 0 <= r < self.shown.height])
+
+    def _show_rows(self, picks: list[dict[str, Any]]) -> None:
+        if not picks:
             return
         table = Table(expand=True, show_lines=False)
         table.add_column("")
-        picks = [self.shown.row(r, named=True) for r in rows]
-        for i, p in enumerate(picks):
-            table.add_column(f"{p['fabric']} {p['gpus']:,} x {p['gpu']}" + (f" (#{rows[i] + 1})" if len(picks) > 1 else ""))
+        for p in picks:
+            table.add_column(f"{p['fabric']} {p['gpus']:,} x {p['gpu']}, tp {p['tp']} pp {p['pp']} dp {p['dp']}")
         def line(label: str, fn) -> None:
             table.add_row(label, *[fn(p) for p in picks])
         line("layout", lambda p: f"tp {p['tp']} pp {p['pp']} (vpp {p['vpp']}) dp {p['dp']} cp {p['cp']} ep {p['ep']}")
@@ -371,7 +406,7 @@ class ScalefrontApp(App[None]):
 
         catalog = _scaled(self.catalog, a, b, "network price (A)", factor) if factor != 1.0 else self.catalog
         try:
-            result = roi(self.scenario_source, a, b, catalog=catalog, sensitivity=False)
+            result = roi((self.current_raw, self.file), a, b, catalog=catalog, sensitivity=False)
         except ScalefrontError as err:
             self.call_from_thread(self.query_one("#roi-body", Static).update, f"error: {message_of(err)}")
             return
@@ -402,10 +437,10 @@ class ScalefrontApp(App[None]):
             value = _parse_field(kind, event.value)
             if event.input.id == "f-model" and not str(value).endswith(".toml"):
                 self.catalog.model(value)
-            for name in value if isinstance(value, list) and kind == "list" else []:
+            for item in value if isinstance(value, list) and kind in ("list", "topologies") else []:
                 lookup = {"f-gpu": self.catalog.gpu, "f-fabric": self.catalog.fabric,
                           "f-topology": self.catalog.topology}[event.input.id]
-                lookup(name)
+                lookup(item["name"] if isinstance(item, dict) else item)
         except (ValueError, CatalogError) as err:
             event.input.add_class("invalid")
             error.update(f"{event.input.id.removeprefix('f-')}: {message_of(err) or 'invalid'}")
@@ -423,8 +458,13 @@ class ScalefrontApp(App[None]):
             node = raw
             for key in path[:-1]:
                 node = node.setdefault(key, {})
-            node[path[-1]] = value
-        return build_scenario(raw, f"{self.file} (edited)", self.catalog)
+            if value is None:
+                node.pop(path[-1], None)
+            else:
+                node[path[-1]] = value
+        scenario = build_scenario(raw, f"{self.file} (edited)", self.catalog)
+        self.current_raw = raw
+        return scenario
 
     # ------------------------------------------------------------------ actions
     def action_rerun(self) -> None:

@@ -24,9 +24,9 @@ HELP = """\
   up / down   move in the frontier; the chart marks the row
   enter       details of the row (step time, memory, network, cost)
   m           mark a row; two marked rows are compared side by side
-  s           sort the table by the cursor's column (again: reverse)
-  /  or tab   move to the filter: fabric=ib-ndr gpus>=4096 recompute!=full
-  r           re-run the sweep (with the Scenario tab's values)
+  s           sort the table: days, then cost, MFU, GPUs (press again for the next)
+  /           move to the filter: fabric=ib-ndr gpus>=4096 recompute!=full
+  r, ctrl+r   re-run the sweep with the Scenario tab's values (ctrl+r also inside a text field)
   esc         cancel a running sweep
   e           export the shown rows to .csv or .parquet
   t           light / dark theme
@@ -106,7 +106,8 @@ class ExportScreen(ModalScreen[str | None]):
         try:
             written = write_frame(self.frame, path, force=force)
         except ScalefrontError as err:
-            self.query_one("#export-error", Static).update(message_of(err))
+            text = message_of(err).replace("pass --force to replace it", "tick the box to replace it")
+            self.query_one("#export-error", Static).update(text)
             return
         self.app.notify(f"wrote {written.resolve()}")
         self.dismiss(str(written))
