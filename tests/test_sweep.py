@@ -618,3 +618,12 @@ def test_progress_rate_and_eta():
     assert p.rate == 200.0 and p.eta_s == 4.5
     assert Progress(done=0, total=10, feasible=0, elapsed_s=0.0).eta_s is None
     assert math.isclose(Progress(done=10, total=10, feasible=0, elapsed_s=2.0).eta_s, 0.0)
+
+
+def test_live_rejection_counts_end_equal_to_the_result(default):
+    # The handle's per-reason counters (shown live by the UI) add up to the sweep's final counts.
+    scenario, _ = default
+    seen: list[Progress] = []
+    result = run_sweep(scenario, on_progress=seen.append)
+    assert seen and seen[-1].rejected == result.rejected
+    assert sum(seen[-1].rejected.values()) + result.feasible == result.evaluated

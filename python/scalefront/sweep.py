@@ -46,6 +46,8 @@ class Progress:
     total: int
     feasible: int
     elapsed_s: float
+    #: Rejected so far, by reason.
+    rejected: dict[str, int] = field(default_factory=dict)
 
     @property
     def rate(self) -> float:
@@ -240,7 +242,8 @@ def run_sweep(
         while thread.is_alive():
             drain(poll_s)
             if on_progress:
-                on_progress(Progress(handle.done(), total, handle.feasible(), time.perf_counter() - start))
+                on_progress(Progress(handle.done(), total, handle.feasible(), time.perf_counter() - start,
+                                     dict(handle.rejected())))
         drain(0.0, until_empty=True)
     except BaseException:
         handle.cancel()
@@ -255,7 +258,8 @@ def run_sweep(
     raw = box["result"]
     wall = time.perf_counter() - start
     if on_progress:
-        on_progress(Progress(raw["evaluated"], total, raw["feasible"], wall))
+        on_progress(Progress(raw["evaluated"], total, raw["feasible"], wall,
+                             {k: v for k, v in raw["rejected"].items() if v}))
     return SweepResult(
         scenario=scenario,
         kept=label_rows(raw["frontier"], scenario),

@@ -248,8 +248,11 @@ class ScalefrontApp(App[None]):
     def _show_progress(self, p: Progress) -> None:
         share = p.done / p.total if p.total else 1.0
         eta = f"ETA {p.eta_s:.0f}s" if p.eta_s is not None and p.done < p.total else ""
-        self._set_status(f"sweeping: {p.done:,} / {p.total:,} ({share:.0%})  {p.rate / 1e6:.1f}M/s  {eta}  "
-                         f"feasible {p.feasible:,}   (Esc cancels)")
+        top = sorted(p.rejected.items(), key=lambda kv: -kv[1])[:2]
+        rejected = ", ".join(f"{k} {v:,}" for k, v in top)
+        self._set_status(f"sweeping: {p.done:,}/{p.total:,} ({share:.0%}) {p.rate / 1e6:.1f}M/s {eta}  "
+                         f"feasible {p.feasible:,}" + (f"; infeasible: {rejected}" if rejected else "")
+                         + "  (Esc cancels)")
 
     def _show_result(self, result: SweepResult) -> None:
         self.result = result

@@ -215,6 +215,8 @@ fn reason_index(e: &ConfigError) -> usize {
 pub struct Progress {
     pub done: AtomicU64,
     pub feasible: AtomicU64,
+    /// Rejected so far, by `REASONS` index.
+    pub rejected: [AtomicU64; REASONS.len()],
     pub cancel: AtomicBool,
 }
 
@@ -651,10 +653,17 @@ pub fn run(space: &SweepSpace, progress: &Progress, rows: Option<&SyncSender<Row
                         sequence_parallel: space.sequence_parallel[si],
                     };
                     let feasible_before = acc.feasible;
+                    let rejected_before = acc.rejected;
                     evaluate_task(space, &cluster, &mut par, &mut choice, cell_index as u32, &group_axes, n_obj, &mut acc);
                     acc.flush(false);
                     progress.done.fetch_add(inner, Ordering::Relaxed);
                     progress.feasible.fetch_add(acc.feasible - feasible_before, Ordering::Relaxed);
+                    for (i, counter) in progress.rejected.iter().enumerate() {
+                        let delta = acc.rejected[i] - rejected_before[i];
+                        if delta > 0 {
+                            counter.fetch_add(delta, Ordering::Relaxed);
+                        }
+                    }
                     acc
                 })
                 .reduce(|| Accumulator::new(sink.clone()), |a, b| a.merge(b, n_obj))

@@ -195,6 +195,9 @@ fn check_against_brute_force(space: &SweepSpace) {
     assert_eq!(result.evaluated, all.len() as u64);
     assert_eq!(space_size(space), all.len() as u64);
     assert_eq!(progress.done.load(Ordering::Relaxed), all.len() as u64);
+    // The live per-reason counters end equal to the result's.
+    let live: Vec<u64> = progress.rejected.iter().map(|c| c.load(Ordering::Relaxed)).collect();
+    assert_eq!(live, result.rejected.to_vec());
     let feasible: Vec<_> = all.iter().filter_map(|(c, r)| r.as_ref().ok().filter(|e| e.feasible).map(|e| (*c, e))).collect();
     assert_eq!(result.feasible, feasible.len() as u64);
     assert_eq!(result.feasible + result.rejected.iter().sum::<u64>(), result.evaluated);

@@ -42,6 +42,17 @@ impl SweepHandle {
     fn feasible(&self) -> u64 {
         self.progress.feasible.load(Ordering::Relaxed)
     }
+    /// Configurations rejected so far, by reason (only reasons seen so far).
+    fn rejected<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        for (name, counter) in REASONS.iter().zip(&self.progress.rejected) {
+            let n = counter.load(Ordering::Relaxed);
+            if n > 0 {
+                d.set_item(*name, n)?;
+            }
+        }
+        Ok(d)
+    }
     /// Ask the sweep to stop; it returns within a task (milliseconds) with `cancelled` set.
     fn cancel(&self) {
         self.progress.cancel.store(true, Ordering::Relaxed);
