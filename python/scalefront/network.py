@@ -9,7 +9,7 @@ from typing import Any
 from scalefront import _core
 from scalefront.catalog import Catalog
 from scalefront.errors import UsageError
-from scalefront.model import _positive_int, builtin_catalog, fabric_dict, gpu_dict, scale_up_dict
+from scalefront.model import _positive_int, _prices, builtin_catalog, fabric_dict, gpu_dict, scale_up_dict
 
 __all__ = ["bom"]
 
@@ -25,9 +25,9 @@ def bom(
     prices: dict[str, float] | None = None,
     catalog: Catalog | None = None,
 ) -> dict[str, Any]:
-    """Parts, capex and power of the network for `gpus` GPUs. `prices` overrides fabric part prices
-    (nic_usd, switch_usd, transceiver_usd, cable_usd, nic_w, switch_w, transceiver_w, switch_tray_usd,
-    switch_tray_w)."""
+    """Parts, capex and power of the network for `gpus` GPUs. `prices` overrides catalog prices by field name
+    as `evaluate` takes them (the network's: nic_usd, switch_usd, transceiver_usd, cable_usd, nic_w, switch_w,
+    transceiver_w, switch_tray_usd, switch_tray_w)."""
     cat = catalog or builtin_catalog()
     gpus = _positive_int("gpus", gpus)
     gpu_entry = cat.gpu(gpu)
@@ -37,17 +37,12 @@ def bom(
     over = topo.oversubscription if oversubscription is None else oversubscription
     if not (isinstance(over, (int, float)) and over >= 1):
         raise UsageError(f"oversubscription={over!r}: expected a ratio >= 1 (1 = non-blocking)")
-    part_prices = {**cat.fabric_price(fabric).model_dump(), **cat.scale_up_price(su_name).model_dump()}
-    for key, value in (prices or {}).items():
-        if key not in part_prices:
-            raise UsageError(f"unknown network price {key!r}; known: {', '.join(sorted(part_prices))}")
-        part_prices[key] = float(value)
     result = _core.network_bom({
         "gpu": gpu_dict(gpu_entry),
         "scale_up": scale_up_dict(cat.scale_up_domain(su_name)),
         "fabric": fabric_dict(fabric_entry),
         "topology": {"kind": topo.kind, "oversubscription": float(over), "rail_group_nodes": topo.rail_group_nodes},
-        "prices": part_prices,
+        "prices": _prices(cat, gpu, fabric, su_name, prices),
         "gpus": gpus,
     })
     return {"gpu": gpu, "fabric": fabric, "topology": topology, "oversubscription": float(over),

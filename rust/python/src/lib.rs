@@ -213,6 +213,27 @@ pub(crate) const RECOMPUTE: [(&str, core::Recompute); 3] = [
 ];
 pub(crate) const PRECISION: [(&str, core::Precision); 2] = [("bf16", core::Precision::Bf16), ("fp8", core::Precision::Fp8)];
 
+/// Prices of one GPU type, fabric and scale-up domain with the economic assumptions (catalog units already SI).
+pub(crate) fn price_spec(pr: &Section) -> PyResult<core::PriceSpec> {
+    Ok(core::PriceSpec {
+        rent_usd_per_gpu_hour: pr.f64("rent_usd_per_gpu_hour")?,
+        server_usd: pr.f64("server_usd")?,
+        nic_usd: pr.f64("nic_usd")?,
+        switch_usd: pr.f64("switch_usd")?,
+        transceiver_usd: pr.f64("transceiver_usd")?,
+        cable_usd: pr.f64("cable_usd")?,
+        nic_w: pr.f64("nic_w")?,
+        switch_w: pr.f64("switch_w")?,
+        transceiver_w: pr.f64("transceiver_w")?,
+        switch_tray_usd: pr.f64("switch_tray_usd")?,
+        switch_tray_w: pr.f64("switch_tray_w")?,
+        amortization_years: pr.f64("amortization_years")?,
+        pue: pr.f64("pue")?,
+        usd_per_kwh: pr.f64("usd_per_kwh")?,
+        gpu_power_fraction: pr.f64("gpu_power_fraction")?,
+    })
+}
+
 pub(crate) fn reliability_spec(r: &Section) -> PyResult<core::ReliabilitySpec> {
     Ok(core::ReliabilitySpec {
         gpu_failures_per_hour: r.f64("gpu_failures_per_hour")?,
@@ -241,23 +262,7 @@ fn config(d: &Bound<'_, PyDict>) -> PyResult<core::Config> {
         scale_up: scale_up_spec(&root.section("scale_up")?)?,
         fabric: fabric_spec(&root.section("fabric")?)?,
         topology: topology_spec(&root.section("topology")?)?,
-        prices: core::PriceSpec {
-            rent_usd_per_gpu_hour: pr.f64("rent_usd_per_gpu_hour")?,
-            server_usd: pr.f64("server_usd")?,
-            nic_usd: pr.f64("nic_usd")?,
-            switch_usd: pr.f64("switch_usd")?,
-            transceiver_usd: pr.f64("transceiver_usd")?,
-            cable_usd: pr.f64("cable_usd")?,
-            nic_w: pr.f64("nic_w")?,
-            switch_w: pr.f64("switch_w")?,
-            transceiver_w: pr.f64("transceiver_w")?,
-            switch_tray_usd: pr.f64("switch_tray_usd")?,
-            switch_tray_w: pr.f64("switch_tray_w")?,
-            amortization_years: pr.f64("amortization_years")?,
-            pue: pr.f64("pue")?,
-            usd_per_kwh: pr.f64("usd_per_kwh")?,
-            gpu_power_fraction: pr.f64("gpu_power_fraction")?,
-        },
+        prices: price_spec(&pr)?,
         gpus: root.u32("gpus")?,
         parallelism: core::Parallelism {
             tp: par.u32("tp")?,
@@ -448,24 +453,7 @@ mod _core {
             let scale_up = scale_up_spec(&root.section("scale_up")?)?;
             let fabric = fabric_spec(&root.section("fabric")?)?;
             let topology = topology_spec(&root.section("topology")?)?;
-            let pr = root.section("prices")?;
-            let prices = core::PriceSpec {
-                rent_usd_per_gpu_hour: 0.0,
-                server_usd: 0.0,
-                nic_usd: pr.f64("nic_usd")?,
-                switch_usd: pr.f64("switch_usd")?,
-                transceiver_usd: pr.f64("transceiver_usd")?,
-                cable_usd: pr.f64("cable_usd")?,
-                nic_w: pr.f64("nic_w")?,
-                switch_w: pr.f64("switch_w")?,
-                transceiver_w: pr.f64("transceiver_w")?,
-                switch_tray_usd: pr.f64("switch_tray_usd")?,
-                switch_tray_w: pr.f64("switch_tray_w")?,
-                amortization_years: 1.0,
-                pue: 1.0,
-                usd_per_kwh: 0.0,
-                gpu_power_fraction: 1.0,
-            };
+            let prices = price_spec(&root.section("prices")?)?;
             for check in [gpu.validate(), scale_up.validate(), fabric.validate(), topology.validate(), prices.validate()] {
                 check.map_err(from_core)?;
             }
