@@ -313,10 +313,11 @@ def test_without_out_the_frontier_is_printed(small, capsys):
 
 
 def test_time_limit_stops_a_long_sweep(tmp_path, capsys):
-    # The large scenario with twice its GPU counts (~250M configurations, several seconds here): projected
-    # over 1 s after the first second, so it stops then, writing nothing.
+    # The large scenario with eight times its GPU counts (~0.9G configurations, several seconds here even on a
+    # fast day; twice the counts no longer sufficed once the sweep got faster): projected over 1 s after the
+    # first second, so it stops then, writing nothing.
     path = tmp_path / "larger.toml"
-    path.write_text(builtin_scenarios()["large"].replace("step = 512", "step = 256"), encoding="utf-8")
+    path.write_text(builtin_scenarios()["large"].replace("step = 512", "step = 64"), encoding="utf-8")
     out = tmp_path / "f.csv"
     start = time.perf_counter()
     code, stdout, err = run(["sweep", str(path), "--out", str(out), "--time-limit", "1"], capsys)
