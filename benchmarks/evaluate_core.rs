@@ -50,5 +50,8 @@ fn main() {
     per_eval_ns.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let median = per_eval_ns[per_eval_ns.len() / 2];
     println!("evaluate: median {median:.1} ns per configuration (runs: {per_eval_ns:.1?})");
-    println!("{{\"bench\": \"evaluate_core\", \"ns_per_eval_median\": {median:.1}, \"evals_per_s\": {:.0}}}", 1e9 / median);
+    println!(
+        "{{\"bench\": \"evaluate_core\", \"ns_per_eval_median\": {median:.1}, \"evals_per_s\": {:.0}}}",
+        1e9 / median
+    );
 }

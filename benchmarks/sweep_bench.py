@@ -13,6 +13,7 @@ sweep is run 3 times and the median is quoted.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import random
 import resource
@@ -31,7 +32,7 @@ from scalefront.sweep import run_sweep
 # more GPU counts (beyond 16,384 GPUs most layouts fail the global-batch divisibility check and are rejected
 # before any arithmetic, so the largest space is also the fastest per configuration).
 SIZES = {
-    "1e6": "gpus = { start = 512, stop = 512, step = 512 }\ngpu = [\"h100-sxm\", \"h200\", \"b200\"]",
+    "1e6": 'gpus = { start = 512, stop = 512, step = 512 }\ngpu = ["h100-sxm", "h200", "b200"]',
     "1e7": "gpus = { start = 512, stop = 2560, step = 512 }",
     "1e8": "gpus = { start = 512, stop = 16384, step = 512 }",
     "1e9": "gpus = { start = 512, stop = 131072, step = 512 }",
@@ -73,15 +74,24 @@ def _python_loop_rate(samples: int = 2000) -> float:
     configs = []
     for _ in range(samples):
         tp, pp, cp = rng.choice(layouts)
-        configs.append(dict(model="llama3-70b", gpu="h100-sxm", gpus=rng.choice([512, 1024, 2048, 4096]), tp=tp,
-                            pp=pp, cp=cp, fabric=rng.choice(fabrics), global_batch=1024,
-                            recompute=rng.choice(["none", "selective", "full"]), zero=rng.choice([1, 3])))
+        configs.append(
+            dict(
+                model="llama3-70b",
+                gpu="h100-sxm",
+                gpus=rng.choice([512, 1024, 2048, 4096]),
+                tp=tp,
+                pp=pp,
+                cp=cp,
+                fabric=rng.choice(fabrics),
+                global_batch=1024,
+                recompute=rng.choice(["none", "selective", "full"]),
+                zero=rng.choice([1, 3]),
+            )
+        )
     start = time.perf_counter()
     for kwargs in configs:
-        try:
+        with contextlib.suppress(scalefront.ScalefrontError):
             scalefront.evaluate(**kwargs)
-        except scalefront.ScalefrontError:
-            pass
     return samples / (time.perf_counter() - start)
 
 
@@ -106,8 +116,10 @@ def main() -> int:
     wall = statistics.median(walls)
     assert result is not None
     rate = result.evaluated / wall
-    print(f"  end to end (engine + polars frontier): median {wall:.2f} s of {[round(w, 2) for w in walls]}, "
-          f"{rate / 1e6:.1f}M configurations/s, {result.feasible:,} feasible, {frontier.height} frontier rows")
+    print(
+        f"  end to end (engine + polars frontier): median {wall:.2f} s of {[round(w, 2) for w in walls]}, "
+        f"{rate / 1e6:.1f}M configurations/s, {result.feasible:,} feasible, {frontier.height} frontier rows"
+    )
     peak = _peak_rss_mb()
     print(f"  peak RSS of this process: {peak:.0f} MB")
 
@@ -118,25 +130,34 @@ def main() -> int:
                 continue
             path = Path(tmp) / f"space-{label}.toml"
             path.write_text(_scenario_text(replacement))
-            out = subprocess.run([sys.executable, __file__, "--child", str(path)], capture_output=True, text=True,
-                                 check=True)
+            out = subprocess.run(
+                [sys.executable, __file__, "--child", str(path)], capture_output=True, text=True, check=True
+            )
             run = json.loads(out.stdout.strip().splitlines()[-1])
             rss_by_size[str(run["configs"])] = round(run["peak_rss_mb"], 1)
-            print(f"  {run['configs']:>14,} configurations: {run['wall_s']:6.2f} s, "
-                  f"{run['configs'] / run['wall_s'] / 1e6:6.1f}M/s, peak RSS {run['peak_rss_mb']:.0f} MB")
+            print(
+                f"  {run['configs']:>14,} configurations: {run['wall_s']:6.2f} s, "
+                f"{run['configs'] / run['wall_s'] / 1e6:6.1f}M/s, peak RSS {run['peak_rss_mb']:.0f} MB"
+            )
 
     loop_rate = _python_loop_rate()
-    print(f"  python loop over scalefront.evaluate: {loop_rate:,.0f} configurations/s "
-          f"(the sweep is {rate / loop_rate:,.0f}x faster)")
-    print(json.dumps({
-        "configs": result.evaluated,
-        "wall_s": round(wall, 3),
-        "configs_per_s": round(rate),
-        "peak_rss_mb": round(peak, 1),
-        "frontier_rows": frontier.height,
-        "python_loop_configs_per_s": round(loop_rate),
-        "rss_by_size_mb": rss_by_size,
-    }))
+    print(
+        f"  python loop over scalefront.evaluate: {loop_rate:,.0f} configurations/s "
+        f"(the sweep is {rate / loop_rate:,.0f}x faster)"
+    )
+    print(
+        json.dumps(
+            {
+                "configs": result.evaluated,
+                "wall_s": round(wall, 3),
+                "configs_per_s": round(rate),
+                "peak_rss_mb": round(peak, 1),
+                "frontier_rows": frontier.height,
+                "python_loop_configs_per_s": round(loop_rate),
+                "rss_by_size_mb": rss_by_size,
+            }
+        )
+    )
     return 0
 
 

@@ -4,8 +4,9 @@ catalog files built from a copy of a built-in entry."""
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import datetime
 import re
-import tomllib
 
 import pytest
 
 import scalefront
-from scalefront import Catalog, CatalogError, ScalefrontError, evaluate, load_model_file
-from scalefront import _core
-
 from conftest import DATA, toml_table
+from scalefront import Catalog, CatalogError, ScalefrontError, _core, evaluate, load_model_file
 
 KIND_FILES = ["gpus.toml", "scale_up.toml", "fabrics.toml", "topologies.toml"]
 DATE_AT_END = re.compile(r"(\d{4})-(\d{2})(?:-(\d{2}))?\s*$")
@@ -62,7 +59,10 @@ def test_builtin_values_are_the_file_values(raw):
     assert h100.peak_bf16_tflops == 989.0
     assert h100.hbm_gb == 80.0
     assert cat.fabric("ib-ndr").link_gbps == raw("fabrics.toml")["ib-ndr"]["link_gbps"] == 400.0
-    assert cat.gpu_price("h100-sxm").rent_usd_per_gpu_hour == raw("prices.toml")["gpu"]["h100-sxm"]["rent_usd_per_gpu_hour"]
+    assert (
+        cat.gpu_price("h100-sxm").rent_usd_per_gpu_hour
+        == raw("prices.toml")["gpu"]["h100-sxm"]["rent_usd_per_gpu_hour"]
+    )
     m = cat.model("llama3-70b")
     # Llama 3 paper (arXiv 2407.21783) Table 3: 80 layers, model dim 8192, FFN 28672, 64 heads, 8 KV heads.
     assert (m.layers, m.hidden, m.ffn_hidden, m.heads, m.kv_heads, m.vocab) == (80, 8192, 28672, 64, 8, 128256)
@@ -312,8 +312,11 @@ def test_misspelt_model_field_is_named_with_a_suggestion(write):
 # is accepted, `gated_mlp = "yes"` becomes True.
 @pytest.mark.parametrize(
     "old, new, field",
-    [("layers = 32", "layers = true", "layers"), ("hidden = 4096", 'hidden = "4096"', "hidden"),
-     ("gated_mlp = true", 'gated_mlp = "yes"', "gated_mlp")],
+    [
+        ("layers = 32", "layers = true", "layers"),
+        ("hidden = 4096", 'hidden = "4096"', "hidden"),
+        ("gated_mlp = true", 'gated_mlp = "yes"', "gated_mlp"),
+    ],
     ids=["bool-for-int", "string-for-int", "string-for-bool"],
 )
 def test_model_file_wrong_type_is_rejected(write, old, new, field):

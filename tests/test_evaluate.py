@@ -41,8 +41,16 @@ CONFIGS = [
     dict(model="llama3-405b", gpu="h200", gpus=2048, tp=8, pp=16, precision="fp8", fabric="roce-400g"),
     dict(model="deepseek-v3", gpu="b200", gpus=2048, tp=8, pp=8, ep=32, sequence_parallel=False),
 ]
-CONFIG_IDS = ["default", "pp4-vpp5", "pp8-full-recompute", "cp2-zero3", "mixtral-ep8", "gpt3-a100", "405b-fp8",
-              "deepseek-ep32"]
+CONFIG_IDS = [
+    "default",
+    "pp4-vpp5",
+    "pp8-full-recompute",
+    "cp2-zero3",
+    "mixtral-ep8",
+    "gpt3-a100",
+    "405b-fp8",
+    "deepseek-ep32",
+]
 
 
 # ---------------------------------------------------------------- hand-checked figures
@@ -60,7 +68,9 @@ def test_llama3_70b_parameter_count():
 
 def test_llama3_8b_and_405b_parameter_counts():
     # Meta model cards: Llama 3 8B is 8.03B parameters; 405B is 405.9B (HF safetensors metadata).
-    assert evaluate("llama3-8b", gpus=8).params_total == pytest.approx(llama_params(32, 4096, 1024, 14336, 128256), rel=1e-9)
+    assert evaluate("llama3-8b", gpus=8).params_total == pytest.approx(
+        llama_params(32, 4096, 1024, 14336, 128256), rel=1e-9
+    )
     assert llama_params(32, 4096, 1024, 14336, 128256) == pytest.approx(8.03e9, rel=1e-3)
     r = evaluate("llama3-405b", gpus=1024, pp=8)
     assert r.params_total == pytest.approx(llama_params(126, 16384, 1024, 53248, 128256), rel=1e-9)
@@ -326,8 +336,13 @@ def test_parse_overlap(value, expected):
 )
 def test_unknown_names_list_known_values_and_suggest(kind, kwarg, bad, suggestion):
     cat = builtin_catalog()
-    known = {"gpu": cat.gpus, "fabric": cat.fabrics, "topology": cat.topologies, "model": cat.models,
-             "scale_up": cat.scale_up}[kwarg]
+    known = {
+        "gpu": cat.gpus,
+        "fabric": cat.fabrics,
+        "topology": cat.topologies,
+        "model": cat.models,
+        "scale_up": cat.scale_up,
+    }[kwarg]
     with pytest.raises(CatalogError) as info:
         evaluate(**{kwarg: bad})
     msg = str(info.value)

@@ -83,7 +83,10 @@ def test_more_fabric_bandwidth_is_never_slower(kw, factor):
 @given(configs(), st.floats(0.0, 1.0), st.floats(0.0, 1.0))
 def test_more_efficient_fabric_is_never_slower(kw, eff, congestion):
     fab = CAT.fabric(kw["fabric"])
-    lo = dict(efficiency=fab.efficiency * max(eff, 0.05), congestion_efficiency=fab.congestion_efficiency * max(congestion, 0.05))
+    lo = dict(
+        efficiency=fab.efficiency * max(eff, 0.05),
+        congestion_efficiency=fab.congestion_efficiency * max(congestion, 0.05),
+    )
     worse = _evaluate(**kw, catalog=_with_fabric(kw["fabric"], **lo))
     base = evaluate(**kw)
     assert base.step_time_s <= worse.step_time_s * (1 + REL)
@@ -91,8 +94,8 @@ def test_more_efficient_fabric_is_never_slower(kw, eff, congestion):
 
 @given(configs(), st.lists(st.floats(0.0, 1.0), min_size=8, max_size=8))
 def test_more_overlap_is_never_slower(kw, f):
-    lo = Overlap(*(min(a, b) for a, b in zip(f[:4], f[4:])))
-    hi = Overlap(*(max(a, b) for a, b in zip(f[:4], f[4:])))
+    lo = Overlap(*(min(a, b) for a, b in zip(f[:4], f[4:], strict=True)))
+    hi = Overlap(*(max(a, b) for a, b in zip(f[:4], f[4:], strict=True)))
     kw = {**kw, "overlap": lo}
     less = _evaluate(**kw)
     more = evaluate(**{**kw, "overlap": hi})

@@ -66,21 +66,31 @@ def test_nvl72_domains_buy_switch_trays():
 def test_bom_cli_json_has_the_documented_keys(capsys):
     assert main(["bom", "--gpus", "16384", "--fabric", "ib-ndr", "--topology", "fat-tree", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    for key in ("nics", "switches_by_tier", "switches_total", "transceivers", "cables", "network_capex_usd",
-                "network_power_w"):
+    for key in (
+        "nics",
+        "switches_by_tier",
+        "switches_total",
+        "transceivers",
+        "cables",
+        "network_capex_usd",
+        "network_power_w",
+    ):
         assert key in out
     assert out["switches_total"] == 1280
 
 
-@pytest.mark.parametrize("argv, needle", [
-    (["bom", "--gpus", "-4"], "--gpus"),
-    (["bom", "--gpus", "64", "--fabric", "ib-nd"], "did you mean 'ib-ndr'"),
-    (["bom", "--gpus", "64", "--oversubscription", "0.5"], "ratio >= 1"),
-    (["bom", "--gpus", "64", "--price", "switch_usd=-3"], "non-negative"),
-    (["bom", "--gpus", "64", "--price", "switch_us=3"], "switch_us"),
-    (["roi", "--a", "ib-ndr", "--b", "ib-ndr"], "same fabric"),
-    (["roi", "--a", "ib-nrd"], "did you mean"),
-])
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["bom", "--gpus", "-4"], "--gpus"),
+        (["bom", "--gpus", "64", "--fabric", "ib-nd"], "did you mean 'ib-ndr'"),
+        (["bom", "--gpus", "64", "--oversubscription", "0.5"], "ratio >= 1"),
+        (["bom", "--gpus", "64", "--price", "switch_usd=-3"], "non-negative"),
+        (["bom", "--gpus", "64", "--price", "switch_us=3"], "switch_us"),
+        (["roi", "--a", "ib-ndr", "--b", "ib-ndr"], "same fabric"),
+        (["roi", "--a", "ib-nrd"], "did you mean"),
+    ],
+)
 def test_bad_input_is_one_line_exit_2(capsys, argv, needle):
     try:
         code = main(argv)
@@ -101,9 +111,13 @@ def test_goodput_stretches_time_and_cost():
     # Interruptions a day from the parts: GPUs, servers, NICs, switches and links at data/reliability.toml rates.
     rel = CAT.reliability_profile("default")
     b = bom(4096, "ib-ndr", "rail-fat-tree")
-    per_hour = (4096 * rel.gpu_failures_per_hour + 512 * rel.server_failures_per_hour
-                + b["nics"] * rel.nic_failures_per_hour + b["switches_total"] * rel.switch_failures_per_hour
-                + b["cables"] * rel.link_failures_per_hour)
+    per_hour = (
+        4096 * rel.gpu_failures_per_hour
+        + 512 * rel.server_failures_per_hour
+        + b["nics"] * rel.nic_failures_per_hour
+        + b["switches_total"] * rel.switch_failures_per_hour
+        + b["cables"] * rel.link_failures_per_hour
+    )
     assert r.interruptions_per_day == pytest.approx(24 * per_hour, rel=1e-9)
     with pytest.raises(CatalogError, match="did you mean 'perfect'"):
         evaluate(reliability="perfekt")
@@ -111,8 +125,9 @@ def test_goodput_stretches_time_and_cost():
 
 def test_more_network_parts_mean_more_interruptions():
     flat = evaluate("llama3-70b", "h100-sxm", 16384, tp=8, pp=8, global_batch=2048, topology="fat-tree")
-    over = evaluate("llama3-70b", "h100-sxm", 16384, tp=8, pp=8, global_batch=2048, topology="fat-tree",
-                    oversubscription=3.0)
+    over = evaluate(
+        "llama3-70b", "h100-sxm", 16384, tp=8, pp=8, global_batch=2048, topology="fat-tree", oversubscription=3.0
+    )
     assert over.network_switches < flat.network_switches
     assert over.interruptions_per_day < flat.interruptions_per_day
 
@@ -135,9 +150,17 @@ def default_roi():
 def test_roi_table_has_a_row_per_gpu_count_and_the_schema(default_roi):
     t = default_roi.table
     assert t["gpus"].to_list() == [512, 1024, 2048, 4096, 8192, 16384]
-    for col in ("gpus", "time_to_train_days_ib-ndr", "time_to_train_days_roce-400g", "cost_to_train_usd_ib-ndr",
-                "cost_to_train_usd_roce-400g", "network_capex_usd_ib-ndr", "network_capex_usd_roce-400g",
-                "break_even_premium", "payback_days"):
+    for col in (
+        "gpus",
+        "time_to_train_days_ib-ndr",
+        "time_to_train_days_roce-400g",
+        "cost_to_train_usd_ib-ndr",
+        "cost_to_train_usd_roce-400g",
+        "network_capex_usd_ib-ndr",
+        "network_capex_usd_roce-400g",
+        "break_even_premium",
+        "payback_days",
+    ):
         assert col in t.columns
 
 

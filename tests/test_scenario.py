@@ -7,13 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from conftest import DATA
 from scalefront.cli import main
 from scalefront.errors import CatalogError
 from scalefront.model import builtin_catalog
 from scalefront.scenario import AXES, DEFAULT_SCENARIO, OBJECTIVES, builtin_scenarios, load_scenario
 from scalefront.sweep import INPUT_COLUMNS, run_sweep
-
-from conftest import DATA
 
 CAT = builtin_catalog()
 
@@ -111,8 +110,11 @@ def test_a_file_shadows_a_builtin_id(tmp_path, monkeypatch):
 
 
 def test_minimal_file_gets_the_documented_defaults(write):
-    path = write("min.toml", 'name = "m"\n[workload]\nmodel = "llama3-8b"\ntokens = 1e9\nglobal_batch = 8\n'
-                             '[cluster]\ngpu = ["h100-sxm"]\ngpus = [8]\nfabric = ["ib-ndr"]\ntopology = ["fat-tree"]\n')
+    path = write(
+        "min.toml",
+        'name = "m"\n[workload]\nmodel = "llama3-8b"\ntokens = 1e9\nglobal_batch = 8\n'
+        '[cluster]\ngpu = ["h100-sxm"]\ngpus = [8]\nfabric = ["ib-ndr"]\ntopology = ["fat-tree"]\n',
+    )
     s = load_scenario(path)
     sp = s.space
     assert sp["precisions"] == ["bf16"] and sp["seq_len"] == CAT.model("llama3-8b").seq_len == 8192
@@ -131,26 +133,36 @@ def test_searched_degrees_only_combine_into_whole_dp(write):
     # 4x4, 4x8, 8x2, 8x4, 8x8) have no dp at all; they are not configurations of the space (sweep.rs,
     # `factorizations`: "Searched degrees only combine into products that divide the GPU count"), and the
     # default cp = [1] cannot be what makes them fail.
-    path = write("min.toml", 'name = "m"\n[workload]\nmodel = "llama3-8b"\ntokens = 1e9\nglobal_batch = 8\n'
-                             '[cluster]\ngpu = ["h100-sxm"]\ngpus = [8]\nfabric = ["ib-ndr"]\ntopology = ["fat-tree"]\n')
+    path = write(
+        "min.toml",
+        'name = "m"\n[workload]\nmodel = "llama3-8b"\ntokens = 1e9\nglobal_batch = 8\n'
+        '[cluster]\ngpu = ["h100-sxm"]\ngpus = [8]\nfabric = ["ib-ndr"]\ntopology = ["fat-tree"]\n',
+    )
     s = load_scenario(path)
     assert s.size() == 10
     assert run_sweep(s).rejected.get("gpu_count_mismatch", 0) == 0
 
 
-@pytest.mark.parametrize("tp, pp, cp, size", [
-    ("{ search = true, max = 8 }", "{ search = true, max = 4 }", "{ search = true, max = 2 }", 40),
-    ("[1, 2, 3, 4, 6, 8]", "[1, 2, 3, 4]", "[1, 2]", 40),
-], ids=["searched", "listed"])
+@pytest.mark.parametrize(
+    "tp, pp, cp, size",
+    [
+        ("{ search = true, max = 8 }", "{ search = true, max = 4 }", "{ search = true, max = 2 }", 40),
+        ("[1, 2, 3, 4, 6, 8]", "[1, 2, 3, 4]", "[1, 2]", 40),
+    ],
+    ids=["searched", "listed"],
+)
 def test_layouts_over_48_gpus_by_hand(write, tp, pp, cp, size):
     # 48 GPUs (2^4 x 3): tp <= 8 in {1,2,3,4,6,8}, pp <= 4 in {1,2,3,4}, cp in {1,2}: 48 combinations. 8 do
     # not divide 48: two factors of 3 (tp 3 or 6 with pp 3, cp 1 or 2: 4) or 2^5 (4x4x2, 8x4x1, 8x4x2, 8x2x2).
     # dp is derived ("search"), so searched or listed, only the 40 that divide are configurations.
-    text = BASE.replace("gpus = [64, 128]", "gpus = [48]").replace('fabric = ["ib-ndr", "roce-400g"]',
-                                                                  'fabric = ["ib-ndr"]')
-    text = text.replace("tp = [1, 2, 4, 8]\npp = [1, 2]\nvpp = [1, 2]\nmicro_batch = [1, 2]\n"
-                        'recompute = ["none", "selective", "full"]\nzero = [1, 3]\noverlap = ["dp", "full"]\n',
-                        f"tp = {tp}\npp = {pp}\ncp = {cp}\n")
+    text = BASE.replace("gpus = [64, 128]", "gpus = [48]").replace(
+        'fabric = ["ib-ndr", "roce-400g"]', 'fabric = ["ib-ndr"]'
+    )
+    text = text.replace(
+        "tp = [1, 2, 4, 8]\npp = [1, 2]\nvpp = [1, 2]\nmicro_batch = [1, 2]\n"
+        'recompute = ["none", "selective", "full"]\nzero = [1, 3]\noverlap = ["dp", "full"]\n',
+        f"tp = {tp}\npp = {pp}\ncp = {cp}\n",
+    )
     s = load_scenario(write("s.toml", text))
     assert s.size() == size
     r = run_sweep(s)
@@ -162,20 +174,29 @@ def test_base_size_by_hand(base):
     assert load_scenario(base).size() == 1536
 
 
-@pytest.mark.parametrize("gpus, values", [
-    ("{ start = 8, stop = 64, factor = 2 }", [8, 16, 32, 64]),
-    ("{ start = 512, stop = 2000, step = 512 }", [512, 1024, 1536]),  # inclusive, stops below 2,048
-    ("{ start = 64, stop = 64, factor = 4 }", [64]),
-    ("[128, 64]", [128, 64]),
-])
+@pytest.mark.parametrize(
+    "gpus, values",
+    [
+        ("{ start = 8, stop = 64, factor = 2 }", [8, 16, 32, 64]),
+        ("{ start = 512, stop = 2000, step = 512 }", [512, 1024, 1536]),  # inclusive, stops below 2,048
+        ("{ start = 64, stop = 64, factor = 4 }", [64]),
+        ("[128, 64]", [128, 64]),
+    ],
+)
 def test_gpu_count_ranges(write, gpus, values):
     s = load_scenario(write("s.toml", BASE.replace("gpus = [64, 128]", f"gpus = {gpus}")))
     assert s.gpu_counts == values and s.space["gpu_counts"] == values
 
 
 def test_oversubscription_from_the_catalog_or_the_file(write):
-    s = load_scenario(write("s.toml", BASE.replace(
-        'topology = ["rail-fat-tree"]', 'topology = ["fat-tree", { name = "fat-tree", oversubscription = 3.0 }]')))
+    s = load_scenario(
+        write(
+            "s.toml",
+            BASE.replace(
+                'topology = ["rail-fat-tree"]', 'topology = ["fat-tree", { name = "fat-tree", oversubscription = 3.0 }]'
+            ),
+        )
+    )
     assert s.topology_names == ["fat-tree", "fat-tree"]
     assert s.oversubscriptions == [CAT.topology("fat-tree").oversubscription, 3.0]
     assert [t["oversubscription"] for t in s.space["topologies"]] == s.oversubscriptions
@@ -215,7 +236,7 @@ def test_every_documented_objective_and_axis_is_accepted(base):
 
 def test_price_overrides(base):
     text = base.read_text() + (
-        "[economics]\nmode = \"own\"\n[economics.prices]\nrent_usd_per_gpu_hour = 1.5\nusd_per_kwh = 0.2\n"
+        '[economics]\nmode = "own"\n[economics.prices]\nrent_usd_per_gpu_hour = 1.5\nusd_per_kwh = 0.2\n'
         "[economics.prices.roce-400g]\nswitch_usd = 1000\n"
     )
     base.write_text(text)
@@ -247,8 +268,11 @@ BAD = [
     ("empty-axis", ('fabric = ["ib-ndr", "roce-400g"]', "fabric = []"), ["fabric", "[]"]),
     ("zero-gpus", ("gpus = [64, 128]", "gpus = [0, 64]"), ["gpus", "0"]),
     ("negative-price", (None, NEG_PRICE), ["rent_usd_per_gpu_hour", "-1"]),
-    ("unknown-price", (None, "[economics.prices]\nrent_usd_per_gpu_hr = 1\n"),
-     ["rent_usd_per_gpu_hr", "did you mean 'rent_usd_per_gpu_hour'"]),
+    (
+        "unknown-price",
+        (None, "[economics.prices]\nrent_usd_per_gpu_hr = 1\n"),
+        ["rent_usd_per_gpu_hr", "did you mean 'rent_usd_per_gpu_hour'"],
+    ),
     ("unknown-fabric", ('"roce-400g"', '"roce-400"'), ["fabric", "'roce-400'", "did you mean 'roce-400g'"]),
     ("unknown-gpu", ('"h100-sxm"', '"h100-sx"'), ["gpu", "'h100-sx'", "did you mean 'h100-sxm'"]),
     ("unknown-model", ('"llama3-8b"', '"llama3-7b"'), ["model", "'llama3-7b'"]),
@@ -258,14 +282,22 @@ BAD = [
     ("bad-group-by", (None, '[objectives]\ngroup_by = ["fabrc"]\n'), ["group_by", "'fabrc'"]),
     ("bad-recompute", ('"none", "selective"', '"nothing", "selective"'), ["recompute", "'nothing'"]),
     ("bad-overlap", ('overlap = ["dp", "full"]', 'overlap = ["dp", "sometimes"]'), ["overlap", "'sometimes'"]),
-    ("range-backwards", ("gpus = [64, 128]", "gpus = { start = 128, stop = 64, factor = 2 }"),
-     ["gpus", "stop (64) is below start (128)"]),
-    ("range-factor-and-step", ("gpus = [64, 128]", "gpus = { start = 8, stop = 64, factor = 2, step = 8 }"),
-     ["gpus", "factor", "step"]),
+    (
+        "range-backwards",
+        ("gpus = [64, 128]", "gpus = { start = 128, stop = 64, factor = 2 }"),
+        ["gpus", "stop (64) is below start (128)"],
+    ),
+    (
+        "range-factor-and-step",
+        ("gpus = [64, 128]", "gpus = { start = 8, stop = 64, factor = 2, step = 8 }"),
+        ["gpus", "factor", "step"],
+    ),
     ("zero-stage-4", ("zero = [1, 3]", "zero = [1, 4]"), ["zero", "4"]),
-    ("oversubscription-below-1", ('topology = ["rail-fat-tree"]',
-                                  'topology = [{ name = "fat-tree", oversubscription = 0.5 }]'),
-     ["oversubscription", "0.5"]),
+    (
+        "oversubscription-below-1",
+        ('topology = ["rail-fat-tree"]', 'topology = [{ name = "fat-tree", oversubscription = 0.5 }]'),
+        ["oversubscription", "0.5"],
+    ),
 ]
 
 

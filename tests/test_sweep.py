@@ -26,7 +26,6 @@ from scalefront.progress import ProgressLine
 from scalefront.scenario import AXES, OBJECTIVES, load_scenario
 from scalefront.sweep import COLUMNS, INPUT_COLUMNS, Progress, best_per, label_rows, pareto, run_sweep
 
-
 # ---------------------------------------------------------------- brute force, independent of the package
 
 
@@ -54,8 +53,8 @@ def brute_pareto(rows: list[dict[str, Any]], group_by: list[str], objectives: li
                 kb = keys[j]
                 if j == i:
                     continue
-                no_worse = all(x <= y for x, y in zip(kb, ka))
-                better = any(x < y for x, y in zip(kb, ka))
+                no_worse = all(x <= y for x, y in zip(kb, ka, strict=True))
+                better = any(x < y for x, y in zip(kb, ka, strict=True))
                 if (no_worse and better) or (kb == ka and j < i):
                     beaten = True
                     break
@@ -121,13 +120,15 @@ def test_pareto_by_hand():
     # Group a: rows 0 (1 day, $3), 1 (2 days, $1), 2 (2 days, $2: beaten by 1), 3 (1 day, $3: a tie with 0,
     # which comes first). Group b: row 4 alone. MFU maximised: in group a on (days, mfu) row 1 (0.5) and row 0
     # (0.4) are both kept, row 3 ties with row 0.
-    frame = pl.DataFrame({
-        "id": [0, 1, 2, 3, 4],
-        "fabric": ["a", "a", "a", "a", "b"],
-        "time_to_train_days": [1.0, 2.0, 2.0, 1.0, 9.0],
-        "cost_to_train_usd": [3.0, 1.0, 2.0, 3.0, 9.0],
-        "mfu": [0.4, 0.5, 0.3, 0.4, 0.1],
-    })
+    frame = pl.DataFrame(
+        {
+            "id": [0, 1, 2, 3, 4],
+            "fabric": ["a", "a", "a", "a", "b"],
+            "time_to_train_days": [1.0, 2.0, 2.0, 1.0, 9.0],
+            "cost_to_train_usd": [3.0, 1.0, 2.0, 3.0, 9.0],
+            "mfu": [0.4, 0.5, 0.3, 0.4, 0.1],
+        }
+    )
     assert pareto(frame, ["fabric"], ["time_to_train_days", "cost_to_train_usd"])["id"].to_list() == [0, 1, 4]
     assert pareto(frame, ["fabric"], ["time_to_train_days", "mfu"])["id"].to_list() == [0, 1, 4]
     assert pareto(frame, ["fabric"], ["time_to_train_days", "cost_to_train_usd", "mfu"])["id"].to_list() == [0, 1, 4]
@@ -139,8 +140,14 @@ def test_pareto_by_hand():
 @pytest.mark.parametrize("k", [2, 3])
 def test_pareto_without_groups_is_one_global_frontier(k):
     # pareto() is public; group_by=[] should mean one frontier over the whole frame (rows 0 and 1 here).
-    frame = pl.DataFrame({"id": [0, 1, 2], "time_to_train_days": [1.0, 2.0, 3.0],
-                          "cost_to_train_usd": [2.0, 1.0, 3.0], "mfu": [0.5, 0.5, 0.1]})
+    frame = pl.DataFrame(
+        {
+            "id": [0, 1, 2],
+            "time_to_train_days": [1.0, 2.0, 3.0],
+            "cost_to_train_usd": [2.0, 1.0, 3.0],
+            "mfu": [0.5, 0.5, 0.1],
+        }
+    )
     objectives = ["time_to_train_days", "cost_to_train_usd", "mfu"][:k]
     assert pareto(frame, [], objectives)["id"].to_list() == [0, 1]
 
@@ -229,26 +236,48 @@ def configurations(doc: dict[str, Any]) -> list[dict[str, Any]]:
                 for ti, topo in enumerate(cl["topology"]):
                     for pi, precision in enumerate(wl["precision"]):
                         for tp, pp, dp, cp, ep in layouts(par, n):
-                            for rest in itertools.product(*(enumerate(par[a]) for a in (
-                                    "vpp", "micro_batch", "sequence_parallel", "recompute", "zero", "overlap"))):
+                            for rest in itertools.product(
+                                *(
+                                    enumerate(par[a])
+                                    for a in ("vpp", "micro_batch", "sequence_parallel", "recompute", "zero", "overlap")
+                                )
+                            ):
                                 (vi, vpp), (mi, mb), (si, sp), (ri, rc), (zi, zero), (oi, ov) = rest
                                 prices = {k: float(v) for k, v in prices_doc.items() if not isinstance(v, dict)}
                                 for entry in (gpu, fabric):
                                     prices.update({k: float(v) for k, v in prices_doc.get(entry, {}).items()})
-                                out.append(dict(
-                                    order=(gi, ci, fi, ti, pi, tp, pp, dp, cp, ep, vi, mi, si, ri, zi, oi),
-                                    kw=dict(
-                                        model=wl["model"], gpu=gpu, gpus=n, fabric=fabric,
-                                        topology=topo if isinstance(topo, str) else topo["name"],
-                                        oversubscription=None if isinstance(topo, str) else topo["oversubscription"],
-                                        precision=precision, tp=tp, pp=pp, dp=dp, cp=cp, ep=ep, vpp=vpp,
-                                        micro_batch=mb, sequence_parallel=sp, recompute=rc, zero=zero,
-                                        overlap=ov, global_batch=wl["global_batch"], tokens=wl["tokens"],
-                                        seq_len=wl.get("seq_len"),
-                                        cost_mode=doc.get("economics", {}).get("mode", "rent"),
-                                        prices=prices or None,
-                                    ),
-                                ))
+                                out.append(
+                                    dict(
+                                        order=(gi, ci, fi, ti, pi, tp, pp, dp, cp, ep, vi, mi, si, ri, zi, oi),
+                                        kw=dict(
+                                            model=wl["model"],
+                                            gpu=gpu,
+                                            gpus=n,
+                                            fabric=fabric,
+                                            topology=topo if isinstance(topo, str) else topo["name"],
+                                            oversubscription=None
+                                            if isinstance(topo, str)
+                                            else topo["oversubscription"],
+                                            precision=precision,
+                                            tp=tp,
+                                            pp=pp,
+                                            dp=dp,
+                                            cp=cp,
+                                            ep=ep,
+                                            vpp=vpp,
+                                            micro_batch=mb,
+                                            sequence_parallel=sp,
+                                            recompute=rc,
+                                            zero=zero,
+                                            overlap=ov,
+                                            global_batch=wl["global_batch"],
+                                            tokens=wl["tokens"],
+                                            seq_len=wl.get("seq_len"),
+                                            cost_mode=doc.get("economics", {}).get("mode", "rent"),
+                                            prices=prices or None,
+                                        ),
+                                    )
+                                )
     out.sort(key=lambda c: c["order"])
     return out
 
@@ -256,12 +285,31 @@ def configurations(doc: dict[str, Any]) -> list[dict[str, Any]]:
 # Row columns of an Evaluation: frame column -> value on the Evaluation.
 def eval_row(e, kw: dict[str, Any]) -> dict[str, Any]:
     row = {
-        "model": e.model, "gpu": e.gpu, "gpus": e.gpus, "scale_up": e.scale_up, "fabric": e.fabric,
-        "topology": e.topology, "oversubscription": e.oversubscription, "tp": e.tp, "pp": e.pp, "dp": e.dp,
-        "cp": e.cp, "ep": e.ep, "vpp": e.vpp, "micro_batch": e.micro_batch, "global_batch": e.global_batch,
-        "seq_len": e.seq_len, "recompute": e.recompute, "zero": e.zero, "sequence_parallel": e.sequence_parallel,
-        "overlap": str(kw["overlap"]), "precision": e.precision, "tokens": e.tokens, "cost_mode": e.cost_mode,
-        "feasible": e.feasible, "memory_margin_gb": e.memory.margin_bytes / 1e9,
+        "model": e.model,
+        "gpu": e.gpu,
+        "gpus": e.gpus,
+        "scale_up": e.scale_up,
+        "fabric": e.fabric,
+        "topology": e.topology,
+        "oversubscription": e.oversubscription,
+        "tp": e.tp,
+        "pp": e.pp,
+        "dp": e.dp,
+        "cp": e.cp,
+        "ep": e.ep,
+        "vpp": e.vpp,
+        "micro_batch": e.micro_batch,
+        "global_batch": e.global_batch,
+        "seq_len": e.seq_len,
+        "recompute": e.recompute,
+        "zero": e.zero,
+        "sequence_parallel": e.sequence_parallel,
+        "overlap": str(kw["overlap"]),
+        "precision": e.precision,
+        "tokens": e.tokens,
+        "cost_mode": e.cost_mode,
+        "feasible": e.feasible,
+        "memory_margin_gb": e.memory.margin_bytes / 1e9,
         "usd_per_million_tokens": e.cost_to_train_usd / (e.tokens / 1e6),
         **{k: getattr(e.breakdown, k) for k in vars(e.breakdown)},
         **{k.removesuffix("_comm_s") + "_comm_hidden_s": v for k, v in vars(e.hidden).items()},
@@ -320,8 +368,16 @@ SMALL = {
         "topology": ["rail-fat-tree", {"name": "fat-tree", "oversubscription": 2.0}],
     },
     "parallelism": {
-        "tp": [1, 2, 4, 8], "pp": [1, 2], "cp": [1], "dp": "search", "ep": [1], "vpp": [1, 2],
-        "micro_batch": [1, 2], "sequence_parallel": [True], "recompute": ["selective", "full"], "zero": [1, 3],
+        "tp": [1, 2, 4, 8],
+        "pp": [1, 2],
+        "cp": [1],
+        "dp": "search",
+        "ep": [1],
+        "vpp": [1, 2],
+        "micro_batch": [1, 2],
+        "sequence_parallel": [True],
+        "recompute": ["selective", "full"],
+        "zero": [1, 3],
         "overlap": ["dp", "full"],
     },
     "economics": {"mode": "rent"},
@@ -350,12 +406,15 @@ def test_small_scenario_counts(small):
     assert result.rejected == dict(rejected)
 
 
-@pytest.mark.parametrize("group_by, objectives", [
-    (None, None),
-    (["gpus"], ["mfu", "cost_to_train_usd"]),
-    (["fabric", "gpu"], ["time_to_train_days", "cost_to_train_usd", "energy_mwh"]),
-    (["topology", "precision"], ["usd_per_million_tokens", "network_capex_usd"]),
-])
+@pytest.mark.parametrize(
+    "group_by, objectives",
+    [
+        (None, None),
+        (["gpus"], ["mfu", "cost_to_train_usd"]),
+        (["fabric", "gpu"], ["time_to_train_days", "cost_to_train_usd", "energy_mwh"]),
+        (["topology", "precision"], ["usd_per_million_tokens", "network_capex_usd"]),
+    ],
+)
 def test_small_scenario_frontier_equals_brute_force(small, tmp_path, group_by, objectives):
     scenario, result, _, feasible, _ = small
     if group_by or objectives:  # the engine keeps per-cell frontiers for these objectives: sweep again
@@ -365,7 +424,7 @@ def test_small_scenario_frontier_equals_brute_force(small, tmp_path, group_by, o
     frontier = result.frontier()
     want = [feasible[i] for i in brute_pareto(feasible, group_by, objectives)]
     assert [config_key(r) for r in frontier.iter_rows(named=True)] == [config_key(r) for r in want]
-    for got, w in zip(frontier.iter_rows(named=True), want):
+    for got, w in zip(frontier.iter_rows(named=True), want, strict=True):
         assert_rows_equal(got, w)
 
 
@@ -410,24 +469,39 @@ def scenarios(draw) -> dict[str, Any]:
     fabrics = some(["ib-ndr", "roce-400g", "eth-100g-tcp", "efa"])
     doc = {
         "name": "random",
-        "workload": {"model": model, "tokens": 1e10, "global_batch": draw(st.sampled_from([16, 32, 64])),
-                     "precision": some(["bf16", "fp8"])},
+        "workload": {
+            "model": model,
+            "tokens": 1e10,
+            "global_batch": draw(st.sampled_from([16, 32, 64])),
+            "precision": some(["bf16", "fp8"]),
+        },
         "cluster": {
             "gpu": gpus,
             "gpus": sorted(some([8, 16, 24, 32, 64, 128])),
             "fabric": fabrics,
-            "topology": some(["rail-fat-tree", {"name": "fat-tree", "oversubscription": 2.0}, "dragonfly",
-                              "torus-3d", {"name": "fat-tree", "oversubscription": 1.5}]),
+            "topology": some(
+                [
+                    "rail-fat-tree",
+                    {"name": "fat-tree", "oversubscription": 2.0},
+                    "dragonfly",
+                    "torus-3d",
+                    {"name": "fat-tree", "oversubscription": 1.5},
+                ]
+            ),
         },
         "parallelism": {
-            **draw(st.sampled_from([  # all three searched, or all three listed (see layouts())
-                {"tp": "search", "pp": {"search": True, "max": 4}, "cp": {"search": True, "max": 2}},
-                {"tp": {"search": True, "max": 4}, "pp": {"search": True, "max": 2}, "cp": "search"},
-                {"tp": {"search": True, "max": 8}, "pp": "search", "cp": {"search": True, "max": 1}},
-                {"tp": [1, 2], "pp": [1], "cp": [1]},
-                {"tp": [2, 8], "pp": [1, 2], "cp": [1, 2]},
-                {"tp": [1, 3], "pp": [1, 4], "cp": [1]},
-            ])),
+            **draw(
+                st.sampled_from(
+                    [  # all three searched, or all three listed (see layouts())
+                        {"tp": "search", "pp": {"search": True, "max": 4}, "cp": {"search": True, "max": 2}},
+                        {"tp": {"search": True, "max": 4}, "pp": {"search": True, "max": 2}, "cp": "search"},
+                        {"tp": {"search": True, "max": 8}, "pp": "search", "cp": {"search": True, "max": 1}},
+                        {"tp": [1, 2], "pp": [1], "cp": [1]},
+                        {"tp": [2, 8], "pp": [1, 2], "cp": [1, 2]},
+                        {"tp": [1, 3], "pp": [1, 4], "cp": [1]},
+                    ]
+                )
+            ),
             "dp": draw(st.sampled_from(["search"] * 5 + [[1, 2]])),
             "ep": draw(st.sampled_from([[1], [1, 2], {"search": True, "max": 8}] if moe else [[1]])),
             "vpp": sorted(some([1, 2])),
@@ -446,14 +520,24 @@ def scenarios(draw) -> dict[str, Any]:
     seq_len = draw(st.sampled_from([None, 2048, 4096]))
     if seq_len:
         doc["workload"]["seq_len"] = seq_len
-    prices = draw(st.sampled_from([{}, {"rent_usd_per_gpu_hour": 1.5}, {gpus[0]: {"server_usd": 123456.0}},
-                                   {"usd_per_kwh": 0.2, fabrics[0]: {"switch_usd": 1000.0}}]))
+    prices = draw(
+        st.sampled_from(
+            [
+                {},
+                {"rent_usd_per_gpu_hour": 1.5},
+                {gpus[0]: {"server_usd": 123456.0}},
+                {"usd_per_kwh": 0.2, fabrics[0]: {"switch_usd": 1000.0}},
+            ]
+        )
+    )
     if prices:
         doc["economics"]["prices"] = prices
     # Keep the space small: drop values (from the longest lists) until at most 400 configurations.
-    trimmable = [(doc["cluster"], k) for k in ("gpu", "gpus", "fabric", "topology")] + [
-        (doc["workload"], "precision")] + [(doc["parallelism"], k) for k in (
-            "vpp", "micro_batch", "sequence_parallel", "recompute", "zero", "overlap")]
+    trimmable = (
+        [(doc["cluster"], k) for k in ("gpu", "gpus", "fabric", "topology")]
+        + [(doc["workload"], "precision")]
+        + [(doc["parallelism"], k) for k in ("vpp", "micro_batch", "sequence_parallel", "recompute", "zero", "overlap")]
+    )
     while len(configurations(doc)) > 400:
         table, key = max(trimmable, key=lambda tk: len(tk[0][tk[1]]))
         if len(table[key]) == 1:
@@ -484,7 +568,7 @@ def test_random_scenarios_equal_brute_force(tmp_path, doc):
     frontier = result.frontier()
     want = [feasible[i] for i in brute_pareto(feasible, group_by, objectives)]
     assert [config_key(r) for r in frontier.iter_rows(named=True)] == [config_key(r) for r in want]
-    for got, w in zip(frontier.iter_rows(named=True), want):
+    for got, w in zip(frontier.iter_rows(named=True), want, strict=True):
         assert_rows_equal(got, w)
 
 
@@ -509,14 +593,38 @@ def test_default_scenario_counts(default):
 
 
 def test_default_frontier_rows_equal_evaluate(default):
-    scenario, result = default
+    _scenario, result = default
     frontier = result.frontier()
     assert frontier.height > 0 and frontier.columns == COLUMNS
     for row in frontier.iter_rows(named=True):
-        kw = {k: row[k] for k in ("model", "gpu", "gpus", "scale_up", "fabric", "topology", "oversubscription", "tp",
-                                  "pp", "dp", "cp", "ep", "vpp", "micro_batch", "global_batch", "seq_len",
-                                  "recompute", "zero", "sequence_parallel", "overlap", "precision", "tokens",
-                                  "cost_mode")}
+        kw = {
+            k: row[k]
+            for k in (
+                "model",
+                "gpu",
+                "gpus",
+                "scale_up",
+                "fabric",
+                "topology",
+                "oversubscription",
+                "tp",
+                "pp",
+                "dp",
+                "cp",
+                "ep",
+                "vpp",
+                "micro_batch",
+                "global_batch",
+                "seq_len",
+                "recompute",
+                "zero",
+                "sequence_parallel",
+                "overlap",
+                "precision",
+                "tokens",
+                "cost_mode",
+            )
+        }
         e = evaluate(**kw)
         assert e.feasible and row["feasible"]
         assert_rows_equal(row, eval_row(e, kw))
@@ -561,13 +669,49 @@ def test_progress_keeps_coming_while_rows_stream(default):
 def test_label_rows_of_nothing_has_the_schema(default):
     scenario, _ = default
     cols = {k: np.array([], dtype=np.uint32) for k in AXES}
-    cols.update({k: np.array([], dtype=np.float64) for k in (
-        "step_time_s", "tokens_per_s", "mfu", "hfu", "tflops_per_gpu", "scaling_efficiency", "memory_per_gpu_bytes",
-        "memory_margin_bytes", "compute_s", "recompute_s", "tp_comm_s", "pp_comm_s", "dp_comm_s", "cp_comm_s",
-        "ep_comm_s", "bubble_s", "optimizer_s", "tp_comm_hidden_s", "pp_comm_hidden_s", "dp_comm_hidden_s",
-        "cp_comm_hidden_s", "ep_comm_hidden_s", "micro_batches", "steps", "time_to_train_s", "energy_j",
-        "cost_rent_usd", "cost_own_usd", "capex_usd", "network_capex_usd", "it_power_w", "network_tiers",
-        "network_switches", "interruptions_per_day", "checkpoint_interval_s", "goodput")})
+    cols.update(
+        {
+            k: np.array([], dtype=np.float64)
+            for k in (
+                "step_time_s",
+                "tokens_per_s",
+                "mfu",
+                "hfu",
+                "tflops_per_gpu",
+                "scaling_efficiency",
+                "memory_per_gpu_bytes",
+                "memory_margin_bytes",
+                "compute_s",
+                "recompute_s",
+                "tp_comm_s",
+                "pp_comm_s",
+                "dp_comm_s",
+                "cp_comm_s",
+                "ep_comm_s",
+                "bubble_s",
+                "optimizer_s",
+                "tp_comm_hidden_s",
+                "pp_comm_hidden_s",
+                "dp_comm_hidden_s",
+                "cp_comm_hidden_s",
+                "ep_comm_hidden_s",
+                "micro_batches",
+                "steps",
+                "time_to_train_s",
+                "energy_j",
+                "cost_rent_usd",
+                "cost_own_usd",
+                "capex_usd",
+                "network_capex_usd",
+                "it_power_w",
+                "network_tiers",
+                "network_switches",
+                "interruptions_per_day",
+                "checkpoint_interval_s",
+                "goodput",
+            )
+        }
+    )
     frame = label_rows(cols, scenario)
     assert frame.columns == COLUMNS and frame.height == 0
     assert frame.schema == default[1].kept.schema  # the same types as a sweep's non-empty result
@@ -595,7 +739,7 @@ def test_progress_line_on_a_terminal():
     assert stream.getvalue() == first
     # ... except the last update: 2,000,000 in 1 s = 2.0M/s, done; padded to cover the longer previous line.
     line(Progress(done=2_000_000, total=2_000_000, feasible=5, elapsed_s=1.0))
-    last = stream.getvalue()[len(first):]
+    last = stream.getvalue()[len(first) :]
     assert last.startswith("\r")
     assert "2,000,000 / 2,000,000 configurations (100%)" in last and "2.0M/s" in last and "done" in last
     assert "ETA" not in last

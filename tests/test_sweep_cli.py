@@ -109,12 +109,29 @@ def test_column_names_match_eval_json_keys(capsys):
     shared = [c for c in COLUMNS if c in doc]
     # Every input column is an eval --json key, and so are the headline results.
     assert set(INPUT_COLUMNS) <= set(shared)
-    assert {"gpu", "gpus", "fabric", "topology", "tp", "pp", "dp", "feasible", "step_time_s", "mfu",
-            "time_to_train_days", "cost_to_train_usd", "memory_per_gpu_gb", "energy_mwh"} <= set(shared)
+    assert {
+        "gpu",
+        "gpus",
+        "fabric",
+        "topology",
+        "tp",
+        "pp",
+        "dp",
+        "feasible",
+        "step_time_s",
+        "mfu",
+        "time_to_train_days",
+        "cost_to_train_usd",
+        "memory_per_gpu_gb",
+        "energy_mwh",
+    } <= set(shared)
     # The rest flatten the nested breakdown/hidden/memory of the JSON, or derive from it.
     rest = set(COLUMNS) - set(shared)
-    assert rest <= (set(doc["breakdown"]) | {f"{k.removesuffix('_comm_s')}_comm_hidden_s" for k in doc["hidden"]}
-                    | {"memory_margin_gb", "usd_per_million_tokens"})
+    assert rest <= (
+        set(doc["breakdown"])
+        | {f"{k.removesuffix('_comm_s')}_comm_hidden_s" for k in doc["hidden"]}
+        | {"memory_margin_gb", "usd_per_million_tokens"}
+    )
     assert len(COLUMNS) == len(set(COLUMNS)) == len(INPUT_COLUMNS) + len(OUTPUT_COLUMNS)
 
 
@@ -125,8 +142,20 @@ def test_units_are_in_the_names():
     assert all(c.endswith("_gb") for c in OUTPUT_COLUMNS if "memory" in c)
     assert all(c.endswith("_usd") for c in OUTPUT_COLUMNS if "cost" in c or "capex" in c)
     assert "energy_mwh" in OUTPUT_COLUMNS and "it_power_w" in OUTPUT_COLUMNS
-    unitless = {"feasible", "mfu", "hfu", "scaling_efficiency", "micro_batches", "steps", "network_tiers",
-                "network_switches", "tflops_per_gpu", "tokens_per_s", "usd_per_million_tokens", "goodput"}
+    unitless = {
+        "feasible",
+        "mfu",
+        "hfu",
+        "scaling_efficiency",
+        "micro_batches",
+        "steps",
+        "network_tiers",
+        "network_switches",
+        "tflops_per_gpu",
+        "tokens_per_s",
+        "usd_per_million_tokens",
+        "goodput",
+    }
     assert all(c.endswith(units) or c in unitless for c in OUTPUT_COLUMNS)
 
 
@@ -162,9 +191,15 @@ def test_all_export_of_a_small_scenario_equals_the_streamed_rows(small, tmp_path
 def test_empty_all_export_has_the_header(tmp_path, capsys):
     # Nothing fits: 8 GPUs of 80 GB for a 70B model with ZeRO 0 (weights, gradients, Adam: 16 bytes x 70B).
     path = tmp_path / "none.toml"
-    path.write_text(SMALL.replace("llama3-8b", "llama3-70b").replace("gpus = [64, 128]", "gpus = [8]")
-                    .replace("zero = [1, 3]", "zero = [0]").replace("tp = [1, 2, 4, 8]", "tp = [8]")
-                    .replace("pp = [1, 2]", "pp = [1]").replace("vpp = [1, 2]", "vpp = [1]"), encoding="utf-8")
+    path.write_text(
+        SMALL.replace("llama3-8b", "llama3-70b")
+        .replace("gpus = [64, 128]", "gpus = [8]")
+        .replace("zero = [1, 3]", "zero = [0]")
+        .replace("tp = [1, 2, 4, 8]", "tp = [8]")
+        .replace("pp = [1, 2]", "pp = [1]")
+        .replace("vpp = [1, 2]", "vpp = [1]"),
+        encoding="utf-8",
+    )
     every, out = tmp_path / "all.csv", tmp_path / "f.csv"
     code, _, err = run(["sweep", str(path), "--all", str(every), "--out", str(out)], capsys)
     assert code == 0, err
@@ -177,8 +212,9 @@ def test_empty_all_export_has_the_header(tmp_path, capsys):
 
 def test_same_scenario_twice_gives_identical_bytes(tmp_path, capsys):
     for name in ("a", "b"):
-        code, _, err = run(["sweep", "--out", str(tmp_path / f"{name}.csv"), "--all", str(tmp_path / f"{name}-all.csv")],
-                           capsys)
+        code, _, err = run(
+            ["sweep", "--out", str(tmp_path / f"{name}.csv"), "--all", str(tmp_path / f"{name}-all.csv")], capsys
+        )
         assert code == 0, err
     assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
     # --all rows are streamed as the engine finds them: the same rows, their order is not promised.
@@ -255,21 +291,37 @@ def test_written_files_get_the_usual_permissions(small, tmp_path, capsys):
 # ---------------------------------------------------------------- one-line errors
 
 
-@pytest.mark.parametrize("args, mentions", [
-    (["--group-by", "fabrc"], ["group-by axis 'fabrc'", "fabric"]),
-    (["--group-by", ","], ["--group-by"]),
-    (["--objectives", "mfu"], ["two or three objectives, got 1"]),
-    (["--objectives", "mfu,speed"], ["objective 'speed'", "time_to_train_days"]),
-    (["--objectives", "mfu,cost_to_train_usd,energy_mwh,network_capex_usd"], ["two or three objectives, got 4"]),
-    (["--max-configs", "10"], ["built-in scenario ib-vs-roce", "138,240 configurations", "--max-configs 10"]),
-    (["--out", "x.xlsx"], ["x.xlsx", "'.xlsx'", ".csv or .parquet"]),
-    (["--all", "x.xlsx"], ["x.xlsx", "'.xlsx'"]),
-    (["--out", "nodir/f.csv"], ["nodir", "does not exist"]),
-    (["--out", "same.csv", "--all", "same.csv"], ["--out and --all must be different files"]),
-    (["nosuch"], ["nosuch", "cannot read"]),
-    (["--max-configs", "many"], ["--max-configs"]),
-], ids=["group-by", "group-by-empty", "one-objective", "unknown-objective", "four-objectives", "max-configs",
-        "out-xlsx", "all-xlsx", "missing-dir", "same-file", "unknown-scenario", "max-configs-text"])
+@pytest.mark.parametrize(
+    "args, mentions",
+    [
+        (["--group-by", "fabrc"], ["group-by axis 'fabrc'", "fabric"]),
+        (["--group-by", ","], ["--group-by"]),
+        (["--objectives", "mfu"], ["two or three objectives, got 1"]),
+        (["--objectives", "mfu,speed"], ["objective 'speed'", "time_to_train_days"]),
+        (["--objectives", "mfu,cost_to_train_usd,energy_mwh,network_capex_usd"], ["two or three objectives, got 4"]),
+        (["--max-configs", "10"], ["built-in scenario ib-vs-roce", "138,240 configurations", "--max-configs 10"]),
+        (["--out", "x.xlsx"], ["x.xlsx", "'.xlsx'", ".csv or .parquet"]),
+        (["--all", "x.xlsx"], ["x.xlsx", "'.xlsx'"]),
+        (["--out", "nodir/f.csv"], ["nodir", "does not exist"]),
+        (["--out", "same.csv", "--all", "same.csv"], ["--out and --all must be different files"]),
+        (["nosuch"], ["nosuch", "cannot read"]),
+        (["--max-configs", "many"], ["--max-configs"]),
+    ],
+    ids=[
+        "group-by",
+        "group-by-empty",
+        "one-objective",
+        "unknown-objective",
+        "four-objectives",
+        "max-configs",
+        "out-xlsx",
+        "all-xlsx",
+        "missing-dir",
+        "same-file",
+        "unknown-scenario",
+        "max-configs-text",
+    ],
+)
 def test_bad_sweep_arguments_exit_2_with_one_line(tmp_path, capsys, monkeypatch, args, mentions):
     monkeypatch.chdir(tmp_path)
     code, out, err = run(["sweep", *args], capsys)
@@ -281,7 +333,9 @@ def test_catalog_flag_adds_a_gpu_to_a_scenario(small, my_gpu_catalog, tmp_path, 
     small.write_text(SMALL.replace('gpu = ["h100-sxm"]', 'gpu = ["my-gpu"]'), encoding="utf-8")
     code, _, err = run(["sweep", str(small), "--out", str(tmp_path / "f.csv")], capsys)
     assert_one_line_error(code, "", err, "unknown GPU 'my-gpu'")
-    code, _, err = run(["sweep", str(small), "--catalog", str(my_gpu_catalog), "--out", str(tmp_path / "f.csv")], capsys)
+    code, _, err = run(
+        ["sweep", str(small), "--catalog", str(my_gpu_catalog), "--out", str(tmp_path / "f.csv")], capsys
+    )
     assert code == 0, err
     assert set(pl.read_csv(tmp_path / "f.csv")["gpu"]) == {"my-gpu"}
 
@@ -302,8 +356,9 @@ def test_out_when_not_a_terminal_writes_only_the_wrote_line(small, tmp_path, cap
 
 
 def test_without_out_the_frontier_is_printed(small, capsys):
-    code, stdout, stderr = run(["sweep", str(small), "--group-by", "gpus", "--objectives", "mfu,cost_to_train_usd"],
-                               capsys)
+    code, stdout, stderr = run(
+        ["sweep", str(small), "--group-by", "gpus", "--objectives", "mfu,cost_to_train_usd"], capsys
+    )
     assert code == 0 and stderr == ""
     result = run_sweep(load_scenario(small))
     assert stdout.startswith(f"scenario small: {result.evaluated:,} configurations in ")
@@ -329,8 +384,11 @@ def test_time_limit_stops_a_long_sweep(tmp_path, capsys):
 # ---------------------------------------------------------------- Ctrl-C
 
 
-@pytest.mark.parametrize("name, force", [("OUT.csv", False), ("OUT.parquet", False), ("OUT.csv", True)],
-                         ids=["csv", "parquet", "csv-force-existing"])
+@pytest.mark.parametrize(
+    "name, force",
+    [("OUT.csv", False), ("OUT.parquet", False), ("OUT.csv", True)],
+    ids=["csv", "parquet", "csv-force-existing"],
+)
 def test_ctrl_c_exits_130_and_leaves_nothing(tmp_path, name, force):
     if force:
         (tmp_path / name).write_text("precious\n", encoding="utf-8")

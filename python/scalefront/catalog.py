@@ -25,16 +25,16 @@ from scalefront.errors import CatalogError
 
 __all__ = [
     "Catalog",
-    "GpuEntry",
-    "ScaleUpEntry",
-    "FabricEntry",
-    "TopologyEntry",
-    "ModelEntry",
-    "GpuPrice",
-    "FabricPrice",
     "Economics",
-    "ScaleUpPrice",
+    "FabricEntry",
+    "FabricPrice",
+    "GpuEntry",
+    "GpuPrice",
+    "ModelEntry",
     "ReliabilityEntry",
+    "ScaleUpEntry",
+    "ScaleUpPrice",
+    "TopologyEntry",
     "load_model_file",
 ]
 
@@ -56,14 +56,14 @@ class _Entry(BaseModel):
     sources: dict[str, str] = Field(default_factory=dict, exclude=True)
 
     @model_validator(mode="after")
-    def _figures_have_dated_sources(self) -> "_Entry":
+    def _figures_have_dated_sources(self) -> _Entry:
         for name, info in type(self).model_fields.items():
             # Figures given in the file (defaults need no source); pydantic keeps the base type of Annotated.
             if info.annotation not in (int, float) or name not in self.model_fields_set:
                 continue
             source = self.sources.get(name)
             if source is None:
-                raise ValueError(f"{name}: no source (add `{name} = \"<source>; YYYY-MM\"` under `sources`)")
+                raise ValueError(f'{name}: no source (add `{name} = "<source>; YYYY-MM"` under `sources`)')
             if not _DATED_SOURCE.search(source):
                 raise ValueError(f"{name}: source must end with the date it was read, YYYY-MM: {source!r}")
         return self
@@ -180,7 +180,7 @@ class ModelEntry(BaseModel):
     source: str = ""
 
     @model_validator(mode="after")
-    def _consistent(self) -> "ModelEntry":
+    def _consistent(self) -> ModelEntry:
         if self.heads % self.kv_heads:
             raise ValueError(f"kv_heads: {self.kv_heads} must divide heads ({self.heads})")
         moe = (self.moe_experts, self.moe_top_k, self.moe_ffn_hidden)
@@ -279,7 +279,7 @@ class Catalog:
     }
 
     @classmethod
-    def builtin(cls) -> "Catalog":
+    def builtin(cls) -> Catalog:
         """The catalogs shipped with scalefront (data/ at build time)."""
         files = _core.data_files()
         cat = cls()
@@ -295,7 +295,7 @@ class Catalog:
         return cat
 
     @classmethod
-    def load(cls, *user_files: str | Path) -> "Catalog":
+    def load(cls, *user_files: str | Path) -> Catalog:
         """The built-in catalogs, extended or overridden by each user catalog file in turn."""
         cat = cls.builtin()
         for path in user_files:

@@ -10,8 +10,9 @@ import argparse
 import json
 import math
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn, Sequence
+from typing import NoReturn
 
 from scalefront import __version__
 from scalefront.catalog import Catalog
@@ -51,7 +52,9 @@ def _number(text: str, *, allow_zero: bool) -> float:
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
     if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
-        raise argparse.ArgumentTypeError(f"expected a {'non-negative' if allow_zero else 'positive'} number, got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"expected a {'non-negative' if allow_zero else 'positive'} number, got {text!r}"
+        )
     return value
 
 
@@ -87,15 +90,20 @@ def _add_eval(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--global-batch", type=_positive_int, help="sequences per step (default: ~4M tokens)")
     g.add_argument("--seq-len", type=_positive_int, help="sequence length (default: the model's)")
     g.add_argument("--precision", choices=["bf16", "fp8"], default="bf16")
-    g.add_argument("--no-flash-attention", action="store_true",
-                   help="attention materialises its scores (no fused/flash attention kernel)")
+    g.add_argument(
+        "--no-flash-attention",
+        action="store_true",
+        help="attention materialises its scores (no fused/flash attention kernel)",
+    )
     g = p.add_argument_group("cluster")
     g.add_argument("--gpu", default="h100-sxm", help="GPU id")
     g.add_argument("--gpus", type=_positive_int, default=1024, help="number of GPUs")
     g.add_argument("--scale-up", help="intra-node domain id (default: the GPU's)")
     g.add_argument("--fabric", default="ib-ndr", help="scale-out fabric id")
     g.add_argument("--topology", default="rail-fat-tree", help="topology id")
-    g.add_argument("--oversubscription", type=_oversubscription, help="leaf oversubscription (2 or 2:1); default: the topology's")
+    g.add_argument(
+        "--oversubscription", type=_oversubscription, help="leaf oversubscription (2 or 2:1); default: the topology's"
+    )
     g = p.add_argument_group("parallelism")
     g.add_argument("--tp", type=_positive_int, default=8, help="tensor parallel")
     g.add_argument("--pp", type=_positive_int, default=1, help="pipeline parallel")
@@ -114,10 +122,21 @@ def _add_eval(sub: argparse._SubParsersAction) -> None:
     )
     g = p.add_argument_group("cost")
     g.add_argument("--cost-mode", choices=["rent", "own"], default="rent", help="cost_to_train_usd in this mode")
-    g.add_argument("--price", type=_price, action="append", default=[], metavar="KEY=VALUE",
-                   help="override a catalog price (repeatable): rent_usd_per_gpu_hour, server_usd, switch_usd, ...")
-    g.add_argument("--catalog", action="append", default=[], metavar="FILE",
-                   help="a catalog file that adds or replaces entries (repeatable)")
+    g.add_argument(
+        "--price",
+        type=_price,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a catalog price (repeatable): rent_usd_per_gpu_hour, server_usd, switch_usd, ...",
+    )
+    g.add_argument(
+        "--catalog",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a catalog file that adds or replaces entries (repeatable)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     p.set_defaults(run=_run_eval)
 
@@ -178,19 +197,42 @@ def _add_sweep(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("scenario", nargs="?", default=DEFAULT_SCENARIO, help="built-in scenario id or TOML file")
     p.add_argument("--out", help="write the frontier here (.csv or .parquet)")
-    p.add_argument("--all", metavar="OUT", dest="all_out",
-                   help="also write every feasible configuration here (.csv or .parquet), streamed to disk")
+    p.add_argument(
+        "--all",
+        metavar="OUT",
+        dest="all_out",
+        help="also write every feasible configuration here (.csv or .parquet), streamed to disk",
+    )
     p.add_argument("--force", action="store_true", help="replace existing output files")
-    p.add_argument("--group-by", type=_csv_list, metavar="AXES",
-                   help=f"frontier per value of these axes, comma-separated ({', '.join(AXES)}); default: the scenario's")
-    p.add_argument("--objectives", type=_csv_list, metavar="NAMES",
-                   help=f"two or three of {', '.join(OBJECTIVES)}; default: the scenario's")
-    p.add_argument("--catalog", action="append", default=[], metavar="FILE",
-                   help="a catalog file that adds or replaces entries (repeatable)")
-    p.add_argument("--max-configs", type=_tokens, default=1e11,
-                   help="refuse a space with more configurations than this")
-    p.add_argument("--time-limit", type=_tokens, default=1800.0, metavar="SECONDS",
-                   help="stop (with a message) when the sweep is projected to take longer than this")
+    p.add_argument(
+        "--group-by",
+        type=_csv_list,
+        metavar="AXES",
+        help=f"frontier per value of these axes, comma-separated ({', '.join(AXES)}); default: the scenario's",
+    )
+    p.add_argument(
+        "--objectives",
+        type=_csv_list,
+        metavar="NAMES",
+        help=f"two or three of {', '.join(OBJECTIVES)}; default: the scenario's",
+    )
+    p.add_argument(
+        "--catalog",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a catalog file that adds or replaces entries (repeatable)",
+    )
+    p.add_argument(
+        "--max-configs", type=_tokens, default=1e11, help="refuse a space with more configurations than this"
+    )
+    p.add_argument(
+        "--time-limit",
+        type=_tokens,
+        default=1800.0,
+        metavar="SECONDS",
+        help="stop (with a message) when the sweep is projected to take longer than this",
+    )
     p.set_defaults(run=_run_sweep)
 
 
@@ -285,8 +327,15 @@ def _print_sweep(result, frontier, tty: bool, args: argparse.Namespace) -> None:
         print(f"wrote {', '.join(written)}", file=sys.stderr if not tty else out)
         if not tty:
             return
-    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True,
-                   tbl_width_chars=200, float_precision=3, thousands_separator=True):
+    with pl.Config(
+        tbl_rows=-1,
+        tbl_cols=-1,
+        tbl_hide_dataframe_shape=True,
+        tbl_hide_column_data_types=True,
+        tbl_width_chars=200,
+        float_precision=3,
+        thousands_separator=True,
+    ):
         print(render_sweep(result, frontier), file=out)
 
 
@@ -297,8 +346,9 @@ def _add_validate(sub: argparse._SubParsersAction) -> None:
         description="Predict every published measurement in the validation tables and print the errors.",
     )
     p.add_argument("--markdown", action="store_true", help="print the Markdown report (docs/validation.md)")
-    p.add_argument("--calibrate", action="store_true",
-                   help="print each GPU's sustained_efficiency fitted on the calibration rows")
+    p.add_argument(
+        "--calibrate", action="store_true", help="print each GPU's sustained_efficiency fitted on the calibration rows"
+    )
     p.set_defaults(run=_run_validate)
 
 
@@ -327,8 +377,14 @@ def _add_bom(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--oversubscription", type=_oversubscription, help="leaf oversubscription (2 or 2:1)")
     p.add_argument("--gpu", default="h100-sxm", help="GPU id (servers per GPU count, NVLink domain)")
     p.add_argument("--scale-up", help="intra-node domain id (default: the GPU's)")
-    p.add_argument("--price", type=_price, action="append", default=[], metavar="KEY=VALUE",
-                   help="override a part price (repeatable): nic_usd, switch_usd, transceiver_usd, ...")
+    p.add_argument(
+        "--price",
+        type=_price,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a part price (repeatable): nic_usd, switch_usd, transceiver_usd, ...",
+    )
     p.add_argument("--catalog", action="append", default=[], metavar="FILE", help="a catalog file (repeatable)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=_run_bom)
@@ -338,21 +394,33 @@ def _run_bom(args: argparse.Namespace) -> int:
     from scalefront.network import bom
 
     catalog = Catalog.load(*args.catalog) if args.catalog else builtin_catalog()
-    b = bom(args.gpus, args.fabric, args.topology, oversubscription=args.oversubscription, gpu=args.gpu,
-            scale_up=args.scale_up, prices=dict(args.price), catalog=catalog)
+    b = bom(
+        args.gpus,
+        args.fabric,
+        args.topology,
+        oversubscription=args.oversubscription,
+        gpu=args.gpu,
+        scale_up=args.scale_up,
+        prices=dict(args.price),
+        catalog=catalog,
+    )
     if args.json:
         print(json.dumps(b, indent=2))
         return 0
     tiers = ", ".join(f"tier {i + 1}: {n:,.0f}" for i, n in enumerate(b["switches_by_tier"])) or "none"
-    print(f"{b['gpus']:,} x {b['gpu']} on {b['fabric']}, {b['topology']} {b['oversubscription']:g}:1 "
-          f"({b['tiers']} tier{'s' if b['tiers'] != 1 else ''})")
+    print(
+        f"{b['gpus']:,} x {b['gpu']} on {b['fabric']}, {b['topology']} {b['oversubscription']:g}:1 "
+        f"({b['tiers']} tier{'s' if b['tiers'] != 1 else ''})"
+    )
     print(f"  NIC ports          {b['nics']:>12,.0f}")
     print(f"  switches           {b['switches_total']:>12,.0f}   ({tiers})")
     if b["nvlink_switch_trays"]:
         print(f"  NVLink switch trays {b['nvlink_switch_trays']:>11,.0f}")
     print(f"  cables             {b['cables']:>12,.0f}")
     print(f"  transceivers       {b['transceivers']:>12,.0f}")
-    print(f"  network capex      ${b['network_capex_usd']:>11,.0f}   (${b['network_capex_usd'] / b['gpus']:,.0f} per GPU)")
+    print(
+        f"  network capex      ${b['network_capex_usd']:>11,.0f}   (${b['network_capex_usd'] / b['gpus']:,.0f} per GPU)"
+    )
     print(f"  network power      {b['network_power_w'] / 1e3:>12,.1f} kW")
     return 0
 
@@ -372,7 +440,9 @@ def _add_roi(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--force", action="store_true", help="replace an existing output file")
     p.add_argument("--catalog", action="append", default=[], metavar="FILE", help="a catalog file (repeatable)")
     p.add_argument("--no-sensitivity", action="store_true", help="skip the +/-20% sensitivity table")
-    p.add_argument("--report", metavar="DIR", help="write a Markdown report with PNG charts into DIR (needs matplotlib)")
+    p.add_argument(
+        "--report", metavar="DIR", help="write a Markdown report with PNG charts into DIR (needs matplotlib)"
+    )
     p.set_defaults(run=_run_roi)
 
 
@@ -402,25 +472,33 @@ def _run_roi(args: argparse.Namespace) -> int:
         print(f"wrote {path}", file=sys.stderr)
     a, b = r.fabric_a, r.fabric_b
     print(f"{a} vs {b} on scenario {args.scenario}: the fastest configuration on each fabric per GPU count")
-    print(f"{'GPUs':>7} {'days ' + a:>16} {'days ' + b:>16} {'cost ' + a:>18} {'cost ' + b:>18} "
-          f"{'network ' + a:>18} {'network ' + b:>18} {'break-even':>11} {'life':>8} {'payback':>10}")
+    print(
+        f"{'GPUs':>7} {'days ' + a:>16} {'days ' + b:>16} {'cost ' + a:>18} {'cost ' + b:>18} "
+        f"{'network ' + a:>18} {'network ' + b:>18} {'break-even':>11} {'life':>8} {'payback':>10}"
+    )
     for row in r.table.iter_rows(named=True):
         payback = row["payback_days"]
         payback_text = "never" if payback == float("inf") else f"{payback:,.0f} d"
-        print(f"{row['gpus']:>7,} {row[f'time_to_train_days_{a}']:>16.1f} {row[f'time_to_train_days_{b}']:>16.1f} "
-              f"{row[f'cost_to_train_usd_{a}']:>18,.0f} {row[f'cost_to_train_usd_{b}']:>18,.0f} "
-              f"{row[f'network_capex_usd_{a}']:>18,.0f} {row[f'network_capex_usd_{b}']:>18,.0f} "
-              f"{_fmt_ratio(row['break_even_premium']):>11} {_fmt_ratio(row['break_even_premium_life']):>8} "
-              f"{payback_text:>10}")
-    print(f"break-even: the price of {a}'s network, relative to {b}'s, at which both cost the same to train the "
-          f"tokens (own mode); life: the same over the cluster's life; payback: days for {a}'s premium to pay back")
+        print(
+            f"{row['gpus']:>7,} {row[f'time_to_train_days_{a}']:>16.1f} {row[f'time_to_train_days_{b}']:>16.1f} "
+            f"{row[f'cost_to_train_usd_{a}']:>18,.0f} {row[f'cost_to_train_usd_{b}']:>18,.0f} "
+            f"{row[f'network_capex_usd_{a}']:>18,.0f} {row[f'network_capex_usd_{b}']:>18,.0f} "
+            f"{_fmt_ratio(row['break_even_premium']):>11} {_fmt_ratio(row['break_even_premium_life']):>8} "
+            f"{payback_text:>10}"
+        )
+    print(
+        f"break-even: the price of {a}'s network, relative to {b}'s, at which both cost the same to train the "
+        f"tokens (own mode); life: the same over the cluster's life; payback: days for {a}'s premium to pay back"
+    )
     if not r.sensitivity.is_empty():
         print("\nsensitivity of the break-even premium (+/-20% on each assumption):")
         cols = [c for c in r.sensitivity.columns if c.startswith("gpus_")]
         print(f"{'assumption':>24} {'change':>7} " + " ".join(f"{c.removeprefix('gpus_') + ' GPUs':>12}" for c in cols))
         for row in r.sensitivity.iter_rows(named=True):
-            print(f"{row['assumption']:>24} {row['change']:>+7.0%} "
-                  + " ".join(f"{_fmt_ratio(row[c]) if row[c] is not None else '-':>12}" for c in cols))
+            print(
+                f"{row['assumption']:>24} {row['change']:>+7.0%} "
+                + " ".join(f"{_fmt_ratio(row[c]) if row[c] is not None else '-':>12}" for c in cols)
+            )
     return 0
 
 
@@ -465,8 +543,9 @@ def _run_default(args: argparse.Namespace) -> int:
     if not _tui_available():
         print(TUI_HINT, file=sys.stderr)
     else:
-        print("not a terminal: running the batch sweep of the default scenario (the UI needs a terminal)",
-              file=sys.stderr)
+        print(
+            "not a terminal: running the batch sweep of the default scenario (the UI needs a terminal)", file=sys.stderr
+        )
     sweep_args = build_parser().parse_args(["sweep", args.scenario])
     return sweep_args.run(sweep_args)
 
@@ -510,4 +589,4 @@ if __name__ == "__main__":
     sys.exit(main())
 
 
-__all__ = ["main", "build_parser", "UsageError"]
+__all__ = ["UsageError", "build_parser", "main"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from scalefront._core import ConfigurationError, ScalefrontError
 
-__all__ = ["ScalefrontError", "ConfigurationError", "CatalogError", "UsageError", "message_of"]
+__all__ = ["CatalogError", "ConfigurationError", "ScalefrontError", "UsageError", "message_of"]
 
 
 class CatalogError(ScalefrontError):

@@ -16,7 +16,7 @@ import polars as pl
 
 from scalefront.errors import UsageError
 
-__all__ = ["FORMATS", "check_target", "write_frame", "StreamWriter", "read_frame"]
+__all__ = ["FORMATS", "StreamWriter", "check_target", "read_frame", "write_frame"]
 
 FORMATS = {".csv": "csv", ".parquet": "parquet"}
 

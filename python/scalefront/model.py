@@ -25,15 +25,15 @@ from scalefront.catalog import (
 from scalefront.errors import UsageError
 
 __all__ = [
-    "Overlap",
+    "DEFAULT_BATCH_TOKENS",
     "Breakdown",
+    "Evaluation",
     "HiddenComm",
     "Memory",
-    "Evaluation",
+    "Overlap",
+    "builtin_catalog",
     "evaluate",
     "parse_overlap",
-    "DEFAULT_BATCH_TOKENS",
-    "builtin_catalog",
 ]
 
 #: Default global batch: about 4M tokens (Llama 3 pre-training started at 4M, GPT-3 175B used 3.2M).
@@ -228,8 +228,9 @@ def _resolve_model(model: str | Path | ModelEntry, catalog: Catalog) -> tuple[st
     return text, catalog.model(text)
 
 
-def _prices(catalog: Catalog, gpu: str, fabric: str, scale_up: str,
-            overrides: dict[str, float] | None) -> dict[str, float]:
+def _prices(
+    catalog: Catalog, gpu: str, fabric: str, scale_up: str, overrides: dict[str, float] | None
+) -> dict[str, float]:
     prices: dict[str, float] = {}
     prices.update(catalog.gpu_price(gpu).model_dump())
     prices.update(catalog.fabric_price(fabric).model_dump())

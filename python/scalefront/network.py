@@ -37,13 +37,21 @@ def bom(
     over = topo.oversubscription if oversubscription is None else oversubscription
     if not (isinstance(over, (int, float)) and over >= 1):
         raise UsageError(f"oversubscription={over!r}: expected a ratio >= 1 (1 = non-blocking)")
-    result = _core.network_bom({
-        "gpu": gpu_dict(gpu_entry),
-        "scale_up": scale_up_dict(cat.scale_up_domain(su_name)),
-        "fabric": fabric_dict(fabric_entry),
-        "topology": {"kind": topo.kind, "oversubscription": float(over), "rail_group_nodes": topo.rail_group_nodes},
-        "prices": _prices(cat, gpu, fabric, su_name, prices),
-        "gpus": gpus,
-    })
-    return {"gpu": gpu, "fabric": fabric, "topology": topology, "oversubscription": float(over),
-            "scale_up": su_name, **result}
+    result = _core.network_bom(
+        {
+            "gpu": gpu_dict(gpu_entry),
+            "scale_up": scale_up_dict(cat.scale_up_domain(su_name)),
+            "fabric": fabric_dict(fabric_entry),
+            "topology": {"kind": topo.kind, "oversubscription": float(over), "rail_group_nodes": topo.rail_group_nodes},
+            "prices": _prices(cat, gpu, fabric, su_name, prices),
+            "gpus": gpus,
+        }
+    )
+    return {
+        "gpu": gpu,
+        "fabric": fabric,
+        "topology": topology,
+        "oversubscription": float(over),
+        "scale_up": su_name,
+        **result,
+    }

@@ -49,7 +49,8 @@ def render(e: Evaluation) -> str:
         + (f" (vpp {e.vpp})" if e.vpp > 1 else "")
         + f" x dp {e.dp} x cp {e.cp}, ep {e.ep}; micro-batch {e.micro_batch}, {e.micro_batches} micro-batches, "
         f"global batch {e.global_batch} x {e.seq_len} tokens",
-        f"  settings   ZeRO-{e.zero}, recompute {e.recompute}, sequence parallel {'on' if e.sequence_parallel else 'off'}, "
+        f"  settings   ZeRO-{e.zero}, recompute {e.recompute}, "
+        f"sequence parallel {'on' if e.sequence_parallel else 'off'}, "
         f"{e.precision}, overlap dp {ov.dp:g} tp {ov.tp:g} pp {ov.pp:g} ep {ov.ep:g}",
         "",
     ]
@@ -73,9 +74,11 @@ def render(e: Evaluation) -> str:
     m = e.memory
     lines += [
         "",
-        f"memory per GPU {m.total_bytes / 1e9:.1f} GB of {m.hbm_bytes / 1e9:.0f} GB (margin {m.margin_bytes / 1e9:+.1f} GB)",
+        f"memory per GPU {m.total_bytes / 1e9:.1f} GB of {m.hbm_bytes / 1e9:.0f} GB "
+        f"(margin {m.margin_bytes / 1e9:+.1f} GB)",
         f"  weights {m.weights_bytes / 1e9:.1f}  gradients {m.gradients_bytes / 1e9:.1f}  optimizer "
-        f"{m.optimizer_bytes / 1e9:.1f}  activations {m.activations_bytes / 1e9:.1f}  reserve {m.reserve_bytes / 1e9:.1f} GB",
+        f"{m.optimizer_bytes / 1e9:.1f}  activations {m.activations_bytes / 1e9:.1f}  "
+        f"reserve {m.reserve_bytes / 1e9:.1f} GB",
         "",
         f"model {_count(e.params_total)} parameters ({_count(e.params_active)} active), "
         f"{e.model_flops_per_token / 1e9:,.0f} GFLOP per token",
@@ -88,8 +91,23 @@ def render(e: Evaluation) -> str:
 
 
 _FRONTIER_COLUMNS = [
-    "gpus", "gpu", "topology", "tp", "pp", "dp", "cp", "ep", "vpp", "micro_batch", "recompute", "zero", "overlap",
-    "time_to_train_days", "cost_to_train_usd", "mfu", "memory_per_gpu_gb",
+    "gpus",
+    "gpu",
+    "topology",
+    "tp",
+    "pp",
+    "dp",
+    "cp",
+    "ep",
+    "vpp",
+    "micro_batch",
+    "recompute",
+    "zero",
+    "overlap",
+    "time_to_train_days",
+    "cost_to_train_usd",
+    "mfu",
+    "memory_per_gpu_gb",
 ]
 
 
@@ -110,9 +128,27 @@ def render_sweep(result, frontier) -> str:
         str(frontier.select(shown)),
         "",
         "fastest configuration per fabric and GPU count:",
-        str(result.best_per_fabric_and_size().select(
-            [c for c in ["fabric", "gpus", "topology", "tp", "pp", "dp", "cp", "vpp", "recompute", "zero",
-                         "time_to_train_days", "cost_to_train_usd", "mfu"]]
-        )),
+        str(
+            result.best_per_fabric_and_size().select(
+                [
+                    c
+                    for c in [
+                        "fabric",
+                        "gpus",
+                        "topology",
+                        "tp",
+                        "pp",
+                        "dp",
+                        "cp",
+                        "vpp",
+                        "recompute",
+                        "zero",
+                        "time_to_train_days",
+                        "cost_to_train_usd",
+                        "mfu",
+                    ]
+                ]
+            )
+        ),
     ]
     return "\n".join(lines)

@@ -34,7 +34,7 @@ from scalefront.model import builtin_catalog
 from scalefront.scenario import build_scenario, load_scenario
 from scalefront.sweep import run_sweep
 
-__all__ = ["RoiResult", "roi", "SENSITIVITY_STEP", "ASSUMPTIONS"]
+__all__ = ["ASSUMPTIONS", "SENSITIVITY_STEP", "RoiResult", "roi"]
 
 SENSITIVITY_STEP = 0.2
 #: The assumptions the sensitivity table moves.
@@ -92,34 +92,43 @@ def _break_even(best: pl.DataFrame, a: str, b: str, economics: dict[str, float])
             payback = math.inf
         else:
             payback = premium_usd / (daily_b * (rate_ratio - 1.0))
-        rows.append({
-            "gpus": gpus,
-            "fabric_a": a,
-            "fabric_b": b,
-            f"time_to_train_days_{a}": ra["time_to_train_days"],
-            f"time_to_train_days_{b}": rb["time_to_train_days"],
-            f"cost_to_train_usd_{a}": ra["cost_to_train_usd"],
-            f"cost_to_train_usd_{b}": rb["cost_to_train_usd"],
-            f"cost_own_usd_{a}": c_a,
-            f"cost_own_usd_{b}": c_b,
-            f"network_capex_usd_{a}": n_a,
-            f"network_capex_usd_{b}": n_b,
-            "time_saved_days": rb["time_to_train_days"] - ra["time_to_train_days"],
-            "cost_difference_usd": ra["cost_to_train_usd"] - rb["cost_to_train_usd"],
-            "network_premium_usd": premium_usd,
-            "break_even_premium": p_star * n_a / n_b if n_b > 0 else math.inf,
-            "break_even_premium_life": p_life * n_a / n_b if n_b > 0 else math.inf,
-            "payback_days": payback,
-        })
+        rows.append(
+            {
+                "gpus": gpus,
+                "fabric_a": a,
+                "fabric_b": b,
+                f"time_to_train_days_{a}": ra["time_to_train_days"],
+                f"time_to_train_days_{b}": rb["time_to_train_days"],
+                f"cost_to_train_usd_{a}": ra["cost_to_train_usd"],
+                f"cost_to_train_usd_{b}": rb["cost_to_train_usd"],
+                f"cost_own_usd_{a}": c_a,
+                f"cost_own_usd_{b}": c_b,
+                f"network_capex_usd_{a}": n_a,
+                f"network_capex_usd_{b}": n_b,
+                "time_saved_days": rb["time_to_train_days"] - ra["time_to_train_days"],
+                "cost_difference_usd": ra["cost_to_train_usd"] - rb["cost_to_train_usd"],
+                "network_premium_usd": premium_usd,
+                "break_even_premium": p_star * n_a / n_b if n_b > 0 else math.inf,
+                "break_even_premium_life": p_life * n_a / n_b if n_b > 0 else math.inf,
+                "payback_days": payback,
+            }
+        )
     return pl.DataFrame(rows)
 
 
 def _scaled(catalog: Catalog, a: str, b: str, assumption: str, factor: float) -> Catalog:
     """A copy of the catalog with one assumption scaled by `factor`."""
+
     def fabric(name: str, **scale: str) -> dict[str, Any]:
         entry = catalog.fabrics[name]
-        return {name: entry.model_copy(update={k: min(1.0, getattr(entry, k) * factor) if v == "fraction"
-                                               else getattr(entry, k) * factor for k, v in scale.items()})}
+        return {
+            name: entry.model_copy(
+                update={
+                    k: min(1.0, getattr(entry, k) * factor) if v == "fraction" else getattr(entry, k) * factor
+                    for k, v in scale.items()
+                }
+            )
+        }
 
     if assumption == "network price (A)":
         price = catalog.fabric_prices[a]
@@ -138,15 +147,21 @@ def _scaled(catalog: Catalog, a: str, b: str, assumption: str, factor: float) ->
     if assumption == "utilisation":
         # A cluster busy a fraction u of its life amortises its capex over u x the period.
         econ = catalog.economics_or_error()
-        return replace(catalog, economics=econ.model_copy(
-            update={"amortization_years": econ.amortization_years * factor}))
+        return replace(
+            catalog, economics=econ.model_copy(update={"amortization_years": econ.amortization_years * factor})
+        )
     return catalog
 
 
-def _sweep(scenario_source: str | tuple[dict[str, Any], str], catalog: Catalog, a: str, b: str,
-           overlap_factor: float = 1.0):
-    overrides = dict(fabrics=[a, b], overlap_scale=overlap_factor, group_by=["fabric"],
-                     objectives=["time_to_train_days", "cost_to_train_usd"])
+def _sweep(
+    scenario_source: str | tuple[dict[str, Any], str], catalog: Catalog, a: str, b: str, overlap_factor: float = 1.0
+):
+    overrides = dict(
+        fabrics=[a, b],
+        overlap_scale=overlap_factor,
+        group_by=["fabric"],
+        objectives=["time_to_train_days", "cost_to_train_usd"],
+    )
     if isinstance(scenario_source, tuple):  # an already parsed (and perhaps edited) scenario
         raw, file = scenario_source
         scenario = build_scenario(raw, file, catalog, **overrides)
@@ -155,14 +170,21 @@ def _sweep(scenario_source: str | tuple[dict[str, Any], str], catalog: Catalog, 
     return run_sweep(scenario), scenario.space["economics"]
 
 
-def _best(scenario_source: str | tuple[dict[str, Any], str], catalog: Catalog, a: str, b: str,
-          overlap_factor: float = 1.0):
+def _best(
+    scenario_source: str | tuple[dict[str, Any], str], catalog: Catalog, a: str, b: str, overlap_factor: float = 1.0
+):
     result, economics = _sweep(scenario_source, catalog, a, b, overlap_factor)
     return result.best_per_fabric_and_size(), economics
 
 
-def roi(scenario: str | tuple[dict[str, Any], str], fabric_a: str = "ib-ndr", fabric_b: str = "roce-400g", *,
-        catalog: Catalog | None = None, sensitivity: bool = True) -> RoiResult:
+def roi(
+    scenario: str | tuple[dict[str, Any], str],
+    fabric_a: str = "ib-ndr",
+    fabric_b: str = "roce-400g",
+    *,
+    catalog: Catalog | None = None,
+    sensitivity: bool = True,
+) -> RoiResult:
     """Compare two fabrics over a scenario's GPU counts (see the module doc for every formula)."""
     if fabric_a == fabric_b:
         raise UsageError(f"--a and --b are the same fabric ({fabric_a}); compare two different fabrics")
@@ -184,11 +206,12 @@ def roi(scenario: str | tuple[dict[str, Any], str], fabric_a: str = "ib-ndr", fa
                 if assumption == "overlap":
                     moved, econ = _best(scenario, cat, fabric_a, fabric_b, overlap_factor=factor)
                 else:
-                    moved, econ = _best(scenario, _scaled(cat, fabric_a, fabric_b, assumption, factor),
-                                        fabric_a, fabric_b)
+                    moved, econ = _best(
+                        scenario, _scaled(cat, fabric_a, fabric_b, assumption, factor), fabric_a, fabric_b
+                    )
                 t = _break_even(moved, fabric_a, fabric_b, econ)
                 row: dict[str, Any] = {"assumption": assumption, "change": change}
-                for gpus, value in zip(t["gpus"].to_list(), t["break_even_premium"].to_list()):
+                for gpus, value in zip(t["gpus"].to_list(), t["break_even_premium"].to_list(), strict=True):
                     row[f"gpus_{gpus}"] = value
                 rows.append(row)
     return RoiResult(fabric_a, fabric_b, table, pl.DataFrame(rows), best, swept.frontier())

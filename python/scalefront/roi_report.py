@@ -12,7 +12,7 @@ from pathlib import Path
 from scalefront.errors import UsageError
 from scalefront.roi import RoiResult
 
-__all__ = ["write_report", "REPORT_FILES"]
+__all__ = ["REPORT_FILES", "write_report"]
 
 REPORT_FILES = ("report.md", "frontier.png", "break_even.png")
 
@@ -56,7 +56,7 @@ def write_report(result: RoiResult, scenario: str, directory: str | Path, force:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import matplotlib.ticker  # noqa: F401
+    import matplotlib.ticker
 
     a, b = result.fabric_a, result.fabric_b
 
@@ -106,8 +106,19 @@ def write_report(result: RoiResult, scenario: str, directory: str | Path, force:
         f"cluster is owned; life: the same over the cluster's life; payback: days of the cluster's cost that "
         f"{a}'s actual premium takes to pay back.",
         "",
-        "| GPUs | days " + a + " | days " + b + " | cost " + a + " (USD) | cost " + b + " (USD) | network " + a
-        + " (USD) | network " + b + " (USD) | break-even | life | payback days |",
+        "| GPUs | days "
+        + a
+        + " | days "
+        + b
+        + " | cost "
+        + a
+        + " (USD) | cost "
+        + b
+        + " (USD) | network "
+        + a
+        + " (USD) | network "
+        + b
+        + " (USD) | break-even | life | payback days |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in result.table.iter_rows(named=True):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -27,7 +27,7 @@ from scalefront.model import (
     scale_up_dict,
 )
 
-__all__ = ["Scenario", "load_scenario", "builtin_scenarios", "DEFAULT_SCENARIO", "OBJECTIVES", "AXES"]
+__all__ = ["AXES", "DEFAULT_SCENARIO", "OBJECTIVES", "Scenario", "builtin_scenarios", "load_scenario"]
 
 DEFAULT_SCENARIO = "ib-vs-roce"
 
@@ -95,8 +95,8 @@ class Search(_Strict):
     max: PositiveInt = 2**31
 
 
-IntAxis = Union[Annotated[list[PositiveInt], Field(min_length=1)], Range]
-DegreeAxis = Union[Literal["search"], Annotated[list[PositiveInt], Field(min_length=1)], Search]
+IntAxis = Annotated[list[PositiveInt], Field(min_length=1)] | Range
+DegreeAxis = Literal["search"] | Annotated[list[PositiveInt], Field(min_length=1)] | Search
 
 
 class TopologyChoice(_Strict):
@@ -118,7 +118,7 @@ class Cluster(_Strict):
     gpus: IntAxis
     scale_up: Annotated[list[str], Field(min_length=1)] = ["default"]
     fabric: Annotated[list[str], Field(min_length=1)]
-    topology: Annotated[list[Union[str, TopologyChoice]], Field(min_length=1)]
+    topology: Annotated[list[str | TopologyChoice], Field(min_length=1)]
 
 
 class Parallelism(_Strict):
@@ -132,7 +132,7 @@ class Parallelism(_Strict):
     sequence_parallel: Annotated[list[bool], Field(min_length=1)] = [True]
     recompute: Annotated[list[Literal["none", "selective", "full"]], Field(min_length=1)] = ["selective"]
     zero: Annotated[list[Annotated[int, Field(ge=0, le=3)]], Field(min_length=1)] = [1]
-    overlap: Annotated[list[Union[str, Annotated[float, Field(ge=0, le=1)]]], Field(min_length=1)] = ["dp"]
+    overlap: Annotated[list[str | Annotated[float, Field(ge=0, le=1)]], Field(min_length=1)] = ["dp"]
 
     @field_validator("overlap")
     @classmethod
@@ -151,7 +151,7 @@ class EconomicsSection(_Strict):
     reliability: str = "default"
     #: Overrides: `key = value` for every GPU/fabric, or `[economics.prices.<id>]` tables for one entry (their
     #: values are checked after parsing, to name the entry in the message).
-    prices: dict[str, Union[PriceValue, dict[str, Any]]] = {}
+    prices: dict[str, PriceValue | dict[str, Any]] = {}
 
 
 class Objectives(_Strict):
@@ -233,9 +233,16 @@ def load_scenario(source: str | Path, catalog: Catalog | None = None, **override
     return build_scenario(raw, file, catalog, **overrides)
 
 
-def build_scenario(raw: dict[str, Any], file: str, catalog: Catalog | None = None, *,
-                   group_by: list[str] | None = None, objectives: list[str] | None = None,
-                   fabrics: list[str] | None = None, overlap_scale: float = 1.0) -> Scenario:
+def build_scenario(
+    raw: dict[str, Any],
+    file: str,
+    catalog: Catalog | None = None,
+    *,
+    group_by: list[str] | None = None,
+    objectives: list[str] | None = None,
+    fabrics: list[str] | None = None,
+    overlap_scale: float = 1.0,
+) -> Scenario:
     """Check a parsed scenario and build the engine's space. `file` names it in errors (and, when it is a
     path, anchors a relative model file). `group_by`, `objectives` and `fabrics` override the scenario's;
     `overlap_scale` multiplies every overlap fraction (clamped to [0, 1]), for sensitivity studies."""
@@ -261,11 +268,18 @@ def build_scenario(raw: dict[str, Any], file: str, catalog: Catalog | None = Non
                 labels = [v.model_dump_json() if isinstance(v, BaseModel) else repr(v) for v in value]
                 repeated = next((lab for i, lab in enumerate(labels) if lab in labels[:i]), None)
                 if repeated is not None:
-                    raise bad(f"[{table}] {key}", f"{repeated} is listed twice (every configuration would be swept twice)")
+                    raise bad(
+                        f"[{table}] {key}", f"{repeated} is listed twice (every configuration would be swept twice)"
+                    )
     for entry_id, table in econ.prices.items():
         if isinstance(table, dict):
             for key, value in table.items():
-                if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0 or value == float("inf"):
+                if (
+                    isinstance(value, bool)
+                    or not isinstance(value, (int, float))
+                    or not value >= 0
+                    or value == float("inf")
+                ):
                     raise bad(f"[economics.prices.{entry_id}] {key}", f"expected a finite number >= 0, got {value!r}")
     model_name = wl.model
     if model_name.endswith(".toml"):
@@ -341,12 +355,13 @@ def build_scenario(raw: dict[str, Any], file: str, catalog: Catalog | None = Non
             economics[k] = float(v)
 
     gpu_options = []
-    for gid, g in zip(cl.gpu, gpus):
+    for gid, g in zip(cl.gpu, gpus, strict=True):
         prices = priced("gpu", gid, cat.gpu_price(gid))
         allowed = [scale_up_names.index(g.default_scale_up if s == "default" else s) for s in cl.scale_up]
         gpu_options.append({"spec": gpu_dict(g), "scale_ups": sorted(set(allowed)), **prices})
     fabric_options = [
-        {"spec": fabric_dict(f), **priced("fabric", fid, cat.fabric_price(fid))} for fid, f in zip(cl.fabric, fabrics)
+        {"spec": fabric_dict(f), **priced("fabric", fid, cat.fabric_price(fid))}
+        for fid, f in zip(cl.fabric, fabrics, strict=True)
     ]
     overlap_names = [str(o) for o in par.overlap]
     minimize = list(objectives or spec.objectives.minimize)
@@ -387,7 +402,10 @@ def build_scenario(raw: dict[str, Any], file: str, catalog: Catalog | None = Non
         "economics": economics,
         "reliability": reliability_dict(_lookup_reliability(cat, econ.reliability, bad)),
         "scale_up_trays": [
-            {"switch_tray_usd": cat.scale_up_price(s).switch_tray_usd, "switch_tray_w": cat.scale_up_price(s).switch_tray_w}
+            {
+                "switch_tray_usd": cat.scale_up_price(s).switch_tray_usd,
+                "switch_tray_w": cat.scale_up_price(s).switch_tray_w,
+            }
             for s in scale_up_names
         ],
         "cost_mode": econ.mode,
@@ -429,8 +447,12 @@ def _where(loc: str) -> str:
 def _model_at(err: ValidationError) -> type[BaseModel]:
     """The pydantic model of the table the first error is in (for 'did you mean' suggestions)."""
     first = next((e for e in err.errors() if e["type"] == "extra_forbidden"), err.errors()[0])
-    tables = {"workload": Workload, "cluster": Cluster, "parallelism": Parallelism,
-              "economics": EconomicsSection, "objectives": Objectives}
+    tables = {
+        "workload": Workload,
+        "cluster": Cluster,
+        "parallelism": Parallelism,
+        "economics": EconomicsSection,
+        "objectives": Objectives,
+    }
     loc = first["loc"]
     return tables.get(str(loc[0]), ScenarioFile) if len(loc) > 1 else ScenarioFile
-

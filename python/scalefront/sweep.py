@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -19,23 +20,77 @@ import polars as pl
 from scalefront import _core
 from scalefront.scenario import Scenario
 
-__all__ = ["SweepResult", "Progress", "run_sweep", "pareto", "best_per", "COLUMNS", "label_rows", "objective_column"]
+__all__ = ["COLUMNS", "Progress", "SweepResult", "best_per", "label_rows", "objective_column", "pareto", "run_sweep"]
 
 #: Column order of every exported frame: inputs (names as `scalefront eval` flags and `--json` keys), then
 #: results (units in the names).
 INPUT_COLUMNS = [
-    "model", "gpu", "gpus", "scale_up", "fabric", "topology", "oversubscription", "tp", "pp", "dp", "cp", "ep",
-    "vpp", "micro_batch", "global_batch", "seq_len", "recompute", "zero", "sequence_parallel", "overlap",
-    "precision", "flash_attention", "tokens", "cost_mode",
+    "model",
+    "gpu",
+    "gpus",
+    "scale_up",
+    "fabric",
+    "topology",
+    "oversubscription",
+    "tp",
+    "pp",
+    "dp",
+    "cp",
+    "ep",
+    "vpp",
+    "micro_batch",
+    "global_batch",
+    "seq_len",
+    "recompute",
+    "zero",
+    "sequence_parallel",
+    "overlap",
+    "precision",
+    "flash_attention",
+    "tokens",
+    "cost_mode",
 ]
 OUTPUT_COLUMNS = [
-    "feasible", "step_time_s", "tokens_per_s", "mfu", "hfu", "tflops_per_gpu", "scaling_efficiency",
-    "memory_per_gpu_gb", "memory_margin_gb", "compute_s", "recompute_s", "tp_comm_s", "pp_comm_s", "dp_comm_s",
-    "cp_comm_s", "ep_comm_s", "bubble_s", "optimizer_s", "tp_comm_hidden_s", "pp_comm_hidden_s",
-    "dp_comm_hidden_s", "cp_comm_hidden_s", "ep_comm_hidden_s", "micro_batches", "steps", "time_to_train_s",
-    "time_to_train_days", "energy_mwh", "cost_to_train_usd", "cost_rent_usd", "cost_own_usd",
-    "usd_per_million_tokens", "capex_usd", "network_capex_usd", "it_power_w", "network_tiers", "network_switches",
-    "interruptions_per_day", "checkpoint_interval_s", "goodput",
+    "feasible",
+    "step_time_s",
+    "tokens_per_s",
+    "mfu",
+    "hfu",
+    "tflops_per_gpu",
+    "scaling_efficiency",
+    "memory_per_gpu_gb",
+    "memory_margin_gb",
+    "compute_s",
+    "recompute_s",
+    "tp_comm_s",
+    "pp_comm_s",
+    "dp_comm_s",
+    "cp_comm_s",
+    "ep_comm_s",
+    "bubble_s",
+    "optimizer_s",
+    "tp_comm_hidden_s",
+    "pp_comm_hidden_s",
+    "dp_comm_hidden_s",
+    "cp_comm_hidden_s",
+    "ep_comm_hidden_s",
+    "micro_batches",
+    "steps",
+    "time_to_train_s",
+    "time_to_train_days",
+    "energy_mwh",
+    "cost_to_train_usd",
+    "cost_rent_usd",
+    "cost_own_usd",
+    "usd_per_million_tokens",
+    "capex_usd",
+    "network_capex_usd",
+    "it_power_w",
+    "network_tiers",
+    "network_switches",
+    "interruptions_per_day",
+    "checkpoint_interval_s",
+    "goodput",
 ]
 COLUMNS = INPUT_COLUMNS + OUTPUT_COLUMNS
 
@@ -108,7 +163,9 @@ def label_rows(columns: dict[str, np.ndarray], scenario: Scenario) -> pl.DataFra
         "fabric": pick(scenario.fabric_names, "fabric"),
         "topology": pick(scenario.topology_names, "topology"),
         "oversubscription": pl.Series(
-            "oversubscription", np.asarray(scenario.oversubscriptions)[columns["topology"]] if n else [], dtype=pl.Float64
+            "oversubscription",
+            np.asarray(scenario.oversubscriptions)[columns["topology"]] if n else [],
+            dtype=pl.Float64,
         ),
         "tp": pl.Series("tp", columns["tp"], dtype=pl.Int64),
         "pp": pl.Series("pp", columns["pp"], dtype=pl.Int64),
@@ -122,7 +179,8 @@ def label_rows(columns: dict[str, np.ndarray], scenario: Scenario) -> pl.DataFra
         "recompute": pick(space["recompute"], "recompute"),
         "zero": pick_num(space["zero"], "zero", pl.Int64),
         "sequence_parallel": pl.Series(
-            "sequence_parallel", np.asarray(space["sequence_parallel"])[columns["sequence_parallel"]] if n else [],
+            "sequence_parallel",
+            np.asarray(space["sequence_parallel"])[columns["sequence_parallel"]] if n else [],
             dtype=pl.Boolean,
         ),
         "overlap": pick(scenario.overlap_names, "overlap"),
@@ -135,14 +193,42 @@ def label_rows(columns: dict[str, np.ndarray], scenario: Scenario) -> pl.DataFra
     m = {k: columns[k] for k in columns if k not in data}
     frame = frame.with_columns(
         pl.lit(True).alias("feasible"),
-        *[pl.Series(k, m[k]) for k in (
-            "step_time_s", "tokens_per_s", "mfu", "hfu", "tflops_per_gpu", "scaling_efficiency",
-            "compute_s", "recompute_s", "tp_comm_s", "pp_comm_s", "dp_comm_s", "cp_comm_s", "ep_comm_s", "bubble_s",
-            "optimizer_s", "tp_comm_hidden_s", "pp_comm_hidden_s", "dp_comm_hidden_s", "cp_comm_hidden_s",
-            "ep_comm_hidden_s", "steps", "time_to_train_s", "cost_rent_usd", "cost_own_usd", "capex_usd",
-            "network_capex_usd", "it_power_w", "network_switches", "interruptions_per_day",
-            "checkpoint_interval_s", "goodput",
-        )],
+        *[
+            pl.Series(k, m[k])
+            for k in (
+                "step_time_s",
+                "tokens_per_s",
+                "mfu",
+                "hfu",
+                "tflops_per_gpu",
+                "scaling_efficiency",
+                "compute_s",
+                "recompute_s",
+                "tp_comm_s",
+                "pp_comm_s",
+                "dp_comm_s",
+                "cp_comm_s",
+                "ep_comm_s",
+                "bubble_s",
+                "optimizer_s",
+                "tp_comm_hidden_s",
+                "pp_comm_hidden_s",
+                "dp_comm_hidden_s",
+                "cp_comm_hidden_s",
+                "ep_comm_hidden_s",
+                "steps",
+                "time_to_train_s",
+                "cost_rent_usd",
+                "cost_own_usd",
+                "capex_usd",
+                "network_capex_usd",
+                "it_power_w",
+                "network_switches",
+                "interruptions_per_day",
+                "checkpoint_interval_s",
+                "goodput",
+            )
+        ],
         pl.Series("memory_per_gpu_gb", m["memory_per_gpu_bytes"] / 1e9),
         pl.Series("memory_margin_gb", m["memory_margin_bytes"] / 1e9),
         pl.Series("micro_batches", m["micro_batches"]).cast(pl.Int64),
@@ -164,7 +250,7 @@ def pareto(frame: pl.DataFrame, group_by: list[str], objectives: list[str]) -> p
         return pareto(frame.with_columns(pl.lit(0).alias("__all")), ["__all"], objectives).drop("__all")
     keys = [f"__o{i}" for i in range(len(objectives))]
     f = frame.with_row_index("__row").with_columns(
-        [(-pl.col(o) if objective_column(o)[1] else pl.col(o)).alias(k) for o, k in zip(objectives, keys)]
+        [(-pl.col(o) if objective_column(o)[1] else pl.col(o)).alias(k) for o, k in zip(objectives, keys, strict=True)]
     )
     if len(objectives) == 2:
         # Sort by the first objective (ties: second, then row); a row survives when its second objective is
@@ -180,7 +266,9 @@ def pareto(frame: pl.DataFrame, group_by: list[str], objectives: list[str]) -> p
         no_worse = pl.all_horizontal([pl.col(f"{k}_b") <= pl.col(k) for k in keys])
         better = pl.any_horizontal([pl.col(f"{k}_b") < pl.col(k) for k in keys])
         same = pl.all_horizontal([pl.col(f"{k}_b") == pl.col(k) for k in keys])
-        beaten = pairs.filter((no_worse & better) | (same & (pl.col("__r2") < pl.col("__row")))).select("__row").unique()
+        beaten = (
+            pairs.filter((no_worse & better) | (same & (pl.col("__r2") < pl.col("__row")))).select("__row").unique()
+        )
         kept = f.join(beaten, on="__row", how="anti").sort([*group_by, *keys, "__row"])
     return kept.drop(["__row", *keys])
 
@@ -242,8 +330,11 @@ def run_sweep(
         while thread.is_alive():
             drain(poll_s)
             if on_progress:
-                on_progress(Progress(handle.done(), total, handle.feasible(), time.perf_counter() - start,
-                                     dict(handle.rejected())))
+                on_progress(
+                    Progress(
+                        handle.done(), total, handle.feasible(), time.perf_counter() - start, dict(handle.rejected())
+                    )
+                )
         drain(0.0, until_empty=True)
     except BaseException:
         handle.cancel()
@@ -258,8 +349,9 @@ def run_sweep(
     raw = box["result"]
     wall = time.perf_counter() - start
     if on_progress:
-        on_progress(Progress(raw["evaluated"], total, raw["feasible"], wall,
-                             {k: v for k, v in raw["rejected"].items() if v}))
+        on_progress(
+            Progress(raw["evaluated"], total, raw["feasible"], wall, {k: v for k, v in raw["rejected"].items() if v})
+        )
     return SweepResult(
         scenario=scenario,
         kept=label_rows(raw["frontier"], scenario),
@@ -270,4 +362,3 @@ def run_sweep(
         wall_s=wall,
         objectives=list(scenario.space["objectives"]),
     )
-

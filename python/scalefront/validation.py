@@ -23,7 +23,7 @@ from scalefront import _core
 from scalefront.catalog import Catalog, ModelEntry
 from scalefront.model import builtin_catalog, evaluate
 
-__all__ = ["TrainingCheck", "CollectiveCheck", "training_checks", "collective_checks", "summary", "load_table"]
+__all__ = ["CollectiveCheck", "TrainingCheck", "collective_checks", "load_table", "summary", "training_checks"]
 
 #: Rows without an `overlap` key are taken as Megatron-LM's usual setting: overlapped gradient reduction.
 DEFAULT_OVERLAP = "dp"
@@ -74,8 +74,8 @@ def load_table(name: str) -> dict[str, Any]:
 
 def _sc21_flops_per_step(m: ModelEntry, global_batch: int, seq_len: int) -> float:
     # Narayanan et al. SC21, eq. 3 (full recomputation counted): 96 B s l h^2 (1 + s / 6h + V / 16 l h).
-    b, s, l, h, v = global_batch, seq_len, m.layers, m.hidden, m.vocab
-    return 96.0 * b * s * l * h * h * (1.0 + s / (6.0 * h) + v / (16.0 * l * h))
+    b, s, layers, h, v = global_batch, seq_len, m.layers, m.hidden, m.vocab
+    return 96.0 * b * s * layers * h * h * (1.0 + s / (6.0 * h) + v / (16.0 * layers * h))
 
 
 def training_checks(catalog: Catalog | None = None, rows: list[dict[str, Any]] | None = None) -> list[TrainingCheck]:
@@ -119,8 +119,9 @@ def training_checks(catalog: Catalog | None = None, rows: list[dict[str, Any]] |
         elif "tflops_per_gpu" in row:
             metric = "tflops_per_gpu"
             if row.get("tflops_formula") == "megatron-sc21":
-                flops = _sc21_flops_per_step(cat.model(model) if isinstance(model, str) else model,
-                                             row["global_batch"], row["seq_len"])
+                flops = _sc21_flops_per_step(
+                    cat.model(model) if isinstance(model, str) else model, row["global_batch"], row["seq_len"]
+                )
             else:
                 per_token = r.model_flops_per_token
                 if row.get("tflops_counts_recompute"):
@@ -129,12 +130,23 @@ def training_checks(catalog: Catalog | None = None, rows: list[dict[str, Any]] |
             measured = flops / (row["tflops_per_gpu"] * 1e12 * row["gpus"])
         else:
             raise ValueError(f"validation row {row['id']}: no measurement")
-        out.append(TrainingCheck(
-            id=row["id"], source=row["source"], gpu=row["gpu"], gpus=row["gpus"], fabric=row["fabric"],
-            model=model_name, measured_step_time_s=measured, predicted_step_time_s=r.step_time_s,
-            feasible=r.feasible, metric=metric, note=row.get("note", ""), role=row.get("role", "validation"),
-            excluded_because=row.get("excluded_because", ""),
-        ))
+        out.append(
+            TrainingCheck(
+                id=row["id"],
+                source=row["source"],
+                gpu=row["gpu"],
+                gpus=row["gpus"],
+                fabric=row["fabric"],
+                model=model_name,
+                measured_step_time_s=measured,
+                predicted_step_time_s=r.step_time_s,
+                feasible=r.feasible,
+                metric=metric,
+                note=row.get("note", ""),
+                role=row.get("role", "validation"),
+                excluded_because=row.get("excluded_because", ""),
+            )
+        )
     return out
 
 
@@ -150,7 +162,7 @@ def calibrate(catalog: Catalog | None = None) -> dict[str, tuple[float, list[str
     for gpu in sorted({r["gpu"] for r in table}):
         rows = [r for r in table if r["gpu"] == gpu]
 
-        def log_ratio(value: float) -> float:
+        def log_ratio(value: float, gpu: str = gpu, rows: list[dict[str, Any]] = rows) -> float:
             gpus = dict(base.gpus)
             gpus[gpu] = gpus[gpu].model_copy(update={"sustained_efficiency": value})
             checks = training_checks(replace(base, gpus=gpus), rows)
@@ -179,18 +191,23 @@ def collective_checks(catalog: Catalog | None = None) -> list[CollectiveCheck]:
         fabric = cat.fabric(curve["fabric"]) if curve["fabric"] != "none" else cat.fabric("ib-ndr")
         topo = cat.topology(curve.get("topology", DEFAULT_TOPOLOGY))
         sizes = [float(p[0]) for p in curve["points"]]
-        times = _core.collective_times({
-            "scale_up": scale_up_dict(cat.scale_up_domain(curve["scale_up"])),
-            "fabric": fabric_dict(fabric),
-            "topology": {"kind": topo.kind, "oversubscription": topo.oversubscription,
-                         "rail_group_nodes": topo.rail_group_nodes},
-            "gpus": curve["gpus"],
-            "server_gpus": curve["gpus_per_node"],
-            "op": curve["op"],
-            "sizes_bytes": sizes,
-        })
+        times = _core.collective_times(
+            {
+                "scale_up": scale_up_dict(cat.scale_up_domain(curve["scale_up"])),
+                "fabric": fabric_dict(fabric),
+                "topology": {
+                    "kind": topo.kind,
+                    "oversubscription": topo.oversubscription,
+                    "rail_group_nodes": topo.rail_group_nodes,
+                },
+                "gpus": curve["gpus"],
+                "server_gpus": curve["gpus_per_node"],
+                "op": curve["op"],
+                "sizes_bytes": sizes,
+            }
+        )
         n = curve["gpus"]
-        for (size, measured), t in zip(curve["points"], times):
+        for (size, measured), t in zip(curve["points"], times, strict=True):
             busbw = size / t * 2.0 * (n - 1) / n / 1e9  # nccl-tests PERFORMANCE.md: all-reduce busbw factor
             out.append(CollectiveCheck(curve["id"], curve["source"], float(size), float(measured), busbw))
     return out
@@ -249,7 +266,11 @@ def render(training: list[TrainingCheck], collectives: list[CollectiveCheck], ma
                 f"| {c.id} | {role} | {c.gpu} | {c.gpus} | {c.fabric} | {c.model} | {c.measured_step_time_s:.3f} | "
                 f"{c.predicted_step_time_s:.3f} | {c.error:+.1%} |"
             )
-        lines += ["", "| curve | bytes | measured busbw GB/s | predicted GB/s | error | judged |", "|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            "| curve | bytes | measured busbw GB/s | predicted GB/s | error | judged |",
+            "|---|---|---|---|---|---|",
+        ]
         for c in collectives:
             judged = "yes" if c.size_bytes >= JUDGED_COLLECTIVE_BYTES else "no"
             lines.append(

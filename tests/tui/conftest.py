@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import importlib.util
 import time
+from collections.abc import Callable
 from types import SimpleNamespace
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -66,5 +67,11 @@ def table_rows(app: Any, selector: str = "#frontier-table") -> list[list[str]]:
 @pytest.fixture
 def ui() -> SimpleNamespace:
     """The helpers above: ui.wait_until, ui.wait_for_sweep, ui.text_of, ui.status, ui.table_rows."""
-    return SimpleNamespace(wait_until=wait_until, wait_for_sweep=wait_for_sweep, text_of=text_of, status=status,
-                           table_rows=table_rows, TIMEOUT_S=TIMEOUT_S)
+    return SimpleNamespace(
+        wait_until=wait_until,
+        wait_for_sweep=wait_for_sweep,
+        text_of=text_of,
+        status=status,
+        table_rows=table_rows,
+        TIMEOUT_S=TIMEOUT_S,
+    )

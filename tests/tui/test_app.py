@@ -16,7 +16,7 @@ import polars as pl
 import pytest
 from rich.table import Table
 from textual import events
-from textual.widgets import Checkbox, DataTable, Input, Static, TabbedContent
+from textual.widgets import DataTable, Input, Static, TabbedContent
 
 from scalefront_tui.app import ScalefrontApp
 from scalefront_tui.screens import ExportScreen, HelpScreen
@@ -85,8 +85,18 @@ async def test_sweep_table_detail_and_comparison(ui):
         row = app.shown.row(1, named=True)
         text = ui.text_of(app, "#detail-body")
         assert f"{row['fabric']} {row['gpus']:,} x {row['gpu']}" in text
-        for label in ("step time", "compute", "pipeline bubble", "DP comm", "optimizer", "memory per GPU",
-                      "network", "time to train", "cost to train", "capex"):
+        for label in (
+            "step time",
+            "compute",
+            "pipeline bubble",
+            "DP comm",
+            "optimizer",
+            "memory per GPU",
+            "network",
+            "time to train",
+            "cost to train",
+            "capex",
+        ):
             assert label in text, label
         assert f"{row['step_time_s']:.3f} s" in text
         assert f"tp {row['tp']} pp {row['pp']}" in text
@@ -157,8 +167,12 @@ async def test_sort_key_cycles_through_days_cost_mfu_gpus(ui):
     async with app.run_test(size=SIZE) as pilot:
         await ui.wait_for_sweep(pilot)
         before = app.shown
-        for column, descending in (("time_to_train_days", False), ("cost_to_train_usd", False), ("mfu", True),
-                                   ("gpus", False)):
+        for column, descending in (
+            ("time_to_train_days", False),
+            ("cost_to_train_usd", False),
+            ("mfu", True),
+            ("gpus", False),
+        ):
             await pilot.press("s")
             values = app.shown[column].to_list()
             assert values == sorted(values, reverse=descending), column

@@ -39,8 +39,9 @@ class Terminal:
         env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": str(COLUMNS), "LINES": str(LINES)}
         for key in ("NO_COLOR", "TEXTUAL", "TEXTUAL_DRIVER", "CI_TEXTUAL_HEADLESS"):
             env.pop(key, None)
-        self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env,
-                                     start_new_session=True, close_fds=True)
+        self.proc = subprocess.Popen(
+            argv, stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env, start_new_session=True, close_fds=True
+        )
         os.close(slave)  # the child holds it; reading the master gives EIO once the child has exited
         self.output = bytearray()
         self.eof = False
@@ -66,11 +67,14 @@ class Terminal:
         deadline = time.monotonic() + timeout
         while not predicate(bytes(self.output)):
             if time.monotonic() > deadline:
-                pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}; last output: "
-                            f"{bytes(self.output[-600:])!r}")
+                pytest.fail(
+                    f"timed out after {timeout:.0f} s waiting for {what}; last output: {bytes(self.output[-600:])!r}"
+                )
             if self.proc.poll() is not None and self.eof:
-                pytest.fail(f"the command exited ({self.proc.returncode}) before {what}; last output: "
-                            f"{bytes(self.output[-600:])!r}")
+                pytest.fail(
+                    f"the command exited ({self.proc.returncode}) before {what}; last output: "
+                    f"{bytes(self.output[-600:])!r}"
+                )
             self.read(0.1)
 
     def send(self, data: bytes) -> None:
@@ -95,8 +99,9 @@ def test_scalefront_opens_the_ui_in_a_terminal_and_q_restores_it(tmp_path):
     try:
         term.wait_for(lambda out: ENTER_ALT_SCREEN in out, 30, "the UI to take over the screen")
         # The sweep's frontier: table rows (fabric names), or the status line's summary.
-        term.wait_for(lambda out: b"ib-ndr" in out.split(ENTER_ALT_SCREEN)[-1] or b"configurations in" in out,
-                      60, "the frontier")
+        term.wait_for(
+            lambda out: b"ib-ndr" in out.split(ENTER_ALT_SCREEN)[-1] or b"configurations in" in out, 60, "the frontier"
+        )
         time.sleep(0.3)  # let the frame in flight be written
         term.read(0.1)
         term.send(b"q")
@@ -107,9 +112,8 @@ def test_scalefront_opens_the_ui_in_a_terminal_and_q_restores_it(tmp_path):
         # The terminal was restored: the alternate screen was left after it was last entered, and nothing
         # was drawn after that (only mode-resetting escape sequences may follow).
         assert out.rfind(LEAVE_ALT_SCREEN) > out.rfind(ENTER_ALT_SCREEN)
-        tail = out[out.rfind(LEAVE_ALT_SCREEN) + len(LEAVE_ALT_SCREEN):]
-        assert all(not chunk or chunk.startswith(b"[") or chunk.startswith(b"]")
-                   for chunk in tail.split(b"\x1b")), tail
+        tail = out[out.rfind(LEAVE_ALT_SCREEN) + len(LEAVE_ALT_SCREEN) :]
+        assert all(not chunk or chunk.startswith(b"[") or chunk.startswith(b"]") for chunk in tail.split(b"\x1b")), tail
         assert not tail.replace(b"\r", b"").replace(b"\n", b"").split(b"\x1b")[0], tail
         # Nothing was written into the working directory.
         assert list(tmp_path.iterdir()) == []

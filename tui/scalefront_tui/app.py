@@ -5,7 +5,8 @@ scalefront core's Python API; this package holds no model math."""
 from __future__ import annotations
 
 import copy
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import polars as pl
 from rich.table import Table
@@ -25,19 +26,36 @@ from scalefront.model import builtin_catalog
 from scalefront.network import bom
 from scalefront.scenario import DEFAULT_SCENARIO, Scenario, build_scenario, read_scenario
 from scalefront.sweep import Progress, SweepResult, run_sweep
-
 from scalefront_tui.screens import ExportScreen, HelpScreen, apply_filter
 
 #: Columns of the frontier table (after the group-by columns).
 TABLE_COLUMNS = [
-    ("gpus", "GPUs"), ("gpu", "GPU"), ("topology", "topology"), ("tp", "tp"), ("pp", "pp"), ("dp", "dp"),
-    ("cp", "cp"), ("vpp", "vpp"), ("micro_batch", "mb"), ("recompute", "recompute"), ("zero", "ZeRO"),
-    ("overlap", "overlap"), ("time_to_train_days", "days"), ("cost_to_train_usd", "cost $"), ("mfu", "MFU"),
+    ("gpus", "GPUs"),
+    ("gpu", "GPU"),
+    ("topology", "topology"),
+    ("tp", "tp"),
+    ("pp", "pp"),
+    ("dp", "dp"),
+    ("cp", "cp"),
+    ("vpp", "vpp"),
+    ("micro_batch", "mb"),
+    ("recompute", "recompute"),
+    ("zero", "ZeRO"),
+    ("overlap", "overlap"),
+    ("time_to_train_days", "days"),
+    ("cost_to_train_usd", "cost $"),
+    ("mfu", "MFU"),
 ]
 BREAKDOWN = [
-    ("compute_s", "compute"), ("recompute_s", "recompute"), ("bubble_s", "pipeline bubble"),
-    ("tp_comm_s", "TP comm"), ("pp_comm_s", "PP comm"), ("dp_comm_s", "DP comm"), ("cp_comm_s", "CP comm"),
-    ("ep_comm_s", "EP comm"), ("optimizer_s", "optimizer"),
+    ("compute_s", "compute"),
+    ("recompute_s", "recompute"),
+    ("bubble_s", "pipeline bubble"),
+    ("tp_comm_s", "TP comm"),
+    ("pp_comm_s", "PP comm"),
+    ("dp_comm_s", "DP comm"),
+    ("cp_comm_s", "CP comm"),
+    ("ep_comm_s", "EP comm"),
+    ("optimizer_s", "optimizer"),
 ]
 #: Scenario form fields: (id, label, path in the scenario TOML, kind).
 FORM = [
@@ -97,7 +115,7 @@ def _parse_field(kind: str, text: str) -> Any:
         return v
     if kind in ("float", "price"):
         v = float(text.replace("_", ""))
-        if not v > 0 and kind == "float" or v < 0:
+        if (not v > 0 and kind == "float") or v < 0:
             raise ValueError("must be a positive number" if kind == "float" else "must be >= 0")
         return v
     items = [t.strip() for t in text.split(",") if t.strip()]
@@ -155,38 +173,39 @@ class ScalefrontApp(App[None]):
         yield Header()
         yield Static("", id="status")
         with TabbedContent(initial="frontier"):
-            with TabPane("Frontier", id="frontier"):
-                with Vertical(id="frontier-pane"):
-                    yield PlotextPlot(id="chart")
-                    yield Input(placeholder="filter, e.g. fabric=ib-ndr gpus>=4096 (Enter)", id="filter")
-                    yield DataTable(id="frontier-table", cursor_type="row", zebra_stripes=True)
-            with TabPane("Detail", id="detail"):
-                with VerticalScroll(id="detail-scroll"):
-                    yield Static("Select a row of the frontier (Enter), or mark two with m to compare.",
-                                 id="detail-body")
-            with TabPane("ROI", id="roi"):
-                with VerticalScroll():
-                    fabrics = sorted(self.catalog.fabrics)
-                    first = self.scenario.fabric_names
+            with TabPane("Frontier", id="frontier"), Vertical(id="frontier-pane"):
+                yield PlotextPlot(id="chart")
+                yield Input(placeholder="filter, e.g. fabric=ib-ndr gpus>=4096 (Enter)", id="filter")
+                yield DataTable(id="frontier-table", cursor_type="row", zebra_stripes=True)
+            with TabPane("Detail", id="detail"), VerticalScroll(id="detail-scroll"):
+                yield Static("Select a row of the frontier (Enter), or mark two with m to compare.", id="detail-body")
+            with TabPane("ROI", id="roi"), VerticalScroll():
+                fabrics = sorted(self.catalog.fabrics)
+                first = self.scenario.fabric_names
+                with Horizontal(classes="form-row"):
+                    yield Label("fabric A / B")
+                    yield Select([(f, f) for f in fabrics], value=first[0], id="roi-a", allow_blank=False)
+                    yield Select(
+                        [(f, f) for f in fabrics],
+                        value=first[1] if len(first) > 1 else fabrics[0],
+                        id="roi-b",
+                        allow_blank=False,
+                    )
+                with Horizontal(classes="form-row"):
+                    yield Label("A network price x")
+                    yield Input("1.0", id="roi-price")
+                yield Static("Press Enter in the price field to compare.", id="roi-body")
+                yield DataTable(id="roi-table", zebra_stripes=True)
+            with TabPane("Scenario", id="scenario"), VerticalScroll(id="scenario-form"):
+                for field_id, label, path, kind in FORM:
                     with Horizontal(classes="form-row"):
-                        yield Label("fabric A / B")
-                        yield Select([(f, f) for f in fabrics], value=first[0], id="roi-a", allow_blank=False)
-                        yield Select([(f, f) for f in fabrics], value=first[1] if len(first) > 1 else fabrics[0],
-                                     id="roi-b", allow_blank=False)
-                    with Horizontal(classes="form-row"):
-                        yield Label("A network price x")
-                        yield Input("1.0", id="roi-price")
-                    yield Static("Press Enter in the price field to compare.", id="roi-body")
-                    yield DataTable(id="roi-table", zebra_stripes=True)
-            with TabPane("Scenario", id="scenario"):
-                with VerticalScroll(id="scenario-form"):
-                    for field_id, label, path, kind in FORM:
-                        with Horizontal(classes="form-row"):
-                            yield Label(label)
-                            yield Input(self._form_value(path, kind), id=field_id)
-                    yield Static("", id="form-error")
-                    yield Static("Edit, then press ctrl+r to re-run the sweep with these values. Topologies take "
-                                 "name:oversubscription (fat-tree:2); an empty rent keeps the catalog's prices.")
+                        yield Label(label)
+                        yield Input(self._form_value(path, kind), id=field_id)
+                yield Static("", id="form-error")
+                yield Static(
+                    "Edit, then press ctrl+r to re-run the sweep with these values. Topologies take "
+                    "name:oversubscription (fat-tree:2); an empty rent keeps the catalog's prices."
+                )
         yield Footer()
 
     def on_mount(self) -> None:
@@ -206,11 +225,13 @@ class ScalefrontApp(App[None]):
         if isinstance(node, dict) and {"start", "stop"} <= set(node):  # a range: show its values
             return ", ".join(str(v) for v in self.scenario.gpu_counts)
         if isinstance(node, list):
+
             def item(v: Any) -> str:
                 if isinstance(v, dict):
                     over = v.get("oversubscription")
                     return f"{v.get('name')}:{over:g}" if over is not None else str(v.get("name"))
                 return str(v)
+
             return ", ".join(item(v) for v in node)
         return str(node)
 
@@ -220,7 +241,9 @@ class ScalefrontApp(App[None]):
 
     # ------------------------------------------------------------------ sweep
     def start_sweep(self) -> None:
-        self.query_one("#status", Static).update(f"sweeping {self.scenario.name}: {self.scenario.size():,} configurations")
+        self.query_one("#status", Static).update(
+            f"sweeping {self.scenario.name}: {self.scenario.size():,} configurations"
+        )
         self.sweep_worker(self.scenario)
 
     @work(thread=True, exclusive=True, group="sweep")
@@ -250,16 +273,19 @@ class ScalefrontApp(App[None]):
         eta = f"ETA {p.eta_s:.0f}s" if p.eta_s is not None and p.done < p.total else ""
         top = sorted(p.rejected.items(), key=lambda kv: -kv[1])[:2]
         rejected = ", ".join(f"{k} {v:,}" for k, v in top)
-        self._set_status(f"sweeping: {p.done:,}/{p.total:,} ({share:.0%}) {p.rate / 1e6:.1f}M/s {eta}  "
-                         f"feasible {p.feasible:,}" + (f"; infeasible: {rejected}" if rejected else "")
-                         + "  (Esc cancels)")
+        self._set_status(
+            f"sweeping: {p.done:,}/{p.total:,} ({share:.0%}) {p.rate / 1e6:.1f}M/s {eta}  "
+            f"feasible {p.feasible:,}" + (f"; infeasible: {rejected}" if rejected else "") + "  (Esc cancels)"
+        )
 
     def _show_result(self, result: SweepResult) -> None:
         self.result = result
         self.frontier = result.frontier()
         rejected = ", ".join(f"{k} {v:,}" for k, v in sorted(result.rejected.items(), key=lambda kv: -kv[1])[:3])
-        self._set_status(f"{result.evaluated:,} configurations in {result.wall_s:.2f}s, {result.feasible:,} feasible; "
-                         f"rejected: {rejected or 'none'}")
+        self._set_status(
+            f"{result.evaluated:,} configurations in {result.wall_s:.2f}s, {result.feasible:,} feasible; "
+            f"rejected: {rejected or 'none'}"
+        )
         self.marked = []
         self._fill_table(self.frontier)
         self._draw_chart()
@@ -292,12 +318,21 @@ class ScalefrontApp(App[None]):
             for key, part in self.frontier.group_by(groups, maintain_order=True):
                 part = part.sort("time_to_train_days")
                 label = "/".join(str(k) for k in (key if isinstance(key, tuple) else (key,)))
-                plt.plot(part["time_to_train_days"].to_list(), (part["cost_to_train_usd"] / 1e6).to_list(),
-                         label=label, marker="braille")
+                plt.plot(
+                    part["time_to_train_days"].to_list(),
+                    (part["cost_to_train_usd"] / 1e6).to_list(),
+                    label=label,
+                    marker="braille",
+                )
             if selected is not None and 0 <= selected < self.shown.height:
                 row = self.shown.row(selected, named=True)
-                plt.scatter([row["time_to_train_days"]], [row["cost_to_train_usd"] / 1e6], marker="●",
-                            color="red", label="selected")
+                plt.scatter(
+                    [row["time_to_train_days"]],
+                    [row["cost_to_train_usd"] / 1e6],
+                    marker="●",
+                    color="red",
+                    label="selected",
+                )
         chart.refresh()
 
     @on(DataTable.RowHighlighted, "#frontier-table")
@@ -343,7 +378,7 @@ class ScalefrontApp(App[None]):
         if self.shown.is_empty():
             return
         row = self.shown.row(table.cursor_row, named=True)
-        self.marked = (self.marked + [row])[-2:]
+        self.marked = ([*self.marked, row])[-2:]
         names = " and ".join(f"{r['fabric']} {r['gpus']:,} x {r['gpu']}" for r in self.marked)
         self._set_status(f"marked {names}; the Detail tab compares them")
         self._show_rows(self.marked)
@@ -359,27 +394,43 @@ class ScalefrontApp(App[None]):
         table.add_column("")
         for p in picks:
             table.add_column(f"{p['fabric']} {p['gpus']:,} x {p['gpu']}, tp {p['tp']} pp {p['pp']} dp {p['dp']}")
+
         def line(label: str, fn) -> None:
             table.add_row(label, *[fn(p) for p in picks])
+
         line("layout", lambda p: f"tp {p['tp']} pp {p['pp']} (vpp {p['vpp']}) dp {p['dp']} cp {p['cp']} ep {p['ep']}")
         line("settings", lambda p: f"mb {p['micro_batch']}, ZeRO-{p['zero']}, {p['recompute']}, overlap {p['overlap']}")
         line("step time", lambda p: f"{p['step_time_s']:.3f} s   MFU {p['mfu']:.1%}")
         for key, label in BREAKDOWN:
             line(f"  {label}", lambda p, key=key: Text(f"{p[key]:8.3f} s {_bar(p[key] / p['step_time_s'])}"))
+
         def memory(p) -> Text:
             hbm = self.catalog.gpu(p["gpu"]).hbm_gb
             return Text(f"{p['memory_per_gpu_gb']:.1f} of {hbm:.0f} GB {_bar(p['memory_per_gpu_gb'] / hbm)}")
+
         line("memory per GPU", memory)
+
         def network(p) -> str:
-            b = bom(p["gpus"], p["fabric"], p["topology"], oversubscription=p["oversubscription"], gpu=p["gpu"],
-                    catalog=self.catalog)
+            b = bom(
+                p["gpus"],
+                p["fabric"],
+                p["topology"],
+                oversubscription=p["oversubscription"],
+                gpu=p["gpu"],
+                catalog=self.catalog,
+            )
             tiers = "+".join(f"{n:,.0f}" for n in b["switches_by_tier"])
-            return (f"{b['nics']:,.0f} NICs, {tiers} switches, {b['cables']:,.0f} cables, "
-                    f"${b['network_capex_usd'] / 1e6:,.1f}M, {b['network_power_w'] / 1e3:,.0f} kW")
+            return (
+                f"{b['nics']:,.0f} NICs, {tiers} switches, {b['cables']:,.0f} cables, "
+                f"${b['network_capex_usd'] / 1e6:,.1f}M, {b['network_power_w'] / 1e3:,.0f} kW"
+            )
+
         line("network", network)
         line("time to train", lambda p: f"{p['time_to_train_days']:.2f} days (goodput {p['goodput']:.1%})")
-        line("cost to train", lambda p: f"${p['cost_to_train_usd']:,.0f} ({p['cost_mode']}); "
-                                        f"own ${p['cost_own_usd']:,.0f}")
+        line(
+            "cost to train",
+            lambda p: f"${p['cost_to_train_usd']:,.0f} ({p['cost_mode']}); own ${p['cost_own_usd']:,.0f}",
+        )
         line("capex", lambda p: f"${p['capex_usd'] / 1e6:,.1f}M (network ${p['network_capex_usd'] / 1e6:,.1f}M)")
         self.query_one("#detail-body", Static).update(table)
 
@@ -419,17 +470,33 @@ class ScalefrontApp(App[None]):
         a, b = result.fabric_a, result.fabric_b
         table = self.query_one("#roi-table", DataTable)
         table.clear(columns=True)
-        table.add_columns("GPUs", f"days {a}", f"days {b}", f"cost {a}", f"cost {b}", f"network {a}",
-                          f"network {b}", "break-even", "payback d")
+        table.add_columns(
+            "GPUs",
+            f"days {a}",
+            f"days {b}",
+            f"cost {a}",
+            f"cost {b}",
+            f"network {a}",
+            f"network {b}",
+            "break-even",
+            "payback d",
+        )
         for row in result.table.iter_rows(named=True):
             payback = row["payback_days"]
-            table.add_row(f"{row['gpus']:,}", f"{row[f'time_to_train_days_{a}']:.2f}",
-                          f"{row[f'time_to_train_days_{b}']:.2f}", f"{row[f'cost_to_train_usd_{a}']:,.0f}",
-                          f"{row[f'cost_to_train_usd_{b}']:,.0f}", f"{row[f'network_capex_usd_{a}']:,.0f}",
-                          f"{row[f'network_capex_usd_{b}']:,.0f}", f"{row['break_even_premium']:.2f}x",
-                          "never" if payback == float("inf") else f"{payback:,.0f}")
+            table.add_row(
+                f"{row['gpus']:,}",
+                f"{row[f'time_to_train_days_{a}']:.2f}",
+                f"{row[f'time_to_train_days_{b}']:.2f}",
+                f"{row[f'cost_to_train_usd_{a}']:,.0f}",
+                f"{row[f'cost_to_train_usd_{b}']:,.0f}",
+                f"{row[f'network_capex_usd_{a}']:,.0f}",
+                f"{row[f'network_capex_usd_{b}']:,.0f}",
+                f"{row['break_even_premium']:.2f}x",
+                "never" if payback == float("inf") else f"{payback:,.0f}",
+            )
         self.query_one("#roi-body", Static).update(
-            f"break-even: the price of {a}'s network relative to {b}'s at which both cost the same to train")
+            f"break-even: the price of {a}'s network relative to {b}'s at which both cost the same to train"
+        )
 
     # ------------------------------------------------------------------ scenario form
     @on(Input.Changed, "#scenario-form Input")
@@ -441,8 +508,11 @@ class ScalefrontApp(App[None]):
             if event.input.id == "f-model" and not str(value).endswith(".toml"):
                 self.catalog.model(value)
             for item in value if isinstance(value, list) and kind in ("list", "topologies") else []:
-                lookup = {"f-gpu": self.catalog.gpu, "f-fabric": self.catalog.fabric,
-                          "f-topology": self.catalog.topology}[event.input.id]
+                lookup = {
+                    "f-gpu": self.catalog.gpu,
+                    "f-fabric": self.catalog.fabric,
+                    "f-topology": self.catalog.topology,
+                }[event.input.id]
                 lookup(item["name"] if isinstance(item, dict) else item)
         except (ValueError, CatalogError) as err:
             event.input.add_class("invalid")
@@ -496,8 +566,7 @@ class ScalefrontApp(App[None]):
         self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"
 
     #: Where focus goes on each tab (TabbedContent follows focus, so it must move into the new pane).
-    TAB_FOCUS = {"frontier": "#frontier-table", "detail": "#detail-scroll", "roi": "#roi-price",
-                 "scenario": "#f-model"}
+    TAB_FOCUS = {"frontier": "#frontier-table", "detail": "#detail-scroll", "roi": "#roi-price", "scenario": "#f-model"}
 
     def action_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab
@@ -514,4 +583,3 @@ class ScalefrontApp(App[None]):
 def run(scenario: str = DEFAULT_SCENARIO) -> None:
     """Open the app on a scenario (built-in id or file)."""
     ScalefrontApp(scenario).run()
-

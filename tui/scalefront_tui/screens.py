@@ -62,8 +62,14 @@ def apply_filter(frame: pl.DataFrame, text: str) -> pl.DataFrame:
         else:
             value = raw
         col = pl.col(column)
-        expr = {"=": col == value, "!=": col != value, ">": col > value, ">=": col >= value, "<": col < value,
-                "<=": col <= value}[op]
+        expr = {
+            "=": col == value,
+            "!=": col != value,
+            ">": col > value,
+            ">=": col >= value,
+            "<": col < value,
+            "<=": col <= value,
+        }[op]
         out = out.filter(expr)
     return out
 

@@ -77,7 +77,8 @@ impl Interconnect<'_> {
         let per_domain = g.per_domain as f64;
         let domains = g.domains as f64;
         // Seconds per byte at each level of the hierarchy (the pipelined collective runs at the slower one).
-        let intra = if per_domain > 1.0 { (per_domain - 1.0) / (per_domain * self.scale_up_bytes_per_s()) } else { 0.0 };
+        let intra =
+            if per_domain > 1.0 { (per_domain - 1.0) / (per_domain * self.scale_up_bytes_per_s()) } else { 0.0 };
         let domain_bytes_per_s = per_domain * self.network_bytes_per_s(g, Traffic::Neighbour);
         let inter = (domains - 1.0) / (domains * domain_bytes_per_s);
         let a_net = self.network_latency_s(g, Traffic::Neighbour);

@@ -136,7 +136,12 @@ fn attention_forward(model: &TransformerSpec, shard: &Shard, tput: &Throughput) 
 /// Element-wise bytes per token of one layer's forward pass, split into (norms + residuals, rotary, activation).
 /// Two RMSNorms (read and write h each: 4h elements), two residual adds (read 2h, write h: 6h), rotary on Q and
 /// K (read and write: 2(q + kv)), activation (SwiGLU reads gate and up, writes one: 3F; GeLU 2F) [derived].
-fn elementwise_forward_s(model: &TransformerSpec, shard: &Shard, tput: &Throughput, activation_elements: f64) -> (f64, f64) {
+fn elementwise_forward_s(
+    model: &TransformerSpec,
+    shard: &Shard,
+    tput: &Throughput,
+    activation_elements: f64,
+) -> (f64, f64) {
     let h = model.hidden as f64;
     let norms = 4.0 * h / shard.hidden_split();
     let residuals = 6.0 * h / shard.hidden_split();
@@ -180,7 +185,8 @@ pub fn moe_layer_forward(model: &TransformerSpec, shard: &Shard, tput: &Throughp
     let one_expert = tput.gemm_time_s(tokens_per_expert, (model.mlp_matrices() - 1.0) * fe / tp, h)
         + tput.gemm_time_s(tokens_per_expert, h, fe / tp);
     let shared_mlp = if shared > 0.0 {
-        tput.gemm_time_s(t, shared * (model.mlp_matrices() - 1.0) * fe / tp, h) + tput.gemm_time_s(t, h, shared * fe / tp)
+        tput.gemm_time_s(t, shared * (model.mlp_matrices() - 1.0) * fe / tp, h)
+            + tput.gemm_time_s(t, h, shared * fe / tp)
     } else {
         0.0
     };

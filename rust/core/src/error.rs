@@ -6,20 +6,62 @@ use std::fmt;
 #[derive(Clone, Debug, PartialEq)]
 pub enum ConfigError {
     /// A hardware, price or workload figure out of its range (negative, NaN, zero where it divides).
-    InvalidFigure { field: &'static str, value: f64, expected: &'static str },
+    InvalidFigure {
+        field: &'static str,
+        value: f64,
+        expected: &'static str,
+    },
     /// A parallel degree, batch size or stage count below 1.
-    ZeroDegree { field: &'static str },
-    GpuCountMismatch { tp: u32, pp: u32, dp: u32, cp: u32, product: u64, gpus: u32 },
-    TpDoesNotDivideHeads { tp: u32, heads: u32, kv_heads: u32 },
-    PipelineDeeperThanLayers { stages: u32, layers: u32 },
-    InterleavingNeedsPipeline { vpp: u32 },
-    InterleavingMicroBatches { micro_batches: u32, pp: u32 },
-    GlobalBatchNotDivisible { global_batch: u32, dp: u32, micro_batch: u32 },
-    CpDoesNotDivideSequence { cp: u32, seq_len: u32 },
-    ExpertParallelOnDenseModel { ep: u32 },
-    EpDoesNotDivideExperts { ep: u32, experts: u32 },
-    EpDoesNotDivideDataParallel { ep: u32, dp_times_cp: u32 },
-    ZeroStageOutOfRange { stage: u32 },
+    ZeroDegree {
+        field: &'static str,
+    },
+    GpuCountMismatch {
+        tp: u32,
+        pp: u32,
+        dp: u32,
+        cp: u32,
+        product: u64,
+        gpus: u32,
+    },
+    TpDoesNotDivideHeads {
+        tp: u32,
+        heads: u32,
+        kv_heads: u32,
+    },
+    PipelineDeeperThanLayers {
+        stages: u32,
+        layers: u32,
+    },
+    InterleavingNeedsPipeline {
+        vpp: u32,
+    },
+    InterleavingMicroBatches {
+        micro_batches: u32,
+        pp: u32,
+    },
+    GlobalBatchNotDivisible {
+        global_batch: u32,
+        dp: u32,
+        micro_batch: u32,
+    },
+    CpDoesNotDivideSequence {
+        cp: u32,
+        seq_len: u32,
+    },
+    ExpertParallelOnDenseModel {
+        ep: u32,
+    },
+    EpDoesNotDivideExperts {
+        ep: u32,
+        experts: u32,
+    },
+    EpDoesNotDivideDataParallel {
+        ep: u32,
+        dp_times_cp: u32,
+    },
+    ZeroStageOutOfRange {
+        stage: u32,
+    },
     Fp8NotSupported,
 }
 
@@ -52,18 +94,15 @@ impl fmt::Display for ConfigError {
                 write!(f, "{field} = {value} is invalid: expected {expected}")
             }
             ConfigError::ZeroDegree { field } => write!(f, "{field} must be at least 1"),
-            ConfigError::GpuCountMismatch { tp, pp, dp, cp, product, gpus } => write!(
-                f,
-                "tp x pp x dp x cp = {tp} x {pp} x {dp} x {cp} = {product} must equal the GPU count {gpus}"
-            ),
-            ConfigError::TpDoesNotDivideHeads { tp, heads, kv_heads } => write!(
-                f,
-                "tp = {tp} must divide both the attention heads ({heads}) and the KV heads ({kv_heads})"
-            ),
-            ConfigError::PipelineDeeperThanLayers { stages, layers } => write!(
-                f,
-                "pp x vpp = {stages} pipeline stages exceed the model's {layers} layers"
-            ),
+            ConfigError::GpuCountMismatch { tp, pp, dp, cp, product, gpus } => {
+                write!(f, "tp x pp x dp x cp = {tp} x {pp} x {dp} x {cp} = {product} must equal the GPU count {gpus}")
+            }
+            ConfigError::TpDoesNotDivideHeads { tp, heads, kv_heads } => {
+                write!(f, "tp = {tp} must divide both the attention heads ({heads}) and the KV heads ({kv_heads})")
+            }
+            ConfigError::PipelineDeeperThanLayers { stages, layers } => {
+                write!(f, "pp x vpp = {stages} pipeline stages exceed the model's {layers} layers")
+            }
             ConfigError::InterleavingNeedsPipeline { vpp } => {
                 write!(f, "vpp = {vpp} (interleaved virtual stages) needs pp > 1")
             }
@@ -71,10 +110,9 @@ impl fmt::Display for ConfigError {
                 f,
                 "the interleaved schedule needs the micro-batch count ({micro_batches}) to be a multiple of pp ({pp})"
             ),
-            ConfigError::GlobalBatchNotDivisible { global_batch, dp, micro_batch } => write!(
-                f,
-                "global batch {global_batch} is not a multiple of dp x micro-batch = {dp} x {micro_batch}"
-            ),
+            ConfigError::GlobalBatchNotDivisible { global_batch, dp, micro_batch } => {
+                write!(f, "global batch {global_batch} is not a multiple of dp x micro-batch = {dp} x {micro_batch}")
+            }
             ConfigError::CpDoesNotDivideSequence { cp, seq_len } => write!(
                 f,
                 "cp = {cp}: the sequence length {seq_len} must be a multiple of 2 x cp (load-balanced causal chunks)"

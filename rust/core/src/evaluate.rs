@@ -325,7 +325,11 @@ impl LayoutStage {
             dp_all_reduce_s,
             dp_reduce_scatter_s,
             dp_all_gather_s,
-            activation_bytes_per_token_per_layer: [act(Recompute::None), act(Recompute::Selective), act(Recompute::Full)],
+            activation_bytes_per_token_per_layer: [
+                act(Recompute::None),
+                act(Recompute::Selective),
+                act(Recompute::Full),
+            ],
             shard,
             layout: lay,
         })
@@ -347,7 +351,12 @@ pub fn evaluate(cfg: &Config) -> Result<Evaluation, ConfigError> {
 
 /// Stage 3: the schedule (vpp), recomputation, ZeRO stage and overlap; returns the full evaluation.
 /// `stage` must have been built for `par`'s degrees (a sweep reuses it across these inner choices).
-pub fn finish(c: &ClusterStage, s: &LayoutStage, par: &Parallelism, overlap: &Overlap) -> Result<Evaluation, ConfigError> {
+pub fn finish(
+    c: &ClusterStage,
+    s: &LayoutStage,
+    par: &Parallelism,
+    overlap: &Overlap,
+) -> Result<Evaluation, ConfigError> {
     let lay = &s.layout;
     check_schedule(c.model, par, lay.micro_batches)?;
     let model = c.model;
@@ -365,9 +374,7 @@ pub fn finish(c: &ClusterStage, s: &LayoutStage, par: &Parallelism, overlap: &Ov
     let compute_mb = 3.0 * (layers_forward_s + s.logits_forward_s);
     let recompute_mb = match par.recompute {
         Recompute::None => 0.0,
-        Recompute::Selective => {
-            dense_layers * dense.selective_recompute_s + moe_layers * moe.selective_recompute_s
-        }
+        Recompute::Selective => dense_layers * dense.selective_recompute_s + moe_layers * moe.selective_recompute_s,
         Recompute::Full => layers_forward_s,
     };
     let gemm_window_mb = 3.0 * (dense_layers * dense.gemm_s + moe_layers * moe.gemm_s);
@@ -478,14 +485,8 @@ pub fn finish(c: &ClusterStage, s: &LayoutStage, par: &Parallelism, overlap: &Ov
         Recompute::Selective => 1,
         Recompute::Full => 2,
     }];
-    let activations_bytes = activation_bytes(
-        model,
-        par,
-        lay,
-        &s.shard,
-        per_token_per_layer,
-        s.activation_bytes_per_token_per_layer[0],
-    );
+    let activations_bytes =
+        activation_bytes(model, par, lay, &s.shard, per_token_per_layer, s.activation_bytes_per_token_per_layer[0]);
     let total_bytes =
         weights_bytes + dense_g + exp_g + dense_o + exp_o + activations_bytes + c.gpu.runtime_reserve_bytes;
     let memory = MemoryPerGpu {

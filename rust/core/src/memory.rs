@@ -44,10 +44,9 @@ impl LocalParams {
         let dense_layers = layers - moe_layers;
         let table = model.vocab as f64 * model.hidden as f64;
         let embeddings = if par.pp == 1 { model.embedding_params() } else { table };
-        let dense = (dense_layers * model.dense_layer_params()
-            + moe_layers * model.moe_layer_non_expert_params()
-            + embeddings)
-            / par.tp as f64;
+        let dense =
+            (dense_layers * model.dense_layer_params() + moe_layers * model.moe_layer_non_expert_params() + embeddings)
+                / par.tp as f64;
         let experts_per_layer = model.moe.as_ref().map_or(0.0, |m| m.experts as f64) / par.ep as f64;
         let expert = moe_layers * experts_per_layer * model.expert_params() / par.tp as f64;
         LocalParams { dense, expert }
@@ -62,11 +61,7 @@ impl LocalParams {
 /// (ZeRO paper, Sec. 5: stage 1 shards optimizer states, 2 also gradients, 3 also weights).
 pub fn model_state_bytes(params: f64, replicas: f64, stage: u32) -> (f64, f64, f64) {
     let shard = |sharded: bool, bytes: f64| if sharded { params * bytes / replicas } else { params * bytes };
-    (
-        shard(stage >= 3, WEIGHT_BYTES),
-        shard(stage >= 2, GRADIENT_BYTES),
-        shard(stage >= 1, OPTIMIZER_BYTES),
-    )
+    (shard(stage >= 3, WEIGHT_BYTES), shard(stage >= 2, GRADIENT_BYTES), shard(stage >= 1, OPTIMIZER_BYTES))
 }
 
 /// Activation bytes one token leaves in memory for the backward pass of one layer, on one GPU, with flash
@@ -184,7 +179,14 @@ mod tests {
         // with TP = 8 and sequence parallelism all of it splits: 4 h.
         let m = gpt3_175b();
         let h = m.hidden as f64;
-        let mut shard = Shard { tokens: 2048.0, seq_len: 2048.0, tp: 1.0, ep: 1.0, sequence_parallel: false, flash_attention: true };
+        let mut shard = Shard {
+            tokens: 2048.0,
+            seq_len: 2048.0,
+            tp: 1.0,
+            ep: 1.0,
+            sequence_parallel: false,
+            flash_attention: true,
+        };
         let none = activation_bytes_per_token_per_layer(&m, &shard, Recompute::None, false);
         assert!((none / h - 32.0).abs() < 1e-9, "{}", none / h);
         shard.tp = 8.0;
@@ -208,8 +210,14 @@ mod tests {
         // 5 a s per token; ours has no hidden-state dropout masks: 32 h + 5 a s. GPT-3: a = 96, s = 2048.
         let m = gpt3_175b();
         let h = m.hidden as f64;
-        let shard =
-            Shard { tokens: 2048.0, seq_len: 2048.0, tp: 1.0, ep: 1.0, sequence_parallel: false, flash_attention: false };
+        let shard = Shard {
+            tokens: 2048.0,
+            seq_len: 2048.0,
+            tp: 1.0,
+            ep: 1.0,
+            sequence_parallel: false,
+            flash_attention: false,
+        };
         let none = activation_bytes_per_token_per_layer(&m, &shard, Recompute::None, false);
         assert!((none - (32.0 * h + 5.0 * 96.0 * 2048.0)).abs() < 1e-6);
         // Selective recomputation (of the core attention) drops exactly the scores.

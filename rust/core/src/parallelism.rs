@@ -69,7 +69,9 @@ pub struct Overlap {
 
 impl Overlap {
     pub fn validate(&self) -> Result<(), ConfigError> {
-        for (field, v) in [("overlap.dp", self.dp), ("overlap.tp", self.tp), ("overlap.pp", self.pp), ("overlap.ep", self.ep)] {
+        for (field, v) in
+            [("overlap.dp", self.dp), ("overlap.tp", self.tp), ("overlap.pp", self.pp), ("overlap.ep", self.ep)]
+        {
             if !(v.is_finite() && (0.0..=1.0).contains(&v)) {
                 return Err(ConfigError::InvalidFigure { field, value: v, expected: "a fraction in [0, 1]" });
             }
@@ -147,7 +149,10 @@ pub fn check_schedule(model: &TransformerSpec, par: &Parallelism, micro_batches:
     }
     let stages = par.pp as u64 * par.vpp as u64;
     if stages > model.layers as u64 {
-        return Err(ConfigError::PipelineDeeperThanLayers { stages: (stages.min(u32::MAX as u64)) as u32, layers: model.layers });
+        return Err(ConfigError::PipelineDeeperThanLayers {
+            stages: (stages.min(u32::MAX as u64)) as u32,
+            layers: model.layers,
+        });
     }
     if par.vpp > 1 && par.pp == 1 {
         return Err(ConfigError::InterleavingNeedsPipeline { vpp: par.vpp });

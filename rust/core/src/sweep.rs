@@ -526,7 +526,11 @@ impl SweepSpace {
             });
         }
         if !(self.tokens.is_finite() && self.tokens > 0.0) {
-            return Err(ConfigError::InvalidFigure { field: "tokens", value: self.tokens, expected: "a finite number > 0" });
+            return Err(ConfigError::InvalidFigure {
+                field: "tokens",
+                value: self.tokens,
+                expected: "a finite number > 0",
+            });
         }
         self.reliability.validate()?;
         if self.scale_up_trays.len() != self.scale_ups.len() {
@@ -616,56 +620,68 @@ pub fn run(space: &SweepSpace, progress: &Progress, rows: Option<&SyncSender<Row
             );
             outer
                 .par_iter()
-                .fold(|| Accumulator::new(sink.clone()), |mut acc, &(ti, mi, si)| {
-                    if progress.cancel.load(Ordering::Relaxed) {
-                        return acc;
-                    }
-                    let [tp, pp, cp, dp, ep] = tasks[ti];
-                    let mut choice = Choice {
-                        gpu: g,
-                        scale_up: su,
-                        gpus: c,
-                        fabric: f,
-                        topology: t,
-                        precision: p,
-                        tp,
-                        pp,
-                        dp,
-                        cp,
-                        ep,
-                        vpp: 0,
-                        micro_batch: mi as u32,
-                        sequence_parallel: si as u32,
-                        recompute: 0,
-                        zero: 0,
-                        overlap: 0,
-                    };
-                    let mut par = Parallelism {
-                        tp,
-                        pp,
-                        dp,
-                        cp,
-                        ep,
-                        vpp: 1,
-                        micro_batch: space.micro_batch[mi],
-                        zero_stage: 0,
-                        recompute: Recompute::None,
-                        sequence_parallel: space.sequence_parallel[si],
-                    };
-                    let feasible_before = acc.feasible;
-                    let rejected_before = acc.rejected;
-                    evaluate_task(space, &cluster, &mut par, &mut choice, cell_index as u32, &group_axes, n_obj, &mut acc);
-                    acc.flush(false);
-                    progress.done.fetch_add(inner, Ordering::Relaxed);
-                    progress.feasible.fetch_add(acc.feasible - feasible_before, Ordering::Relaxed);
-                    for (i, counter) in progress.rejected.iter().enumerate() {
-                        let delta = acc.rejected[i] - rejected_before[i];
-                        if delta > 0 {
-                            counter.fetch_add(delta, Ordering::Relaxed);
+                .fold(
+                    || Accumulator::new(sink.clone()),
+                    |mut acc, &(ti, mi, si)| {
+                        if progress.cancel.load(Ordering::Relaxed) {
+                            return acc;
                         }
-                    }
-                    acc
-                })
+                        let [tp, pp, cp, dp, ep] = tasks[ti];
+                        let mut choice = Choice {
+                            gpu: g,
+                            scale_up: su,
+                            gpus: c,
+                            fabric: f,
+                            topology: t,
+                            precision: p,
+                            tp,
+                            pp,
+                            dp,
+                            cp,
+                            ep,
+                            vpp: 0,
+                            micro_batch: mi as u32,
+                            sequence_parallel: si as u32,
+                            recompute: 0,
+                            zero: 0,
+                            overlap: 0,
+                        };
+                        let mut par = Parallelism {
+                            tp,
+                            pp,
+                            dp,
+                            cp,
+                            ep,
+                            vpp: 1,
+                            micro_batch: space.micro_batch[mi],
+                            zero_stage: 0,
+                            recompute: Recompute::None,
+                            sequence_parallel: space.sequence_parallel[si],
+                        };
+                        let feasible_before = acc.feasible;
+                        let rejected_before = acc.rejected;
+                        evaluate_task(
+                            space,
+                            &cluster,
+                            &mut par,
+                            &mut choice,
+                            cell_index as u32,
+                            &group_axes,
+                            n_obj,
+                            &mut acc,
+                        );
+                        acc.flush(false);
+                        progress.done.fetch_add(inner, Ordering::Relaxed);
+                        progress.feasible.fetch_add(acc.feasible - feasible_before, Ordering::Relaxed);
+                        for (i, counter) in progress.rejected.iter().enumerate() {
+                            let delta = acc.rejected[i] - rejected_before[i];
+                            if delta > 0 {
+                                counter.fetch_add(delta, Ordering::Relaxed);
+                            }
+                        }
+                        acc
+                    },
+                )
                 .reduce(|| Accumulator::new(sink.clone()), |a, b| a.merge(b, n_obj))
         })
         .reduce(|| Accumulator::new(sink.clone()), |a, b| a.merge(b, n_obj));

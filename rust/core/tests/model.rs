@@ -122,8 +122,7 @@ fn moe_model_with_expert_parallelism() {
     cfg.model = mixtral_8x7b();
     cfg.model.kv_heads = 8;
     cfg.gpus = 64;
-    cfg.parallelism =
-        Parallelism { tp: 2, pp: 1, dp: 32, ep: 8, vpp: 1, zero_stage: 1, ..cfg.parallelism.clone() };
+    cfg.parallelism = Parallelism { tp: 2, pp: 1, dp: 32, ep: 8, vpp: 1, zero_stage: 1, ..cfg.parallelism.clone() };
     cfg.training.global_batch = 256;
     cfg.training.seq_len = 4096;
     let e = eval(&cfg);

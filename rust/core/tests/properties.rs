@@ -7,12 +7,12 @@ use scalefront_core::*;
 /// A random valid configuration of Llama 3 70B on 8..4096 H100s.
 fn config() -> impl Strategy<Value = Config> {
     (
-        prop::sample::select(vec![1u32, 2, 4, 8]),              // tp (divides the 8 KV heads)
-        prop::sample::select(vec![1u32, 2, 4, 8]),              // pp
-        prop::sample::select(vec![1u32, 2, 4, 8, 16, 32, 64]),  // dp
-        prop::sample::select(vec![1u32, 2]),                    // cp
-        prop::sample::select(vec![1u32, 2]),                    // micro-batch
-        0u32..4,                                                // zero stage
+        prop::sample::select(vec![1u32, 2, 4, 8]), // tp (divides the 8 KV heads)
+        prop::sample::select(vec![1u32, 2, 4, 8]), // pp
+        prop::sample::select(vec![1u32, 2, 4, 8, 16, 32, 64]), // dp
+        prop::sample::select(vec![1u32, 2]),       // cp
+        prop::sample::select(vec![1u32, 2]),       // micro-batch
+        0u32..4,                                   // zero stage
         prop::sample::select(vec![Recompute::None, Recompute::Selective, Recompute::Full]),
         prop::sample::select(vec![
             TopologyKind::FatTree,

@@ -198,7 +198,8 @@ fn check_against_brute_force(space: &SweepSpace) {
     // The live per-reason counters end equal to the result's.
     let live: Vec<u64> = progress.rejected.iter().map(|c| c.load(Ordering::Relaxed)).collect();
     assert_eq!(live, result.rejected.to_vec());
-    let feasible: Vec<_> = all.iter().filter_map(|(c, r)| r.as_ref().ok().filter(|e| e.feasible).map(|e| (*c, e))).collect();
+    let feasible: Vec<_> =
+        all.iter().filter_map(|(c, r)| r.as_ref().ok().filter(|e| e.feasible).map(|e| (*c, e))).collect();
     assert_eq!(result.feasible, feasible.len() as u64);
     assert_eq!(result.feasible + result.rejected.iter().sum::<u64>(), result.evaluated);
     assert!(result.feasible > 0);

@@ -65,17 +65,18 @@ impl<'py> Section<'py> {
         self.typed(key, "a string")
     }
     fn section(&self, key: &str) -> PyResult<Section<'py>> {
-        let dict = self.item(key)?.cast_into::<PyDict>().map_err(|_| {
-            config_error(format!("{}.{key}: expected a table", self.path), "wrong_type", Some(key))
-        })?;
+        let dict = self
+            .item(key)?
+            .cast_into::<PyDict>()
+            .map_err(|_| config_error(format!("{}.{key}: expected a table", self.path), "wrong_type", Some(key)))?;
         Ok(Section { dict, path: format!("{}.{key}", self.path) })
     }
     /// The items of a list field.
     fn list(&self, key: &str) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let item = self.item(key)?;
-        let list = item.cast_into::<pyo3::types::PyList>().map_err(|_| {
-            config_error(format!("{}.{key}: expected a list", self.path), "wrong_type", Some(key))
-        })?;
+        let list = item
+            .cast_into::<pyo3::types::PyList>()
+            .map_err(|_| config_error(format!("{}.{key}: expected a list", self.path), "wrong_type", Some(key)))?;
         Ok(list.iter().collect())
     }
     /// A list of tables, each read as a section.
@@ -206,12 +207,10 @@ pub(crate) fn topology_spec(topo: &Section) -> PyResult<core::TopologySpec> {
     })
 }
 
-pub(crate) const RECOMPUTE: [(&str, core::Recompute); 3] = [
-    ("none", core::Recompute::None),
-    ("selective", core::Recompute::Selective),
-    ("full", core::Recompute::Full),
-];
-pub(crate) const PRECISION: [(&str, core::Precision); 2] = [("bf16", core::Precision::Bf16), ("fp8", core::Precision::Fp8)];
+pub(crate) const RECOMPUTE: [(&str, core::Recompute); 3] =
+    [("none", core::Recompute::None), ("selective", core::Recompute::Selective), ("full", core::Recompute::Full)];
+pub(crate) const PRECISION: [(&str, core::Precision); 2] =
+    [("bf16", core::Precision::Bf16), ("fp8", core::Precision::Fp8)];
 
 /// Prices of one GPU type, fabric and scale-up domain with the economic assumptions (catalog units already SI).
 pub(crate) fn price_spec(pr: &Section) -> PyResult<core::PriceSpec> {
@@ -454,7 +453,9 @@ mod _core {
             let fabric = fabric_spec(&root.section("fabric")?)?;
             let topology = topology_spec(&root.section("topology")?)?;
             let prices = price_spec(&root.section("prices")?)?;
-            for check in [gpu.validate(), scale_up.validate(), fabric.validate(), topology.validate(), prices.validate()] {
+            for check in
+                [gpu.validate(), scale_up.validate(), fabric.validate(), topology.validate(), prices.validate()]
+            {
                 check.map_err(from_core)?;
             }
             let gpus = root.u32("gpus")?;

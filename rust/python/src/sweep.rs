@@ -91,7 +91,11 @@ fn names<T: Copy>(s: &Section, key: &str, options: &[(&str, T)]) -> PyResult<Vec
         .map(|v| {
             options.iter().find(|(n, _)| n == v).map(|(_, t)| *t).ok_or_else(|| {
                 let known: Vec<_> = options.iter().map(|(n, _)| *n).collect();
-                config_error(format!("{}.{key}: {v:?} is not one of {}", s.path, known.join(", ")), "unknown_choice", Some(key))
+                config_error(
+                    format!("{}.{key}: {v:?} is not one of {}", s.path, known.join(", ")),
+                    "unknown_choice",
+                    Some(key),
+                )
             })
         })
         .collect()
