@@ -227,7 +227,7 @@ def test_user_catalog_adds_a_gpu(my_gpu_catalog):
     assert mine.memory.hbm_bytes == 200e9
     # Only the HBM capacity differs, so the time, memory need and cost are the H100's.
     assert mine.step_time_s == h100.step_time_s
-    assert mine.memory.total_bytes == h100.memory.total_bytes
+    assert mine.memory.memory_per_gpu_bytes == h100.memory.memory_per_gpu_bytes
     assert mine.cost_rent_usd == h100.cost_rent_usd
 
 

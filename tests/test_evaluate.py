@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 
 import pytest
@@ -16,6 +17,7 @@ from scalefront import (
     UsageError,
     evaluate,
     parse_overlap,
+    schema,
 )
 from scalefront.model import builtin_catalog
 
@@ -212,12 +214,12 @@ def test_accounting_identities(kw):
     # Memory: the parts add up; the headline figure is the total in GB (10^9 bytes).
     m = r.memory
     parts = m.weights_bytes + m.gradients_bytes + m.optimizer_bytes + m.activations_bytes + m.reserve_bytes
-    assert m.total_bytes == pytest.approx(parts, rel=1e-12)
-    assert r.memory_per_gpu_gb == pytest.approx(m.total_bytes / 1e9, rel=1e-15)
+    assert m.memory_per_gpu_bytes == pytest.approx(parts, rel=1e-12)
+    assert r.memory_per_gpu_gb == pytest.approx(m.memory_per_gpu_bytes / 1e9, rel=1e-15)
     assert m.hbm_bytes == gpu.hbm_gb * 1e9
     assert m.reserve_bytes == pytest.approx(gpu.runtime_reserve_gb * 1e9)
-    assert m.margin_bytes == pytest.approx(m.hbm_bytes - m.total_bytes, rel=1e-12, abs=1.0)
-    assert r.feasible == (m.margin_bytes >= 0)
+    assert m.memory_margin_bytes == pytest.approx(m.hbm_bytes - m.memory_per_gpu_bytes, rel=1e-12, abs=1.0)
+    assert r.feasible == (m.memory_margin_bytes >= 0)
     # The run.
     assert r.steps == math.ceil(r.tokens / (r.global_batch * r.seq_len))
     # Wall-clock time: the steps' compute time stretched by failures (goodput, data/reliability.toml).
@@ -254,10 +256,9 @@ def test_overlap_moves_communication_from_exposed_to_hidden():
         full = evaluate(overlap="full", **kw)
         for kind in ("tp", "pp", "dp", "ep"):
             total = getattr(none.breakdown, f"{kind}_comm_s")
-            assert getattr(none.hidden, f"{kind}_comm_s") == 0.0
-            assert getattr(full.breakdown, f"{kind}_comm_s") + getattr(full.hidden, f"{kind}_comm_s") == pytest.approx(
-                total, rel=1e-12, abs=1e-18
-            )
+            assert getattr(none.hidden, f"{kind}_comm_hidden_s") == 0.0
+            exposed, hidden = getattr(full.breakdown, f"{kind}_comm_s"), getattr(full.hidden, f"{kind}_comm_hidden_s")
+            assert exposed + hidden == pytest.approx(total, rel=1e-12, abs=1e-18)
         assert full.step_time_s <= none.step_time_s
 
 
@@ -266,7 +267,7 @@ def test_infeasible_configuration_explains_itself():
     # bytes = 141.1 GB before activations > 80 GB.
     r = evaluate("llama3-70b", "h100-sxm", 8, tp=8, zero=0)
     assert r.feasible is False
-    assert r.memory.margin_bytes < 0
+    assert r.memory.memory_margin_bytes < 0
     assert r.memory_per_gpu_gb > 141.1
     assert "GB" in r.reason
     assert f"{r.memory_per_gpu_gb:.1f} GB" in r.reason  # states the need
@@ -282,7 +283,8 @@ def test_resolved_inputs_and_defaults():
     assert (r.tp, r.pp, r.dp, r.cp, r.ep, r.vpp, r.micro_batch) == (8, 1, 128, 1, 1, 1, 1)
     assert r.scale_up == "nvlink4-8"  # the H100's default_scale_up
     assert evaluate("llama3-70b", "gb200", 1152, pp=2).scale_up == "nvlink5-72"
-    assert r.overlap == Overlap(dp=1.0)  # default "dp"
+    assert r.overlap == "dp"  # the default mode, by name
+    assert evaluate(overlap=Overlap(dp=0.5, tp=1.0)).overlap == "dp=0.5,tp=1,pp=0,ep=0"
     assert r.oversubscription == builtin_catalog().topology("rail-fat-tree").oversubscription
     assert evaluate(oversubscription=2.0).oversubscription == 2.0
     assert evaluate(oversubscription=4.0).step_time_s >= evaluate(oversubscription=1.0).step_time_s
@@ -295,9 +297,11 @@ def test_evaluation_is_frozen_and_serialisable():
     with pytest.raises(dataclasses.FrozenInstanceError):
         r.step_time_s = 1.0  # type: ignore[misc]
     d = r.to_dict()
-    assert d["breakdown"]["compute_s"] == r.breakdown.compute_s
-    assert d["memory"]["total_bytes"] == r.memory.total_bytes
-    assert d["overlap"] == {"dp": 1.0, "tp": 0.0, "pp": 0.0, "ep": 0.0}
+    assert list(d) == schema.COLUMNS
+    assert d["compute_s"] == r.breakdown.compute_s
+    assert d["memory_per_gpu_bytes"] == r.memory.memory_per_gpu_bytes
+    assert d["overlap"] == "dp"
+    assert json.loads(json.dumps(d)) == d
 
 
 def test_same_input_same_result():

@@ -110,8 +110,8 @@ def test_more_hbm_never_turns_feasible_into_infeasible(kw, factor):
     bigger = evaluate(**kw, catalog=_with_gpu(kw["gpu"], hbm_gb=gpu.hbm_gb * factor))
     if base.feasible:
         assert bigger.feasible
-    assert bigger.memory.margin_bytes >= base.memory.margin_bytes
-    assert bigger.memory.total_bytes == base.memory.total_bytes
+    assert bigger.memory.memory_margin_bytes >= base.memory.memory_margin_bytes
+    assert bigger.memory.memory_per_gpu_bytes == base.memory.memory_per_gpu_bytes
     assert bigger.step_time_s == base.step_time_s
 
 
@@ -134,8 +134,8 @@ def test_accounting_identities_hold_everywhere(kw):
     assert min(dataclasses.astuple(b)) >= 0 and min(dataclasses.astuple(r.hidden)) >= 0
     work = b.compute_s + b.recompute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s
     assert b.bubble_s / work == pytest.approx((r.pp - 1) / (r.vpp * r.micro_batches), rel=1e-9, abs=1e-15)
-    assert r.memory_per_gpu_gb == pytest.approx(r.memory.total_bytes / 1e9, rel=1e-15)
-    assert r.feasible == (r.memory.margin_bytes >= 0)
+    assert r.memory_per_gpu_gb == pytest.approx(r.memory.memory_per_gpu_bytes / 1e9, rel=1e-15)
+    assert r.feasible == (r.memory.memory_margin_bytes >= 0)
     assert (r.reason is None) == r.feasible
     assert r.steps == math.ceil(r.tokens / (r.global_batch * r.seq_len))
     rent = CAT.gpu_price(kw["gpu"]).rent_usd_per_gpu_hour

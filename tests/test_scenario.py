@@ -12,7 +12,8 @@ from scalefront.cli import main
 from scalefront.errors import CatalogError
 from scalefront.model import builtin_catalog
 from scalefront.scenario import AXES, DEFAULT_SCENARIO, OBJECTIVES, builtin_scenarios, load_scenario
-from scalefront.sweep import INPUT_COLUMNS, run_sweep
+from scalefront.schema import INPUT_COLUMNS
+from scalefront.sweep import run_sweep
 
 CAT = builtin_catalog()
 
@@ -123,7 +124,7 @@ def test_minimal_file_gets_the_documented_defaults(write):
     assert sp["vpp"] == sp["micro_batch"] == [1]
     assert sp["sequence_parallel"] == [True] and sp["recompute"] == ["selective"] and sp["zero"] == [1]
     assert sp["overlap"] == [{"dp": 1.0, "tp": 0.0, "pp": 0.0, "ep": 0.0}] and s.overlap_names == ["dp"]
-    assert sp["cost_mode"] == "rent"
+    assert sp["economics"]["cost_mode"] == "rent"
     assert sp["objectives"] == ["time_to_train_days", "cost_to_train_usd"] and sp["group_by"] == ["fabric"]
 
 
@@ -241,13 +242,14 @@ def test_price_overrides(base):
     )
     base.write_text(text)
     s = load_scenario(base)
-    assert s.space["cost_mode"] == "own"
-    assert [g["rent_usd_per_gpu_hour"] for g in s.space["gpus"]] == [1.5]
-    assert s.space["gpus"][0]["server_usd"] == CAT.gpu_price("h100-sxm").server_usd
+    assert s.space["economics"]["cost_mode"] == "own"
+    assert [g["prices"]["rent_usd_per_gpu_hour"] for g in s.space["gpus"]] == [1.5]
+    assert s.space["gpus"][0]["prices"]["server_usd"] == CAT.gpu_price("h100-sxm").server_usd
     assert s.space["economics"]["usd_per_kwh"] == 0.2
     ib, roce = s.space["fabrics"]
-    assert ib["switch_usd"] == CAT.fabric_price("ib-ndr").switch_usd and roce["switch_usd"] == 1000.0
-    assert roce["nic_usd"] == CAT.fabric_price("roce-400g").nic_usd
+    assert ib["prices"]["switch_usd"] == CAT.fabric_price("ib-ndr").switch_usd
+    assert roce["prices"]["switch_usd"] == 1000.0
+    assert roce["prices"]["nic_usd"] == CAT.fabric_price("roce-400g").nic_usd
 
 
 def test_price_table_for_an_entry_not_in_the_scenario(base):

@@ -21,10 +21,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scalefront import ConfigurationError, evaluate
+from scalefront import ConfigurationError, evaluate, schema
 from scalefront.progress import ProgressLine
 from scalefront.scenario import AXES, OBJECTIVES, load_scenario
-from scalefront.sweep import COLUMNS, INPUT_COLUMNS, Progress, best_per, label_rows, pareto, run_sweep
+from scalefront.schema import INPUT_COLUMNS
+from scalefront.sweep import COLUMNS, Progress, best_per, label_rows, pareto, run_sweep
 
 # ---------------------------------------------------------------- brute force, independent of the package
 
@@ -309,7 +310,7 @@ def eval_row(e, kw: dict[str, Any]) -> dict[str, Any]:
         "tokens": e.tokens,
         "cost_mode": e.cost_mode,
         "feasible": e.feasible,
-        "memory_margin_gb": e.memory.margin_bytes / 1e9,
+        "memory_margin_gb": e.memory.memory_margin_bytes / 1e9,
         "usd_per_million_tokens": e.cost_to_train_usd / (e.tokens / 1e6),
         **{k: getattr(e.breakdown, k) for k in vars(e.breakdown)},
         **{k.removesuffix("_comm_s") + "_comm_hidden_s": v for k, v in vars(e.hidden).items()},
@@ -668,50 +669,9 @@ def test_progress_keeps_coming_while_rows_stream(default):
 
 def test_label_rows_of_nothing_has_the_schema(default):
     scenario, _ = default
+    dtypes = {"float": np.float64, "count": np.int64, "flag": np.bool_}
     cols = {k: np.array([], dtype=np.uint32) for k in AXES}
-    cols.update(
-        {
-            k: np.array([], dtype=np.float64)
-            for k in (
-                "step_time_s",
-                "tokens_per_s",
-                "mfu",
-                "hfu",
-                "tflops_per_gpu",
-                "scaling_efficiency",
-                "memory_per_gpu_bytes",
-                "memory_margin_bytes",
-                "compute_s",
-                "recompute_s",
-                "tp_comm_s",
-                "pp_comm_s",
-                "dp_comm_s",
-                "cp_comm_s",
-                "ep_comm_s",
-                "bubble_s",
-                "optimizer_s",
-                "tp_comm_hidden_s",
-                "pp_comm_hidden_s",
-                "dp_comm_hidden_s",
-                "cp_comm_hidden_s",
-                "ep_comm_hidden_s",
-                "micro_batches",
-                "steps",
-                "time_to_train_s",
-                "energy_j",
-                "cost_rent_usd",
-                "cost_own_usd",
-                "capex_usd",
-                "network_capex_usd",
-                "it_power_w",
-                "network_tiers",
-                "network_switches",
-                "interruptions_per_day",
-                "checkpoint_interval_s",
-                "goodput",
-            )
-        }
-    )
+    cols.update({m.name: np.array([], dtype=dtypes[m.kind]) for m in schema.METRICS})
     frame = label_rows(cols, scenario)
     assert frame.columns == COLUMNS and frame.height == 0
     assert frame.schema == default[1].kept.schema  # the same types as a sweep's non-empty result

@@ -19,7 +19,8 @@ from scalefront.cli import main
 from scalefront.errors import UsageError
 from scalefront.export import StreamWriter, read_frame, write_frame
 from scalefront.scenario import builtin_scenarios, load_scenario
-from scalefront.sweep import COLUMNS, INPUT_COLUMNS, OUTPUT_COLUMNS, run_sweep
+from scalefront.schema import INPUT_COLUMNS, METRIC_COLUMNS
+from scalefront.sweep import COLUMNS, run_sweep
 
 # 1 GPU x 2 counts x 2 fabrics x 2 topologies; tp 1,2,4,8 x pp 1,2 x vpp 2 x mb 2 x recompute 2 x ZeRO 2 x
 # overlap 2 (one of them a bare fraction, written as "0.5").
@@ -103,45 +104,24 @@ def test_read_frame_round_trips_what_scalefront_wrote(small, tmp_path):
 
 
 def test_column_names_match_eval_json_keys(capsys):
+    # One schema: eval --json has exactly the export columns, in the same order.
     code, out, _ = run(["eval", "--json"], capsys)
     assert code == 0
-    doc = json.loads(out)
-    shared = [c for c in COLUMNS if c in doc]
-    # Every input column is an eval --json key, and so are the headline results.
-    assert set(INPUT_COLUMNS) <= set(shared)
-    assert {
-        "gpu",
-        "gpus",
-        "fabric",
-        "topology",
-        "tp",
-        "pp",
-        "dp",
-        "feasible",
-        "step_time_s",
-        "mfu",
-        "time_to_train_days",
-        "cost_to_train_usd",
-        "memory_per_gpu_gb",
-        "energy_mwh",
-    } <= set(shared)
-    # The rest flatten the nested breakdown/hidden/memory of the JSON, or derive from it.
-    rest = set(COLUMNS) - set(shared)
-    assert rest <= (
-        set(doc["breakdown"])
-        | {f"{k.removesuffix('_comm_s')}_comm_hidden_s" for k in doc["hidden"]}
-        | {"memory_margin_gb", "usd_per_million_tokens"}
-    )
-    assert len(COLUMNS) == len(set(COLUMNS)) == len(INPUT_COLUMNS) + len(OUTPUT_COLUMNS)
+    assert list(json.loads(out)) == COLUMNS
+    assert len(COLUMNS) == len(set(COLUMNS)) == len(INPUT_COLUMNS) + len(METRIC_COLUMNS)
 
 
 def test_units_are_in_the_names():
-    units = ("_s", "_days", "_gb", "_usd", "_mwh", "_w", "_per_day")
-    timed = [c for c in OUTPUT_COLUMNS if any(w in c for w in ("time", "comm", "bubble", "compute", "optimizer"))]
+    units = ("_s", "_days", "_gb", "_bytes", "_usd", "_mwh", "_w", "_per_day")
+    timed = [
+        c
+        for c in METRIC_COLUMNS
+        if any(w in c for w in ("time", "comm", "bubble", "compute", "optimizer")) and not c.endswith("_bytes")
+    ]
     assert all(c.endswith(("_s", "_days")) for c in timed), timed
-    assert all(c.endswith("_gb") for c in OUTPUT_COLUMNS if "memory" in c)
-    assert all(c.endswith("_usd") for c in OUTPUT_COLUMNS if "cost" in c or "capex" in c)
-    assert "energy_mwh" in OUTPUT_COLUMNS and "it_power_w" in OUTPUT_COLUMNS
+    assert all(c.endswith(("_gb", "_bytes")) for c in METRIC_COLUMNS if "memory" in c)
+    assert all(c.endswith("_usd") for c in METRIC_COLUMNS if "cost" in c or "capex" in c)
+    assert "energy_mwh" in METRIC_COLUMNS and "it_power_w" in METRIC_COLUMNS
     unitless = {
         "feasible",
         "mfu",
@@ -155,8 +135,11 @@ def test_units_are_in_the_names():
         "tokens_per_s",
         "usd_per_million_tokens",
         "goodput",
+        "params_total",
+        "params_active",
+        "model_flops_per_token",
     }
-    assert all(c.endswith(units) or c in unitless for c in OUTPUT_COLUMNS)
+    assert all(c.endswith(units) or c in unitless for c in METRIC_COLUMNS)
 
 
 def test_all_file_has_every_feasible_configuration_once(tmp_path, capsys):

@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from scalefront import _core
-from scalefront.errors import CatalogError
+from scalefront.errors import CatalogError, UsageError
 
 __all__ = [
     "Catalog",
@@ -35,6 +35,7 @@ __all__ = [
     "ScaleUpEntry",
     "ScaleUpPrice",
     "TopologyEntry",
+    "apply_price_overrides",
     "load_model_file",
 ]
 
@@ -86,6 +87,24 @@ class GpuEntry(_Entry):
     host_power_w: NonNegative
     default_scale_up: str
 
+    def core_spec(self) -> dict[str, Any]:
+        """The entry in the SI units the core takes (`scalefront_core::GpuSpec`)."""
+        return {
+            "peak_bf16_flops": self.peak_bf16_tflops * 1e12,
+            "peak_fp8_flops": self.peak_fp8_tflops * 1e12,
+            "hbm_bytes": self.hbm_gb * 1e9,
+            "hbm_bytes_per_s": self.hbm_gbytes_per_s * 1e9,
+            "tdp_w": self.tdp_w,
+            "gemm_efficiency": self.gemm_efficiency,
+            "gemm_efficiency_fp8": self.gemm_efficiency_fp8,
+            "attention_efficiency": self.attention_efficiency,
+            "hbm_efficiency": self.hbm_efficiency,
+            "sustained_efficiency": self.sustained_efficiency,
+            "runtime_reserve_bytes": self.runtime_reserve_gb * 1e9,
+            "server_gpus": self.server_gpus,
+            "host_power_w": self.host_power_w,
+        }
+
 
 class ScaleUpEntry(_Entry):
     name: str
@@ -96,6 +115,17 @@ class ScaleUpEntry(_Entry):
     ring_efficiency: Fraction
     in_switch_allreduce_efficiency: ReductionGain
     switch_trays_per_domain: NonNegative
+
+    def core_spec(self) -> dict[str, Any]:
+        """The entry in the SI units the core takes (`scalefront_core::ScaleUpSpec`)."""
+        return {
+            "bytes_per_s": self.gbytes_per_s * 1e9,
+            "domain_gpus": self.domain_gpus,
+            "step_latency_s": self.step_latency_us * 1e-6,
+            "ring_efficiency": self.ring_efficiency,
+            "in_switch_allreduce_efficiency": self.in_switch_allreduce_efficiency,
+            "switch_trays_per_domain": self.switch_trays_per_domain,
+        }
 
 
 class FabricEntry(_Entry):
@@ -110,12 +140,30 @@ class FabricEntry(_Entry):
     switch_radix: Annotated[int, Field(ge=4)]
     in_network_reduction_efficiency: ReductionGain
 
+    def core_spec(self) -> dict[str, Any]:
+        """The entry in the SI units the core takes (`scalefront_core::FabricSpec`)."""
+        return {
+            "link_bytes_per_s": self.link_gbps * 1e9 / 8,
+            "links_per_gpu": self.links_per_gpu,
+            "efficiency": self.efficiency,
+            "congestion_efficiency": self.congestion_efficiency,
+            "nic_latency_s": self.nic_latency_us * 1e-6,
+            "switch_hop_latency_s": self.switch_hop_latency_us * 1e-6,
+            "switch_radix": self.switch_radix,
+            "in_network_reduction_efficiency": self.in_network_reduction_efficiency,
+        }
+
 
 class TopologyEntry(_Entry):
     name: str
     kind: Literal["fat-tree", "rail-fat-tree", "dragonfly", "torus-3d"]
     oversubscription: Annotated[float, Field(ge=1, allow_inf_nan=False)]
     rail_group_nodes: Count = 32
+
+    def core_spec(self, oversubscription: float | None = None) -> dict[str, Any]:
+        """The topology as the core takes it (`scalefront_core::TopologySpec`), optionally re-tapered."""
+        over = self.oversubscription if oversubscription is None else oversubscription
+        return {"kind": self.kind, "oversubscription": float(over), "rail_group_nodes": self.rail_group_nodes}
 
 
 class GpuPrice(_Entry):
@@ -148,6 +196,10 @@ class ReliabilityEntry(_Entry):
     checkpoint_bytes_per_s: Positive
     checkpoint_bytes_per_param: NonNegative
     restart_s: NonNegative
+
+    def core_spec(self) -> dict[str, Any]:
+        """The profile as the core takes it (`scalefront_core::ReliabilitySpec`)."""
+        return self.model_dump(exclude={"name"})
 
 
 class Economics(_Entry):
@@ -195,6 +247,30 @@ class ModelEntry(BaseModel):
     @property
     def is_moe(self) -> bool:
         return self.moe_experts is not None
+
+    def core_spec(self) -> dict[str, Any]:
+        """The model as the core takes it (`scalefront_core::TransformerSpec`)."""
+        moe = None
+        if self.is_moe:
+            moe = {
+                "experts": self.moe_experts,
+                "top_k": self.moe_top_k,
+                "ffn_hidden": self.moe_ffn_hidden,
+                "shared_experts": self.moe_shared_experts,
+                "first_dense_layers": self.moe_first_dense_layers,
+            }
+        return {
+            "layers": self.layers,
+            "hidden": self.hidden,
+            "heads": self.heads,
+            "kv_heads": self.kv_heads,
+            "head_dim": self.head_dim,
+            "ffn_hidden": self.ffn_hidden,
+            "gated_mlp": self.gated_mlp,
+            "vocab": self.vocab,
+            "tied_embeddings": self.tied_embeddings,
+            "moe": moe,
+        }
 
 
 def _first_error(err: ValidationError, model_cls: type[BaseModel]) -> tuple[str, str]:
@@ -390,6 +466,30 @@ class Catalog:
 
     def economics_or_error(self) -> Economics:
         return self.economics or _raise(CatalogError("the price catalog has no [economics] table"))
+
+    def prices(self, gpu: str, fabric: str, scale_up: str, cost_mode: str = "rent") -> dict[str, dict[str, Any]]:
+        """Every price of one cluster design, nested as the core takes it (`scalefront_core::Prices`): ``gpu``,
+        ``network``, ``scale_up`` and ``economics`` (with ``cost_mode``)."""
+        return {
+            "gpu": self.gpu_price(gpu).model_dump(),
+            "network": self.fabric_price(fabric).model_dump(),
+            "scale_up": self.scale_up_price(scale_up).model_dump(),
+            "economics": {**self.economics_or_error().model_dump(), "cost_mode": cost_mode},
+        }
+
+
+def apply_price_overrides(prices: dict[str, dict[str, Any]], overrides: dict[str, Any]) -> None:
+    """Set prices by field name (``switch_usd``, ``usd_per_kwh``, ...) in a nested price dict, wherever the field
+    is. Raises UsageError for an unknown name (with a suggestion) or a value that is not a finite number >= 0."""
+    where = {key: section for section, table in prices.items() for key in table if key != "cost_mode"}
+    for key, value in overrides.items():
+        if key not in where:
+            close = difflib.get_close_matches(key, list(where), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(sorted(where))}"
+            raise UsageError(f"unknown price {key!r}{hint}")
+        if isinstance(value, bool) or not isinstance(value, int | float) or not (0 <= value < float("inf")):
+            raise UsageError(f"price {key}={value!r}: expected a finite number >= 0")
+        prices[where[key]][key] = float(value)
 
 
 def _raise(err: Exception) -> Any:

@@ -16,11 +16,13 @@ from typing import NoReturn
 
 from scalefront import __version__
 from scalefront.catalog import Catalog
-from scalefront.errors import ScalefrontError, UsageError, message_of
+from scalefront.errors import InternalError, ScalefrontError, UsageError, message_of
 from scalefront.model import builtin_catalog, evaluate
 from scalefront.report import render
 
 EXIT_USAGE = 2
+#: A bug in scalefront (the core panicked): EX_SOFTWARE from sysexits.h, distinct from bad input.
+EXIT_INTERNAL = 70
 
 _SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 
@@ -578,6 +580,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ScalefrontError as err:
         print(f"scalefront: error: {message_of(err)}", file=sys.stderr)
         return EXIT_USAGE
+    except InternalError as err:
+        print(f"scalefront: internal error (a bug, please report it): {message_of(err)}", file=sys.stderr)
+        return EXIT_INTERNAL
     except KeyboardInterrupt:
         print("scalefront: interrupted; nothing was written", file=sys.stderr)
         return 130

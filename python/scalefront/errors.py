@@ -1,17 +1,65 @@
-"""The exceptions scalefront raises. Every one derives from :class:`ScalefrontError`.
+"""The exceptions scalefront raises.
 
-- :class:`ConfigurationError` (raised by the Rust core): an invalid figure or an impossible parallelism;
-  ``err.args`` is (message, category, field or None), the category naming the failure (``"tp_heads"``,
-  ``"gpu_count_mismatch"``, ...).
+Bad input (the caller can fix it) derives from :class:`ScalefrontError`; the command line prints its message as one
+line and exits with status 2:
+
+- :class:`ConfigurationError` (raised by the Rust core): an invalid figure or an impossible parallelism. It has
+  ``.message`` (one plain line), ``.category`` (a stable name from :data:`CATEGORIES`, e.g. ``"tp_heads"``) and
+  ``.field`` (the input it is about, e.g. ``"tp"``).
 - :class:`CatalogError`: a malformed catalog, scenario or model file, or an unknown name.
 - :class:`UsageError`: a bad argument to the Python API or the command line.
+
+:class:`InternalError` is a bug in scalefront (the Rust core panicked), never bad input: it does not derive from
+:class:`ScalefrontError`, keeps the panic's message, and the command line exits with status 70 (EX_SOFTWARE).
 """
 
 from __future__ import annotations
 
-from scalefront._core import ConfigurationError, ScalefrontError
+__all__ = [
+    "CATEGORIES",
+    "CatalogError",
+    "ConfigurationError",
+    "InternalError",
+    "ScalefrontError",
+    "UsageError",
+    "message_of",
+]
 
-__all__ = ["CatalogError", "ConfigurationError", "ScalefrontError", "UsageError", "message_of"]
+#: Every category a :class:`ConfigurationError` can carry, with what it means (the core's list, in its order;
+#: a test checks the two agree).
+CATEGORIES: dict[str, str] = {
+    "invalid_figure": "a hardware, price or workload figure out of its range (negative, NaN, zero where it divides)",
+    "zero_degree": "a parallel degree, batch size or stage count below 1",
+    "gpu_count_mismatch": "tp x pp x dp x cp differs from the GPU count",
+    "tp_heads": "tp does not divide the attention heads and the KV heads",
+    "pp_layers": "more pipeline stages (pp x vpp) than layers",
+    "vpp_without_pp": "interleaved virtual stages without pipeline parallelism",
+    "vpp_micro_batches": "the interleaved schedule needs a micro-batch count that is a multiple of pp",
+    "global_batch": "the global batch is not a multiple of dp x micro-batch",
+    "cp_seq_len": "the sequence length is not a multiple of 2 x cp",
+    "ep_dense": "expert parallelism on a dense model",
+    "ep_experts": "ep does not divide the number of experts",
+    "ep_dp": "ep does not divide dp x cp",
+    "zero_stage": "a ZeRO stage other than 0-3",
+    "fp8_unsupported": "FP8 on a GPU without FP8 tensor cores",
+}
+
+
+class ScalefrontError(Exception):
+    """Base class of every bad-input error scalefront raises."""
+
+
+class ConfigurationError(ScalefrontError):
+    """A configuration the model cannot evaluate."""
+
+    def __init__(self, message: str, category: str, field: str | None = None):
+        super().__init__(message, category, field)
+        self.message = message
+        self.category = category
+        self.field = field
+
+    def __str__(self) -> str:
+        return self.message
 
 
 class CatalogError(ScalefrontError):
@@ -22,8 +70,11 @@ class UsageError(ScalefrontError, ValueError):
     """A bad argument to the API or the command line."""
 
 
+class InternalError(RuntimeError):
+    """A bug in scalefront: the Rust core panicked. The message is the panic's."""
+
+
 def message_of(err: BaseException) -> str:
-    """The one-line human message of a scalefront error."""
-    if isinstance(err, ConfigurationError) and err.args:
-        return str(err.args[0])
-    return str(err)
+    """The one-line human message of an error."""
+    text = str(err).strip()
+    return " ".join(text.splitlines()) if text else type(err).__name__

@@ -1,27 +1,20 @@
 """``scalefront.evaluate``: one training configuration in, a typed and explained answer out.
 
-This module names things from the catalogs, fills in defaults, converts catalog units (TFLOP/s, GB, Gb/s,
-µs) to SI and calls the Rust core, which owns every formula.
+This module names things from the catalogs, fills in defaults and calls the Rust core, which owns every formula
+and every unit conversion of a result. The result type, :class:`~scalefront.Evaluation`, is generated from the
+core's schema (see :mod:`scalefront.schema`).
 """
 
 from __future__ import annotations
 
-import difflib
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from scalefront import _core
-from scalefront.catalog import (
-    Catalog,
-    FabricEntry,
-    GpuEntry,
-    ModelEntry,
-    ReliabilityEntry,
-    ScaleUpEntry,
-    load_model_file,
-)
+from scalefront._evaluation import Breakdown, Evaluation, HiddenComm, Memory
+from scalefront.catalog import Catalog, ModelEntry, apply_price_overrides, load_model_file
 from scalefront.errors import UsageError
 
 __all__ = [
@@ -58,6 +51,16 @@ class Overlap:
     tp: float = 0.0
     pp: float = 0.0
     ep: float = 0.0
+
+    def label(self) -> str:
+        """The mode's name when it is one (none, dp, full), else ``dp=..,tp=..,pp=..,ep=..``."""
+        for name, mode in OVERLAP_MODES.items():
+            if mode == self:
+                return name
+        return ",".join(f"{k}={v:g}" for k, v in vars(self).items())
+
+    def core_spec(self) -> dict[str, float]:
+        return {"dp": self.dp, "tp": self.tp, "pp": self.pp, "ep": self.ep}
 
 
 #: Named overlap modes: ``none``; ``dp`` = Megatron's overlapped gradient reduce-scatter and parameter
@@ -106,118 +109,6 @@ def _fraction_overlap(parts: dict[str, float], shown: object) -> Overlap:
     return Overlap(**parts)
 
 
-@dataclass(frozen=True)
-class Breakdown:
-    """Step time by component, seconds; the components add up to the step time. Communication is the exposed
-    part only (see :class:`HiddenComm` for what hid behind compute)."""
-
-    compute_s: float
-    recompute_s: float
-    tp_comm_s: float
-    pp_comm_s: float
-    dp_comm_s: float
-    cp_comm_s: float
-    ep_comm_s: float
-    bubble_s: float
-    optimizer_s: float
-
-
-@dataclass(frozen=True)
-class HiddenComm:
-    """Communication hidden behind compute, seconds per step."""
-
-    tp_comm_s: float
-    pp_comm_s: float
-    dp_comm_s: float
-    cp_comm_s: float
-    ep_comm_s: float
-
-
-@dataclass(frozen=True)
-class Memory:
-    """Memory of the busiest GPU, bytes."""
-
-    weights_bytes: float
-    gradients_bytes: float
-    optimizer_bytes: float
-    activations_bytes: float
-    reserve_bytes: float
-    total_bytes: float
-    hbm_bytes: float
-    margin_bytes: float
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    """The model's answer for one configuration: the inputs as resolved (defaults filled in), then results.
-
-    ``feasible`` is False when the busiest GPU needs more memory than its HBM; ``reason`` then says by how
-    much. Times are per optimizer step unless named otherwise; ``cost_to_train_usd`` is in ``cost_mode``.
-    """
-
-    # Inputs, as resolved.
-    model: str
-    gpu: str
-    gpus: int
-    scale_up: str
-    fabric: str
-    topology: str
-    oversubscription: float
-    tp: int
-    pp: int
-    dp: int
-    cp: int
-    ep: int
-    vpp: int
-    micro_batch: int
-    global_batch: int
-    seq_len: int
-    recompute: str
-    zero: int
-    sequence_parallel: bool
-    overlap: Overlap
-    precision: str
-    flash_attention: bool
-    tokens: float
-    cost_mode: str
-    # Results.
-    feasible: bool
-    reason: str | None
-    step_time_s: float
-    tokens_per_s: float
-    mfu: float
-    hfu: float
-    tflops_per_gpu: float
-    scaling_efficiency: float
-    memory_per_gpu_gb: float
-    breakdown: Breakdown
-    hidden: HiddenComm
-    memory: Memory
-    micro_batches: int
-    steps: float
-    time_to_train_s: float
-    time_to_train_days: float
-    energy_mwh: float
-    cost_to_train_usd: float
-    cost_rent_usd: float
-    cost_own_usd: float
-    capex_usd: float
-    network_capex_usd: float
-    it_power_w: float
-    network_tiers: int
-    network_switches: float
-    interruptions_per_day: float
-    checkpoint_interval_s: float
-    goodput: float
-    params_total: float
-    params_active: float
-    model_flops_per_token: float
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (nested breakdown, hidden, memory and overlap)."""
-        return asdict(self)
-
-
 def _resolve_model(model: str | Path | ModelEntry, catalog: Catalog) -> tuple[str, ModelEntry]:
     if isinstance(model, ModelEntry):
         return model.name, model
@@ -226,98 +117,6 @@ def _resolve_model(model: str | Path | ModelEntry, catalog: Catalog) -> tuple[st
         entry = load_model_file(text)
         return text, entry
     return text, catalog.model(text)
-
-
-def _prices(
-    catalog: Catalog, gpu: str, fabric: str, scale_up: str, overrides: dict[str, float] | None
-) -> dict[str, float]:
-    prices: dict[str, float] = {}
-    prices.update(catalog.gpu_price(gpu).model_dump())
-    prices.update(catalog.fabric_price(fabric).model_dump())
-    prices.update(catalog.scale_up_price(scale_up).model_dump())
-    prices.update(catalog.economics_or_error().model_dump())
-    for key, value in (overrides or {}).items():
-        if key not in prices:
-            close = difflib.get_close_matches(key, list(prices), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(sorted(prices))}"
-            raise UsageError(f"unknown price {key!r}{hint}")
-        if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
-            raise UsageError(f"price {key}={value!r}: expected a finite number >= 0")
-        prices[key] = float(value)
-    return prices
-
-
-# Catalog entries in the SI units the core takes. The one place catalog units are converted.
-
-
-def gpu_dict(g: GpuEntry) -> dict[str, Any]:
-    return {
-        "peak_bf16_flops": g.peak_bf16_tflops * 1e12,
-        "peak_fp8_flops": g.peak_fp8_tflops * 1e12,
-        "hbm_bytes": g.hbm_gb * 1e9,
-        "hbm_bytes_per_s": g.hbm_gbytes_per_s * 1e9,
-        "tdp_w": g.tdp_w,
-        "gemm_efficiency": g.gemm_efficiency,
-        "gemm_efficiency_fp8": g.gemm_efficiency_fp8,
-        "attention_efficiency": g.attention_efficiency,
-        "hbm_efficiency": g.hbm_efficiency,
-        "sustained_efficiency": g.sustained_efficiency,
-        "runtime_reserve_bytes": g.runtime_reserve_gb * 1e9,
-        "server_gpus": g.server_gpus,
-        "host_power_w": g.host_power_w,
-    }
-
-
-def scale_up_dict(s: ScaleUpEntry) -> dict[str, Any]:
-    return {
-        "bytes_per_s": s.gbytes_per_s * 1e9,
-        "domain_gpus": s.domain_gpus,
-        "step_latency_s": s.step_latency_us * 1e-6,
-        "ring_efficiency": s.ring_efficiency,
-        "in_switch_allreduce_efficiency": s.in_switch_allreduce_efficiency,
-        "switch_trays_per_domain": s.switch_trays_per_domain,
-    }
-
-
-def reliability_dict(r: ReliabilityEntry) -> dict[str, Any]:
-    return r.model_dump(exclude={"name"})
-
-
-def fabric_dict(f: FabricEntry) -> dict[str, Any]:
-    return {
-        "link_bytes_per_s": f.link_gbps * 1e9 / 8,
-        "links_per_gpu": f.links_per_gpu,
-        "efficiency": f.efficiency,
-        "congestion_efficiency": f.congestion_efficiency,
-        "nic_latency_s": f.nic_latency_us * 1e-6,
-        "switch_hop_latency_s": f.switch_hop_latency_us * 1e-6,
-        "switch_radix": f.switch_radix,
-        "in_network_reduction_efficiency": f.in_network_reduction_efficiency,
-    }
-
-
-def model_dict(m: ModelEntry) -> dict[str, Any]:
-    moe = None
-    if m.is_moe:
-        moe = {
-            "experts": m.moe_experts,
-            "top_k": m.moe_top_k,
-            "ffn_hidden": m.moe_ffn_hidden,
-            "shared_experts": m.moe_shared_experts,
-            "first_dense_layers": m.moe_first_dense_layers,
-        }
-    return {
-        "layers": m.layers,
-        "hidden": m.hidden,
-        "heads": m.heads,
-        "kv_heads": m.kv_heads,
-        "head_dim": m.head_dim,
-        "ffn_hidden": m.ffn_hidden,
-        "gated_mlp": m.gated_mlp,
-        "vocab": m.vocab,
-        "tied_embeddings": m.tied_embeddings,
-        "moe": moe,
-    }
 
 
 def _default_global_batch(seq_len: int, dp: int, micro_batch: int, pp: int, vpp: int) -> int:
@@ -416,15 +215,14 @@ def evaluate(
     _choice("cost_mode", cost_mode, ("rent", "own"))
     ov = parse_overlap(overlap)
     over = topo.oversubscription if oversubscription is None else oversubscription
-    price = _prices(cat, gpu, fabric, scale_up_name, prices)
-    rel = cat.reliability_profile(reliability)
-
+    price = cat.prices(gpu, fabric, scale_up_name, cost_mode)
+    apply_price_overrides(price, prices or {})
     config = {
-        "model": model_dict(m),
-        "gpu": gpu_dict(gpu_entry),
-        "scale_up": scale_up_dict(su),
-        "fabric": fabric_dict(fab),
-        "topology": {"kind": topo.kind, "oversubscription": over, "rail_group_nodes": topo.rail_group_nodes},
+        "model": m.core_spec(),
+        "gpu": gpu_entry.core_spec(),
+        "scale_up": su.core_spec(),
+        "fabric": fab.core_spec(),
+        "topology": topo.core_spec(over),
         "prices": price,
         "gpus": gpus,
         "parallelism": {
@@ -446,84 +244,33 @@ def evaluate(
             "precision": precision,
             "flash_attention": bool(flash_attention),
         },
-        "overlap": {"dp": ov.dp, "tp": ov.tp, "pp": ov.pp, "ep": ov.ep},
-        "reliability": reliability_dict(rel),
+        "overlap": ov.core_spec(),
+        "reliability": cat.reliability_profile(reliability).core_spec(),
     }
-    r = _core.evaluate(config)
-    mem = Memory(
-        weights_bytes=r["weights_bytes"],
-        gradients_bytes=r["gradients_bytes"],
-        optimizer_bytes=r["optimizer_bytes"],
-        activations_bytes=r["activations_bytes"],
-        reserve_bytes=r["reserve_bytes"],
-        total_bytes=r["memory_per_gpu_bytes"],
-        hbm_bytes=r["hbm_bytes"],
-        margin_bytes=r["memory_margin_bytes"],
-    )
-    reason = None
-    if not r["feasible"]:
-        reason = (
-            f"out of memory: needs {mem.total_bytes / 1e9:.1f} GB per GPU, "
-            f"{gpu} has {mem.hbm_bytes / 1e9:.0f} GB ({-mem.margin_bytes / 1e9:.1f} GB over)"
-        )
-    return Evaluation(
-        model=model_name,
-        gpu=gpu,
-        gpus=gpus,
-        scale_up=scale_up_name,
-        fabric=fabric,
-        topology=topology,
-        oversubscription=float(over),
-        tp=tp,
-        pp=pp,
-        dp=dp,
-        cp=cp,
-        ep=ep,
-        vpp=vpp,
-        micro_batch=micro_batch,
-        global_batch=global_batch,
-        seq_len=seq_len,
-        recompute=recompute,
-        zero=zero,
-        sequence_parallel=bool(sequence_parallel),
-        overlap=ov,
-        precision=precision,
-        flash_attention=bool(flash_attention),
-        tokens=float(tokens),
-        cost_mode=cost_mode,
-        feasible=r["feasible"],
-        reason=reason,
-        step_time_s=r["step_time_s"],
-        tokens_per_s=r["tokens_per_s"],
-        mfu=r["mfu"],
-        hfu=r["hfu"],
-        tflops_per_gpu=r["tflops_per_gpu"],
-        scaling_efficiency=r["scaling_efficiency"],
-        memory_per_gpu_gb=mem.total_bytes / 1e9,
-        breakdown=Breakdown(**{f.name: r[f.name] for f in fields(Breakdown)}),
-        hidden=HiddenComm(**{f.name: r[f.name.replace("_comm_s", "_comm_hidden_s")] for f in fields(HiddenComm)}),
-        memory=mem,
-        micro_batches=r["micro_batches"],
-        steps=r["steps"],
-        time_to_train_s=r["time_to_train_s"],
-        time_to_train_days=r["time_to_train_s"] / 86400.0,
-        energy_mwh=r["energy_j"] / 3.6e9,
-        cost_to_train_usd=r["cost_rent_usd"] if cost_mode == "rent" else r["cost_own_usd"],
-        cost_rent_usd=r["cost_rent_usd"],
-        cost_own_usd=r["cost_own_usd"],
-        capex_usd=r["capex_usd"],
-        network_capex_usd=r["network_capex_usd"],
-        it_power_w=r["it_power_w"],
-        network_tiers=r["network_tiers"],
-        network_switches=r["network_switches"],
-        interruptions_per_day=r["interruptions_per_day"],
-        checkpoint_interval_s=r["checkpoint_interval_s"],
-        goodput=r["goodput"],
-        params_total=r["params_total"],
-        params_active=r["params_active"],
-        model_flops_per_token=r["model_flops_per_token"],
-    )
-
-
-#: Field names of :class:`Evaluation`, in order (the JSON and later CSV schema).
-EVALUATION_FIELDS = [f.name for f in fields(Evaluation)]
+    inputs: dict[str, Any] = {
+        "model": model_name,
+        "gpu": gpu,
+        "gpus": gpus,
+        "scale_up": scale_up_name,
+        "fabric": fabric,
+        "topology": topology,
+        "oversubscription": float(over),
+        "tp": tp,
+        "pp": pp,
+        "dp": dp,
+        "cp": cp,
+        "ep": ep,
+        "vpp": vpp,
+        "micro_batch": micro_batch,
+        "global_batch": global_batch,
+        "seq_len": seq_len,
+        "recompute": recompute,
+        "zero": zero,
+        "sequence_parallel": bool(sequence_parallel),
+        "overlap": ov.label(),
+        "precision": precision,
+        "flash_attention": bool(flash_attention),
+        "tokens": float(tokens),
+        "cost_mode": cost_mode,
+    }
+    return Evaluation(**inputs, **_core.evaluate(config))

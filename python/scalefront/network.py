@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from scalefront import _core
-from scalefront.catalog import Catalog
+from scalefront.catalog import Catalog, apply_price_overrides
 from scalefront.errors import UsageError
-from scalefront.model import _positive_int, _prices, builtin_catalog, fabric_dict, gpu_dict, scale_up_dict
+from scalefront.model import _positive_int, builtin_catalog
 
 __all__ = ["bom"]
 
@@ -37,13 +37,15 @@ def bom(
     over = topo.oversubscription if oversubscription is None else oversubscription
     if not (isinstance(over, (int, float)) and over >= 1):
         raise UsageError(f"oversubscription={over!r}: expected a ratio >= 1 (1 = non-blocking)")
+    price = cat.prices(gpu, fabric, su_name)
+    apply_price_overrides(price, prices or {})
     result = _core.network_bom(
         {
-            "gpu": gpu_dict(gpu_entry),
-            "scale_up": scale_up_dict(cat.scale_up_domain(su_name)),
-            "fabric": fabric_dict(fabric_entry),
-            "topology": {"kind": topo.kind, "oversubscription": float(over), "rail_group_nodes": topo.rail_group_nodes},
-            "prices": _prices(cat, gpu, fabric, su_name, prices),
+            "gpu": gpu_entry.core_spec(),
+            "scale_up": cat.scale_up_domain(su_name).core_spec(),
+            "fabric": fabric_entry.core_spec(),
+            "topology": topo.core_spec(over),
+            "prices": price,
             "gpus": gpus,
         }
     )

@@ -41,7 +41,6 @@ def _count(x: float) -> str:
 
 
 def render(e: Evaluation) -> str:
-    ov = e.overlap
     lines = [
         f"{e.model} on {e.gpus:,} x {e.gpu} ({e.scale_up}) over {e.fabric}, {e.topology} "
         f"{e.oversubscription:g}:1, {e.network_tiers} switch tier{'s' if e.network_tiers != 1 else ''}",
@@ -51,7 +50,7 @@ def render(e: Evaluation) -> str:
         f"global batch {e.global_batch} x {e.seq_len} tokens",
         f"  settings   ZeRO-{e.zero}, recompute {e.recompute}, "
         f"sequence parallel {'on' if e.sequence_parallel else 'off'}, "
-        f"{e.precision}, overlap dp {ov.dp:g} tp {ov.tp:g} pp {ov.pp:g} ep {ov.ep:g}",
+        f"{e.precision}, overlap {e.overlap}",
         "",
     ]
     if not e.feasible:
@@ -68,14 +67,14 @@ def render(e: Evaluation) -> str:
             continue
         share = value / e.step_time_s
         lines.append(f"  {label:<16}{_seconds(value)} {share:6.1%}  {_bar(share)}")
-    hidden = [(k.removesuffix("_comm_s").upper(), v) for k, v in vars(e.hidden).items() if v > 0]
+    hidden = [(k.removesuffix("_comm_hidden_s").upper(), v) for k, v in vars(e.hidden).items() if v > 0]
     if hidden:
         lines.append("  hidden behind compute: " + ", ".join(f"{k} {_seconds(v).strip()}" for k, v in hidden))
     m = e.memory
     lines += [
         "",
-        f"memory per GPU {m.total_bytes / 1e9:.1f} GB of {m.hbm_bytes / 1e9:.0f} GB "
-        f"(margin {m.margin_bytes / 1e9:+.1f} GB)",
+        f"memory per GPU {m.memory_per_gpu_bytes / 1e9:.1f} GB of {m.hbm_bytes / 1e9:.0f} GB "
+        f"(margin {m.memory_margin_bytes / 1e9:+.1f} GB)",
         f"  weights {m.weights_bytes / 1e9:.1f}  gradients {m.gradients_bytes / 1e9:.1f}  optimizer "
         f"{m.optimizer_bytes / 1e9:.1f}  activations {m.activations_bytes / 1e9:.1f}  "
         f"reserve {m.reserve_bytes / 1e9:.1f} GB",

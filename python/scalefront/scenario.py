@@ -17,15 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from scalefront import _core
 from scalefront.catalog import Catalog, ModelEntry, _first_error, _parse_toml, _read, load_model_file
 from scalefront.errors import CatalogError
-from scalefront.model import (
-    builtin_catalog,
-    fabric_dict,
-    gpu_dict,
-    model_dict,
-    parse_overlap,
-    reliability_dict,
-    scale_up_dict,
-)
+from scalefront.model import builtin_catalog, parse_overlap
 
 __all__ = ["AXES", "DEFAULT_SCENARIO", "OBJECTIVES", "Scenario", "builtin_scenarios", "load_scenario"]
 
@@ -320,7 +312,7 @@ def build_scenario(
         over = entry.oversubscription if choice.oversubscription is None else choice.oversubscription
         topo_names.append(choice.name)
         oversubs.append(float(over))
-        topos.append({"kind": entry.kind, "oversubscription": float(over), "rail_group_nodes": entry.rail_group_nodes})
+        topos.append(entry.core_spec(over))
 
     # Prices: catalog, then scalar overrides for all entries, then per-entry tables.
     scalar = {k: v for k, v in econ.prices.items() if not isinstance(v, dict)}
@@ -343,8 +335,8 @@ def build_scenario(
         all_price_keys |= set(cat.gpu_price(g).model_dump())
     for f in cl.fabric:
         all_price_keys |= set(cat.fabric_price(f).model_dump())
-    economics = cat.economics_or_error().model_dump()
-    all_price_keys |= set(economics)
+    economics = {**cat.economics_or_error().model_dump(), "cost_mode": econ.mode}
+    all_price_keys |= set(economics) - {"cost_mode"}
     for key in list(scalar) + [k for table in per_entry.values() for k in table]:
         if key not in all_price_keys:
             close = difflib.get_close_matches(key, sorted(all_price_keys), n=1)
@@ -356,11 +348,12 @@ def build_scenario(
 
     gpu_options = []
     for gid, g in zip(cl.gpu, gpus, strict=True):
-        prices = priced("gpu", gid, cat.gpu_price(gid))
         allowed = [scale_up_names.index(g.default_scale_up if s == "default" else s) for s in cl.scale_up]
-        gpu_options.append({"spec": gpu_dict(g), "scale_ups": sorted(set(allowed)), **prices})
+        gpu_options.append(
+            {"spec": g.core_spec(), "prices": priced("gpu", gid, cat.gpu_price(gid)), "scale_ups": sorted(set(allowed))}
+        )
     fabric_options = [
-        {"spec": fabric_dict(f), **priced("fabric", fid, cat.fabric_price(fid))}
+        {"spec": f.core_spec(), "prices": priced("fabric", fid, cat.fabric_price(fid))}
         for fid, f in zip(cl.fabric, fabrics, strict=True)
     ]
     overlap_names = [str(o) for o in par.overlap]
@@ -375,13 +368,16 @@ def build_scenario(
         if a not in AXES:
             raise CatalogError(f"{file}: group-by axis {a!r} is not one of {', '.join(AXES)}")
     space = {
-        "model": model_dict(model),
+        "model": model.core_spec(),
         "global_batch": wl.global_batch,
         "seq_len": seq_len,
         "tokens": float(wl.tokens),
         "flash_attention": wl.flash_attention,
         "gpus": gpu_options,
-        "scale_ups": [scale_up_dict(s) for s in scale_ups],
+        "scale_ups": [
+            {"spec": su.core_spec(), "prices": cat.scale_up_price(name).model_dump()}
+            for name, su in zip(scale_up_names, scale_ups, strict=True)
+        ],
         "gpu_counts": gpu_counts,
         "fabrics": fabric_options,
         "topologies": topos,
@@ -400,15 +396,7 @@ def build_scenario(
             {k: min(1.0, max(0.0, v * overlap_scale)) for k, v in vars(parse_overlap(o)).items()} for o in par.overlap
         ],
         "economics": economics,
-        "reliability": reliability_dict(_lookup_reliability(cat, econ.reliability, bad)),
-        "scale_up_trays": [
-            {
-                "switch_tray_usd": cat.scale_up_price(s).switch_tray_usd,
-                "switch_tray_w": cat.scale_up_price(s).switch_tray_w,
-            }
-            for s in scale_up_names
-        ],
-        "cost_mode": econ.mode,
+        "reliability": _lookup_reliability(cat, econ.reliability, bad).core_spec(),
         "objectives": minimize,
         "group_by": groups,
     }

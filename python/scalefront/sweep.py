@@ -17,82 +17,14 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from scalefront import _core
+from scalefront import _core, schema
 from scalefront.scenario import Scenario
 
 __all__ = ["COLUMNS", "Progress", "SweepResult", "best_per", "label_rows", "objective_column", "pareto", "run_sweep"]
 
-#: Column order of every exported frame: inputs (names as `scalefront eval` flags and `--json` keys), then
-#: results (units in the names).
-INPUT_COLUMNS = [
-    "model",
-    "gpu",
-    "gpus",
-    "scale_up",
-    "fabric",
-    "topology",
-    "oversubscription",
-    "tp",
-    "pp",
-    "dp",
-    "cp",
-    "ep",
-    "vpp",
-    "micro_batch",
-    "global_batch",
-    "seq_len",
-    "recompute",
-    "zero",
-    "sequence_parallel",
-    "overlap",
-    "precision",
-    "flash_attention",
-    "tokens",
-    "cost_mode",
-]
-OUTPUT_COLUMNS = [
-    "feasible",
-    "step_time_s",
-    "tokens_per_s",
-    "mfu",
-    "hfu",
-    "tflops_per_gpu",
-    "scaling_efficiency",
-    "memory_per_gpu_gb",
-    "memory_margin_gb",
-    "compute_s",
-    "recompute_s",
-    "tp_comm_s",
-    "pp_comm_s",
-    "dp_comm_s",
-    "cp_comm_s",
-    "ep_comm_s",
-    "bubble_s",
-    "optimizer_s",
-    "tp_comm_hidden_s",
-    "pp_comm_hidden_s",
-    "dp_comm_hidden_s",
-    "cp_comm_hidden_s",
-    "ep_comm_hidden_s",
-    "micro_batches",
-    "steps",
-    "time_to_train_s",
-    "time_to_train_days",
-    "energy_mwh",
-    "cost_to_train_usd",
-    "cost_rent_usd",
-    "cost_own_usd",
-    "usd_per_million_tokens",
-    "capex_usd",
-    "network_capex_usd",
-    "it_power_w",
-    "network_tiers",
-    "network_switches",
-    "interruptions_per_day",
-    "checkpoint_interval_s",
-    "goodput",
-]
-COLUMNS = INPUT_COLUMNS + OUTPUT_COLUMNS
+#: Column order of every exported frame: the core's schema (inputs, then metrics; see scalefront.schema).
+COLUMNS = schema.COLUMNS
+_DTYPES = {"float": pl.Float64, "count": pl.Int64, "flag": pl.Boolean, "text": pl.Utf8}
 
 
 @dataclass
@@ -142,103 +74,47 @@ def objective_column(name: str) -> tuple[str, bool]:
 
 
 def label_rows(columns: dict[str, np.ndarray], scenario: Scenario) -> pl.DataFrame:
-    """Engine columns (axis indices, SI metrics) to a labelled frame in the export schema."""
+    """Engine columns (axis indices and degrees, metrics by the core's schema) to a labelled frame in the export
+    schema."""
     space = scenario.space
     n = len(columns["tp"])
 
-    def pick(values: list[Any], key: str) -> pl.Series:
-        return pl.Series(key, np.asarray(values, dtype=object)[columns[key]] if n else [], dtype=pl.Utf8)
+    def pick(values: list[Any], key: str) -> np.ndarray:
+        table = np.asarray(values, dtype=object if isinstance(values[0], str) else None)
+        return table[columns[key]]
 
-    def pick_num(values: list[Any], key: str, dtype: Any) -> pl.Series:
-        return pl.Series(key, np.asarray(values)[columns[key]] if n else [], dtype=dtype)
+    def const(value: Any) -> np.ndarray:
+        return np.full(n, value, dtype=object if isinstance(value, str) else None)
 
-    cost_mode = space["cost_mode"]
-    cost_col = "cost_rent_usd" if cost_mode == "rent" else "cost_own_usd"
-    tokens = float(space["tokens"])
-    data = {
-        "model": pl.Series("model", [scenario.model_name] * n, dtype=pl.Utf8),
+    inputs: dict[str, Any] = {
+        "model": const(scenario.model_name),
         "gpu": pick(scenario.gpu_names, "gpu"),
-        "gpus": pick_num(scenario.gpu_counts, "gpus", pl.Int64),
+        "gpus": pick(scenario.gpu_counts, "gpus"),
         "scale_up": pick(scenario.scale_up_names, "scale_up"),
         "fabric": pick(scenario.fabric_names, "fabric"),
         "topology": pick(scenario.topology_names, "topology"),
-        "oversubscription": pl.Series(
-            "oversubscription",
-            np.asarray(scenario.oversubscriptions)[columns["topology"]] if n else [],
-            dtype=pl.Float64,
-        ),
-        "tp": pl.Series("tp", columns["tp"], dtype=pl.Int64),
-        "pp": pl.Series("pp", columns["pp"], dtype=pl.Int64),
-        "dp": pl.Series("dp", columns["dp"], dtype=pl.Int64),
-        "cp": pl.Series("cp", columns["cp"], dtype=pl.Int64),
-        "ep": pl.Series("ep", columns["ep"], dtype=pl.Int64),
-        "vpp": pick_num(space["vpp"], "vpp", pl.Int64),
-        "micro_batch": pick_num(space["micro_batch"], "micro_batch", pl.Int64),
-        "global_batch": pl.Series("global_batch", [space["global_batch"]] * n, dtype=pl.Int64),
-        "seq_len": pl.Series("seq_len", [space["seq_len"]] * n, dtype=pl.Int64),
+        "oversubscription": pick(scenario.oversubscriptions, "topology"),
+        "tp": columns["tp"],
+        "pp": columns["pp"],
+        "dp": columns["dp"],
+        "cp": columns["cp"],
+        "ep": columns["ep"],
+        "vpp": pick(space["vpp"], "vpp"),
+        "micro_batch": pick(space["micro_batch"], "micro_batch"),
+        "global_batch": const(space["global_batch"]),
+        "seq_len": const(space["seq_len"]),
         "recompute": pick(space["recompute"], "recompute"),
-        "zero": pick_num(space["zero"], "zero", pl.Int64),
-        "sequence_parallel": pl.Series(
-            "sequence_parallel",
-            np.asarray(space["sequence_parallel"])[columns["sequence_parallel"]] if n else [],
-            dtype=pl.Boolean,
-        ),
+        "zero": pick(space["zero"], "zero"),
+        "sequence_parallel": pick(space["sequence_parallel"], "sequence_parallel"),
         "overlap": pick(scenario.overlap_names, "overlap"),
         "precision": pick(space["precisions"], "precision"),
-        "flash_attention": pl.Series("flash_attention", [space["flash_attention"]] * n, dtype=pl.Boolean),
-        "tokens": pl.Series("tokens", [tokens] * n, dtype=pl.Float64),
-        "cost_mode": pl.Series("cost_mode", [cost_mode] * n, dtype=pl.Utf8),
+        "flash_attention": const(space["flash_attention"]),
+        "tokens": const(float(space["tokens"])),
+        "cost_mode": const(space["economics"]["cost_mode"]),
     }
-    frame = pl.DataFrame(data)
-    m = {k: columns[k] for k in columns if k not in data}
-    frame = frame.with_columns(
-        pl.lit(True).alias("feasible"),
-        *[
-            pl.Series(k, m[k])
-            for k in (
-                "step_time_s",
-                "tokens_per_s",
-                "mfu",
-                "hfu",
-                "tflops_per_gpu",
-                "scaling_efficiency",
-                "compute_s",
-                "recompute_s",
-                "tp_comm_s",
-                "pp_comm_s",
-                "dp_comm_s",
-                "cp_comm_s",
-                "ep_comm_s",
-                "bubble_s",
-                "optimizer_s",
-                "tp_comm_hidden_s",
-                "pp_comm_hidden_s",
-                "dp_comm_hidden_s",
-                "cp_comm_hidden_s",
-                "ep_comm_hidden_s",
-                "steps",
-                "time_to_train_s",
-                "cost_rent_usd",
-                "cost_own_usd",
-                "capex_usd",
-                "network_capex_usd",
-                "it_power_w",
-                "network_switches",
-                "interruptions_per_day",
-                "checkpoint_interval_s",
-                "goodput",
-            )
-        ],
-        pl.Series("memory_per_gpu_gb", m["memory_per_gpu_bytes"] / 1e9),
-        pl.Series("memory_margin_gb", m["memory_margin_bytes"] / 1e9),
-        pl.Series("micro_batches", m["micro_batches"]).cast(pl.Int64),
-        pl.Series("network_tiers", m["network_tiers"]).cast(pl.Int64),
-        pl.Series("time_to_train_days", m["time_to_train_s"] / 86400.0),
-        pl.Series("energy_mwh", m["energy_j"] / 3.6e9),
-        pl.Series("cost_to_train_usd", m[cost_col]),
-        pl.Series("usd_per_million_tokens", m[cost_col] / (tokens / 1e6)),
-    )
-    return frame.select(COLUMNS)
+    series = [pl.Series(c.name, inputs[c.name], dtype=_DTYPES[c.kind]) for c in schema.INPUTS]
+    series += [pl.Series(m.name, columns[m.name], dtype=_DTYPES[m.kind]) for m in schema.METRICS]
+    return pl.DataFrame(series)
 
 
 def pareto(frame: pl.DataFrame, group_by: list[str], objectives: list[str]) -> pl.DataFrame:

@@ -183,8 +183,6 @@ def calibrate(catalog: Catalog | None = None) -> dict[str, tuple[float, list[str
 
 
 def collective_checks(catalog: Catalog | None = None) -> list[CollectiveCheck]:
-    from scalefront.model import fabric_dict, scale_up_dict
-
     cat = catalog or builtin_catalog()
     out = []
     for curve in load_table("collectives")["curve"]:
@@ -193,13 +191,9 @@ def collective_checks(catalog: Catalog | None = None) -> list[CollectiveCheck]:
         sizes = [float(p[0]) for p in curve["points"]]
         times = _core.collective_times(
             {
-                "scale_up": scale_up_dict(cat.scale_up_domain(curve["scale_up"])),
-                "fabric": fabric_dict(fabric),
-                "topology": {
-                    "kind": topo.kind,
-                    "oversubscription": topo.oversubscription,
-                    "rail_group_nodes": topo.rail_group_nodes,
-                },
+                "scale_up": cat.scale_up_domain(curve["scale_up"]).core_spec(),
+                "fabric": fabric.core_spec(),
+                "topology": topo.core_spec(),
                 "gpus": curve["gpus"],
                 "server_gpus": curve["gpus_per_node"],
                 "op": curve["op"],

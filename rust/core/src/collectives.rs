@@ -20,11 +20,13 @@ pub const TREE_BANDWIDTH_FRACTION: f64 = 0.92;
 /// Latency NCCL charges an NVLS (NVLink SHARP) collective per NVLink hop (src/graph/tuning.cc, hwLat NVLS: 25 us).
 pub const NVLS_LATENCY_S: f64 = 25e-6;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Collective {
-    AllReduce,
-    ReduceScatter,
-    AllGather,
+crate::named_enum! {
+    /// A collective operation, named as nccl-tests names its benchmarks (all_reduce_perf, ...).
+    pub enum Collective {
+        AllReduce = "all_reduce",
+        ReduceScatter = "reduce_scatter",
+        AllGather = "all_gather",
+    }
 }
 
 /// The links a configuration communicates over: the scale-up domain and the scale-out network.

@@ -65,7 +65,44 @@ pub enum ConfigError {
     Fp8NotSupported,
 }
 
+/// Every `ConfigError::category`, in a fixed order (sweeps count rejections by it; the Python layer documents and
+/// tests each).
+pub const CATEGORIES: [&str; 14] = [
+    "invalid_figure",
+    "zero_degree",
+    "gpu_count_mismatch",
+    "tp_heads",
+    "pp_layers",
+    "vpp_without_pp",
+    "vpp_micro_batches",
+    "global_batch",
+    "cp_seq_len",
+    "ep_dense",
+    "ep_experts",
+    "ep_dp",
+    "zero_stage",
+    "fp8_unsupported",
+];
+
 impl ConfigError {
+    /// The input field the failure is about, as the Python API and the command line name it.
+    pub fn field(&self) -> &'static str {
+        match self {
+            ConfigError::InvalidFigure { field, .. } | ConfigError::ZeroDegree { field } => field,
+            ConfigError::GpuCountMismatch { .. } => "gpus",
+            ConfigError::TpDoesNotDivideHeads { .. } => "tp",
+            ConfigError::PipelineDeeperThanLayers { .. } => "pp",
+            ConfigError::InterleavingNeedsPipeline { .. } | ConfigError::InterleavingMicroBatches { .. } => "vpp",
+            ConfigError::GlobalBatchNotDivisible { .. } => "global_batch",
+            ConfigError::CpDoesNotDivideSequence { .. } => "cp",
+            ConfigError::ExpertParallelOnDenseModel { .. }
+            | ConfigError::EpDoesNotDivideExperts { .. }
+            | ConfigError::EpDoesNotDivideDataParallel { .. } => "ep",
+            ConfigError::ZeroStageOutOfRange { .. } => "zero",
+            ConfigError::Fp8NotSupported => "precision",
+        }
+    }
+
     /// A short stable name of the failure, to count rejected configurations by reason.
     pub fn category(&self) -> &'static str {
         match self {
@@ -134,3 +171,30 @@ impl fmt::Display for ConfigError {
 }
 
 impl std::error::Error for ConfigError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_category_is_listed_once() {
+        let samples = [
+            ConfigError::InvalidFigure { field: "x", value: 0.0, expected: "" },
+            ConfigError::ZeroDegree { field: "tp" },
+            ConfigError::GpuCountMismatch { tp: 1, pp: 1, dp: 1, cp: 1, product: 1, gpus: 2 },
+            ConfigError::TpDoesNotDivideHeads { tp: 3, heads: 8, kv_heads: 8 },
+            ConfigError::PipelineDeeperThanLayers { stages: 9, layers: 8 },
+            ConfigError::InterleavingNeedsPipeline { vpp: 2 },
+            ConfigError::InterleavingMicroBatches { micro_batches: 3, pp: 2 },
+            ConfigError::GlobalBatchNotDivisible { global_batch: 3, dp: 2, micro_batch: 1 },
+            ConfigError::CpDoesNotDivideSequence { cp: 3, seq_len: 8 },
+            ConfigError::ExpertParallelOnDenseModel { ep: 2 },
+            ConfigError::EpDoesNotDivideExperts { ep: 3, experts: 8 },
+            ConfigError::EpDoesNotDivideDataParallel { ep: 4, dp_times_cp: 2 },
+            ConfigError::ZeroStageOutOfRange { stage: 4 },
+            ConfigError::Fp8NotSupported,
+        ];
+        let categories: Vec<&str> = samples.iter().map(ConfigError::category).collect();
+        assert_eq!(categories, CATEGORIES);
+    }
+}

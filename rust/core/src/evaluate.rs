@@ -3,9 +3,10 @@
 
 use crate::collectives::{exposed_and_hidden, Collective, Interconnect};
 use crate::compute::{dense_layer_forward, logits_forward_s, moe_layer_forward, Shard, Throughput, ACTIVATION_BYTES};
-use crate::economics::{run_cost, ClusterCost};
+use crate::economics::{run_cost, ClusterCost, RunCost};
 use crate::error::ConfigError;
-use crate::hardware::{FabricSpec, GpuSpec, PriceSpec, ScaleUpSpec, TopologySpec};
+use crate::hardware::{FabricSpec, GpuSpec, ScaleUpSpec, TopologySpec};
+use crate::prices::Prices;
 use crate::memory::{activation_bytes, model_state_bytes, LocalParams, MemoryPerGpu, GRADIENT_BYTES, WEIGHT_BYTES};
 use crate::parallelism::{Overlap, Parallelism, Precision, Recompute, Training};
 use crate::reliability::{goodput, Goodput, PartCounts, ReliabilitySpec};
@@ -22,13 +23,14 @@ pub const OPTIMIZER_STEP_BYTES_PER_PARAM: f64 = 28.0;
 
 /// Everything that describes one configuration.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "python", derive(pyo3::FromPyObject), pyo3(from_item_all))]
 pub struct Config {
     pub model: TransformerSpec,
     pub gpu: GpuSpec,
     pub scale_up: ScaleUpSpec,
     pub fabric: FabricSpec,
     pub topology: TopologySpec,
-    pub prices: PriceSpec,
+    pub prices: Prices,
     pub gpus: u32,
     pub parallelism: Parallelism,
     pub training: Training,
@@ -123,6 +125,10 @@ pub struct Evaluation {
     pub steps: f64,
     pub time_to_train_s: f64,
     pub energy_j: f64,
+    /// The run's cost in the economics' `cost_mode` (rent or own).
+    pub cost_to_train_usd: f64,
+    /// `cost_to_train_usd` per million training tokens.
+    pub usd_per_million_tokens: f64,
     pub cost_rent_usd: f64,
     pub cost_own_usd: f64,
     pub capex_usd: f64,
@@ -145,7 +151,7 @@ pub struct ClusterStage<'a> {
     pub gpu: &'a GpuSpec,
     pub scale_up: &'a ScaleUpSpec,
     pub fabric: &'a FabricSpec,
-    pub prices: &'a PriceSpec,
+    pub prices: &'a Prices,
     pub training: &'a Training,
     pub gpus: u32,
     goodput: Goodput,
@@ -181,7 +187,7 @@ impl<'a> ClusterStage<'a> {
         scale_up: &'a ScaleUpSpec,
         fabric: &'a FabricSpec,
         topology: &TopologySpec,
-        prices: &'a PriceSpec,
+        prices: &'a Prices,
         training: &'a Training,
         reliability: &ReliabilitySpec,
         gpus: u32,
@@ -191,8 +197,7 @@ impl<'a> ClusterStage<'a> {
         }
         let network = Network::new(fabric, topology, gpus, gpu.server_gpus);
         let parts = network.parts();
-        let domains = (gpus as f64 / scale_up.domain_gpus.max(1) as f64).ceil();
-        let switch_trays = domains * scale_up.switch_trays_per_domain;
+        let switch_trays = scale_up.switch_trays(gpus);
         let cost = ClusterCost::new(gpus, gpu, prices, &parts, switch_trays);
         let counts = PartCounts {
             gpus: gpus as f64,
@@ -351,124 +356,174 @@ pub fn evaluate(cfg: &Config) -> Result<Evaluation, ConfigError> {
 
 /// Stage 3: the schedule (vpp), recomputation, ZeRO stage and overlap; returns the full evaluation.
 /// `stage` must have been built for `par`'s degrees (a sweep reuses it across these inner choices).
-pub fn finish(
-    c: &ClusterStage,
-    s: &LayoutStage,
-    par: &Parallelism,
-    overlap: &Overlap,
-) -> Result<Evaluation, ConfigError> {
-    let lay = &s.layout;
-    check_schedule(c.model, par, lay.micro_batches)?;
-    let model = c.model;
-    let training = c.training;
-    let m = lay.micro_batches as f64;
-    let p = par.pp as f64;
-    let v = par.vpp as f64;
-    let layers = s.layers;
-    let moe_layers = s.moe_layers;
-    let dense_layers = layers - moe_layers;
-    let (dense, moe) = (&s.dense, &s.moe);
+pub fn finish(c: &ClusterStage, s: &LayoutStage, par: &Parallelism, overlap: &Overlap) -> Result<Evaluation, ConfigError> {
+    check_schedule(c.model, par, s.layout.micro_batches)?;
+    let mb = micro_batch_time(s, par, overlap);
+    let step = step_time(c, s, par, overlap, &mb);
+    let memory = memory_per_gpu(c, s, par);
+    Ok(summarise(c, s, par, step, memory))
+}
 
-    // Compute of one micro-batch on the busiest stage (its layers plus the output layer and loss).
-    let layers_forward_s = dense_layers * dense.total_s() + moe_layers * moe.total_s();
-    let compute_mb = 3.0 * (layers_forward_s + s.logits_forward_s);
-    let recompute_mb = match par.recompute {
+/// One micro-batch on the busiest stage: its compute and the TP, CP and EP communication around it.
+#[derive(Clone, Debug, Default)]
+struct MicroBatch {
+    /// Forward and backward of its layers plus the output layer and loss (no recomputation).
+    compute_s: f64,
+    recompute_s: f64,
+    tp_exposed_s: f64,
+    tp_hidden_s: f64,
+    cp_exposed_s: f64,
+    cp_hidden_s: f64,
+    ep_exposed_s: f64,
+    ep_hidden_s: f64,
+}
+
+impl MicroBatch {
+    /// Wall time of the micro-batch: compute, recomputation and exposed communication.
+    fn total_s(&self) -> f64 {
+        self.compute_s + self.recompute_s + self.tp_exposed_s + self.cp_exposed_s + self.ep_exposed_s
+    }
+    /// Compute time not yet spent hiding this micro-batch's own TP, CP and EP traffic.
+    fn spare_compute_s(&self) -> f64 {
+        self.compute_s + self.recompute_s - self.tp_hidden_s - self.cp_hidden_s - self.ep_hidden_s
+    }
+}
+
+fn micro_batch_time(s: &LayoutStage, par: &Parallelism, overlap: &Overlap) -> MicroBatch {
+    let dense_layers = s.layers - s.moe_layers;
+    let (dense, moe) = (&s.dense, &s.moe);
+    let layers_forward_s = dense_layers * dense.total_s() + s.moe_layers * moe.total_s();
+    let compute_s = 3.0 * (layers_forward_s + s.logits_forward_s);
+    let recompute_s = match par.recompute {
         Recompute::None => 0.0,
-        Recompute::Selective => dense_layers * dense.selective_recompute_s + moe_layers * moe.selective_recompute_s,
+        Recompute::Selective => {
+            dense_layers * dense.selective_recompute_s + s.moe_layers * moe.selective_recompute_s
+        }
         Recompute::Full => layers_forward_s,
     };
-    let gemm_window_mb = 3.0 * (dense_layers * dense.gemm_s + moe_layers * moe.gemm_s);
+    let gemm_window_s = 3.0 * (dense_layers * dense.gemm_s + s.moe_layers * moe.gemm_s);
     // Forward and backward passes that communicate; full recomputation adds a forward.
     let passes = if par.recompute == Recompute::Full { 3.0 } else { 2.0 };
-    let tp_mb = layers * passes * s.tp_forward_pass_s;
-    let (tp_exposed_mb, tp_hidden_mb) = exposed_and_hidden(tp_mb, overlap.tp, gemm_window_mb);
+    let tp_s = s.layers * passes * s.tp_forward_pass_s;
+    let (tp_exposed_s, tp_hidden_s) = exposed_and_hidden(tp_s, overlap.tp, gemm_window_s);
     // CP: (c - 1) ring steps forward and twice that backward, overlapped with attention by design.
-    let cp_mb = layers * 3.0 * (par.cp as f64 - 1.0) * s.cp_send_s;
-    let attention_window_mb = 3.0 * (dense_layers * dense.attention_s + moe_layers * moe.attention_s);
-    let (cp_exposed_mb, cp_hidden_mb) = exposed_and_hidden(cp_mb, 1.0, attention_window_mb);
+    let cp_s = s.layers * 3.0 * (par.cp as f64 - 1.0) * s.cp_send_s;
+    let attention_window_s = 3.0 * (dense_layers * dense.attention_s + s.moe_layers * moe.attention_s);
+    let (cp_exposed_s, cp_hidden_s) = exposed_and_hidden(cp_s, 1.0, attention_window_s);
     // EP: dispatch and combine per pass, hidden behind MoE compute not already hiding TP or CP traffic (one
     // compute budget: the same GEMMs cannot hide two transfers' worth of time twice).
-    let ep_mb = moe_layers * 2.0 * passes * s.ep_all_to_all_s;
-    let ep_window_mb =
-        (3.0 * moe_layers * moe.total_s()).min(compute_mb + recompute_mb - tp_hidden_mb - cp_hidden_mb).max(0.0);
-    let (ep_exposed_mb, ep_hidden_mb) = exposed_and_hidden(ep_mb, overlap.ep, ep_window_mb);
+    let ep_s = s.moe_layers * 2.0 * passes * s.ep_all_to_all_s;
+    let ep_window_s = (3.0 * s.moe_layers * moe.total_s()).min(compute_s + recompute_s - tp_hidden_s - cp_hidden_s).max(0.0);
+    let (ep_exposed_s, ep_hidden_s) = exposed_and_hidden(ep_s, overlap.ep, ep_window_s);
+    MicroBatch { compute_s, recompute_s, tp_exposed_s, tp_hidden_s, cp_exposed_s, cp_hidden_s, ep_exposed_s, ep_hidden_s }
+}
 
-    let t_mb = compute_mb + recompute_mb + tp_exposed_mb + cp_exposed_mb + ep_exposed_mb;
-    let compute_s = m * compute_mb;
+/// A step's time by component (exposed) and the communication hidden behind compute.
+#[derive(Clone, Debug)]
+struct Step {
+    breakdown: StepBreakdown,
+    hidden: HiddenComm,
+}
+
+fn step_time(c: &ClusterStage, s: &LayoutStage, par: &Parallelism, overlap: &Overlap, mb: &MicroBatch) -> Step {
+    let m = s.layout.micro_batches as f64;
+    let compute_s = m * mb.compute_s;
     // Pipeline bubble: (p - 1) / v micro-batch times (Narayanan et al. SC21, Sec. 2.2).
-    let bubble_s = (p - 1.0) / v * t_mb;
-    // Pipeline sends: forward and backward per micro-batch and virtual stage, plus the fill and drain.
-    let pp_total = if par.pp > 1 { 2.0 * (v * m + p - 1.0) * s.pp_send_s } else { 0.0 };
-    let (pp_exposed, pp_hidden) = exposed_and_hidden(pp_total, overlap.pp, compute_s);
+    let bubble_s = (par.pp as f64 - 1.0) / par.vpp as f64 * mb.total_s();
+    // The interleaved schedule's drain also hides DP and PP traffic.
+    let drain_s = if par.vpp > 1 { bubble_s / 2.0 } else { 0.0 };
+    let (pp_exposed, pp_hidden) = pipeline_sends(s, par, overlap, compute_s);
+    let (dp_exposed, dp_hidden) = data_parallel(s, par, overlap, mb, drain_s);
+    // One compute budget for the step: what TP, CP and EP hide per micro-batch is spent; DP (and ZeRO-3
+    // gathers) and PP share the rest (plus the interleaved drain). Without this the same compute would hide
+    // several transfers, and faster compute could make a step slower.
+    let budget = (m * mb.spare_compute_s() + drain_s).max(0.0);
+    let [(dp_exposed, dp_hidden), (pp_exposed, pp_hidden)] =
+        share_budget(budget, [(dp_exposed, dp_hidden), (pp_exposed, pp_hidden)]);
+    let breakdown = StepBreakdown {
+        compute_s,
+        recompute_s: m * mb.recompute_s,
+        tp_comm_s: m * mb.tp_exposed_s,
+        pp_comm_s: pp_exposed,
+        dp_comm_s: dp_exposed,
+        cp_comm_s: m * mb.cp_exposed_s,
+        ep_comm_s: m * mb.ep_exposed_s,
+        bubble_s,
+        optimizer_s: optimizer_step_s(c, s, par),
+    };
+    let hidden = HiddenComm {
+        tp_comm_s: m * mb.tp_hidden_s,
+        pp_comm_s: pp_hidden,
+        dp_comm_s: dp_hidden,
+        cp_comm_s: m * mb.cp_hidden_s,
+        ep_comm_s: m * mb.ep_hidden_s,
+    };
+    Step { breakdown, hidden }
+}
 
-    // Data parallelism: reduce gradients once per step (all-reduce; reduce-scatter + all-gather of the weights
-    // when optimizer states are sharded). ZeRO-3 also all-gathers the weights for every micro-batch's forward
-    // and backward (ZeRO paper Sec. 7).
+/// Pipeline sends: forward and backward per micro-batch and virtual stage, plus the fill and drain; (exposed,
+/// hidden) behind the step's compute.
+fn pipeline_sends(s: &LayoutStage, par: &Parallelism, overlap: &Overlap, compute_s: f64) -> (f64, f64) {
+    if par.pp <= 1 {
+        return (0.0, 0.0);
+    }
+    let (m, p, v) = (s.layout.micro_batches as f64, par.pp as f64, par.vpp as f64);
+    exposed_and_hidden(2.0 * (v * m + p - 1.0) * s.pp_send_s, overlap.pp, compute_s)
+}
+
+/// Data parallelism, (exposed, hidden): gradients reduced once per step (all-reduce; reduce-scatter + all-gather
+/// of the weights when optimizer states are sharded); ZeRO-3 also all-gathers the weights for every
+/// micro-batch's forward and backward (ZeRO paper Sec. 7). The last Megatron bucket is always exposed.
+fn data_parallel(s: &LayoutStage, par: &Parallelism, overlap: &Overlap, mb: &MicroBatch, drain_s: f64) -> (f64, f64) {
     let dp_step = match par.zero_stage {
         0 => s.dp_all_reduce_s,
         1 | 2 => s.dp_reduce_scatter_s + s.dp_all_gather_s,
         _ => s.dp_reduce_scatter_s,
     };
-    let local = &s.local;
-    let bucket = DP_BUCKET_MIN_PARAMS.max(DP_BUCKET_PARAMS_PER_RANK * lay.dp.size as f64);
-    let last_bucket = dp_step * (bucket / local.total()).min(1.0);
+    let bucket = DP_BUCKET_MIN_PARAMS.max(DP_BUCKET_PARAMS_PER_RANK * s.layout.dp.size as f64);
+    let last_bucket = dp_step * (bucket / s.local.total()).min(1.0);
     // Reduction hides behind the last micro-batch's backward (and, interleaved, the drain of earlier chunks);
     // the sharded weights' all-gather behind the next step's first forward.
-    let mut dp_window = 2.0 / 3.0 * compute_mb + if par.vpp > 1 { bubble_s / 2.0 } else { 0.0 };
+    let mut window = 2.0 / 3.0 * mb.compute_s + drain_s;
     if par.zero_stage >= 1 {
-        dp_window += compute_mb / 3.0;
+        window += mb.compute_s / 3.0;
     }
-    let (mut dp_exposed, mut dp_hidden) = exposed_and_hidden(dp_step - last_bucket, overlap.dp, dp_window);
-    dp_exposed += last_bucket;
+    let (mut exposed, mut hidden) = exposed_and_hidden(dp_step - last_bucket, overlap.dp, window);
+    exposed += last_bucket;
     if par.zero_stage >= 3 {
-        let (exposed, hidden) = exposed_and_hidden(2.0 * m * s.dp_all_gather_s, overlap.dp, compute_s);
-        dp_exposed += exposed;
-        dp_hidden += hidden;
+        let m = s.layout.micro_batches as f64;
+        let (e, h) = exposed_and_hidden(2.0 * m * s.dp_all_gather_s, overlap.dp, m * mb.compute_s);
+        exposed += e;
+        hidden += h;
     }
-    // One compute budget for the step: what TP, CP and EP hide per micro-batch is spent; DP (and ZeRO-3
-    // gathers) and PP share the rest (plus the interleaved drain). Without this the same compute would hide
-    // several transfers, and faster compute could make a step slower.
-    let (mut pp_exposed, mut pp_hidden) = (pp_exposed, pp_hidden);
-    let budget = (m * (compute_mb + recompute_mb - tp_hidden_mb - cp_hidden_mb - ep_hidden_mb)
-        + if par.vpp > 1 { bubble_s / 2.0 } else { 0.0 })
-    .max(0.0);
-    let wanted = dp_hidden + pp_hidden;
-    if wanted > budget {
-        let keep = budget / wanted;
-        dp_exposed += dp_hidden * (1.0 - keep);
-        pp_exposed += pp_hidden * (1.0 - keep);
-        dp_hidden *= keep;
-        pp_hidden *= keep;
+    (exposed, hidden)
+}
+
+/// Scale the hidden parts of several transfers down to fit one compute budget; what no longer hides is
+/// exposed. Each pair is (exposed, hidden).
+fn share_budget<const N: usize>(budget: f64, parts: [(f64, f64); N]) -> [(f64, f64); N] {
+    let wanted: f64 = parts.iter().map(|p| p.1).sum();
+    if wanted <= budget {
+        return parts;
     }
-    // Optimizer step: memory-bound over the local (possibly sharded) parameters.
-    let optimizer_params = if par.zero_stage >= 1 {
+    let keep = budget / wanted;
+    parts.map(|(exposed, hidden)| (exposed + hidden * (1.0 - keep), hidden * keep))
+}
+
+/// Optimizer step: memory-bound over the local (possibly sharded) parameters.
+fn optimizer_step_s(c: &ClusterStage, s: &LayoutStage, par: &Parallelism) -> f64 {
+    let (local, lay) = (&s.local, &s.layout);
+    let params = if par.zero_stage >= 1 {
         local.dense / lay.dp.size as f64 + local.expert / lay.expert_dp.size as f64
     } else {
         local.total()
     };
-    let optimizer_s = optimizer_params * OPTIMIZER_STEP_BYTES_PER_PARAM / c.tput.hbm_bytes_per_s;
+    params * OPTIMIZER_STEP_BYTES_PER_PARAM / c.tput.hbm_bytes_per_s
+}
 
-    let breakdown = StepBreakdown {
-        compute_s,
-        recompute_s: m * recompute_mb,
-        tp_comm_s: m * tp_exposed_mb,
-        pp_comm_s: pp_exposed,
-        dp_comm_s: dp_exposed,
-        cp_comm_s: m * cp_exposed_mb,
-        ep_comm_s: m * ep_exposed_mb,
-        bubble_s,
-        optimizer_s,
-    };
-    let hidden = HiddenComm {
-        tp_comm_s: m * tp_hidden_mb,
-        pp_comm_s: pp_hidden,
-        dp_comm_s: dp_hidden,
-        cp_comm_s: m * cp_hidden_mb,
-        ep_comm_s: m * ep_hidden_mb,
-    };
-    let step_time_s = breakdown.total_s();
-
-    // Memory of the busiest GPU.
+/// Memory of the busiest GPU.
+fn memory_per_gpu(c: &ClusterStage, s: &LayoutStage, par: &Parallelism) -> MemoryPerGpu {
+    let (model, lay, local) = (c.model, &s.layout, &s.local);
     let (dense_w, dense_g, dense_o) = model_state_bytes(local.dense, lay.dp.size as f64, par.zero_stage);
     let (exp_w, exp_g, exp_o) = model_state_bytes(local.expert, lay.expert_dp.size as f64, par.zero_stage);
     let mut weights_bytes = dense_w + exp_w;
@@ -487,48 +542,60 @@ pub fn finish(
     }];
     let activations_bytes =
         activation_bytes(model, par, lay, &s.shard, per_token_per_layer, s.activation_bytes_per_token_per_layer[0]);
-    let total_bytes =
-        weights_bytes + dense_g + exp_g + dense_o + exp_o + activations_bytes + c.gpu.runtime_reserve_bytes;
-    let memory = MemoryPerGpu {
+    let reserve_bytes = c.gpu.runtime_reserve_bytes;
+    let total_bytes = weights_bytes + dense_g + exp_g + dense_o + exp_o + activations_bytes + reserve_bytes;
+    MemoryPerGpu {
         weights_bytes,
         gradients_bytes: dense_g + exp_g,
         optimizer_bytes: dense_o + exp_o,
         activations_bytes,
-        reserve_bytes: c.gpu.runtime_reserve_bytes,
+        reserve_bytes,
         total_bytes,
         hbm_bytes: c.gpu.hbm_bytes,
         margin_bytes: c.gpu.hbm_bytes - total_bytes,
-    };
+    }
+}
 
-    // Throughput, utilisation and the whole run.
-    let tokens_per_step = training.global_batch as f64 * training.seq_len as f64;
-    let gpus = c.gpus as f64;
-    let peak = match training.precision {
+/// Model and hardware FLOP/s per GPU: (model, hardware (recomputation included)).
+fn flops_per_s_per_gpu(c: &ClusterStage, par: &Parallelism, step_time_s: f64) -> (f64, f64) {
+    let tokens_per_step = c.training.global_batch as f64 * c.training.seq_len as f64;
+    let recompute_flops_per_token = match par.recompute {
+        Recompute::Full => (c.model_flops_per_token - 3.0 * c.model.logits_flops_per_token()) / 3.0,
+        _ => 0.0,
+    };
+    let per_s = |flops_per_token: f64| flops_per_token * tokens_per_step / step_time_s / c.gpus as f64;
+    (per_s(c.model_flops_per_token), per_s(c.model_flops_per_token + recompute_flops_per_token))
+}
+
+/// The whole run: steps, time (with goodput), energy and cost.
+fn whole_run(c: &ClusterStage, step_time_s: f64) -> (f64, f64, RunCost) {
+    let tokens_per_step = c.training.global_batch as f64 * c.training.seq_len as f64;
+    let steps = (c.training.tokens / tokens_per_step).ceil();
+    let time_to_train_s = steps * step_time_s / c.goodput.goodput;
+    (steps, time_to_train_s, run_cost(time_to_train_s, c.gpus, &c.cost, c.prices))
+}
+
+fn summarise(c: &ClusterStage, s: &LayoutStage, par: &Parallelism, step: Step, memory: MemoryPerGpu) -> Evaluation {
+    let step_time_s = step.breakdown.total_s();
+    let peak = match c.training.precision {
         Precision::Bf16 => c.gpu.peak_bf16_flops,
         Precision::Fp8 => c.gpu.peak_fp8_flops,
     };
-    let model_flops_per_s_per_gpu = c.model_flops_per_token * tokens_per_step / step_time_s / gpus;
-    let recompute_flops_per_token = match par.recompute {
-        Recompute::Full => (c.model_flops_per_token - 3.0 * model.logits_flops_per_token()) / 3.0,
-        _ => 0.0,
-    };
-    let hardware_flops_per_s_per_gpu =
-        (c.model_flops_per_token + recompute_flops_per_token) * tokens_per_step / step_time_s / gpus;
-    let steps = (training.tokens / tokens_per_step).ceil();
-    let time_to_train_s = steps * step_time_s / c.goodput.goodput;
-    let run = run_cost(time_to_train_s, c.gpus, &c.cost, c.prices);
-
-    Ok(Evaluation {
+    let (model_flops, hardware_flops) = flops_per_s_per_gpu(c, par, step_time_s);
+    let (steps, time_to_train_s, run) = whole_run(c, step_time_s);
+    let cost_to_train_usd = run.in_mode(c.prices.economics.cost_mode);
+    let tokens_per_step = c.training.global_batch as f64 * c.training.seq_len as f64;
+    Evaluation {
         feasible: memory.margin_bytes >= 0.0,
         step_time_s,
-        breakdown,
-        hidden,
-        micro_batches: lay.micro_batches,
+        scaling_efficiency: step.breakdown.compute_s / step_time_s,
+        breakdown: step.breakdown,
+        hidden: step.hidden,
+        micro_batches: s.layout.micro_batches,
         tokens_per_s: tokens_per_step / step_time_s,
-        mfu: model_flops_per_s_per_gpu / peak,
-        hfu: hardware_flops_per_s_per_gpu / peak,
-        tflops_per_gpu: model_flops_per_s_per_gpu / 1e12,
-        scaling_efficiency: compute_s / step_time_s,
+        mfu: model_flops / peak,
+        hfu: hardware_flops / peak,
+        tflops_per_gpu: model_flops / 1e12,
         memory,
         params_total: c.params_total,
         params_active: c.params_active,
@@ -536,6 +603,8 @@ pub fn finish(
         steps,
         time_to_train_s,
         energy_j: run.energy_j,
+        cost_to_train_usd,
+        usd_per_million_tokens: cost_to_train_usd / (c.training.tokens / 1e6),
         cost_rent_usd: run.rent_usd,
         cost_own_usd: run.own_usd,
         capex_usd: c.cost.capex_usd(),
@@ -546,5 +615,5 @@ pub fn finish(
         interruptions_per_day: c.goodput.interruptions_per_day,
         checkpoint_interval_s: c.goodput.checkpoint_interval_s,
         goodput: c.goodput.goodput,
-    })
+    }
 }

@@ -96,23 +96,26 @@ pub fn ib_ndr() -> FabricSpec {
     }
 }
 
-pub fn prices() -> PriceSpec {
-    PriceSpec {
-        rent_usd_per_gpu_hour: 2.99,
-        server_usd: 280_000.0,
-        nic_usd: 2_500.0,
-        switch_usd: 43_000.0,
-        transceiver_usd: 650.0,
-        cable_usd: 100.0,
-        nic_w: 25.0,
-        switch_w: 750.0,
-        transceiver_w: 8.5,
-        switch_tray_usd: 0.0,
-        switch_tray_w: 0.0,
-        amortization_years: 5.0,
-        pue: 1.25,
-        usd_per_kwh: 0.0826,
-        gpu_power_fraction: 0.75,
+pub fn prices() -> Prices {
+    Prices {
+        gpu: GpuPrices { rent_usd_per_gpu_hour: 2.99, server_usd: 280_000.0 },
+        network: NetworkPrices {
+            nic_usd: 2_500.0,
+            switch_usd: 43_000.0,
+            transceiver_usd: 650.0,
+            cable_usd: 100.0,
+            nic_w: 25.0,
+            switch_w: 750.0,
+            transceiver_w: 8.5,
+        },
+        scale_up: ScaleUpPrices::default(),
+        economics: Economics {
+            amortization_years: 5.0,
+            pue: 1.25,
+            usd_per_kwh: 0.0826,
+            gpu_power_fraction: 0.75,
+            cost_mode: CostMode::Rent,
+        },
     }
 }
 

@@ -6,6 +6,7 @@ use crate::error::ConfigError;
 
 /// One GPU type.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "python", derive(pyo3::FromPyObject), pyo3(from_item_all))]
 pub struct GpuSpec {
     pub peak_bf16_flops: f64,
     /// 0 when the GPU has no FP8 tensor cores.
@@ -34,6 +35,7 @@ pub struct GpuSpec {
 
 /// The scale-up domain: GPUs joined by NVLink (or PCIe, or Infinity Fabric) without the scale-out network.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "python", derive(pyo3::FromPyObject), pyo3(from_item_all))]
 pub struct ScaleUpSpec {
     /// Unidirectional bandwidth per GPU into the domain.
     pub bytes_per_s: f64,
@@ -51,6 +53,7 @@ pub struct ScaleUpSpec {
 
 /// The scale-out network technology.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "python", derive(pyo3::FromPyObject), pyo3(from_item_all))]
 pub struct FabricSpec {
     /// Line rate of one NIC port.
     pub link_bytes_per_s: f64,
@@ -68,6 +71,13 @@ pub struct FabricSpec {
     pub in_network_reduction_efficiency: f64,
 }
 
+impl ScaleUpSpec {
+    /// NVLink switch trays outside the servers for `gpus` GPUs: one set per (possibly partial) domain.
+    pub fn switch_trays(&self, gpus: u32) -> f64 {
+        (gpus as f64 / self.domain_gpus.max(1) as f64).ceil() * self.switch_trays_per_domain
+    }
+}
+
 impl FabricSpec {
     /// Achieved per-GPU scale-out bandwidth with no congestion: line rate x ports x efficiency.
     pub fn gpu_bytes_per_s(&self) -> f64 {
@@ -75,19 +85,22 @@ impl FabricSpec {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TopologyKind {
-    /// Leaf-spine (2 tiers) or 3-tier fat-tree, every NIC of a server on the same leaf.
-    FatTree,
-    /// Fat-tree where NIC i of every server in a scalable unit goes to leaf i (one leaf per rail).
-    RailFatTree,
-    /// Groups of routers fully connected inside, one global hop between groups (Kim et al., ISCA 2008).
-    Dragonfly,
-    /// 3-D torus of servers, six neighbour links per server, no switches.
-    Torus3d,
+crate::named_enum! {
+    /// How the scale-out network is wired.
+    pub enum TopologyKind {
+        /// Leaf-spine (2 tiers) or 3-tier fat-tree, every NIC of a server on the same leaf.
+        FatTree = "fat-tree",
+        /// Fat-tree where NIC i of every server in a scalable unit goes to leaf i (one leaf per rail).
+        RailFatTree = "rail-fat-tree",
+        /// Groups of routers fully connected inside, one global hop between groups (Kim et al., ISCA 2008).
+        Dragonfly = "dragonfly",
+        /// 3-D torus of servers, six neighbour links per server, no switches.
+        Torus3d = "torus-3d",
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "python", derive(pyo3::FromPyObject), pyo3(from_item_all))]
 pub struct TopologySpec {
     pub kind: TopologyKind,
     /// Leaf downlink / uplink bandwidth (1 = non-blocking); for a dragonfly, group terminals / global bandwidth.
@@ -96,37 +109,14 @@ pub struct TopologySpec {
     pub rail_group_nodes: u32,
 }
 
-/// Prices, power figures and economic assumptions.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PriceSpec {
-    pub rent_usd_per_gpu_hour: f64,
-    /// One server with `GpuSpec::server_gpus` GPUs, without scale-out NICs.
-    pub server_usd: f64,
-    pub nic_usd: f64,
-    pub switch_usd: f64,
-    pub transceiver_usd: f64,
-    pub cable_usd: f64,
-    pub nic_w: f64,
-    pub switch_w: f64,
-    pub transceiver_w: f64,
-    /// One NVLink switch tray of the scale-up domain, and its power.
-    pub switch_tray_usd: f64,
-    pub switch_tray_w: f64,
-    pub amortization_years: f64,
-    pub pue: f64,
-    pub usd_per_kwh: f64,
-    /// Average GPU draw while training / TDP.
-    pub gpu_power_fraction: f64,
-}
-
-fn positive(field: &'static str, value: f64) -> Result<(), ConfigError> {
+pub(crate) fn positive(field: &'static str, value: f64) -> Result<(), ConfigError> {
     if value.is_finite() && value > 0.0 {
         Ok(())
     } else {
         Err(ConfigError::InvalidFigure { field, value, expected: "a finite number > 0" })
     }
 }
-fn non_negative(field: &'static str, value: f64) -> Result<(), ConfigError> {
+pub(crate) fn non_negative(field: &'static str, value: f64) -> Result<(), ConfigError> {
     if value.is_finite() && value >= 0.0 {
         Ok(())
     } else {
@@ -134,14 +124,14 @@ fn non_negative(field: &'static str, value: f64) -> Result<(), ConfigError> {
     }
 }
 /// An achieved fraction: in (0, 1], or up to `max` where in-network reduction can beat the line rate.
-fn fraction(field: &'static str, value: f64, max: f64) -> Result<(), ConfigError> {
+pub(crate) fn fraction(field: &'static str, value: f64, max: f64) -> Result<(), ConfigError> {
     if value.is_finite() && value > 0.0 && value <= max {
         Ok(())
     } else {
         Err(ConfigError::InvalidFigure { field, value, expected: if max > 1.0 { "in (0, 2]" } else { "in (0, 1]" } })
     }
 }
-fn at_least_one(field: &'static str, value: u32) -> Result<(), ConfigError> {
+pub(crate) fn at_least_one(field: &'static str, value: u32) -> Result<(), ConfigError> {
     if value >= 1 {
         Ok(())
     } else {
@@ -220,27 +210,5 @@ impl TopologySpec {
             at_least_one("rail_group_nodes", self.rail_group_nodes)?;
         }
         Ok(())
-    }
-}
-
-impl PriceSpec {
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        non_negative("rent_usd_per_gpu_hour", self.rent_usd_per_gpu_hour)?;
-        non_negative("server_usd", self.server_usd)?;
-        non_negative("nic_usd", self.nic_usd)?;
-        non_negative("switch_usd", self.switch_usd)?;
-        non_negative("transceiver_usd", self.transceiver_usd)?;
-        non_negative("cable_usd", self.cable_usd)?;
-        non_negative("nic_w", self.nic_w)?;
-        non_negative("switch_w", self.switch_w)?;
-        non_negative("transceiver_w", self.transceiver_w)?;
-        non_negative("switch_tray_usd", self.switch_tray_usd)?;
-        non_negative("switch_tray_w", self.switch_tray_w)?;
-        positive("amortization_years", self.amortization_years)?;
-        if !(self.pue.is_finite() && self.pue >= 1.0) {
-            return Err(ConfigError::InvalidFigure { field: "pue", value: self.pue, expected: "a finite number >= 1" });
-        }
-        non_negative("usd_per_kwh", self.usd_per_kwh)?;
-        fraction("gpu_power_fraction", self.gpu_power_fraction, 1.0)
     }
 }

@@ -4,25 +4,30 @@
 use crate::error::ConfigError;
 use crate::workload::TransformerSpec;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Recompute {
-    None,
-    /// Recompute the cheap, memory-heavy element-wise parts (norms and the MLP activation) in the backward pass,
-    /// as Megatron-Core's `--recompute-modules layernorm,mlp-activation` and DeepSeek-V3 (Sec. 3.2.3) do.
-    /// With flash attention the attention matrix is never stored, so recomputing the core attention saves nothing.
-    Selective,
-    /// Store only each layer's input; rerun the whole forward pass in the backward pass.
-    Full,
+crate::named_enum! {
+    /// What the backward pass recomputes instead of keeping in memory.
+    pub enum Recompute {
+        None = "none",
+        /// Recompute the cheap, memory-heavy element-wise parts (norms and the MLP activation) in the backward pass,
+        /// as Megatron-Core's `--recompute-modules layernorm,mlp-activation` and DeepSeek-V3 (Sec. 3.2.3) do.
+        /// With flash attention the attention matrix is never stored, so recomputing the core attention saves nothing.
+        Selective = "selective",
+        /// Store only each layer's input; rerun the whole forward pass in the backward pass.
+        Full = "full",
+    }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Precision {
-    Bf16,
-    /// FP8 matrix multiplications (Transformer Engine); attention and element-wise work stay in BF16.
-    Fp8,
+crate::named_enum! {
+    /// Number format of the transformer layers' matrix multiplications.
+    pub enum Precision {
+        Bf16 = "bf16",
+        /// FP8 matrix multiplications (Transformer Engine); attention and element-wise work stay in BF16.
+        Fp8 = "fp8",
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "python", derive(pyo3::FromPyObject), pyo3(from_item_all))]
 pub struct Parallelism {
     pub tp: u32,
     pub pp: u32,
@@ -41,6 +46,7 @@ pub struct Parallelism {
 }
 
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "python", derive(pyo3::FromPyObject), pyo3(from_item_all))]
 pub struct Training {
     /// Sequences per optimizer step.
     pub global_batch: u32,
@@ -56,6 +62,7 @@ pub struct Training {
 
 /// Fractions (0..1) of each kind of communication that may hide behind compute, when compute is there to hide it.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "python", derive(pyo3::FromPyObject), pyo3(from_item_all))]
 pub struct Overlap {
     /// Gradient reduce-scatter/all-reduce during backward, parameter all-gather during forward.
     pub dp: f64,

@@ -5,6 +5,7 @@ use crate::error::ConfigError;
 
 /// Failure rates per part-hour and the cost of checkpointing and restarting.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "python", derive(pyo3::FromPyObject), pyo3(from_item_all))]
 pub struct ReliabilitySpec {
     /// Interruptions attributed to a GPU (die, HBM, SRAM, GSP, silent corruption), per GPU-hour.
     pub gpu_failures_per_hour: f64,

@@ -13,92 +13,89 @@ use std::sync::mpsc::SyncSender;
 
 use rayon::prelude::*;
 
-use crate::error::ConfigError;
-use crate::evaluate::{finish, ClusterStage, Evaluation, LayoutStage};
-use crate::hardware::{FabricSpec, GpuSpec, PriceSpec, ScaleUpSpec, TopologySpec};
+use crate::error::{ConfigError, CATEGORIES};
+use crate::evaluate::{finish, ClusterStage, Config, Evaluation, LayoutStage};
+use crate::hardware::{FabricSpec, GpuSpec, ScaleUpSpec, TopologySpec};
+use crate::prices::{Economics, GpuPrices, NetworkPrices, Prices, ScaleUpPrices};
 use crate::parallelism::{layers_per_gpu, Overlap, Parallelism, Precision, Recompute, Training};
 use crate::reliability::ReliabilitySpec;
 use crate::workload::TransformerSpec;
 
 /// A GPU type and what it costs.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "python", derive(pyo3::FromPyObject), pyo3(from_item_all))]
 pub struct GpuOption {
     pub spec: GpuSpec,
-    pub rent_usd_per_gpu_hour: f64,
-    pub server_usd: f64,
+    pub prices: GpuPrices,
     /// Indices into `SweepSpace::scale_ups` this GPU can be built with.
     pub scale_ups: Vec<usize>,
 }
 
 /// A fabric and the prices and power of its parts.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "python", derive(pyo3::FromPyObject), pyo3(from_item_all))]
 pub struct FabricOption {
     pub spec: FabricSpec,
-    pub nic_usd: f64,
-    pub switch_usd: f64,
-    pub transceiver_usd: f64,
-    pub cable_usd: f64,
-    pub nic_w: f64,
-    pub switch_w: f64,
-    pub transceiver_w: f64,
+    pub prices: NetworkPrices,
 }
 
+/// A scale-up domain and the price of its switch trays.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Economics {
-    pub amortization_years: f64,
-    pub pue: f64,
-    pub usd_per_kwh: f64,
-    pub gpu_power_fraction: f64,
+#[cfg_attr(feature = "python", derive(pyo3::FromPyObject), pyo3(from_item_all))]
+pub struct ScaleUpOption {
+    pub spec: ScaleUpSpec,
+    pub prices: ScaleUpPrices,
 }
 
 /// Values of one parallel degree: a list, or every divisor of the GPU count up to `max` (`Search`).
 /// For dp, `Search` means "the GPU count divided by tp x pp x cp"; for ep, divisors of dp x cp up to `max`.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "python", derive(pyo3::FromPyObject))]
 pub enum DegreeAxis {
     List(Vec<u32>),
-    Search { max: u32 },
+    Search {
+        #[cfg_attr(feature = "python", pyo3(item("search")))]
+        max: u32,
+    },
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CostMode {
-    Rent,
-    Own,
+crate::named_enum! {
+    /// What a sweep minimises (MFU is maximised).
+    pub enum Objective {
+        TimeToTrain = "time_to_train_days",
+        CostToTrain = "cost_to_train_usd",
+        Mfu = "mfu",
+        UsdPerMillionTokens = "usd_per_million_tokens",
+        Energy = "energy_mwh",
+        NetworkCapex = "network_capex_usd",
+    }
 }
 
-/// What a sweep minimises (MFU is maximised).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Objective {
-    TimeToTrain,
-    CostToTrain,
-    Mfu,
-    UsdPerMillionTokens,
-    Energy,
-    NetworkCapex,
-}
-
-/// Every axis of the space, for grouping and for naming the columns of the result.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Axis {
-    Gpu,
-    ScaleUp,
-    Gpus,
-    Fabric,
-    Topology,
-    Precision,
-    Tp,
-    Pp,
-    Dp,
-    Cp,
-    Ep,
-    Vpp,
-    MicroBatch,
-    SequenceParallel,
-    Recompute,
-    Zero,
-    Overlap,
+crate::named_enum! {
+    /// Every axis of the space, for grouping and for naming the columns of the result.
+    pub enum Axis {
+        Gpu = "gpu",
+        ScaleUp = "scale_up",
+        Gpus = "gpus",
+        Fabric = "fabric",
+        Topology = "topology",
+        Precision = "precision",
+        Tp = "tp",
+        Pp = "pp",
+        Dp = "dp",
+        Cp = "cp",
+        Ep = "ep",
+        Vpp = "vpp",
+        MicroBatch = "micro_batch",
+        SequenceParallel = "sequence_parallel",
+        Recompute = "recompute",
+        Zero = "zero",
+        Overlap = "overlap",
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "python", derive(pyo3::FromPyObject), pyo3(from_item_all))]
 pub struct SweepSpace {
     pub model: TransformerSpec,
     pub global_batch: u32,
@@ -106,7 +103,7 @@ pub struct SweepSpace {
     pub tokens: f64,
     pub flash_attention: bool,
     pub gpus: Vec<GpuOption>,
-    pub scale_ups: Vec<ScaleUpSpec>,
+    pub scale_ups: Vec<ScaleUpOption>,
     pub gpu_counts: Vec<u32>,
     pub fabrics: Vec<FabricOption>,
     pub topologies: Vec<TopologySpec>,
@@ -122,11 +119,9 @@ pub struct SweepSpace {
     pub recompute: Vec<Recompute>,
     pub zero: Vec<u32>,
     pub overlap: Vec<Overlap>,
+    /// Economic assumptions, and which cost `cost_to_train_usd` reports.
     pub economics: Economics,
     pub reliability: ReliabilitySpec,
-    /// Price and power of one NVLink switch tray, per entry of `scale_ups`.
-    pub scale_up_trays: Vec<(f64, f64)>,
-    pub cost_mode: CostMode,
     /// Two or three objectives.
     pub objectives: Vec<Objective>,
     /// Parallel axes whose values also split cells (cluster axes always do).
@@ -188,23 +183,15 @@ pub struct Kept {
 }
 
 /// Rejected-configuration reasons, in a fixed order: every `ConfigError::category`, then out of memory.
-pub const REASONS: [&str; 15] = [
-    "invalid_figure",
-    "zero_degree",
-    "gpu_count_mismatch",
-    "tp_heads",
-    "pp_layers",
-    "vpp_without_pp",
-    "vpp_micro_batches",
-    "global_batch",
-    "cp_seq_len",
-    "ep_dense",
-    "ep_experts",
-    "ep_dp",
-    "zero_stage",
-    "fp8_unsupported",
-    "out_of_memory",
-];
+pub const REASONS: [&str; CATEGORIES.len() + 1] = {
+    let mut out = ["out_of_memory"; CATEGORIES.len() + 1];
+    let mut i = 0;
+    while i < CATEGORIES.len() {
+        out[i] = CATEGORIES[i];
+        i += 1;
+    }
+    out
+};
 
 fn reason_index(e: &ConfigError) -> usize {
     REASONS.iter().position(|r| *r == e.category()).unwrap_or(0)
@@ -242,16 +229,12 @@ pub const CHUNK_ROWS: usize = 16_384;
 
 impl Objective {
     /// The value to minimise.
-    pub fn value(self, e: &Evaluation, cost_mode: CostMode, tokens: f64) -> f64 {
-        let cost = match cost_mode {
-            CostMode::Rent => e.cost_rent_usd,
-            CostMode::Own => e.cost_own_usd,
-        };
+    pub fn value(self, e: &Evaluation) -> f64 {
         match self {
             Objective::TimeToTrain => e.time_to_train_s,
-            Objective::CostToTrain => cost,
+            Objective::CostToTrain => e.cost_to_train_usd,
             Objective::Mfu => -e.mfu,
-            Objective::UsdPerMillionTokens => cost / (tokens / 1e6),
+            Objective::UsdPerMillionTokens => e.usd_per_million_tokens,
             Objective::Energy => e.energy_j,
             Objective::NetworkCapex => e.network_capex_usd,
         }
@@ -490,11 +473,17 @@ impl SweepSpace {
             }
         }
         for s in &self.scale_ups {
-            s.validate()?;
+            s.spec.validate()?;
+            s.prices.validate()?;
         }
         for f in &self.fabrics {
             f.spec.validate()?;
+            f.prices.validate()?;
         }
+        for g in &self.gpus {
+            g.prices.validate()?;
+        }
+        self.economics.validate()?;
         for t in &self.topologies {
             t.validate()?;
         }
@@ -533,41 +522,56 @@ impl SweepSpace {
             });
         }
         self.reliability.validate()?;
-        if self.scale_up_trays.len() != self.scale_ups.len() {
-            return Err(ConfigError::InvalidFigure {
-                field: "scale_up_trays",
-                value: self.scale_up_trays.len() as f64,
-                expected: "one (price, power) per scale-up domain",
-            });
-        }
-        for g in &self.gpus {
-            for f in &self.fabrics {
-                for &su in &g.scale_ups {
-                    self.prices(g, f, su).validate()?;
-                }
-            }
-        }
         Ok(())
     }
 
-    fn prices(&self, g: &GpuOption, f: &FabricOption, scale_up: usize) -> PriceSpec {
-        let (switch_tray_usd, switch_tray_w) = self.scale_up_trays.get(scale_up).copied().unwrap_or((0.0, 0.0));
-        PriceSpec {
-            rent_usd_per_gpu_hour: g.rent_usd_per_gpu_hour,
-            server_usd: g.server_usd,
-            nic_usd: f.nic_usd,
-            switch_usd: f.switch_usd,
-            transceiver_usd: f.transceiver_usd,
-            cable_usd: f.cable_usd,
-            nic_w: f.nic_w,
-            switch_w: f.switch_w,
-            transceiver_w: f.transceiver_w,
-            switch_tray_usd,
-            switch_tray_w,
-            amortization_years: self.economics.amortization_years,
-            pue: self.economics.pue,
-            usd_per_kwh: self.economics.usd_per_kwh,
-            gpu_power_fraction: self.economics.gpu_power_fraction,
+    /// The configuration a choice of this space stands for, as `evaluate` takes it.
+    pub fn config(&self, c: &Choice) -> Config {
+        let gpu = &self.gpus[c.gpu as usize];
+        Config {
+            model: self.model.clone(),
+            gpu: gpu.spec.clone(),
+            scale_up: self.scale_ups[c.scale_up as usize].spec.clone(),
+            fabric: self.fabrics[c.fabric as usize].spec.clone(),
+            topology: self.topologies[c.topology as usize].clone(),
+            prices: self.prices(gpu, &self.fabrics[c.fabric as usize], c.scale_up as usize),
+            gpus: self.gpu_counts[c.gpus as usize],
+            parallelism: Parallelism {
+                tp: c.tp,
+                pp: c.pp,
+                dp: c.dp,
+                cp: c.cp,
+                ep: c.ep,
+                vpp: self.vpp[c.vpp as usize],
+                micro_batch: self.micro_batch[c.micro_batch as usize],
+                zero_stage: self.zero[c.zero as usize],
+                recompute: self.recompute[c.recompute as usize],
+                sequence_parallel: self.sequence_parallel[c.sequence_parallel as usize],
+            },
+            training: self.training(c.precision as usize),
+            overlap: self.overlap[c.overlap as usize].clone(),
+            reliability: self.reliability.clone(),
+        }
+    }
+
+    /// The training run with the space's `precision`-th precision.
+    fn training(&self, precision: usize) -> Training {
+        Training {
+            global_batch: self.global_batch,
+            seq_len: self.seq_len,
+            tokens: self.tokens,
+            precision: self.precisions[precision],
+            flash_attention: self.flash_attention,
+        }
+    }
+
+    /// Every price of one cluster design.
+    fn prices(&self, g: &GpuOption, f: &FabricOption, scale_up: usize) -> Prices {
+        Prices {
+            gpu: g.prices.clone(),
+            network: f.prices.clone(),
+            scale_up: self.scale_ups[scale_up].prices.clone(),
+            economics: self.economics.clone(),
         }
     }
 }
@@ -592,13 +596,7 @@ pub fn run(space: &SweepSpace, progress: &Progress, rows: Option<&SyncSender<Row
             let gpu = &space.gpus[g as usize];
             let fabric = &space.fabrics[f as usize];
             let prices = space.prices(gpu, fabric, su as usize);
-            let training = Training {
-                global_batch: space.global_batch,
-                seq_len: space.seq_len,
-                tokens: space.tokens,
-                precision: space.precisions[p as usize],
-                flash_attention: space.flash_attention,
-            };
+            let training = space.training(p as usize);
             let gpus = space.gpu_counts[c as usize];
             let tasks = &tasks_by_count[c as usize];
             let outer: Vec<(usize, usize, usize)> = (0..tasks.len())
@@ -610,7 +608,7 @@ pub fn run(space: &SweepSpace, progress: &Progress, rows: Option<&SyncSender<Row
             let cluster = ClusterStage::from_parts(
                 &space.model,
                 &gpu.spec,
-                &space.scale_ups[su as usize],
+                &space.scale_ups[su as usize].spec,
                 &fabric.spec,
                 &space.topologies[t as usize],
                 &prices,
@@ -765,7 +763,7 @@ fn evaluate_task(
                     acc.feasible += 1;
                     let mut objectives = [0.0; 3];
                     for (i, o) in space.objectives.iter().take(3).enumerate() {
-                        objectives[i] = o.value(&e, space.cost_mode, space.tokens);
+                        objectives[i] = o.value(&e);
                     }
                     let mut group = [0u32; 11];
                     for &a in group_axes {

@@ -3,6 +3,7 @@
 
 /// Mixture-of-experts layers of a model.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "python", derive(pyo3::FromPyObject), pyo3(from_item_all))]
 pub struct MoeSpec {
     /// Routed experts per MoE layer.
     pub experts: u32,
@@ -18,6 +19,7 @@ pub struct MoeSpec {
 
 /// A decoder-only transformer.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "python", derive(pyo3::FromPyObject), pyo3(from_item_all))]
 pub struct TransformerSpec {
     pub layers: u32,
     pub hidden: u32,

@@ -154,7 +154,7 @@ fn bad_figures_are_named() {
     let err = cfg.validate_figures().unwrap_err();
     assert!(err.to_string().starts_with("efficiency = -0.5 is invalid"), "{err}");
     let mut cfg = reference();
-    cfg.prices.pue = 0.9;
+    cfg.prices.economics.pue = 0.9;
     assert!(cfg.validate_figures().unwrap_err().to_string().contains("pue"));
     let mut cfg = reference();
     cfg.training.tokens = f64::NAN;

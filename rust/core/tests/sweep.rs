@@ -5,28 +5,16 @@ use scalefront_core::sweep::*;
 use scalefront_core::*;
 use std::sync::atomic::Ordering;
 
-fn economics() -> Economics {
-    let p = prices();
-    Economics {
-        amortization_years: p.amortization_years,
-        pue: p.pue,
-        usd_per_kwh: p.usd_per_kwh,
-        gpu_power_fraction: p.gpu_power_fraction,
-    }
+fn economics(cost_mode: CostMode) -> Economics {
+    Economics { cost_mode, ..prices().economics }
 }
 
 fn fabric_option(spec: FabricSpec, nic_usd: f64) -> FabricOption {
-    let p = prices();
-    FabricOption {
-        spec,
-        nic_usd,
-        switch_usd: p.switch_usd,
-        transceiver_usd: p.transceiver_usd,
-        cable_usd: p.cable_usd,
-        nic_w: p.nic_w,
-        switch_w: p.switch_w,
-        transceiver_w: p.transceiver_w,
-    }
+    FabricOption { spec, prices: NetworkPrices { nic_usd, ..prices().network } }
+}
+
+fn gpu_option(spec: GpuSpec, rent_usd_per_gpu_hour: f64, server_usd: f64) -> GpuOption {
+    GpuOption { spec, prices: GpuPrices { rent_usd_per_gpu_hour, server_usd }, scale_ups: vec![0] }
 }
 
 /// Llama 3 70B on 256 or 512 H100s, two fabrics, two topologies, a searched layout.
@@ -43,10 +31,10 @@ pub fn small_space(objectives: Vec<Objective>, cost_mode: CostMode) -> SweepSpac
         tokens: 1e12,
         flash_attention: true,
         gpus: vec![
-            GpuOption { spec: h100(), rent_usd_per_gpu_hour: 2.99, server_usd: 255_000.0, scale_ups: vec![0] },
-            GpuOption { spec: big, rent_usd_per_gpu_hour: 4.5, server_usd: 312_000.0, scale_ups: vec![0] },
+            gpu_option(h100(), 2.99, 255_000.0),
+            gpu_option(big, 4.5, 312_000.0),
         ],
-        scale_ups: vec![nvlink4()],
+        scale_ups: vec![ScaleUpOption { spec: nvlink4(), prices: ScaleUpPrices::default() }],
         gpu_counts: vec![256, 512],
         fabrics: vec![fabric_option(ib_ndr(), 2500.0), fabric_option(roce, 1500.0)],
         topologies: vec![
@@ -65,64 +53,10 @@ pub fn small_space(objectives: Vec<Objective>, cost_mode: CostMode) -> SweepSpac
         recompute: vec![Recompute::None, Recompute::Selective, Recompute::Full],
         zero: vec![0, 1, 3],
         overlap: vec![Overlap { dp: 1.0, tp: 0.0, pp: 0.0, ep: 0.0 }, Overlap { dp: 1.0, tp: 1.0, pp: 1.0, ep: 1.0 }],
-        economics: economics(),
+        economics: economics(cost_mode),
         reliability: ReliabilitySpec::perfect(),
-        scale_up_trays: vec![(0.0, 0.0)],
-        cost_mode,
         objectives,
         group_by: vec![],
-    }
-}
-
-/// The configuration a choice stands for, as `evaluate` takes it.
-fn config_of(space: &SweepSpace, c: &Choice) -> Config {
-    let gpu = &space.gpus[c.gpu as usize];
-    let fabric = &space.fabrics[c.fabric as usize];
-    Config {
-        model: space.model.clone(),
-        gpu: gpu.spec.clone(),
-        scale_up: space.scale_ups[c.scale_up as usize].clone(),
-        fabric: fabric.spec.clone(),
-        topology: space.topologies[c.topology as usize].clone(),
-        prices: PriceSpec {
-            rent_usd_per_gpu_hour: gpu.rent_usd_per_gpu_hour,
-            server_usd: gpu.server_usd,
-            nic_usd: fabric.nic_usd,
-            switch_usd: fabric.switch_usd,
-            transceiver_usd: fabric.transceiver_usd,
-            cable_usd: fabric.cable_usd,
-            nic_w: fabric.nic_w,
-            switch_w: fabric.switch_w,
-            transceiver_w: fabric.transceiver_w,
-            switch_tray_usd: space.scale_up_trays[c.scale_up as usize].0,
-            switch_tray_w: space.scale_up_trays[c.scale_up as usize].1,
-            amortization_years: space.economics.amortization_years,
-            pue: space.economics.pue,
-            usd_per_kwh: space.economics.usd_per_kwh,
-            gpu_power_fraction: space.economics.gpu_power_fraction,
-        },
-        gpus: space.gpu_counts[c.gpus as usize],
-        parallelism: Parallelism {
-            tp: c.tp,
-            pp: c.pp,
-            dp: c.dp,
-            cp: c.cp,
-            ep: c.ep,
-            vpp: space.vpp[c.vpp as usize],
-            micro_batch: space.micro_batch[c.micro_batch as usize],
-            zero_stage: space.zero[c.zero as usize],
-            recompute: space.recompute[c.recompute as usize],
-            sequence_parallel: space.sequence_parallel[c.sequence_parallel as usize],
-        },
-        training: Training {
-            global_batch: space.global_batch,
-            seq_len: space.seq_len,
-            tokens: space.tokens,
-            precision: space.precisions[c.precision as usize],
-            flash_attention: space.flash_attention,
-        },
-        overlap: space.overlap[c.overlap as usize].clone(),
-        reliability: space.reliability.clone(),
     }
 }
 
@@ -161,7 +95,7 @@ fn brute_force(space: &SweepSpace) -> Vec<(Choice, Result<Evaluation, ConfigErro
                                                             zero: z as u32,
                                                             overlap: o as u32,
                                                         };
-                                                        out.push((c, evaluate(&config_of(space, &c))));
+                                                        out.push((c, evaluate(&space.config(&c))));
                                                     }
                                                 }
                                             }
@@ -179,7 +113,7 @@ fn brute_force(space: &SweepSpace) -> Vec<(Choice, Result<Evaluation, ConfigErro
 }
 
 fn objective_values(space: &SweepSpace, e: &Evaluation) -> Vec<f64> {
-    space.objectives.iter().map(|o| o.value(e, space.cost_mode, space.tokens)).collect()
+    space.objectives.iter().map(|o| o.value(e)).collect()
 }
 
 fn dominated(a: &[f64], b: &[f64]) -> bool {
@@ -223,7 +157,7 @@ fn check_against_brute_force(space: &SweepSpace) {
     assert_eq!(got, expected);
     // Sweep rows are exactly what evaluate returns.
     for k in &result.kept {
-        assert_eq!(k.evaluation, evaluate(&config_of(space, &k.choice)).unwrap());
+        assert_eq!(k.evaluation, evaluate(&space.config(&k.choice)).unwrap());
     }
 }
 

@@ -1,0 +1,271 @@
+//! The output schema, defined once: every input column and every metric of an evaluation, with its unit and
+//! meaning. The Python bindings, `scalefront.Evaluation`, the sweep columns, the CSV/Parquet schema, `--json`
+//! and the README's field table are all derived from these two lists.
+
+use crate::economics::{JOULES_PER_MWH, SECONDS_PER_DAY};
+use crate::evaluate::Evaluation;
+
+/// How a value is stored and printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A real number.
+    Float,
+    /// A whole number (printed and exported as an integer).
+    Count,
+    /// True or false.
+    Flag,
+    /// A name (inputs only: catalog ids, modes).
+    Text,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Float => "float",
+            Kind::Count => "count",
+            Kind::Flag => "flag",
+            Kind::Text => "text",
+        }
+    }
+}
+
+/// Which part of the answer a metric belongs to; the Python layer groups `step`, `hidden` and `memory`
+/// metrics into `Evaluation.breakdown`, `.hidden` and `.memory`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Group {
+    /// Headline results of one step.
+    Result,
+    /// Step time by component, exposed part; they add up to `step_time_s`.
+    Step,
+    /// Communication hidden behind compute, per step.
+    Hidden,
+    /// Memory of the busiest GPU.
+    Memory,
+    /// The whole training run.
+    Run,
+    /// The cluster: capex, power, network, reliability.
+    Cluster,
+    /// The model's size and FLOPs.
+    Model,
+}
+
+impl Group {
+    pub fn name(self) -> &'static str {
+        match self {
+            Group::Result => "result",
+            Group::Step => "step",
+            Group::Hidden => "hidden",
+            Group::Memory => "memory",
+            Group::Run => "run",
+            Group::Cluster => "cluster",
+            Group::Model => "model",
+        }
+    }
+}
+
+/// One input column (a configuration axis or resolved setting). The values are labelled by the Python layer.
+#[derive(Clone, Copy, Debug)]
+pub struct Input {
+    pub name: &'static str,
+    pub kind: Kind,
+    pub doc: &'static str,
+}
+
+/// One output metric.
+#[derive(Clone, Copy, Debug)]
+pub struct Metric {
+    pub name: &'static str,
+    /// Unit, also spelled at the end of `name` where it has one.
+    pub unit: &'static str,
+    pub kind: Kind,
+    pub group: Group,
+    pub doc: &'static str,
+    /// The value, as f64 (counts are whole, flags 0 or 1).
+    pub value: fn(&Evaluation) -> f64,
+}
+
+const fn input(name: &'static str, kind: Kind, doc: &'static str) -> Input {
+    Input { name, kind, doc }
+}
+
+/// The configuration columns, in export order.
+pub const INPUTS: &[Input] = &[
+    input("model", Kind::Text, "catalog model id or model file"),
+    input("gpu", Kind::Text, "GPU id"),
+    input("gpus", Kind::Count, "number of GPUs"),
+    input("scale_up", Kind::Text, "scale-up (NVLink) domain id"),
+    input("fabric", Kind::Text, "scale-out fabric id"),
+    input("topology", Kind::Text, "topology id"),
+    input("oversubscription", Kind::Float, "leaf downlink / uplink bandwidth (1 = non-blocking)"),
+    input("tp", Kind::Count, "tensor-parallel degree"),
+    input("pp", Kind::Count, "pipeline-parallel degree"),
+    input("dp", Kind::Count, "data-parallel degree"),
+    input("cp", Kind::Count, "context-parallel degree"),
+    input("ep", Kind::Count, "expert-parallel degree (within dp x cp)"),
+    input("vpp", Kind::Count, "virtual pipeline stages per GPU (interleaved schedule)"),
+    input("micro_batch", Kind::Count, "sequences per micro-batch"),
+    input("global_batch", Kind::Count, "sequences per optimizer step"),
+    input("seq_len", Kind::Count, "tokens per sequence"),
+    input("recompute", Kind::Text, "activation recomputation: none, selective, full"),
+    input("zero", Kind::Count, "ZeRO stage (0-3)"),
+    input("sequence_parallel", Kind::Flag, "Megatron sequence parallelism inside the TP group"),
+    input("overlap", Kind::Text, "which communication may hide behind compute (mode or fractions)"),
+    input("precision", Kind::Text, "GEMM precision: bf16, fp8"),
+    input("flash_attention", Kind::Flag, "fused attention that never stores the scores"),
+    input("tokens", Kind::Float, "training tokens of the run"),
+    input("cost_mode", Kind::Text, "which cost cost_to_train_usd reports: rent, own"),
+];
+
+macro_rules! metric {
+    ($name:literal, $unit:literal, $kind:ident, $group:ident, $doc:literal, $value:expr) => {
+        Metric { name: $name, unit: $unit, kind: Kind::$kind, group: Group::$group, doc: $doc, value: $value }
+    };
+}
+
+/// Every metric of an evaluation, in export order.
+pub const METRICS: &[Metric] = &[
+    metric!("feasible", "", Flag, Result, "fits in the GPU's memory", |e| e.feasible as u8 as f64),
+    metric!("step_time_s", "s", Float, Result, "one optimizer step", |e| e.step_time_s),
+    metric!("tokens_per_s", "tokens/s", Float, Result, "training tokens per second, whole cluster", |e| e.tokens_per_s),
+    metric!("mfu", "", Float, Result, "model FLOPs utilisation (no recomputation counted)", |e| e.mfu),
+    metric!("hfu", "", Float, Result, "hardware FLOPs utilisation (recomputation counted)", |e| e.hfu),
+    metric!("tflops_per_gpu", "TFLOP/s", Float, Result, "model TFLOP/s per GPU", |e| e.tflops_per_gpu),
+    metric!(
+        "scaling_efficiency",
+        "",
+        Float,
+        Result,
+        "compute_s / step_time_s: the share of a step spent on the model's arithmetic",
+        |e| e.scaling_efficiency
+    ),
+    metric!("memory_per_gpu_gb", "GB", Float, Result, "memory of the busiest GPU", |e| e.memory.total_bytes / 1e9),
+    metric!(
+        "memory_margin_gb",
+        "GB",
+        Float,
+        Result,
+        "HBM left on the busiest GPU (negative: does not fit)",
+        |e| e.memory.margin_bytes / 1e9
+    ),
+    metric!("compute_s", "s", Float, Step, "forward and backward compute", |e| e.breakdown.compute_s),
+    metric!("recompute_s", "s", Float, Step, "activation recomputation", |e| e.breakdown.recompute_s),
+    metric!("tp_comm_s", "s", Float, Step, "exposed tensor-parallel communication", |e| e.breakdown.tp_comm_s),
+    metric!("pp_comm_s", "s", Float, Step, "exposed pipeline sends", |e| e.breakdown.pp_comm_s),
+    metric!("dp_comm_s", "s", Float, Step, "exposed data-parallel communication", |e| e.breakdown.dp_comm_s),
+    metric!("cp_comm_s", "s", Float, Step, "exposed context-parallel communication", |e| e.breakdown.cp_comm_s),
+    metric!("ep_comm_s", "s", Float, Step, "exposed expert-parallel all-to-all", |e| e.breakdown.ep_comm_s),
+    metric!("bubble_s", "s", Float, Step, "pipeline fill and drain", |e| e.breakdown.bubble_s),
+    metric!("optimizer_s", "s", Float, Step, "optimizer step", |e| e.breakdown.optimizer_s),
+    metric!("tp_comm_hidden_s", "s", Float, Hidden, "TP communication hidden behind compute", |e| e.hidden.tp_comm_s),
+    metric!("pp_comm_hidden_s", "s", Float, Hidden, "PP sends hidden behind compute", |e| e.hidden.pp_comm_s),
+    metric!("dp_comm_hidden_s", "s", Float, Hidden, "DP communication hidden behind compute", |e| e.hidden.dp_comm_s),
+    metric!("cp_comm_hidden_s", "s", Float, Hidden, "CP communication hidden behind compute", |e| e.hidden.cp_comm_s),
+    metric!("ep_comm_hidden_s", "s", Float, Hidden, "EP all-to-all hidden behind compute", |e| e.hidden.ep_comm_s),
+    metric!("weights_bytes", "bytes", Float, Memory, "weights", |e| e.memory.weights_bytes),
+    metric!("gradients_bytes", "bytes", Float, Memory, "gradients", |e| e.memory.gradients_bytes),
+    metric!("optimizer_bytes", "bytes", Float, Memory, "optimizer states", |e| e.memory.optimizer_bytes),
+    metric!("activations_bytes", "bytes", Float, Memory, "activations kept for backward", |e| e.memory.activations_bytes),
+    metric!("reserve_bytes", "bytes", Float, Memory, "runtime reserve", |e| e.memory.reserve_bytes),
+    metric!("memory_per_gpu_bytes", "bytes", Float, Memory, "total", |e| e.memory.total_bytes),
+    metric!("hbm_bytes", "bytes", Float, Memory, "the GPU's HBM", |e| e.memory.hbm_bytes),
+    metric!("memory_margin_bytes", "bytes", Float, Memory, "HBM minus total", |e| e.memory.margin_bytes),
+    metric!("micro_batches", "", Count, Run, "micro-batches per step per pipeline", |e| e.micro_batches as f64),
+    metric!("steps", "", Count, Run, "optimizer steps to train the tokens", |e| e.steps),
+    metric!("time_to_train_s", "s", Float, Run, "steps x step time / goodput", |e| e.time_to_train_s),
+    metric!("time_to_train_days", "days", Float, Run, "time_to_train_s in days", |e| e.time_to_train_s / SECONDS_PER_DAY),
+    metric!("energy_mwh", "MWh", Float, Run, "facility energy of the run (IT power x PUE)", |e| e.energy_j / JOULES_PER_MWH),
+    metric!("cost_to_train_usd", "USD", Float, Run, "the run's cost in cost_mode", |e| e.cost_to_train_usd),
+    metric!("cost_rent_usd", "USD", Float, Run, "GPU-hours at the rental price", |e| e.cost_rent_usd),
+    metric!("cost_own_usd", "USD", Float, Run, "amortised capex for the run's duration plus energy", |e| e.cost_own_usd),
+    metric!(
+        "usd_per_million_tokens",
+        "USD/Mtoken",
+        Float,
+        Run,
+        "cost_to_train_usd per million training tokens",
+        |e| e.usd_per_million_tokens
+    ),
+    metric!("capex_usd", "USD", Float, Cluster, "servers and network", |e| e.capex_usd),
+    metric!("network_capex_usd", "USD", Float, Cluster, "scale-out network and NVLink switch trays", |e| e.network_capex_usd),
+    metric!("it_power_w", "W", Float, Cluster, "IT power while training", |e| e.it_power_w),
+    metric!("network_tiers", "", Count, Cluster, "switch tiers of the scale-out network", |e| e.network_tiers as f64),
+    metric!("network_switches", "", Count, Cluster, "scale-out switches (routers for a dragonfly)", |e| e.network_switches),
+    metric!(
+        "interruptions_per_day",
+        "1/day",
+        Float,
+        Cluster,
+        "expected job interruptions a day from the cluster's parts",
+        |e| e.interruptions_per_day
+    ),
+    metric!(
+        "checkpoint_interval_s",
+        "s",
+        Float,
+        Cluster,
+        "Young/Daly optimal time between checkpoints",
+        |e| e.checkpoint_interval_s
+    ),
+    metric!("goodput", "", Float, Cluster, "share of wall-clock time that advances training", |e| e.goodput),
+    metric!("params_total", "", Float, Model, "parameters", |e| e.params_total),
+    metric!("params_active", "", Float, Model, "parameters active per token (MoE: routed top-k)", |e| e.params_active),
+    metric!(
+        "model_flops_per_token",
+        "FLOP",
+        Float,
+        Model,
+        "training FLOPs per token (3 x forward)",
+        |e| e.model_flops_per_token
+    ),
+];
+
+/// The metric with this name.
+pub fn metric(name: &str) -> Option<&'static Metric> {
+    METRICS.iter().find(|m| m.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evaluate::evaluate;
+    use crate::examples::reference;
+
+    #[test]
+    fn names_are_unique_and_carry_their_units() {
+        let mut names: Vec<&str> = INPUTS.iter().map(|i| i.name).chain(METRICS.iter().map(|m| m.name)).collect();
+        let n = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), n, "a column name is defined twice");
+        let suffix = |unit: &str| match unit {
+            "s" => Some("_s"),
+            "days" => Some("_days"),
+            "USD" => Some("_usd"),
+            "W" => Some("_w"),
+            "GB" => Some("_gb"),
+            "bytes" => Some("_bytes"),
+            "MWh" => Some("_mwh"),
+            _ => None,
+        };
+        for m in METRICS {
+            if let Some(s) = suffix(m.unit) {
+                assert!(m.name.ends_with(s), "{} is in {} but not named so", m.name, m.unit);
+            }
+        }
+    }
+
+    #[test]
+    fn step_components_add_up_and_conversions_hold() {
+        let e = evaluate(&reference()).unwrap();
+        let total: f64 = METRICS.iter().filter(|m| m.group == Group::Step).map(|m| (m.value)(&e)).sum();
+        assert!((total - e.step_time_s).abs() < 1e-9 * e.step_time_s);
+        let get = |name| (metric(name).unwrap().value)(&e);
+        assert!((get("time_to_train_days") * 86400.0 - e.time_to_train_s).abs() < 1e-6);
+        assert!((get("energy_mwh") * 3.6e9 - e.energy_j).abs() < 1e-3);
+        assert_eq!(get("feasible"), 1.0);
+        for m in METRICS.iter().filter(|m| m.kind == Kind::Count) {
+            let v = (m.value)(&e);
+            assert_eq!(v, v.round(), "{} is a count but {v} is not whole", m.name);
+        }
+    }
+}
