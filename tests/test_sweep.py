@@ -731,3 +731,24 @@ def test_live_rejection_counts_end_equal_to_the_result(default):
     result = run_sweep(scenario, on_progress=seen.append)
     assert seen and seen[-1].rejected == result.rejected
     assert sum(seen[-1].rejected.values()) + result.feasible == result.evaluated
+
+
+def test_a_paused_sweep_waits_for_resume(default):
+    # Gated on events: the sweep is paused before it starts; once a worker is held nothing has been evaluated;
+    # after resume it completes with the same result as an unpaused run.
+    import threading
+
+    from scalefront import _core
+
+    scenario, expected = default
+    handle = _core.SweepHandle()
+    handle.pause()
+    box = {}
+    worker = threading.Thread(target=lambda: box.setdefault("r", run_sweep(scenario, handle=handle)))
+    worker.start()
+    while handle.held() == 0:
+        worker.join(0.01)
+    assert handle.done() == 0 and handle.paused()
+    handle.resume()
+    worker.join()
+    assert box["r"].kept.equals(expected.kept)

@@ -170,11 +170,14 @@ def run_sweep(
     on_progress: Callable[[Progress], None] | None = None,
     on_rows: Callable[[pl.DataFrame], None] | None = None,
     poll_s: float = 0.1,
+    handle: _core.SweepHandle | None = None,
 ) -> SweepResult:
     """Run the scenario's sweep. `on_progress` is called from this thread every `poll_s`; `on_rows`, when
     given, receives every feasible configuration in labelled chunks (for `--all` exports). Ctrl-C cancels the
-    engine, waits for it (milliseconds) and re-raises KeyboardInterrupt."""
-    handle = _core.SweepHandle()
+    engine, waits for it (milliseconds) and re-raises KeyboardInterrupt. `handle`, when given, is the engine's
+    handle to use: a caller may `pause()` it before or during the run (workers wait at their next task until
+    `resume()`), `cancel()` it from another thread, or read `done()` / `held()`."""
+    handle = handle or _core.SweepHandle()
     total = scenario.size()
     box: dict[str, Any] = {}
 

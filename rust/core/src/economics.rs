@@ -1,10 +1,10 @@
 //! What a cluster costs to buy and to run, and what a training run costs: renting GPU-hours, or owning the
 //! cluster (capex amortised over its life, plus facility energy).
 
-use crate::hardware::GpuSpec;
-use crate::prices::{CostMode, Economics, Prices};
 use crate::error::ConfigError;
+use crate::hardware::GpuSpec;
 use crate::hardware::{FabricSpec, ScaleUpSpec, TopologySpec};
+use crate::prices::{CostMode, Economics, Prices};
 use crate::topology::{Network, NetworkParts};
 
 pub const SECONDS_PER_HOUR: f64 = 3600.0;

@@ -6,9 +6,9 @@ use crate::compute::{dense_layer_forward, logits_forward_s, moe_layer_forward, S
 use crate::economics::{run_cost, ClusterCost, RunCost};
 use crate::error::ConfigError;
 use crate::hardware::{FabricSpec, GpuSpec, ScaleUpSpec, TopologySpec};
-use crate::prices::Prices;
 use crate::memory::{activation_bytes, model_state_bytes, LocalParams, MemoryPerGpu, GRADIENT_BYTES, WEIGHT_BYTES};
 use crate::parallelism::{Overlap, Parallelism, Precision, Recompute, Training};
+use crate::prices::Prices;
 use crate::reliability::{goodput, Goodput, PartCounts, ReliabilitySpec};
 use crate::topology::Network;
 use crate::workload::TransformerSpec;
@@ -356,7 +356,12 @@ pub fn evaluate(cfg: &Config) -> Result<Evaluation, ConfigError> {
 
 /// Stage 3: the schedule (vpp), recomputation, ZeRO stage and overlap; returns the full evaluation.
 /// `stage` must have been built for `par`'s degrees (a sweep reuses it across these inner choices).
-pub fn finish(c: &ClusterStage, s: &LayoutStage, par: &Parallelism, overlap: &Overlap) -> Result<Evaluation, ConfigError> {
+pub fn finish(
+    c: &ClusterStage,
+    s: &LayoutStage,
+    par: &Parallelism,
+    overlap: &Overlap,
+) -> Result<Evaluation, ConfigError> {
     check_schedule(c.model, par, s.layout.micro_batches)?;
     let mb = micro_batch_time(s, par, overlap);
     let step = step_time(c, s, par, overlap, &mb);
@@ -396,9 +401,7 @@ fn micro_batch_time(s: &LayoutStage, par: &Parallelism, overlap: &Overlap) -> Mi
     let compute_s = 3.0 * (layers_forward_s + s.logits_forward_s);
     let recompute_s = match par.recompute {
         Recompute::None => 0.0,
-        Recompute::Selective => {
-            dense_layers * dense.selective_recompute_s + s.moe_layers * moe.selective_recompute_s
-        }
+        Recompute::Selective => dense_layers * dense.selective_recompute_s + s.moe_layers * moe.selective_recompute_s,
         Recompute::Full => layers_forward_s,
     };
     let gemm_window_s = 3.0 * (dense_layers * dense.gemm_s + s.moe_layers * moe.gemm_s);
@@ -413,9 +416,19 @@ fn micro_batch_time(s: &LayoutStage, par: &Parallelism, overlap: &Overlap) -> Mi
     // EP: dispatch and combine per pass, hidden behind MoE compute not already hiding TP or CP traffic (one
     // compute budget: the same GEMMs cannot hide two transfers' worth of time twice).
     let ep_s = s.moe_layers * 2.0 * passes * s.ep_all_to_all_s;
-    let ep_window_s = (3.0 * s.moe_layers * moe.total_s()).min(compute_s + recompute_s - tp_hidden_s - cp_hidden_s).max(0.0);
+    let ep_window_s =
+        (3.0 * s.moe_layers * moe.total_s()).min(compute_s + recompute_s - tp_hidden_s - cp_hidden_s).max(0.0);
     let (ep_exposed_s, ep_hidden_s) = exposed_and_hidden(ep_s, overlap.ep, ep_window_s);
-    MicroBatch { compute_s, recompute_s, tp_exposed_s, tp_hidden_s, cp_exposed_s, cp_hidden_s, ep_exposed_s, ep_hidden_s }
+    MicroBatch {
+        compute_s,
+        recompute_s,
+        tp_exposed_s,
+        tp_hidden_s,
+        cp_exposed_s,
+        cp_hidden_s,
+        ep_exposed_s,
+        ep_hidden_s,
+    }
 }
 
 /// A step's time by component (exposed) and the communication hidden behind compute.

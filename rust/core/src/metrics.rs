@@ -139,14 +139,10 @@ pub const METRICS: &[Metric] = &[
         |e| e.scaling_efficiency
     ),
     metric!("memory_per_gpu_gb", "GB", Float, Result, "memory of the busiest GPU", |e| e.memory.total_bytes / 1e9),
-    metric!(
-        "memory_margin_gb",
-        "GB",
-        Float,
-        Result,
-        "HBM left on the busiest GPU (negative: does not fit)",
-        |e| e.memory.margin_bytes / 1e9
-    ),
+    metric!("memory_margin_gb", "GB", Float, Result, "HBM left on the busiest GPU (negative: does not fit)", |e| e
+        .memory
+        .margin_bytes
+        / 1e9),
     metric!("compute_s", "s", Float, Step, "forward and backward compute", |e| e.breakdown.compute_s),
     metric!("recompute_s", "s", Float, Step, "activation recomputation", |e| e.breakdown.recompute_s),
     metric!("tp_comm_s", "s", Float, Step, "exposed tensor-parallel communication", |e| e.breakdown.tp_comm_s),
@@ -164,7 +160,9 @@ pub const METRICS: &[Metric] = &[
     metric!("weights_bytes", "bytes", Float, Memory, "weights", |e| e.memory.weights_bytes),
     metric!("gradients_bytes", "bytes", Float, Memory, "gradients", |e| e.memory.gradients_bytes),
     metric!("optimizer_bytes", "bytes", Float, Memory, "optimizer states", |e| e.memory.optimizer_bytes),
-    metric!("activations_bytes", "bytes", Float, Memory, "activations kept for backward", |e| e.memory.activations_bytes),
+    metric!("activations_bytes", "bytes", Float, Memory, "activations kept for backward", |e| e
+        .memory
+        .activations_bytes),
     metric!("reserve_bytes", "bytes", Float, Memory, "runtime reserve", |e| e.memory.reserve_bytes),
     metric!("memory_per_gpu_bytes", "bytes", Float, Memory, "total", |e| e.memory.total_bytes),
     metric!("hbm_bytes", "bytes", Float, Memory, "the GPU's HBM", |e| e.memory.hbm_bytes),
@@ -172,24 +170,23 @@ pub const METRICS: &[Metric] = &[
     metric!("micro_batches", "", Count, Run, "micro-batches per step per pipeline", |e| e.micro_batches as f64),
     metric!("steps", "", Count, Run, "optimizer steps to train the tokens", |e| e.steps),
     metric!("time_to_train_s", "s", Float, Run, "steps x step time / goodput", |e| e.time_to_train_s),
-    metric!("time_to_train_days", "days", Float, Run, "time_to_train_s in days", |e| e.time_to_train_s / SECONDS_PER_DAY),
-    metric!("energy_mwh", "MWh", Float, Run, "facility energy of the run (IT power x PUE)", |e| e.energy_j / JOULES_PER_MWH),
+    metric!("time_to_train_days", "days", Float, Run, "time_to_train_s in days", |e| e.time_to_train_s
+        / SECONDS_PER_DAY),
+    metric!("energy_mwh", "MWh", Float, Run, "facility energy of the run (IT power x PUE)", |e| e.energy_j
+        / JOULES_PER_MWH),
     metric!("cost_to_train_usd", "USD", Float, Run, "the run's cost in cost_mode", |e| e.cost_to_train_usd),
     metric!("cost_rent_usd", "USD", Float, Run, "GPU-hours at the rental price", |e| e.cost_rent_usd),
-    metric!("cost_own_usd", "USD", Float, Run, "amortised capex for the run's duration plus energy", |e| e.cost_own_usd),
-    metric!(
-        "usd_per_million_tokens",
-        "USD/Mtoken",
-        Float,
-        Run,
-        "cost_to_train_usd per million training tokens",
-        |e| e.usd_per_million_tokens
-    ),
+    metric!("cost_own_usd", "USD", Float, Run, "amortised capex for the run's duration plus energy", |e| e
+        .cost_own_usd),
+    metric!("usd_per_million_tokens", "USD/Mtoken", Float, Run, "cost_to_train_usd per million training tokens", |e| e
+        .usd_per_million_tokens),
     metric!("capex_usd", "USD", Float, Cluster, "servers and network", |e| e.capex_usd),
-    metric!("network_capex_usd", "USD", Float, Cluster, "scale-out network and NVLink switch trays", |e| e.network_capex_usd),
+    metric!("network_capex_usd", "USD", Float, Cluster, "scale-out network and NVLink switch trays", |e| e
+        .network_capex_usd),
     metric!("it_power_w", "W", Float, Cluster, "IT power while training", |e| e.it_power_w),
     metric!("network_tiers", "", Count, Cluster, "switch tiers of the scale-out network", |e| e.network_tiers as f64),
-    metric!("network_switches", "", Count, Cluster, "scale-out switches (routers for a dragonfly)", |e| e.network_switches),
+    metric!("network_switches", "", Count, Cluster, "scale-out switches (routers for a dragonfly)", |e| e
+        .network_switches),
     metric!(
         "interruptions_per_day",
         "1/day",
@@ -198,25 +195,13 @@ pub const METRICS: &[Metric] = &[
         "expected job interruptions a day from the cluster's parts",
         |e| e.interruptions_per_day
     ),
-    metric!(
-        "checkpoint_interval_s",
-        "s",
-        Float,
-        Cluster,
-        "Young/Daly optimal time between checkpoints",
-        |e| e.checkpoint_interval_s
-    ),
+    metric!("checkpoint_interval_s", "s", Float, Cluster, "Young/Daly optimal time between checkpoints", |e| e
+        .checkpoint_interval_s),
     metric!("goodput", "", Float, Cluster, "share of wall-clock time that advances training", |e| e.goodput),
     metric!("params_total", "", Float, Model, "parameters", |e| e.params_total),
     metric!("params_active", "", Float, Model, "parameters active per token (MoE: routed top-k)", |e| e.params_active),
-    metric!(
-        "model_flops_per_token",
-        "FLOP",
-        Float,
-        Model,
-        "training FLOPs per token (3 x forward)",
-        |e| e.model_flops_per_token
-    ),
+    metric!("model_flops_per_token", "FLOP", Float, Model, "training FLOPs per token (3 x forward)", |e| e
+        .model_flops_per_token),
 ];
 
 /// The metric with this name.

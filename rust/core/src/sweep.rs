@@ -10,14 +10,15 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::SyncSender;
+use std::sync::{Condvar, Mutex};
 
 use rayon::prelude::*;
 
 use crate::error::{ConfigError, CATEGORIES};
 use crate::evaluate::{finish, ClusterStage, Config, Evaluation, LayoutStage};
 use crate::hardware::{FabricSpec, GpuSpec, ScaleUpSpec, TopologySpec};
-use crate::prices::{Economics, GpuPrices, NetworkPrices, Prices, ScaleUpPrices};
 use crate::parallelism::{layers_per_gpu, Overlap, Parallelism, Precision, Recompute, Training};
+use crate::prices::{Economics, GpuPrices, NetworkPrices, Prices, ScaleUpPrices};
 use crate::reliability::ReliabilitySpec;
 use crate::workload::TransformerSpec;
 
@@ -197,7 +198,9 @@ fn reason_index(e: &ConfigError) -> usize {
     REASONS.iter().position(|r| *r == e.category()).unwrap_or(0)
 }
 
-/// Live progress and cancellation, shared with whoever watches the sweep (the Python layer polls it).
+/// Live progress, cancellation and a pause gate, shared with whoever watches the sweep (the Python layer polls
+/// it). The gate lets a caller (a UI, a test) hold the workers at the next task boundary and release them, so that
+/// behaviour during a running sweep can be tested on events rather than on timing.
 #[derive(Debug, Default)]
 pub struct Progress {
     pub done: AtomicU64,
@@ -205,6 +208,56 @@ pub struct Progress {
     /// Rejected so far, by `REASONS` index.
     pub rejected: [AtomicU64; REASONS.len()],
     pub cancel: AtomicBool,
+    paused: AtomicBool,
+    gate: Mutex<()>,
+    resumed: Condvar,
+    /// Workers currently held at the gate.
+    held: AtomicU64,
+}
+
+impl Progress {
+    /// Ask the sweep to stop; held workers are released to see it.
+    pub fn cancel(&self) {
+        self.cancel.store(true, Ordering::SeqCst);
+        self.wake();
+    }
+
+    /// Hold every worker at its next task boundary until `resume` (or `cancel`).
+    pub fn pause(&self) {
+        self.paused.store(true, Ordering::SeqCst);
+    }
+
+    pub fn resume(&self) {
+        self.paused.store(false, Ordering::SeqCst);
+        self.wake();
+    }
+
+    pub fn is_paused(&self) -> bool {
+        self.paused.load(Ordering::SeqCst)
+    }
+
+    /// Workers waiting at the gate right now.
+    pub fn held(&self) -> u64 {
+        self.held.load(Ordering::SeqCst)
+    }
+
+    fn wake(&self) {
+        let _guard = self.gate.lock().unwrap_or_else(|p| p.into_inner());
+        self.resumed.notify_all();
+    }
+
+    /// Block while paused (unless cancelled). One relaxed load when not paused.
+    fn wait_if_paused(&self) {
+        if !self.paused.load(Ordering::Relaxed) {
+            return;
+        }
+        let mut guard = self.gate.lock().unwrap_or_else(|p| p.into_inner());
+        self.held.fetch_add(1, Ordering::SeqCst);
+        while self.paused.load(Ordering::SeqCst) && !self.cancel.load(Ordering::SeqCst) {
+            guard = self.resumed.wait(guard).unwrap_or_else(|p| p.into_inner());
+        }
+        self.held.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// What a sweep returns: the kept configurations in a deterministic order, and the counts.
@@ -621,6 +674,7 @@ pub fn run(space: &SweepSpace, progress: &Progress, rows: Option<&SyncSender<Row
                 .fold(
                     || Accumulator::new(sink.clone()),
                     |mut acc, &(ti, mi, si)| {
+                        progress.wait_if_paused();
                         if progress.cancel.load(Ordering::Relaxed) {
                             return acc;
                         }

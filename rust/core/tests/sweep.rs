@@ -30,10 +30,7 @@ pub fn small_space(objectives: Vec<Objective>, cost_mode: CostMode) -> SweepSpac
         seq_len: 8192,
         tokens: 1e12,
         flash_attention: true,
-        gpus: vec![
-            gpu_option(h100(), 2.99, 255_000.0),
-            gpu_option(big, 4.5, 312_000.0),
-        ],
+        gpus: vec![gpu_option(h100(), 2.99, 255_000.0), gpu_option(big, 4.5, 312_000.0)],
         scale_ups: vec![ScaleUpOption { spec: nvlink4(), prices: ScaleUpPrices::default() }],
         gpu_counts: vec![256, 512],
         fabrics: vec![fabric_option(ib_ndr(), 2500.0), fabric_option(roce, 1500.0)],
@@ -264,4 +261,36 @@ fn each_cells_fastest_configuration_is_kept_whatever_the_objectives() {
             assert!(result.kept.iter().any(|k| k.choice == choice), "fastest of {key:?} missing");
         }
     }
+}
+
+#[test]
+fn a_paused_sweep_holds_until_resumed_and_a_cancel_releases_it() {
+    // Gate on events, not time: pause before starting, wait until a worker is held, check nothing was done,
+    // then resume and let it finish.
+    use std::sync::Arc;
+    let space = small_space(vec![Objective::TimeToTrain, Objective::CostToTrain], CostMode::Rent);
+    let progress = Arc::new(Progress::default());
+    progress.pause();
+    let (p, s) = (progress.clone(), space.clone());
+    let worker = std::thread::spawn(move || run(&s, &p, None));
+    while progress.held() == 0 {
+        std::thread::yield_now();
+    }
+    assert_eq!(progress.done.load(Ordering::SeqCst), 0);
+    progress.resume();
+    let result = worker.join().unwrap();
+    assert!(!result.cancelled);
+    assert_eq!(result.evaluated, space_size(&space));
+
+    // Cancelling a paused sweep releases the workers, which then stop.
+    let progress = Arc::new(Progress::default());
+    progress.pause();
+    let (p, s) = (progress.clone(), space.clone());
+    let worker = std::thread::spawn(move || run(&s, &p, None));
+    while progress.held() == 0 {
+        std::thread::yield_now();
+    }
+    progress.cancel();
+    let result = worker.join().unwrap();
+    assert!(result.cancelled && result.evaluated < space_size(&space));
 }

@@ -50,7 +50,8 @@ pub(crate) fn internal_error(py: Python<'_>, what: &str, payload: Box<dyn std::a
 
 /// Run `f`, turning a panic into `InternalError` instead of letting it reach Python.
 pub(crate) fn no_panic<'py, T>(py: Python<'py>, f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|payload| Err(internal_error(py, "the scalefront core panicked", payload)))
+    catch_unwind(AssertUnwindSafe(f))
+        .unwrap_or_else(|payload| Err(internal_error(py, "the scalefront core panicked", payload)))
 }
 
 /// A metric's value as Python gets it: int for counts, bool for flags, float otherwise.

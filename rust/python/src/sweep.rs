@@ -51,7 +51,22 @@ impl SweepHandle {
     }
     /// Ask the sweep to stop; it returns within a task (milliseconds) with `cancelled` set.
     fn cancel(&self) {
-        self.progress.cancel.store(true, Ordering::Relaxed);
+        self.progress.cancel();
+    }
+    /// Hold the workers at their next task boundary until `resume()` (or `cancel()`). For UIs and for tests that
+    /// must act while a sweep is running, gated on events rather than on timing.
+    fn pause(&self) {
+        self.progress.pause();
+    }
+    fn resume(&self) {
+        self.progress.resume();
+    }
+    fn paused(&self) -> bool {
+        self.progress.is_paused()
+    }
+    /// Workers currently held by `pause()`: once this is > 0, the sweep is running and waiting on you.
+    fn held(&self) -> u64 {
+        self.progress.held()
     }
     fn cancelled(&self) -> bool {
         self.progress.cancel.load(Ordering::Relaxed)
