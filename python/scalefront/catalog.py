@@ -11,17 +11,17 @@ Every bad entry is reported as one line naming the file, the entry and the field
 
 from __future__ import annotations
 
-import difflib
 import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from scalefront import _core
 from scalefront.errors import CatalogError, UsageError
+from scalefront.messages import describe, did_you_mean, key_text, toml_repr
 
 __all__ = [
     "Catalog",
@@ -39,6 +39,7 @@ __all__ = [
     "load_model_file",
 ]
 
+_M = TypeVar("_M", bound=BaseModel)
 _DATED_SOURCE = re.compile(r"\d{4}-\d{2}(-\d{2})?\s*$")
 
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
@@ -46,7 +47,9 @@ NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 Fraction = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
 # In-switch / in-network reduction can beat the line rate in bus-bandwidth terms; 0 = not available.
 ReductionGain = Annotated[float, Field(ge=0, le=2, allow_inf_nan=False)]
-Count = Annotated[int, Field(ge=1)]
+#: A count the core holds in 32 bits.
+Count = Annotated[int, Field(ge=1, le=2**31)]
+Size = Annotated[int, Field(ge=0, le=2**31)]
 
 
 class _Entry(BaseModel):
@@ -55,12 +58,15 @@ class _Entry(BaseModel):
     # strict: a string or a boolean where a number belongs is an error, never silently converted.
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
     sources: dict[str, str] = Field(default_factory=dict, exclude=True)
+    #: Text fields that are facts about the hardware (not names), so they need a source like a figure.
+    _SOURCED_TEXT: ClassVar[tuple[str, ...]] = ()
 
     @model_validator(mode="after")
     def _figures_have_dated_sources(self) -> _Entry:
         for name, info in type(self).model_fields.items():
             # Figures given in the file (defaults need no source); pydantic keeps the base type of Annotated.
-            if info.annotation not in (int, float) or name not in self.model_fields_set:
+            sourced = info.annotation in (int, float) or name in self._SOURCED_TEXT
+            if not sourced or name not in self.model_fields_set:
                 continue
             source = self.sources.get(name)
             if source is None:
@@ -86,6 +92,9 @@ class GpuEntry(_Entry):
     server_gpus: Count
     host_power_w: NonNegative
     default_scale_up: str
+    #: The GPU's own scale-up port (nvlink3, nvlink4, nvlink5, xgmi, ...): which domains it can join.
+    scale_up_link: str
+    _SOURCED_TEXT = ("scale_up_link",)
 
     def core_spec(self) -> dict[str, Any]:
         """The entry in the SI units the core takes (`scalefront_core::GpuSpec`)."""
@@ -115,6 +124,14 @@ class ScaleUpEntry(_Entry):
     ring_efficiency: Fraction
     in_switch_allreduce_efficiency: ReductionGain
     switch_trays_per_domain: NonNegative
+    #: The GPU port its switches (or mesh) connect: a GPU joins the domain only with the same `scale_up_link`;
+    #: `pcie` joins any GPU through its PCIe host interface.
+    link: str
+    _SOURCED_TEXT = ("link",)
+
+    def accepts(self, gpu: GpuEntry) -> bool:
+        """Whether `gpu` can be a member of this domain: NVSwitch generations switch one NVLink generation only."""
+        return self.link in ("pcie", gpu.scale_up_link)
 
     def core_spec(self) -> dict[str, Any]:
         """The entry in the SI units the core takes (`scalefront_core::ScaleUpSpec`)."""
@@ -137,7 +154,7 @@ class FabricEntry(_Entry):
     congestion_efficiency: Fraction
     nic_latency_us: NonNegative
     switch_hop_latency_us: NonNegative
-    switch_radix: Annotated[int, Field(ge=4)]
+    switch_radix: Annotated[int, Field(ge=4, le=2**31)]
     in_network_reduction_efficiency: ReductionGain
 
     def core_spec(self) -> dict[str, Any]:
@@ -218,7 +235,7 @@ class ModelEntry(BaseModel):
     hidden: Count
     heads: Count
     kv_heads: Count
-    head_dim: Annotated[int, Field(ge=0)] = 0
+    head_dim: Size = 0
     ffn_hidden: Count
     gated_mlp: bool
     vocab: Count
@@ -227,18 +244,23 @@ class ModelEntry(BaseModel):
     moe_experts: Count | None = None
     moe_top_k: Count | None = None
     moe_ffn_hidden: Count | None = None
-    moe_shared_experts: Annotated[int, Field(ge=0)] = 0
-    moe_first_dense_layers: Annotated[int, Field(ge=0)] = 0
+    moe_shared_experts: Size = 0
+    moe_first_dense_layers: Size = 0
     source: str = ""
 
     @model_validator(mode="after")
     def _consistent(self) -> ModelEntry:
         if self.heads % self.kv_heads:
             raise ValueError(f"kv_heads: {self.kv_heads} must divide heads ({self.heads})")
+        if self.head_dim == 0 and self.hidden % self.heads:
+            raise ValueError(
+                f"hidden: {self.hidden} is not a multiple of heads ({self.heads}), so a head would be "
+                f"{self.hidden / self.heads:g} wide; give head_dim when heads are not hidden / heads wide"
+            )
         moe = (self.moe_experts, self.moe_top_k, self.moe_ffn_hidden)
         if any(v is not None for v in moe) and any(v is None for v in moe):
             raise ValueError("moe_experts, moe_top_k and moe_ffn_hidden go together: give all three or none")
-        if self.moe_experts is not None and self.moe_top_k > self.moe_experts:
+        if self.moe_experts is not None and self.moe_top_k is not None and self.moe_top_k > self.moe_experts:
             raise ValueError(f"moe_top_k: {self.moe_top_k} exceeds moe_experts ({self.moe_experts})")
         if self.moe_experts is not None and self.moe_first_dense_layers >= self.layers:
             raise ValueError("moe_first_dense_layers: must be fewer than layers")
@@ -273,34 +295,14 @@ class ModelEntry(BaseModel):
         }
 
 
-def _first_error(err: ValidationError, model_cls: type[BaseModel]) -> tuple[str, str]:
-    """(field, message) of the most telling validation error, with a suggestion for an unknown field.
-
-    An unknown field comes first: a misspelt field also shows up as the real one "missing"."""
-    errors = err.errors()
-    e = next((x for x in errors if x["type"] == "extra_forbidden"), errors[0])
-    loc = ".".join(str(p) for p in e["loc"])
-    if e["type"] == "extra_forbidden":
-        known = [f for f in model_cls.model_fields if f != "sources"]
-        missing = [str(x["loc"][-1]) for x in errors if x["type"] == "missing"]
-        close = difflib.get_close_matches(str(e["loc"][-1]), missing or known, n=1, cutoff=0.5 if missing else 0.6)
-        hint = f"; did you mean {close[0]!r}?" if close else f"; known fields: {', '.join(known)}"
-        return loc, f"unknown field{hint}"
-    if e["type"] == "missing":
-        return loc, "missing"
-    msg = e["msg"].removeprefix("Value error, ")
-    if e["type"] == "value_error":
-        return (msg.split(":", 1)[0], msg.split(":", 1)[1].strip()) if ":" in msg else ("", msg)
-    return loc, f"{msg} (got {e.get('input')!r})"
-
-
-def _entry(model_cls: type[BaseModel], raw: Any, file: str, entry: str) -> Any:
+def _entry(model_cls: type[_M], raw: Any, file: str, entry: str) -> _M:
     if not isinstance(raw, dict):
-        raise CatalogError(f"{file}: [{entry}] must be a table, got {type(raw).__name__}")
+        raise CatalogError(f"{file}: [{entry}] must be a table, got {toml_repr(raw)}")
     try:
         return model_cls.model_validate(raw)
     except ValidationError as err:
-        where, msg = _first_error(err, model_cls)
+        parts, msg = describe(err, model_cls, raw)
+        where = key_text(parts)
         raise CatalogError(f"{file}: [{entry}] {where}: {msg}" if where else f"{file}: [{entry}] {msg}") from None
 
 
@@ -316,12 +318,13 @@ def _read(path: Path) -> str:
         return path.read_text(encoding="utf-8")
     except OSError as err:
         raise CatalogError(f"{path}: cannot read: {err.strerror or err}") from None
+    except UnicodeDecodeError as err:
+        byte = err.object[err.start]
+        raise CatalogError(f"{path}: not a UTF-8 text file (byte {err.start} is 0x{byte:02x})") from None
 
 
 def _unknown(kind: str, name: str, known: dict[str, Any]) -> CatalogError:
-    close = difflib.get_close_matches(name, list(known), n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    return CatalogError(f"unknown {kind} {name!r}{hint}; known: {', '.join(sorted(known))}")
+    return CatalogError(f"unknown {kind} {name!r}{did_you_mean(name, list(known))}; known: {', '.join(sorted(known))}")
 
 
 def load_model_file(path: str | Path) -> ModelEntry:
@@ -345,7 +348,7 @@ class Catalog:
     reliability: dict[str, ReliabilityEntry] = field(default_factory=dict)
     economics: Economics | None = None
 
-    _KINDS = {
+    _KINDS: ClassVar[dict[str, tuple[str, type[BaseModel]]]] = {
         "gpus": ("gpus", GpuEntry),
         "scale_up": ("scale_up", ScaleUpEntry),
         "fabrics": ("fabrics", FabricEntry),
@@ -389,8 +392,7 @@ class Catalog:
             elif key in self._KINDS:
                 self._add_table(key, table, file)
             else:
-                close = difflib.get_close_matches(key, allowed, n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
+                hint = did_you_mean(key, allowed)
                 raise CatalogError(f"{file}: [{key}] is not a catalog kind ({', '.join(allowed)}){hint}")
         self._check_references(file)
 
@@ -427,6 +429,26 @@ class Catalog:
                     f"{file}: [{gid}] default_scale_up: {gpu.default_scale_up!r} is not in the scale-up catalog "
                     f"({', '.join(sorted(self.scale_up))})"
                 )
+            if not self.scale_up[gpu.default_scale_up].accepts(gpu):
+                raise CatalogError(f"{file}: [{gid}] default_scale_up: {self.mismatch(gid, gpu.default_scale_up)}")
+
+    def mismatch(self, gpu: str, scale_up: str) -> str:
+        """Why GPU `gpu` cannot join domain `scale_up` (both known ids), and which domains it can join."""
+        link, domain_link = self.gpus[gpu].scale_up_link, self.scale_up[scale_up].link
+        return (
+            f"GPU {gpu!r} ({link}) cannot join scale-up domain {scale_up!r}, whose switches connect {domain_link} "
+            f"ports; domains for it: {', '.join(self.scale_ups_for(gpu))}"
+        )
+
+    def scale_ups_for(self, gpu: str) -> list[str]:
+        """The scale-up domains GPU `gpu` can join, sorted."""
+        entry = self.gpu(gpu)
+        return sorted(name for name, domain in self.scale_up.items() if domain.accepts(entry))
+
+    def check_scale_up(self, gpu: str, scale_up: str) -> None:
+        """Raise CatalogError when GPU `gpu` cannot join domain `scale_up` (both known ids)."""
+        if not self.scale_up_domain(scale_up).accepts(self.gpu(gpu)):
+            raise CatalogError(self.mismatch(gpu, scale_up))
 
     # Look-ups with a clear error for an unknown name.
     def gpu(self, name: str) -> GpuEntry:
@@ -484,8 +506,7 @@ def apply_price_overrides(prices: dict[str, dict[str, Any]], overrides: dict[str
     where = {key: section for section, table in prices.items() for key in table if key != "cost_mode"}
     for key, value in overrides.items():
         if key not in where:
-            close = difflib.get_close_matches(key, list(where), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(sorted(where))}"
+            hint = did_you_mean(key, list(where)) or f"; known: {', '.join(sorted(where))}"
             raise UsageError(f"unknown price {key!r}{hint}")
         if isinstance(value, bool) or not isinstance(value, int | float) or not (0 <= value < float("inf")):
             raise UsageError(f"price {key}={value!r}: expected a finite number >= 0")

@@ -34,6 +34,7 @@ CATEGORIES: dict[str, str] = {
     "tp_heads": "tp does not divide the attention heads and the KV heads",
     "pp_layers": "more pipeline stages (pp x vpp) than layers",
     "vpp_without_pp": "interleaved virtual stages without pipeline parallelism",
+    "pp_vpp_layers": "the layers do not split evenly over pp x vpp interleaved virtual stages",
     "vpp_micro_batches": "the interleaved schedule needs a micro-batch count that is a multiple of pp",
     "global_batch": "the global batch is not a multiple of dp x micro-batch",
     "cp_seq_len": "the sequence length is not a multiple of 2 x cp",

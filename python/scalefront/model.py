@@ -14,7 +14,16 @@ from typing import Any, Literal
 
 from scalefront import _core
 from scalefront._evaluation import Breakdown, Evaluation, HiddenComm, Memory
-from scalefront.catalog import Catalog, ModelEntry, apply_price_overrides, load_model_file
+from scalefront.catalog import (
+    Catalog,
+    FabricEntry,
+    GpuEntry,
+    ModelEntry,
+    ScaleUpEntry,
+    TopologyEntry,
+    apply_price_overrides,
+    load_model_file,
+)
 from scalefront.errors import UsageError
 
 __all__ = [
@@ -139,7 +148,56 @@ def _positive_int(name: str, value: Any) -> int:
 def _choice(name: str, value: Any, options: tuple[str, ...]) -> str:
     if value not in options:
         raise UsageError(f"{name}={value!r}: expected one of {', '.join(options)}")
-    return value
+    return str(value)
+
+
+@dataclass(frozen=True)
+class _Cluster:
+    """The catalog entries of one cluster design, resolved and checked against each other."""
+
+    gpu: GpuEntry
+    scale_up_name: str
+    scale_up: ScaleUpEntry
+    fabric: FabricEntry
+    topology: TopologyEntry
+    oversubscription: float
+
+
+def _resolve_cluster(
+    cat: Catalog, gpu: str, scale_up: str | None, fabric: str, topology: str, oversubscription: float | None
+) -> _Cluster:
+    gpu_entry = cat.gpu(gpu)
+    scale_up_name = scale_up or gpu_entry.default_scale_up
+    su = cat.scale_up_domain(scale_up_name)
+    cat.check_scale_up(gpu, scale_up_name)
+    fab = cat.fabric(fabric)
+    topo = cat.topology(topology)
+    over = topo.oversubscription if oversubscription is None else oversubscription
+    return _Cluster(gpu_entry, scale_up_name, su, fab, topo, float(over))
+
+
+def _check_choices(zero: Any, recompute: Any, precision: Any, cost_mode: Any) -> None:
+    if isinstance(zero, bool) or not isinstance(zero, int) or zero not in (0, 1, 2, 3):
+        raise UsageError(f"zero={zero!r}: expected one of 0, 1, 2, 3")
+    _choice("recompute", recompute, ("none", "selective", "full"))
+    _choice("precision", precision, ("bf16", "fp8"))
+    _choice("cost_mode", cost_mode, ("rent", "own"))
+
+
+def _data_parallel(gpus: int, tp: int, pp: int, cp: int, dp: int | None) -> int:
+    """`dp`, or gpus / (tp x pp x cp) when not given."""
+    if dp is None:
+        if gpus % (tp * pp * cp):
+            raise UsageError(f"tp x pp x cp = {tp} x {pp} x {cp} = {tp * pp * cp} does not divide gpus = {gpus}")
+        dp = gpus // (tp * pp * cp)
+    return _positive_int("dp", dp)
+
+
+def _check_tokens(tokens: Any) -> float:
+    """A positive finite number here; the core checks that it is a whole number of at least one sequence."""
+    if isinstance(tokens, bool) or not isinstance(tokens, int | float) or not (math.isfinite(tokens) and tokens > 0):
+        raise UsageError(f"tokens={tokens!r}: expected a positive number")
+    return float(tokens)
 
 
 def evaluate(
@@ -170,18 +228,22 @@ def evaluate(
     cost_mode: Literal["rent", "own"] = "rent",
     prices: dict[str, float] | None = None,
     reliability: str = "default",
+    uneven_stages: bool = False,
     catalog: Catalog | None = None,
 ) -> Evaluation:
     """Evaluate one training configuration.
 
     Names (``model``, ``gpu``, ``scale_up``, ``fabric``, ``topology``) are catalog ids; ``model`` may also be a
-    path to a model TOML file. ``scale_up`` defaults to the GPU's own domain, ``oversubscription`` to the
-    topology's, ``dp`` to gpus / (tp x pp x cp), ``seq_len`` to the model's, and ``global_batch`` to about 4M
-    tokens rounded to a multiple of dp x micro_batch. ``flash_attention=False`` models attention that
-    materialises its scores (Megatron-LM before 2022). ``prices`` overrides any catalog price by field name
-    (``rent_usd_per_gpu_hour``, ``switch_usd``, ``usd_per_kwh``, ...). ``reliability`` names a failure profile
-    of data/reliability.toml (``default``: Llama 3's measured rates; ``perfect``: no failures); time and cost to
-    train are divided by the resulting goodput.
+    path to a model TOML file. ``scale_up`` defaults to the GPU's own domain (a domain the GPU cannot join, such
+    as an NVLink 5 rack for an NVLink 4 GPU, is refused), ``oversubscription`` to the topology's, ``dp`` to
+    gpus / (tp x pp x cp), ``seq_len`` to the model's, and ``global_batch`` to about 4M tokens rounded to a
+    multiple of dp x micro_batch. ``tokens`` is a whole number of at least one sequence. ``flash_attention=False``
+    models attention that materialises its scores (Megatron-LM before 2022). ``prices`` overrides any catalog
+    price by field name (``rent_usd_per_gpu_hour``, ``switch_usd``, ``usd_per_kwh``, ...). ``reliability`` names a
+    failure profile of data/reliability.toml (``default``: Llama 3's measured rates; ``perfect``: no failures);
+    time and cost to train are divided by the resulting goodput. ``uneven_stages=True`` accepts an interleaved
+    layout whose layers do not split evenly over pp x vpp virtual stages (published runs with asymmetric
+    first/last stages; the busiest stage holds the rounded-up count); without it such a layout is refused.
 
     Raises :class:`~scalefront.errors.CatalogError` for an unknown name or a bad file,
     :class:`~scalefront.errors.UsageError` for a bad argument and
@@ -189,72 +251,21 @@ def evaluate(
     """
     cat = catalog or builtin_catalog()
     model_name, m = _resolve_model(model, cat)
-    gpu_entry = cat.gpu(gpu)
-    scale_up_name = scale_up or gpu_entry.default_scale_up
-    su = cat.scale_up_domain(scale_up_name)
-    fab = cat.fabric(fabric)
-    topo = cat.topology(topology)
+    cluster = _resolve_cluster(cat, gpu, scale_up, fabric, topology, oversubscription)
     gpus = _positive_int("gpus", gpus)
     for name, value in (("tp", tp), ("pp", pp), ("cp", cp), ("ep", ep), ("vpp", vpp), ("micro_batch", micro_batch)):
         _positive_int(name, value)
-    if isinstance(zero, bool) or not isinstance(zero, int) or zero not in (0, 1, 2, 3):
-        raise UsageError(f"zero={zero!r}: expected one of 0, 1, 2, 3")
-    _choice("recompute", recompute, ("none", "selective", "full"))
-    _choice("precision", precision, ("bf16", "fp8"))
-    if dp is None:
-        if gpus % (tp * pp * cp):
-            raise UsageError(f"tp x pp x cp = {tp} x {pp} x {cp} = {tp * pp * cp} does not divide gpus = {gpus}")
-        dp = gpus // (tp * pp * cp)
-    dp = _positive_int("dp", dp)
+    _check_choices(zero, recompute, precision, cost_mode)
+    dp = _data_parallel(gpus, tp, pp, cp, dp)
     seq_len = _positive_int("seq_len", seq_len if seq_len is not None else m.seq_len)
     if global_batch is None:
         global_batch = _default_global_batch(seq_len, dp, micro_batch, pp, vpp)
     global_batch = _positive_int("global_batch", global_batch)
-    if isinstance(tokens, bool) or not isinstance(tokens, (int, float)) or not (math.isfinite(tokens) and tokens > 0):
-        raise UsageError(f"tokens={tokens!r}: expected a positive number")
-    _choice("cost_mode", cost_mode, ("rent", "own"))
+    tokens = _check_tokens(tokens)
     ov = parse_overlap(overlap)
-    over = topo.oversubscription if oversubscription is None else oversubscription
-    price = cat.prices(gpu, fabric, scale_up_name, cost_mode)
+    price = cat.prices(gpu, fabric, cluster.scale_up_name, cost_mode)
     apply_price_overrides(price, prices or {})
-    config = {
-        "model": m.core_spec(),
-        "gpu": gpu_entry.core_spec(),
-        "scale_up": su.core_spec(),
-        "fabric": fab.core_spec(),
-        "topology": topo.core_spec(over),
-        "prices": price,
-        "gpus": gpus,
-        "parallelism": {
-            "tp": tp,
-            "pp": pp,
-            "dp": dp,
-            "cp": cp,
-            "ep": ep,
-            "vpp": vpp,
-            "micro_batch": micro_batch,
-            "zero_stage": zero,
-            "recompute": recompute,
-            "sequence_parallel": bool(sequence_parallel),
-        },
-        "training": {
-            "global_batch": global_batch,
-            "seq_len": seq_len,
-            "tokens": float(tokens),
-            "precision": precision,
-            "flash_attention": bool(flash_attention),
-        },
-        "overlap": ov.core_spec(),
-        "reliability": cat.reliability_profile(reliability).core_spec(),
-    }
-    inputs: dict[str, Any] = {
-        "model": model_name,
-        "gpu": gpu,
-        "gpus": gpus,
-        "scale_up": scale_up_name,
-        "fabric": fabric,
-        "topology": topology,
-        "oversubscription": float(over),
+    parallelism = {
         "tp": tp,
         "pp": pp,
         "dp": dp,
@@ -262,15 +273,43 @@ def evaluate(
         "ep": ep,
         "vpp": vpp,
         "micro_batch": micro_batch,
+        "zero_stage": zero,
+        "recompute": recompute,
+        "sequence_parallel": bool(sequence_parallel),
+        "uneven_stages": bool(uneven_stages),
+    }
+    training = {
         "global_batch": global_batch,
         "seq_len": seq_len,
-        "recompute": recompute,
-        "zero": zero,
-        "sequence_parallel": bool(sequence_parallel),
-        "overlap": ov.label(),
+        "tokens": tokens,
         "precision": precision,
         "flash_attention": bool(flash_attention),
-        "tokens": float(tokens),
+    }
+    config = {
+        "model": m.core_spec(),
+        "gpu": cluster.gpu.core_spec(),
+        "scale_up": cluster.scale_up.core_spec(),
+        "fabric": cluster.fabric.core_spec(),
+        "topology": cluster.topology.core_spec(cluster.oversubscription),
+        "prices": price,
+        "gpus": gpus,
+        "parallelism": parallelism,
+        "training": training,
+        "overlap": ov.core_spec(),
+        "reliability": cat.reliability_profile(reliability).core_spec(),
+    }
+    inputs: dict[str, Any] = {
+        "model": model_name,
+        "gpu": gpu,
+        "gpus": gpus,
+        "scale_up": cluster.scale_up_name,
+        "fabric": fabric,
+        "topology": topology,
+        "oversubscription": cluster.oversubscription,
+        **{k: v for k, v in parallelism.items() if k not in ("zero_stage", "uneven_stages")},
+        "zero": zero,
+        **training,
+        "overlap": ov.label(),
         "cost_mode": cost_mode,
     }
     return Evaluation(**inputs, **_core.evaluate(config))

@@ -32,6 +32,7 @@ def bom(
     gpus = _positive_int("gpus", gpus)
     gpu_entry = cat.gpu(gpu)
     su_name = scale_up or gpu_entry.default_scale_up
+    cat.check_scale_up(gpu, su_name)
     topo = cat.topology(topology)
     fabric_entry = cat.fabric(fabric)  # unknown names get their suggestion before any price lookup
     over = topo.oversubscription if oversubscription is None else oversubscription

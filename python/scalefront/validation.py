@@ -108,6 +108,7 @@ def training_checks(catalog: Catalog | None = None, rows: list[dict[str, Any]] |
             overlap=row.get("overlap", DEFAULT_OVERLAP),
             precision=row["precision"],
             flash_attention=row.get("flash_attention", True),
+            uneven_stages=row.get("uneven_stages", False),
             catalog=cat,
         )
         tokens_per_step = row["global_batch"] * row["seq_len"]
@@ -265,11 +266,11 @@ def render(training: list[TrainingCheck], collectives: list[CollectiveCheck], ma
             "| curve | bytes | measured busbw GB/s | predicted GB/s | error | judged |",
             "|---|---|---|---|---|---|",
         ]
-        for c in collectives:
-            judged = "yes" if c.size_bytes >= JUDGED_COLLECTIVE_BYTES else "no"
+        for k in collectives:
+            judged = "yes" if k.size_bytes >= JUDGED_COLLECTIVE_BYTES else "no"
             lines.append(
-                f"| {c.id} | {c.size_bytes:,.0f} | {c.measured_busbw_gbytes_per_s:.2f} | "
-                f"{c.predicted_busbw_gbytes_per_s:.2f} | {c.error:+.1%} | {judged} |"
+                f"| {k.id} | {k.size_bytes:,.0f} | {k.measured_busbw_gbytes_per_s:.2f} | "
+                f"{k.predicted_busbw_gbytes_per_s:.2f} | {k.error:+.1%} | {judged} |"
             )
         return "\n".join(lines) + "\n"
     lines.append(f"{'row':44} {'role':11} {'gpu':10} {'gpus':>6} {'measured s':>11} {'predicted s':>11} {'error':>8}")
@@ -280,11 +281,11 @@ def render(training: list[TrainingCheck], collectives: list[CollectiveCheck], ma
         )
     lines.append("")
     lines.append(f"{'collective':36} {'bytes':>14} {'measured GB/s':>13} {'predicted':>10} {'error':>8}")
-    for c in collectives:
-        mark = "" if c.size_bytes >= JUDGED_COLLECTIVE_BYTES else "  (not judged)"
+    for k in collectives:
+        mark = "" if k.size_bytes >= JUDGED_COLLECTIVE_BYTES else "  (not judged)"
         lines.append(
-            f"{c.id[:36]:36} {c.size_bytes:14,.0f} {c.measured_busbw_gbytes_per_s:13.2f} "
-            f"{c.predicted_busbw_gbytes_per_s:10.2f} {c.error:+8.1%}{mark}"
+            f"{k.id[:36]:36} {k.size_bytes:14,.0f} {k.measured_busbw_gbytes_per_s:13.2f} "
+            f"{k.predicted_busbw_gbytes_per_s:10.2f} {k.error:+8.1%}{mark}"
         )
     lines += [
         "",

@@ -35,6 +35,12 @@ pub enum ConfigError {
     InterleavingNeedsPipeline {
         vpp: u32,
     },
+    /// The interleaved schedule needs the layers to split evenly over pp x vpp virtual stages.
+    LayersNotSplitOverStages {
+        layers: u32,
+        pp: u32,
+        vpp: u32,
+    },
     InterleavingMicroBatches {
         micro_batches: u32,
         pp: u32,
@@ -67,13 +73,14 @@ pub enum ConfigError {
 
 /// Every `ConfigError::category`, in a fixed order (sweeps count rejections by it; the Python layer documents and
 /// tests each).
-pub const CATEGORIES: [&str; 14] = [
+pub const CATEGORIES: [&str; 15] = [
     "invalid_figure",
     "zero_degree",
     "gpu_count_mismatch",
     "tp_heads",
     "pp_layers",
     "vpp_without_pp",
+    "pp_vpp_layers",
     "vpp_micro_batches",
     "global_batch",
     "cp_seq_len",
@@ -92,7 +99,9 @@ impl ConfigError {
             ConfigError::GpuCountMismatch { .. } => "gpus",
             ConfigError::TpDoesNotDivideHeads { .. } => "tp",
             ConfigError::PipelineDeeperThanLayers { .. } => "pp",
-            ConfigError::InterleavingNeedsPipeline { .. } | ConfigError::InterleavingMicroBatches { .. } => "vpp",
+            ConfigError::InterleavingNeedsPipeline { .. }
+            | ConfigError::LayersNotSplitOverStages { .. }
+            | ConfigError::InterleavingMicroBatches { .. } => "vpp",
             ConfigError::GlobalBatchNotDivisible { .. } => "global_batch",
             ConfigError::CpDoesNotDivideSequence { .. } => "cp",
             ConfigError::ExpertParallelOnDenseModel { .. }
@@ -112,6 +121,7 @@ impl ConfigError {
             ConfigError::TpDoesNotDivideHeads { .. } => "tp_heads",
             ConfigError::PipelineDeeperThanLayers { .. } => "pp_layers",
             ConfigError::InterleavingNeedsPipeline { .. } => "vpp_without_pp",
+            ConfigError::LayersNotSplitOverStages { .. } => "pp_vpp_layers",
             ConfigError::InterleavingMicroBatches { .. } => "vpp_micro_batches",
             ConfigError::GlobalBatchNotDivisible { .. } => "global_batch",
             ConfigError::CpDoesNotDivideSequence { .. } => "cp_seq_len",
@@ -143,6 +153,12 @@ impl fmt::Display for ConfigError {
             ConfigError::InterleavingNeedsPipeline { vpp } => {
                 write!(f, "vpp = {vpp} (interleaved virtual stages) needs pp > 1")
             }
+            ConfigError::LayersNotSplitOverStages { layers, pp, vpp } => write!(
+                f,
+                "vpp = {vpp}: the model's {layers} layers do not split evenly over pp x vpp = {pp} x {vpp} = {} \
+                 virtual stages (the interleaved schedule gives every stage the same number of layers)",
+                *pp as u64 * *vpp as u64
+            ),
             ConfigError::InterleavingMicroBatches { micro_batches, pp } => write!(
                 f,
                 "the interleaved schedule needs the micro-batch count ({micro_batches}) to be a multiple of pp ({pp})"
@@ -185,6 +201,7 @@ mod tests {
             ConfigError::TpDoesNotDivideHeads { tp: 3, heads: 8, kv_heads: 8 },
             ConfigError::PipelineDeeperThanLayers { stages: 9, layers: 8 },
             ConfigError::InterleavingNeedsPipeline { vpp: 2 },
+            ConfigError::LayersNotSplitOverStages { layers: 80, pp: 4, vpp: 3 },
             ConfigError::InterleavingMicroBatches { micro_batches: 3, pp: 2 },
             ConfigError::GlobalBatchNotDivisible { global_batch: 3, dp: 2, micro_batch: 1 },
             ConfigError::CpDoesNotDivideSequence { cp: 3, seq_len: 8 },

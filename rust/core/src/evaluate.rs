@@ -49,14 +49,7 @@ impl Config {
         self.prices.validate()?;
         self.overlap.validate()?;
         self.reliability.validate()?;
-        if !(self.training.tokens.is_finite() && self.training.tokens > 0.0) {
-            return Err(ConfigError::InvalidFigure {
-                field: "tokens",
-                value: self.training.tokens,
-                expected: "a finite number > 0",
-            });
-        }
-        Ok(())
+        crate::parallelism::check_tokens(self.training.tokens, self.training.seq_len)
     }
 }
 

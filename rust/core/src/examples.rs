@@ -139,6 +139,7 @@ pub fn reference() -> Config {
             zero_stage: 1,
             recompute: Recompute::Selective,
             sequence_parallel: true,
+            uneven_stages: false,
         },
         training: Training {
             global_batch: 1024,

@@ -43,6 +43,11 @@ pub struct Parallelism {
     pub recompute: Recompute,
     /// Megatron sequence parallelism inside the TP group (activations of norms and dropout split by tp).
     pub sequence_parallel: bool,
+    /// Accept layers that do not split evenly over pp x vpp virtual stages (published runs use asymmetric
+    /// first/last stages); the busiest stage then holds the rounded-up count. Off by default: see
+    /// `check_stage_split`.
+    #[cfg_attr(feature = "python", pyo3(default))]
+    pub uneven_stages: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -58,6 +63,20 @@ pub struct Training {
     /// scores are materialised: scale-mask-softmax and dropout kernels stream them through HBM and they stay
     /// in memory for the backward pass (Megatron-LM before 2022).
     pub flash_attention: bool,
+}
+
+/// The tokens of a run are a count: a whole number, and at least one sequence (fewer cannot be trained; a
+/// fraction of a token means nothing). Fewer tokens than one optimizer step are allowed: the run is then one step
+/// (`steps` rounds up), which is what training that many tokens costs.
+pub fn check_tokens(tokens: f64, seq_len: u32) -> Result<(), ConfigError> {
+    if tokens.is_finite() && tokens >= seq_len.max(1) as f64 && tokens.fract() == 0.0 {
+        return Ok(());
+    }
+    Err(ConfigError::InvalidFigure {
+        field: "tokens",
+        value: tokens,
+        expected: "a whole number of tokens, at least one sequence (seq_len tokens)",
+    })
 }
 
 /// Fractions (0..1) of each kind of communication that may hide behind compute, when compute is there to hide it.
@@ -164,11 +183,26 @@ pub fn check_schedule(model: &TransformerSpec, par: &Parallelism, micro_batches:
     if par.vpp > 1 && par.pp == 1 {
         return Err(ConfigError::InterleavingNeedsPipeline { vpp: par.vpp });
     }
+    check_stage_split(model, par)?;
     if par.vpp > 1 && !micro_batches.is_multiple_of(par.pp) {
         return Err(ConfigError::InterleavingMicroBatches { micro_batches, pp: par.pp });
     }
     if par.zero_stage > 3 {
         return Err(ConfigError::ZeroStageOutOfRange { stage: par.zero_stage });
+    }
+    Ok(())
+}
+
+/// The interleaved schedule gives every GPU `vpp` model chunks of the same number of layers, so the layers must
+/// split evenly over pp x vpp virtual stages: Megatron-LM refuses anything else ("Number of layers per pipeline
+/// stage must be divisible by number of layers per virtual pipeline stage", megatron/training/arguments.py
+/// `validate_args`, NVIDIA/Megatron-LM; search-tool read_file id 44870655626). A plain 1F1B pipeline (vpp = 1)
+/// keeps today's model of an uneven split (the busiest stage holds the rounded-up count), and so does
+/// `uneven_stages`, which stands for Megatron's asymmetric first/last stages until they are modelled exactly.
+pub fn check_stage_split(model: &TransformerSpec, par: &Parallelism) -> Result<(), ConfigError> {
+    let stages = par.pp.saturating_mul(par.vpp);
+    if par.vpp > 1 && !par.uneven_stages && !model.layers.is_multiple_of(stages) {
+        return Err(ConfigError::LayersNotSplitOverStages { layers: model.layers, pp: par.pp, vpp: par.vpp });
     }
     Ok(())
 }
@@ -257,6 +291,7 @@ mod tests {
             zero_stage: 1,
             recompute: Recompute::None,
             sequence_parallel: true,
+            uneven_stages: false,
         }
     }
     fn training(global_batch: u32) -> Training {
@@ -305,6 +340,36 @@ mod tests {
         p.dp = 1;
         p.tp = 8;
         assert_eq!(layout(&m, &p, &training(12), 24, 8).unwrap_err().category(), "cp_seq_len");
+    }
+
+    #[test]
+    fn interleaved_stages_must_split_the_layers_evenly() {
+        // Llama 3 70B has 80 layers. pp 4 x vpp 3 = 12 virtual stages: 80 / 12 = 6.67 layers each, refused;
+        // pp 4 x vpp 5 = 20 stages of 4 layers, fine; plain pp 3 (vpp 1) keeps the uneven model (27 + 27 + 26).
+        let m = llama3_70b();
+        let mut p = par(8, 4, 32);
+        p.vpp = 3;
+        let e = layout(&m, &p, &training(1024), 1024, 8).unwrap_err();
+        assert_eq!((e.category(), e.field()), ("pp_vpp_layers", "vpp"));
+        assert!(e.to_string().contains("80 layers do not split evenly over pp x vpp = 4 x 3 = 12"), "{e}");
+        p.vpp = 5;
+        assert!(layout(&m, &p, &training(1024), 1024, 8).is_ok());
+        assert!(layout(&m, &par(8, 3, 1), &training(3), 24, 8).is_ok());
+        // Asked for explicitly, an uneven split is modelled with the busiest stage: ceil(80 / 12) x 3 = 21 layers.
+        p.vpp = 3;
+        p.uneven_stages = true;
+        assert_eq!(layout(&m, &p, &training(1024), 1024, 8).unwrap().layers_per_gpu, 21);
+    }
+
+    #[test]
+    fn tokens_are_a_whole_number_of_at_least_one_sequence() {
+        for ok in [8192.0, 8193.0, 15e12, 1.5e12] {
+            assert!(check_tokens(ok, 8192).is_ok(), "{ok}");
+        }
+        for bad in [1.5, 8191.0, 8192.5, 0.0, -8192.0, f64::NAN, f64::INFINITY] {
+            let e = check_tokens(bad, 8192).unwrap_err();
+            assert_eq!((e.category(), e.field()), ("invalid_figure", "tokens"), "{bad}");
+        }
     }
 
     #[test]

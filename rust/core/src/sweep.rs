@@ -567,13 +567,7 @@ impl SweepSpace {
                 expected: "two or three objectives",
             });
         }
-        if !(self.tokens.is_finite() && self.tokens > 0.0) {
-            return Err(ConfigError::InvalidFigure {
-                field: "tokens",
-                value: self.tokens,
-                expected: "a finite number > 0",
-            });
-        }
+        crate::parallelism::check_tokens(self.tokens, self.seq_len)?;
         self.reliability.validate()?;
         Ok(())
     }
@@ -600,6 +594,7 @@ impl SweepSpace {
                 zero_stage: self.zero[c.zero as usize],
                 recompute: self.recompute[c.recompute as usize],
                 sequence_parallel: self.sequence_parallel[c.sequence_parallel as usize],
+                uneven_stages: false,
             },
             training: self.training(c.precision as usize),
             overlap: self.overlap[c.overlap as usize].clone(),
@@ -709,6 +704,7 @@ pub fn run(space: &SweepSpace, progress: &Progress, rows: Option<&SyncSender<Row
                             zero_stage: 0,
                             recompute: Recompute::None,
                             sequence_parallel: space.sequence_parallel[si],
+                            uneven_stages: false,
                         };
                         let feasible_before = acc.feasible;
                         let rejected_before = acc.rejected;

@@ -61,6 +61,10 @@ impl TransformerSpec {
         if !self.heads.is_multiple_of(self.kv_heads) {
             return bad("kv_heads", self.kv_heads, "a divisor of heads");
         }
+        if self.head_dim == 0 && !self.hidden.is_multiple_of(self.heads) {
+            // Without an explicit head_dim every head is hidden / heads wide, which must be a whole number.
+            return bad("hidden", self.hidden, "a multiple of heads (or give head_dim)");
+        }
         if let Some(m) = &self.moe {
             if m.experts == 0 {
                 return bad("moe_experts", m.experts, "an integer >= 1");
@@ -229,6 +233,18 @@ mod tests {
         let p = llama3_70b().params_total();
         assert!((p / 1e9 - 70.55).abs() < 0.01, "{p}");
         assert_eq!(llama3_70b().params_active(), p);
+    }
+
+    #[test]
+    fn hidden_must_split_into_heads_unless_head_dim_is_given() {
+        // 8190 / 64 heads = 127.97 channels per head: refused; with head_dim = 128 the heads are 64 x 128 = 8192
+        // wide whatever hidden is (models such as Gemma do this), so it is accepted.
+        let mut m = llama3_70b();
+        m.hidden = 8190;
+        let e = m.validate().unwrap_err();
+        assert_eq!((e.category(), e.field()), ("invalid_figure", "hidden"));
+        m.head_dim = 128;
+        assert!(m.validate().is_ok());
     }
 
     #[test]

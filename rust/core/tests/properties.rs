@@ -37,6 +37,7 @@ fn config() -> impl Strategy<Value = Config> {
                 zero_stage: zero,
                 recompute,
                 sequence_parallel: sp,
+                uneven_stages: false,
             };
             c.training.global_batch = dp * mb * 16;
             c.topology = TopologySpec { kind, oversubscription: oversub, rail_group_nodes: 32 };
