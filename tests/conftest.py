@@ -1,15 +1,19 @@
-"""Shared fixtures: paths to the repository's data/, raw TOML of the built-in catalogs, and writers of user
-catalog files built from a copy of a built-in entry."""
+"""Shared helpers and fixtures: paths to the repository's data/, raw TOML of the built-in catalogs, TOML writers
+(catalog entries, scenarios), writers of user catalog files built from a copy of a built-in entry, and running
+the command in-process with the checks every bad input must pass (one line on stderr, exit 2)."""
 
 from __future__ import annotations
 
+import re
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+from scalefront.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"
@@ -26,24 +30,84 @@ settings.register_profile(
 settings.load_profile("scalefront")
 
 
-def _toml_value(v: Any) -> str:
+def toml_value(v: Any) -> str:
+    """A Python value as a TOML value (inline tables and arrays included)."""
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, (int, float)):
         return repr(v)
     if isinstance(v, str):
         return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, list):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{k} = {toml_value(x)}" for k, x in v.items()) + " }"
     raise TypeError(f"cannot write {v!r} as TOML here")
 
 
 def toml_table(header: str, entry: dict[str, Any]) -> str:
     """One catalog entry as TOML text: scalars under [header], its sources under [header.sources]."""
     lines = [f"[{header}]"]
-    lines += [f"{k} = {_toml_value(v)}" for k, v in entry.items() if k != "sources"]
+    lines += [f"{k} = {toml_value(v)}" for k, v in entry.items() if k != "sources"]
     if "sources" in entry:
         lines.append(f"[{header}.sources]")
-        lines += [f"{k} = {_toml_value(v)}" for k, v in entry["sources"].items()]
+        lines += [f"{k} = {toml_value(v)}" for k, v in entry["sources"].items()]
     return "\n".join(lines) + "\n"
+
+
+def scenario_text(doc: dict[str, Any]) -> str:
+    """A scenario dict (top-level scalars, then tables; [economics.prices.<id>] sub-tables) as TOML."""
+    lines = [f"{k} = {toml_value(v)}" for k, v in doc.items() if not isinstance(v, dict)]
+    for table, body in doc.items():
+        if not isinstance(body, dict):
+            continue
+        lines.append(f"[{table}]")
+        subs = {}
+        for k, v in body.items():
+            if k == "prices" and isinstance(v, dict):
+                subs = v
+            else:
+                lines.append(f"{k} = {toml_value(v)}")
+        scalars = {k: v for k, v in subs.items() if not isinstance(v, dict)}
+        if scalars:
+            lines.append(f"[{table}.prices]")
+            lines += [f"{k} = {toml_value(v)}" for k, v in scalars.items()]
+        for entry, prices in subs.items():
+            if isinstance(prices, dict):
+                lines.append(f"[{table}.prices.{entry}]")
+                lines += [f"{k} = {toml_value(v)}" for k, v in prices.items()]
+    return "\n".join(lines) + "\n"
+
+
+def run(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """`scalefront.cli.main(argv)` in-process: (exit status, stdout, stderr). argparse errors exit through
+    SystemExit."""
+    try:
+        code = main(list(argv))
+    except SystemExit as exit_:
+        code = exit_.code if isinstance(exit_.code, int) else 1
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+#: The one line a bad input prints: `scalefront: error: ...` (or `scalefront sweep: error: ...` from argparse).
+ONE_LINE_ERROR = re.compile(r"^scalefront(?: [a-z]+)?: error: \S.*\n$")
+
+
+def assert_one_line_error(code: int, out: str, err: str, *mentions: str) -> None:
+    """Bad input: exit 2, nothing on stdout, one `scalefront...: error: ...` line on stderr (no traceback) that
+    mentions each of `mentions`."""
+    assert code == 2, (code, err)
+    assert out == "", out
+    assert "Traceback" not in err, err
+    assert ONE_LINE_ERROR.match(err), err
+    for m in mentions:
+        assert m in err, (m, err)
+
+
+def files_in(directory: Path) -> list[str]:
+    """Every file and folder under `directory` (hidden ones too), relative, sorted: to check nothing was written."""
+    return sorted(str(p.relative_to(directory)) for p in directory.rglob("*"))
 
 
 @pytest.fixture(scope="session")

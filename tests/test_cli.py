@@ -12,10 +12,9 @@ from pathlib import Path
 import pytest
 
 import scalefront
-from conftest import DATA
+from conftest import DATA, assert_one_line_error, run
 from scalefront import evaluate, schema
 from scalefront.catalog import Catalog
-from scalefront.cli import main
 
 #: `--json` has exactly the export columns (the core's schema), in their order.
 REQUIRED_KEYS = set(schema.COLUMNS)
@@ -34,28 +33,8 @@ def _proc(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, timeout=60)
 
 
-def run(argv: list[str], capsys) -> tuple[int, str, str]:
-    """main(argv) in-process: (exit status, stdout, stderr). argparse errors exit through SystemExit."""
-    try:
-        code = main(argv)
-    except SystemExit as exit_:
-        code = exit_.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def _as_json(evaluation) -> dict:
     return json.loads(json.dumps(evaluation.to_dict()))
-
-
-def _assert_one_line_error(code: int, out: str, err: str) -> None:
-    assert code == 2
-    assert out == ""
-    assert "Traceback" not in err
-    lines = err.splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("scalefront")
-    assert "error" in lines[0]
 
 
 # ---------------------------------------------------------------- real subprocesses
@@ -90,13 +69,13 @@ def test_subprocess_table(tmp_path):
 )
 def test_subprocess_bad_input_exits_2_with_one_line(args, tmp_path):
     p = _proc([*_script(), "eval", *args], tmp_path)
-    _assert_one_line_error(p.returncode, p.stdout, p.stderr)
+    assert_one_line_error(p.returncode, p.stdout, p.stderr)
 
 
 def test_subprocess_malformed_model_file(tmp_path):
     (tmp_path / "m.toml").write_text("name = \nlayers = 2\n", encoding="utf-8")
     p = _proc([sys.executable, "-m", "scalefront", "eval", "--model", "m.toml"], tmp_path)
-    _assert_one_line_error(p.returncode, p.stdout, p.stderr)
+    assert_one_line_error(p.returncode, p.stdout, p.stderr)
     assert "m.toml" in p.stderr and "TOML" in p.stderr
 
 
@@ -215,8 +194,8 @@ def test_json_has_the_documented_keys(capsys):
             ),
         ),
         (
-            ["--tokens", "15T", "--overlap", "dp=0.5,tp=0.25", "--dp", "128", "--cp", "1", "--scale-up", "nvlink5-72"],
-            dict(tokens=15e12, overlap="dp=0.5,tp=0.25", dp=128, scale_up="nvlink5-72"),
+            ["--tokens", "15T", "--overlap", "dp=0.5,tp=0.25", "--dp", "128", "--cp", "1", "--scale-up", "pcie-gen5"],
+            dict(tokens=15e12, overlap="dp=0.5,tp=0.25", dp=128, scale_up="pcie-gen5"),
         ),
         (
             ["--price", "rent_usd_per_gpu_hour=6", "--price", "switch_usd=40,000"],
@@ -326,7 +305,7 @@ BAD = [
 @pytest.mark.parametrize("args, mention", [b[1:] for b in BAD], ids=[b[0] for b in BAD])
 def test_bad_input_exits_2_with_one_line(capsys, args, mention):
     code, out, err = run(["eval", *args], capsys)
-    _assert_one_line_error(code, out, err)
+    assert_one_line_error(code, out, err)
     assert mention in err
 
 
@@ -345,7 +324,7 @@ def test_bad_model_file_exits_2(capsys, tmp_path, text, mention):
     path = tmp_path / "bad.toml"
     path.write_text(text, encoding="utf-8")
     code, out, err = run(["eval", "--model", str(path)], capsys)
-    _assert_one_line_error(code, out, err)
+    assert_one_line_error(code, out, err)
     assert str(path) in err and mention in err
 
 
@@ -353,5 +332,5 @@ def test_bad_catalog_file_exits_2(capsys, tmp_path):
     path = tmp_path / "cat.toml"
     path.write_text('[gpus.x]\nname = "x"\n', encoding="utf-8")
     code, out, err = run(["eval", "--catalog", str(path)], capsys)
-    _assert_one_line_error(code, out, err)
+    assert_one_line_error(code, out, err)
     assert f"{path}: [x]" in err

@@ -415,10 +415,8 @@ def test_bad_arguments_are_usage_errors(kw, where):
     assert "\n" not in str(info.value)
 
 
-# BUG (model.py:319-337, `evaluate` does not check recompute, precision, an integral-valued float zero or a
-# GPU count beyond the core's u32): these bad arguments reach the Rust core and come back as
-# ConfigurationError with internal wording ("config.training.precision: ...", "config.gpus: expected a
-# non-negative integer" for 2**33) instead of the UsageError the docstring promises for a bad argument.
+# `evaluate` checks its arguments itself: a bad recompute, precision, a float ZeRO stage or a GPU count beyond the
+# core's 32 bits is the UsageError the docstring promises, not a ConfigurationError in the core's wording.
 @pytest.mark.parametrize(
     "kw",
     [dict(recompute="bogus"), dict(precision="fp16"), dict(zero=1.0), dict(gpus=2**33)],

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA
-from scalefront.cli import main
+from conftest import DATA, run
 from scalefront.errors import CatalogError
 from scalefront.model import builtin_catalog
 from scalefront.scenario import AXES, DEFAULT_SCENARIO, OBJECTIVES, builtin_scenarios, load_scenario
@@ -44,15 +43,6 @@ overlap = ["dp", "full"]
 @pytest.fixture
 def base(write) -> Path:
     return write("base.toml", BASE)
-
-
-def _run(argv: list[str], capsys) -> tuple[int, str, str]:
-    try:
-        code = main(argv)
-    except SystemExit as exit_:
-        code = exit_.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 # ---------------------------------------------------------------- built-ins
@@ -326,7 +316,7 @@ def test_bad_file_is_one_catalog_error(write, change, mentions):
 def test_bad_file_exits_2_with_one_line(write, capsys, change, mentions):
     path = _bad_file(write, change)
     out_file = path.parent / "out.csv"
-    code, out, err = _run(["sweep", str(path), "--out", str(out_file)], capsys)
+    code, out, err = run(["sweep", str(path), "--out", str(out_file)], capsys)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith(f"scalefront: error: {path}: ") and "Traceback" not in err
     for m in mentions:
@@ -347,7 +337,7 @@ def test_negative_price_for_one_entry_says_what_is_wrong(base):
 
 
 def test_missing_scenario_file(capsys, tmp_path):
-    code, out, err = _run(["sweep", str(tmp_path / "nowhere.toml")], capsys)
+    code, out, err = run(["sweep", str(tmp_path / "nowhere.toml")], capsys)
     assert code == 2 and out == "" and err.count("\n") == 1
     assert "nowhere.toml" in err and "cannot read" in err
 

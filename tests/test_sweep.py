@@ -10,9 +10,9 @@ from __future__ import annotations
 import io
 import itertools
 import math
-import time
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -21,7 +21,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import scenario_text
 from scalefront import ConfigurationError, evaluate, schema
+from scalefront import sweep as sweep_module
 from scalefront.progress import ProgressLine
 from scalefront.scenario import AXES, OBJECTIVES, load_scenario
 from scalefront.schema import INPUT_COLUMNS
@@ -154,44 +156,6 @@ def test_pareto_without_groups_is_one_global_frontier(k):
 
 
 # ---------------------------------------------------------------- scenarios to sweep
-
-
-def _toml(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return repr(v)
-    if isinstance(v, str):
-        return '"' + v + '"'
-    if isinstance(v, list):
-        return "[" + ", ".join(_toml(x) for x in v) + "]"
-    if isinstance(v, dict):
-        return "{ " + ", ".join(f"{k} = {_toml(x)}" for k, x in v.items()) + " }"
-    raise TypeError(v)
-
-
-def scenario_text(doc: dict[str, Any]) -> str:
-    """A scenario dict (top-level scalars, then tables; [economics.prices.<id>] sub-tables) as TOML."""
-    lines = [f"{k} = {_toml(v)}" for k, v in doc.items() if not isinstance(v, dict)]
-    for table, body in doc.items():
-        if not isinstance(body, dict):
-            continue
-        lines.append(f"[{table}]")
-        subs = {}
-        for k, v in body.items():
-            if k == "prices":
-                subs = v
-            else:
-                lines.append(f"{k} = {_toml(v)}")
-        scalars = {k: v for k, v in subs.items() if not isinstance(v, dict)}
-        if scalars:
-            lines.append(f"[{table}.prices]")
-            lines += [f"{k} = {_toml(v)}" for k, v in scalars.items()]
-        for entry, prices in subs.items():
-            if isinstance(prices, dict):
-                lines.append(f"[{table}.prices.{entry}]")
-                lines += [f"{k} = {_toml(v)}" for k, v in prices.items()]
-    return "\n".join(lines) + "\n"
 
 
 def _divisors(n: int, most: int) -> list[int]:
@@ -649,21 +613,21 @@ def test_progress_reports_reach_the_total(default):
     assert all(p.total == scenario.size() for p in seen)
 
 
-def test_progress_keeps_coming_while_rows_stream(default):
+def test_progress_keeps_coming_while_rows_stream(default, monkeypatch):
     # run_sweep: "on_progress is called from this thread every poll_s" -- also while --all rows are being
     # written (the CLI's --time-limit and disk-space checks run in on_progress). A consumer slower than the
-    # engine (0.2 s per chunk here; the default scenario streams 57,900 rows in a few chunks of <= 16,384 and
-    # more) must still see progress between the first and the last chunk.
-    scenario, _ = default
+    # engine must still see progress between the first and the last chunk. The slow consumer is an injected
+    # clock that moves 1 s per reading (far beyond poll_s), not a sleep, so the test does not depend on timing.
+    scenario, result = default
+    assert result.feasible > 2 * 16_384  # the rows come in several chunks (the engine's CHUNK_ROWS)
+    clock = itertools.count()
+    monkeypatch.setattr(sweep_module, "time", SimpleNamespace(perf_counter=lambda: float(next(clock))))
     events: list[str] = []
-
-    def rows(frame: pl.DataFrame) -> None:
-        events.append("rows")
-        time.sleep(0.2)
-
-    run_sweep(scenario, on_rows=rows, on_progress=lambda p: events.append("progress"), poll_s=0.02)
+    run_sweep(
+        scenario, on_rows=lambda _: events.append("rows"), on_progress=lambda p: events.append("progress"), poll_s=0.02
+    )
     first, last = events.index("rows"), len(events) - 1 - events[::-1].index("rows")
-    assert events.count("rows") >= 3
+    assert events.count("rows") >= 2
     assert "progress" in events[first:last], events
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from scalefront.cli import main
+from conftest import assert_one_line_error, run
 from scalefront.errors import UsageError
 from scalefront.export import StreamWriter, read_frame, write_frame
 from scalefront.scenario import builtin_scenarios, load_scenario
@@ -51,24 +51,6 @@ def small(tmp_path) -> Path:
     path = tmp_path / "small.toml"
     path.write_text(SMALL, encoding="utf-8")
     return path
-
-
-def run(argv: list[str], capsys) -> tuple[int, str, str]:
-    try:
-        code = main(argv)
-    except SystemExit as exit_:
-        code = exit_.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def assert_one_line_error(code: int, out: str, err: str, *mentions: str) -> None:
-    assert code == 2, err
-    assert out == ""
-    assert err.count("\n") == 1 and "Traceback" not in err, err
-    assert err.startswith(("scalefront: error: ", "scalefront sweep: error: ")), err
-    for m in mentions:
-        assert m in err, err
 
 
 def leftovers(directory: Path) -> list[str]:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from scalefront import __version__
 from scalefront.catalog import Catalog
@@ -20,11 +20,16 @@ from scalefront.errors import InternalError, ScalefrontError, UsageError, messag
 from scalefront.model import builtin_catalog, evaluate
 from scalefront.report import render
 
+if TYPE_CHECKING:
+    import polars as pl
+
+    from scalefront.sweep import SweepResult
+
 EXIT_USAGE = 2
 #: A bug in scalefront (the core panicked): EX_SOFTWARE from sysexits.h, distinct from bad input.
 EXIT_INTERNAL = 70
 
-_SUFFIXES = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
+_SUFFIXES = {"k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -32,6 +37,23 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+if TYPE_CHECKING:
+    _Commands = argparse._SubParsersAction[_Parser]
+
+
+class _Help(argparse.HelpFormatter):
+    """Each option's default shown once: appended to its help unless the help already says it, and not for options
+    whose default means "not given" (None), "off" (False) or "none" (an empty list)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        if "default" in text or default is None or default is False or default == [] or default == argparse.SUPPRESS:
+            return text
+        shown = f"{default:,}" if isinstance(default, int) and not isinstance(default, bool) else str(default)
+        return f"{text} (default: {shown.replace('%', '%%')})"
 
 
 def _positive_int(text: str) -> int:
@@ -44,31 +66,49 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _number(text: str, *, allow_zero: bool) -> float:
+def _decimal(text: str) -> Decimal:
+    """A number as written, exactly: `15T`, `1.5e12`, `300_000`, `2,000` (suffixes k, M, B/G, T)."""
     t = text.strip().lower().replace("_", "").replace(",", "")
-    scale = 1.0
+    scale = 1
     if t and t[-1] in _SUFFIXES:
         scale, t = _SUFFIXES[t[-1]], t[:-1]
     try:
-        value = float(t) * scale
-    except ValueError:
+        value = Decimal(t) * scale
+    except InvalidOperation:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+    if not value.is_finite():
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
+def _number(text: str, *, allow_zero: bool) -> float:
+    value = _decimal(text)
+    if value < 0 or (value == 0 and not allow_zero):
         raise argparse.ArgumentTypeError(
             f"expected a {'non-negative' if allow_zero else 'positive'} number, got {text!r}"
         )
-    return value
+    return float(value)
 
 
-def _tokens(text: str) -> float:
+def _positive_number(text: str) -> float:
     return _number(text, allow_zero=False)
 
 
+def _count(text: str) -> int:
+    """A whole positive number (tokens, configurations): `1.5T` is 1,500,000,000,000; `1.5` is refused."""
+    value = _decimal(text)
+    if value <= 0 or value != value.to_integral_value():
+        raise argparse.ArgumentTypeError(f"expected a whole positive number such as 2e12 or 15T, got {text!r}")
+    return int(value)
+
+
 def _oversubscription(text: str) -> float:
-    value = _number(text.split(":")[0], allow_zero=False)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a ratio >= 1 (1 = non-blocking, 2 or 2:1 = 2:1), got {text!r}")
-    return value
+    """`2`, `2:1` or `3:2` (= 1.5): leaf downlink over uplink bandwidth, at least 1."""
+    down, sep, up = text.partition(":")
+    ratio = _number(down, allow_zero=False) / (_number(up, allow_zero=False) if sep else 1.0)
+    if ratio < 1:
+        raise argparse.ArgumentTypeError(f"expected a ratio >= 1 (1 = non-blocking, 2 or 2:1, 3:2), got {text!r}")
+    return ratio
 
 
 def _price(text: str) -> tuple[str, float]:
@@ -78,20 +118,20 @@ def _price(text: str) -> tuple[str, float]:
     return key.strip(), _number(value, allow_zero=True)
 
 
-def _add_eval(sub: argparse._SubParsersAction) -> None:
+def _add_eval(sub: _Commands) -> None:
     p = sub.add_parser(
         "eval",
         help="evaluate one configuration: step time, where it goes, memory, time and cost to train",
         description="Evaluate one training configuration. Without options: Llama 3 70B on 1,024 H100s over "
         "InfiniBand NDR, TP 8, 1T tokens.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=_Help,
     )
     g = p.add_argument_group("workload")
     g.add_argument("--model", default="llama3-70b", help="catalog model id, or a model TOML file")
-    g.add_argument("--tokens", type=_tokens, default=1e12, help="training tokens (1e12, 15T, 300B)")
+    g.add_argument("--tokens", type=_count, default=10**12, help="training tokens, a whole number (1e12, 15T, 300B)")
     g.add_argument("--global-batch", type=_positive_int, help="sequences per step (default: ~4M tokens)")
     g.add_argument("--seq-len", type=_positive_int, help="sequence length (default: the model's)")
-    g.add_argument("--precision", choices=["bf16", "fp8"], default="bf16")
+    g.add_argument("--precision", choices=["bf16", "fp8"], default="bf16", help="GEMM precision")
     g.add_argument(
         "--no-flash-attention",
         action="store_true",
@@ -104,7 +144,9 @@ def _add_eval(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--fabric", default="ib-ndr", help="scale-out fabric id")
     g.add_argument("--topology", default="rail-fat-tree", help="topology id")
     g.add_argument(
-        "--oversubscription", type=_oversubscription, help="leaf oversubscription (2 or 2:1); default: the topology's"
+        "--oversubscription",
+        type=_oversubscription,
+        help="leaf oversubscription (2, 2:1, or 3:2 = 1.5); default: the topology's",
     )
     g = p.add_argument_group("parallelism")
     g.add_argument("--tp", type=_positive_int, default=8, help="tensor parallel")
@@ -115,7 +157,9 @@ def _add_eval(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--vpp", type=_positive_int, default=1, help="virtual pipeline stages per GPU (interleaved)")
     g.add_argument("--micro-batch", type=_positive_int, default=1, help="sequences per micro-batch")
     g.add_argument("--zero", type=int, choices=[0, 1, 2, 3], default=1, help="ZeRO stage (3 = FSDP)")
-    g.add_argument("--recompute", choices=["none", "selective", "full"], default="selective")
+    g.add_argument(
+        "--recompute", choices=["none", "selective", "full"], default="selective", help="activation recomputation"
+    )
     g.add_argument("--no-sequence-parallel", action="store_true", help="turn off sequence parallelism")
     g.add_argument(
         "--overlap",
@@ -187,7 +231,42 @@ def _csv_list(text: str) -> list[str]:
     return items
 
 
-def _add_sweep(sub: argparse._SubParsersAction) -> None:
+def _objectives(text: str) -> list[str]:
+    from scalefront.scenario import objectives_problem
+
+    names = _csv_list(text)
+    problem = objectives_problem(names)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
+    return names
+
+
+def _group_by(text: str) -> list[str]:
+    from scalefront.scenario import group_by_problem
+
+    axes = _csv_list(text)
+    problem = group_by_problem(axes)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
+    return axes
+
+
+def _check_outputs(force: bool, **paths: str | None) -> None:
+    """Every output file (by option name) writable, and no two the same, before any work is done."""
+    from scalefront.export import check_target
+
+    given = {f"--{name.removesuffix('_out')}": path for name, path in paths.items() if path is not None}
+    for option, path in given.items():
+        try:
+            check_target(path, force)
+        except UsageError as err:
+            raise UsageError(f"{option}: {err}") from None
+    resolved = [Path(p).resolve() for p in given.values()]
+    if len(set(resolved)) < len(resolved):
+        raise UsageError(f"{' and '.join(given)} must be different files")
+
+
+def _add_sweep(sub: _Commands) -> None:
     from scalefront.scenario import AXES, DEFAULT_SCENARIO, OBJECTIVES
 
     p = sub.add_parser(
@@ -195,7 +274,7 @@ def _add_sweep(sub: argparse._SubParsersAction) -> None:
         help="sweep a scenario's space on all cores and print or export its Pareto frontiers",
         description="Evaluate every configuration of a scenario (a built-in id or a TOML file; the README "
         "documents the format) and keep the Pareto frontiers. Without --out, prints them.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=_Help,
     )
     p.add_argument("scenario", nargs="?", default=DEFAULT_SCENARIO, help="built-in scenario id or TOML file")
     p.add_argument("--out", help="write the frontier here (.csv or .parquet)")
@@ -208,13 +287,13 @@ def _add_sweep(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--force", action="store_true", help="replace existing output files")
     p.add_argument(
         "--group-by",
-        type=_csv_list,
+        type=_group_by,
         metavar="AXES",
         help=f"frontier per value of these axes, comma-separated ({', '.join(AXES)}); default: the scenario's",
     )
     p.add_argument(
         "--objectives",
-        type=_csv_list,
+        type=_objectives,
         metavar="NAMES",
         help=f"two or three of {', '.join(OBJECTIVES)}; default: the scenario's",
     )
@@ -226,11 +305,11 @@ def _add_sweep(sub: argparse._SubParsersAction) -> None:
         help="a catalog file that adds or replaces entries (repeatable)",
     )
     p.add_argument(
-        "--max-configs", type=_tokens, default=1e11, help="refuse a space with more configurations than this"
+        "--max-configs", type=_count, default=10**11, help="refuse a space with more configurations than this"
     )
     p.add_argument(
         "--time-limit",
-        type=_tokens,
+        type=_positive_number,
         default=1800.0,
         metavar="SECONDS",
         help="stop (with a message) when the sweep is projected to take longer than this",
@@ -249,18 +328,14 @@ _ROW_BYTES = 450
 def _run_sweep(args: argparse.Namespace) -> int:
     import shutil
 
-    from scalefront.export import StreamWriter, check_target, write_frame
+    from scalefront.export import StreamWriter, write_frame
     from scalefront.progress import ProgressLine
     from scalefront.scenario import load_scenario
-    from scalefront.sweep import COLUMNS, run_sweep
+    from scalefront.sweep import COLUMNS, Progress, run_sweep
 
+    _check_outputs(args.force, out=args.out, all_out=args.all_out)
     catalog = Catalog.load(*args.catalog) if args.catalog else builtin_catalog()
     scenario = load_scenario(args.scenario, catalog, group_by=args.group_by, objectives=args.objectives)
-    for path in (args.out, args.all_out):
-        if path:
-            check_target(path, args.force)
-    if args.out and args.all_out and Path(args.out).resolve() == Path(args.all_out).resolve():
-        raise UsageError("--out and --all must be different files")
     size = scenario.size()
     if size > args.max_configs:
         raise UsageError(
@@ -274,7 +349,7 @@ def _run_sweep(args: argparse.Namespace) -> int:
     line = ProgressLine("sweep")
     free = shutil.disk_usage(Path(args.all_out).resolve().parent).free if args.all_out else 0
 
-    def watch(p) -> None:
+    def watch(p: Progress) -> None:
         line(p)
         if p.elapsed_s < 1.0 or p.done >= p.total or p.rate <= 0:
             return
@@ -318,7 +393,7 @@ def _run_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_sweep(result, frontier, tty: bool, args: argparse.Namespace) -> None:
+def _print_sweep(result: SweepResult, frontier: pl.DataFrame, tty: bool, args: argparse.Namespace) -> None:
     import polars as pl
 
     from scalefront.report import render_sweep
@@ -341,7 +416,7 @@ def _print_sweep(result, frontier, tty: bool, args: argparse.Namespace) -> None:
         print(render_sweep(result, frontier), file=out)
 
 
-def _add_validate(sub: argparse._SubParsersAction) -> None:
+def _add_validate(sub: _Commands) -> None:
     p = sub.add_parser(
         "validate",
         help="compare the model with published training runs and nccl-tests curves",
@@ -367,16 +442,16 @@ def _run_validate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_bom(sub: argparse._SubParsersAction) -> None:
+def _add_bom(sub: _Commands) -> None:
     p = sub.add_parser(
         "bom",
         help="the network's bill of materials: NICs, switches per tier, cables, optics, capex, power",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=_Help,
     )
     p.add_argument("--gpus", type=_positive_int, required=True, help="number of GPUs")
     p.add_argument("--fabric", default="ib-ndr", help="fabric id")
     p.add_argument("--topology", default="fat-tree", help="topology id")
-    p.add_argument("--oversubscription", type=_oversubscription, help="leaf oversubscription (2 or 2:1)")
+    p.add_argument("--oversubscription", type=_oversubscription, help="leaf oversubscription (2, 2:1, or 3:2 = 1.5)")
     p.add_argument("--gpu", default="h100-sxm", help="GPU id (servers per GPU count, NVLink domain)")
     p.add_argument("--scale-up", help="intra-node domain id (default: the GPU's)")
     p.add_argument(
@@ -427,13 +502,13 @@ def _run_bom(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_roi(sub: argparse._SubParsersAction) -> None:
+def _add_roi(sub: _Commands) -> None:
     from scalefront.scenario import DEFAULT_SCENARIO
 
     p = sub.add_parser(
         "roi",
         help="is fabric A worth its premium over fabric B, and at what price does the answer flip?",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=_Help,
     )
     p.add_argument("scenario", nargs="?", default=DEFAULT_SCENARIO, help="built-in scenario id or TOML file")
     p.add_argument("--a", default="ib-ndr", dest="fabric_a", help="the dearer fabric")
@@ -453,21 +528,20 @@ def _fmt_ratio(x: float) -> str:
 
 
 def _run_roi(args: argparse.Namespace) -> int:
-    from scalefront.export import check_target, write_frame
+    from scalefront.export import write_frame
     from scalefront.roi import roi
 
-    catalog = Catalog.load(*args.catalog) if args.catalog else builtin_catalog()
-    if args.out:
-        check_target(args.out, args.force)
-    if args.report:
+    _check_outputs(args.force, out=args.out)
+    if args.report is not None:
         from scalefront.roi_report import check_report_dir
 
         check_report_dir(args.report, args.force)
+    catalog = Catalog.load(*args.catalog) if args.catalog else builtin_catalog()
     r = roi(args.scenario, args.fabric_a, args.fabric_b, catalog=catalog, sensitivity=not args.no_sensitivity)
-    if args.out:
+    if args.out is not None:
         write_frame(r.table, args.out, args.force)
         print(f"wrote {args.out}", file=sys.stderr)
-    if args.report:
+    if args.report is not None:
         from scalefront.roi_report import write_report
 
         path = write_report(r, args.scenario, args.report, args.force)
@@ -516,7 +590,7 @@ def _tui_available() -> bool:
     return importlib.util.find_spec("scalefront_tui") is not None
 
 
-def _add_tui(sub: argparse._SubParsersAction) -> None:
+def _add_tui(sub: _Commands) -> None:
     from scalefront.scenario import DEFAULT_SCENARIO
 
     p = sub.add_parser("tui", help="browse a scenario's trade-offs in the terminal UI (needs scalefront-tui)")
@@ -549,7 +623,12 @@ def _run_default(args: argparse.Namespace) -> int:
             "not a terminal: running the batch sweep of the default scenario (the UI needs a terminal)", file=sys.stderr
         )
     sweep_args = build_parser().parse_args(["sweep", args.scenario])
-    return sweep_args.run(sweep_args)
+    return _run_command(sweep_args)
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    run: Callable[[argparse.Namespace], int] = args.run
+    return run(args)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -576,7 +655,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         args = argparse.Namespace(run=_run_default, scenario=DEFAULT_SCENARIO)
     try:
-        return args.run(args)
+        return _run_command(args)
     except ScalefrontError as err:
         print(f"scalefront: error: {message_of(err)}", file=sys.stderr)
         return EXIT_USAGE

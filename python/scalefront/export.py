@@ -16,7 +16,7 @@ import polars as pl
 
 from scalefront.errors import UsageError
 
-__all__ = ["FORMATS", "StreamWriter", "check_target", "read_frame", "write_frame"]
+__all__ = ["FORMATS", "StreamWriter", "check_target", "check_writable_dir", "read_frame", "write_frame"]
 
 FORMATS = {".csv": "csv", ".parquet": "parquet"}
 
@@ -28,17 +28,33 @@ def _format(path: Path) -> str:
     return fmt
 
 
+def check_writable_dir(directory: Path) -> None:
+    """Fail unless a file can be created in `directory` (an existing directory): tried by creating and removing
+    an empty hidden file, since permissions alone do not tell (/proc, /sys, read-only mounts, root)."""
+    if not directory.is_dir():
+        raise UsageError(f"{directory} is not a directory")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".scalefront-probe.", dir=directory)
+    except OSError as err:
+        raise UsageError(f"cannot create files in {directory} ({err.strerror or err})") from None
+    os.close(fd)
+    os.unlink(probe)
+
+
 def check_target(path: str | Path, force: bool) -> Path:
-    """Fail early (before any work) when `path` cannot be written: unknown suffix, missing directory, or an
-    existing file without `force`."""
+    """Fail early (before any work) when `path` cannot be written: empty, unknown suffix, a directory, an
+    existing file without `force`, or a folder that is missing, not a folder, or not writable."""
+    if not str(path).strip():
+        raise UsageError("the file name is empty; give a .csv or .parquet path")
     p = Path(path)
     _format(p)
-    if p.exists() and not force:
-        raise UsageError(f"{p} already exists; pass --force to replace it")
     if p.is_dir():
         raise UsageError(f"{p} is a directory")
+    if p.exists() and not force:
+        raise UsageError(f"{p} already exists; pass --force to replace it")
     if not p.parent.exists():
         raise UsageError(f"{p.parent} does not exist")
+    check_writable_dir(p.parent)
     return p
 
 

@@ -7,9 +7,11 @@ from __future__ import annotations
 import math
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from scalefront.errors import UsageError
+from scalefront.export import check_writable_dir
 from scalefront.roi import RoiResult
 
 __all__ = ["REPORT_FILES", "write_report"]
@@ -18,14 +20,21 @@ REPORT_FILES = ("report.md", "frontier.png", "break_even.png")
 
 
 def _check_dir(directory: Path, force: bool) -> None:
+    """The report folder: an existing writable folder without a report (unless `force`), or one that can be
+    created (its nearest existing parent is a writable folder)."""
     if directory.exists() and not directory.is_dir():
-        raise UsageError(f"{directory} exists and is not a directory")
+        raise UsageError(f"--report: {directory} exists and is not a directory")
     taken = [name for name in REPORT_FILES if (directory / name).exists()]
     if taken and not force:
-        raise UsageError(f"{directory} already holds {', '.join(taken)}; pass --force to replace them")
+        raise UsageError(f"--report: {directory} already holds {', '.join(taken)}; pass --force to replace them")
+    existing = next(d for d in (directory, *directory.parents) if d.exists())
+    try:
+        check_writable_dir(existing)
+    except UsageError as err:
+        raise UsageError(f"--report: {err}") from None
 
 
-def _atomic(directory: Path, name: str, write) -> None:
+def _atomic(directory: Path, name: str, write: Callable[[str], object]) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=directory)
     os.close(fd)
     try:
@@ -40,6 +49,8 @@ def _atomic(directory: Path, name: str, write) -> None:
 
 def check_report_dir(directory: str | Path, force: bool) -> Path:
     """Fail before any work when the report cannot be written."""
+    if not str(directory).strip():
+        raise UsageError("--report: the folder name is empty")
     d = Path(directory)
     _check_dir(d, force)
     try:

@@ -7,16 +7,27 @@ misspelt key), then builds the dict the Rust sweep engine takes (SI units, catal
 
 from __future__ import annotations
 
-import difflib
+import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, ValidationError
 
 from scalefront import _core
-from scalefront.catalog import Catalog, ModelEntry, _first_error, _parse_toml, _read, load_model_file
-from scalefront.errors import CatalogError
+from scalefront.catalog import (
+    Catalog,
+    FabricEntry,
+    GpuEntry,
+    ModelEntry,
+    TopologyEntry,
+    _parse_toml,
+    _read,
+    load_model_file,
+)
+from scalefront.errors import CatalogError, ConfigurationError, UsageError
+from scalefront.messages import describe, did_you_mean, key_text, toml_repr
 from scalefront.model import builtin_catalog, parse_overlap
 
 __all__ = ["AXES", "DEFAULT_SCENARIO", "OBJECTIVES", "Scenario", "builtin_scenarios", "load_scenario"]
@@ -54,6 +65,7 @@ AXES = (
 )
 
 PositiveInt = Annotated[int, Field(ge=1, le=2**31)]
+_M = TypeVar("_M", bound=BaseModel)
 
 
 class _Strict(BaseModel):
@@ -76,7 +88,7 @@ class Range(_Strict):
         out, v = [], self.start
         while v <= self.stop:
             out.append(v)
-            v = v * self.factor if self.factor else v + self.step
+            v = v * self.factor if self.factor else v + (self.step or 1)
         return out
 
 
@@ -87,8 +99,112 @@ class Search(_Strict):
     max: PositiveInt = 2**31
 
 
-IntAxis = Annotated[list[PositiveInt], Field(min_length=1)] | Range
-DegreeAxis = Literal["search"] | Annotated[list[PositiveInt], Field(min_length=1)] | Search
+# Axes that take one of several forms are checked by hand (below), so that a bad value is answered with the
+# forms it may take rather than with one complaint per form.
+
+
+def _sub_table(model_cls: type[_M], value: dict[str, Any]) -> _M:
+    """`value` as `model_cls`, or ValueError naming the key inside the inline table."""
+    try:
+        return model_cls.model_validate(value)
+    except ValidationError as err:
+        parts, msg = describe(err, model_cls, value)
+        raise ValueError(f"{key_text(parts)}: {msg}" if parts else msg) from None
+
+
+def _positive_ints(value: list[Any]) -> list[int]:
+    for i, v in enumerate(value):
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 2**31:
+            raise ValueError(f"item {i + 1}: expected a whole number from 1 to 2^31, got {toml_repr(v)}")
+    if not value:
+        raise ValueError("expected at least one value, got []")
+    return list(value)
+
+
+def _count_axis(value: Any) -> list[int] | Range:
+    if isinstance(value, list):
+        return _positive_ints(value)
+    if isinstance(value, dict):
+        return _sub_table(Range, value)
+    raise ValueError(
+        f"expected a list such as [512, 1024] or a range such as {{ start = 512, stop = 4096, factor = 2 }}, "
+        f"got {toml_repr(value)}"
+    )
+
+
+def _degree_axis(value: Any) -> Literal["search"] | list[int] | Search:
+    if value == "search":
+        return "search"
+    if isinstance(value, list):
+        return _positive_ints(value)
+    if isinstance(value, dict):
+        return _sub_table(Search, value)
+    raise ValueError(
+        f"expected 'search', a list such as [1, 2, 4, 8] or {{ search = true, max = 8 }}, got {toml_repr(value)}"
+    )
+
+
+def _topology_list(value: Any) -> list[str | TopologyChoice]:
+    if not isinstance(value, list) or not value:
+        raise ValueError(f"expected a non-empty list of topology ids or tables, got {toml_repr(value)}")
+    for i, item in enumerate(value):
+        if isinstance(item, dict):
+            try:
+                _sub_table(TopologyChoice, item)
+            except ValueError as err:
+                raise ValueError(f"item {i + 1}: {err}") from None
+        elif not isinstance(item, str):
+            raise ValueError(
+                f"item {i + 1}: expected a topology id such as 'fat-tree' or "
+                f"{{ name = 'fat-tree', oversubscription = 2.0 }}, got {toml_repr(item)}"
+            )
+    return [item if isinstance(item, str) else TopologyChoice.model_validate(item) for item in value]
+
+
+def _overlap_list(value: Any) -> list[str | float]:
+    if not isinstance(value, list) or not value:
+        raise ValueError(f"expected a non-empty list such as ['dp', 'full'], got {toml_repr(value)}")
+    for i, item in enumerate(value):
+        if isinstance(item, bool) or not isinstance(item, str | int | float):
+            raise ValueError(f"item {i + 1}: expected a mode name or a fraction, got {toml_repr(item)}")
+        try:
+            parse_overlap(item)
+        except UsageError as err:
+            raise ValueError(f"item {i + 1}: {err}") from None
+    return list(value)
+
+
+def _price(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (math.isfinite(value) and value >= 0):
+        raise ValueError(f"expected a finite number >= 0, got {toml_repr(value)}")
+    return float(value)
+
+
+def _price_overrides(value: Any) -> dict[str, float | dict[str, float]]:
+    """`key = value` for every entry, or `[economics.prices.<id>]` tables of them for one entry."""
+    if not isinstance(value, dict):
+        raise ValueError(f"expected a table of prices, got {toml_repr(value)}")
+    out: dict[str, float | dict[str, float]] = {}
+    for key, v in value.items():
+        try:
+            if isinstance(v, dict):
+                table: dict[str, float] = {}
+                for k, price in v.items():
+                    try:
+                        table[k] = _price(price)
+                    except ValueError as err:
+                        raise ValueError(f"{k}: {err}") from None
+                out[key] = table
+            else:
+                out[key] = _price(v)
+        except ValueError as err:
+            raise ValueError(f"{key}.{err}" if isinstance(v, dict) else f"{key}: {err}") from None
+    return out
+
+
+CountAxis = Annotated[list[int] | Range, PlainValidator(_count_axis)]
+DegreeAxis = Annotated[Literal["search"] | list[int] | Search, PlainValidator(_degree_axis)]
+NonEmpty = Field(min_length=1)
 
 
 class TopologyChoice(_Strict):
@@ -101,16 +217,16 @@ class Workload(_Strict):
     tokens: Annotated[float, Field(gt=0, allow_inf_nan=False)]
     global_batch: PositiveInt
     seq_len: PositiveInt | None = None
-    precision: Annotated[list[Literal["bf16", "fp8"]], Field(min_length=1)] = ["bf16"]
+    precision: Annotated[list[Literal["bf16", "fp8"]], NonEmpty] = ["bf16"]
     flash_attention: bool = True
 
 
 class Cluster(_Strict):
-    gpu: Annotated[list[str], Field(min_length=1)]
-    gpus: IntAxis
-    scale_up: Annotated[list[str], Field(min_length=1)] = ["default"]
-    fabric: Annotated[list[str], Field(min_length=1)]
-    topology: Annotated[list[str | TopologyChoice], Field(min_length=1)]
+    gpu: Annotated[list[str], NonEmpty]
+    gpus: CountAxis
+    scale_up: Annotated[list[str], NonEmpty] = ["default"]
+    fabric: Annotated[list[str], NonEmpty]
+    topology: Annotated[list[str | TopologyChoice], PlainValidator(_topology_list)]
 
 
 class Parallelism(_Strict):
@@ -119,31 +235,20 @@ class Parallelism(_Strict):
     cp: DegreeAxis = [1]
     dp: DegreeAxis = "search"
     ep: DegreeAxis = [1]
-    vpp: Annotated[list[PositiveInt], Field(min_length=1)] = [1]
-    micro_batch: Annotated[list[PositiveInt], Field(min_length=1)] = [1]
-    sequence_parallel: Annotated[list[bool], Field(min_length=1)] = [True]
-    recompute: Annotated[list[Literal["none", "selective", "full"]], Field(min_length=1)] = ["selective"]
-    zero: Annotated[list[Annotated[int, Field(ge=0, le=3)]], Field(min_length=1)] = [1]
-    overlap: Annotated[list[str | Annotated[float, Field(ge=0, le=1)]], Field(min_length=1)] = ["dp"]
-
-    @field_validator("overlap")
-    @classmethod
-    def _known_overlap(cls, v: list[Any]) -> list[Any]:
-        for item in v:
-            parse_overlap(item)  # raises UsageError with the accepted forms
-        return v
-
-
-PriceValue = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+    vpp: Annotated[list[PositiveInt], NonEmpty] = [1]
+    micro_batch: Annotated[list[PositiveInt], NonEmpty] = [1]
+    sequence_parallel: Annotated[list[bool], NonEmpty] = [True]
+    recompute: Annotated[list[Literal["none", "selective", "full"]], NonEmpty] = ["selective"]
+    zero: Annotated[list[Annotated[int, Field(ge=0, le=3)]], NonEmpty] = [1]
+    overlap: Annotated[list[str | float], PlainValidator(_overlap_list)] = ["dp"]
 
 
 class EconomicsSection(_Strict):
     mode: Literal["rent", "own"] = "rent"
     #: Failure profile of data/reliability.toml.
     reliability: str = "default"
-    #: Overrides: `key = value` for every GPU/fabric, or `[economics.prices.<id>]` tables for one entry (their
-    #: values are checked after parsing, to name the entry in the message).
-    prices: dict[str, PriceValue | dict[str, Any]] = {}
+    #: Overrides: `key = value` for every GPU/fabric, or `[economics.prices.<id>]` tables for one entry.
+    prices: Annotated[dict[str, float | dict[str, float]], PlainValidator(_price_overrides)] = {}
 
 
 class Objectives(_Strict):
@@ -151,7 +256,7 @@ class Objectives(_Strict):
         "time_to_train_days",
         "cost_to_train_usd",
     ]
-    group_by: Annotated[list[Literal[AXES]], Field(min_length=1)] = ["fabric"]  # type: ignore[valid-type]
+    group_by: Annotated[list[Literal[AXES]], NonEmpty] = ["fabric"]  # type: ignore[valid-type]
 
 
 class ScenarioFile(_Strict):
@@ -225,6 +330,228 @@ def load_scenario(source: str | Path, catalog: Catalog | None = None, **override
     return build_scenario(raw, file, catalog, **overrides)
 
 
+class _Problem:
+    """Makes the one-line error of a scenario file: `<file>: [<table>] <key>: <what is wrong>`."""
+
+    def __init__(self, file: str):
+        self.file = file
+
+    def __call__(self, where: str, msg: str) -> CatalogError:
+        return CatalogError(f"{self.file}: {where}: {msg}")
+
+    def looked_up(self, where: str, fn: Callable[[str], Any], name: str) -> Any:
+        """`fn(name)`, an unknown name reported at `where`."""
+        try:
+            return fn(name)
+        except CatalogError as err:
+            raise self(where, str(err)) from None
+
+
+def _validate(raw: dict[str, Any], file: str) -> ScenarioFile:
+    try:
+        return ScenarioFile.model_validate(raw)
+    except ValidationError as err:
+        parts, msg = describe(err, ScenarioFile, raw)
+        raise CatalogError(f"{file}: {_where(parts, raw)}: {msg}") from None
+
+
+def _where(parts: list[str | int], raw: dict[str, Any]) -> str:
+    """`['cluster', 'gpus', 0]` -> `[cluster] gpus, item 1`; a top-level table -> `[table]`; else the key."""
+    if not parts:
+        return "top level"
+    head = str(parts[0])
+    if len(parts) == 1:
+        return f"[{head}]" if isinstance(raw.get(head), dict) or head in _TABLES else head
+    return f"[{head}] {key_text(parts[1:])}"
+
+
+_TABLES = ("workload", "cluster", "parallelism", "economics", "objectives")
+
+
+def _check_no_repeats(sections: dict[str, BaseModel], bad: _Problem) -> None:
+    """A value listed twice in an axis would sweep every configuration twice."""
+    for table, section in sections.items():
+        for key, value in section:
+            if not isinstance(value, list):
+                continue
+            labels = [v.model_dump_json() if isinstance(v, BaseModel) else repr(v) for v in value]
+            repeated = next((lab for i, lab in enumerate(labels) if lab in labels[:i]), None)
+            if repeated is not None:
+                raise bad(f"[{table}] {key}", f"{repeated} is listed twice (every configuration would be swept twice)")
+
+
+def _scenario_model(wl: Workload, file: str, cat: Catalog, bad: _Problem) -> ModelEntry:
+    if wl.model.endswith(".toml"):
+        path = Path(wl.model)
+        if not path.is_absolute() and Path(file).is_file():  # a scenario file: relative to its folder
+            path = Path(file).parent / path
+        return load_model_file(path)
+    return bad.looked_up("[workload] model", cat.model, wl.model)  # type: ignore[no-any-return]
+
+
+def objectives_problem(names: list[str]) -> str | None:
+    """What is wrong with a list of objectives (two or three distinct names of OBJECTIVES), if anything."""
+    for o in names:
+        if o not in OBJECTIVES:
+            return f"objective {o!r} is not one of {', '.join(OBJECTIVES)}{did_you_mean(o, OBJECTIVES)}"
+    repeated = next((o for i, o in enumerate(names) if o in names[:i]), None)
+    if repeated is not None:
+        return f"objective {repeated!r} is listed twice; give two or three different objectives"
+    if not 2 <= len(names) <= 3:
+        return f"give two or three objectives, got {len(names)}"
+    return None
+
+
+def group_by_problem(axes: list[str]) -> str | None:
+    """What is wrong with a list of group-by axes (distinct names of AXES), if anything."""
+    for a in axes:
+        if a not in AXES:
+            return f"group-by axis {a!r} is not one of {', '.join(AXES)}{did_you_mean(a, AXES)}"
+    repeated = next((a for i, a in enumerate(axes) if a in axes[:i]), None)
+    return f"group-by axis {repeated!r} is listed twice" if repeated is not None else None
+
+
+def _objectives(
+    spec: ScenarioFile, objectives: list[str] | None, group_by: list[str] | None, bad: _Problem
+) -> tuple[list[str], list[str]]:
+    """The objectives and group-by axes: the caller's (reported as arguments) or the file's (as its keys)."""
+    chosen = []
+    for given, in_file, where, option, problem_of in (
+        (objectives, spec.objectives.minimize, "[objectives] minimize", "objectives", objectives_problem),
+        (group_by, spec.objectives.group_by, "[objectives] group_by", "group_by", group_by_problem),
+    ):
+        names = list(in_file if given is None else given)
+        problem = problem_of(names)
+        if problem and given is not None:
+            raise UsageError(f"{option}: {problem}")
+        if problem:
+            raise bad(where, problem)
+        chosen.append(names)
+    return chosen[0], chosen[1]
+
+
+@dataclass(frozen=True)
+class _ClusterAxes:
+    """The cluster axes resolved in the catalog: entries and names in axis order."""
+
+    gpu_counts: list[int]
+    gpus: list[GpuEntry]
+    scale_up_names: list[str]
+    #: For each GPU, the indices (into scale_up_names) of the domains it is swept with.
+    scale_ups_of_gpu: list[list[int]]
+    fabrics: list[FabricEntry]
+    topology_names: list[str]
+    oversubscriptions: list[float]
+    topologies: list[dict[str, Any]]
+
+
+def _gpu_counts(cl: Cluster, bad: _Problem) -> list[int]:
+    try:
+        return cl.gpus.values() if isinstance(cl.gpus, Range) else list(cl.gpus)
+    except ValueError as err:
+        raise bad("[cluster] gpus", str(err)) from None
+
+
+def _scale_ups(cl: Cluster, gpus: list[GpuEntry], cat: Catalog, bad: _Problem) -> tuple[list[str], list[list[int]]]:
+    """Every domain swept, and per GPU the ones it can join (`default`: its own). A GPU is swept only with
+    domains it can join; a listed domain that no GPU can join, or a GPU left with none, is an error."""
+    for s in cl.scale_up:
+        if s != "default":
+            bad.looked_up("[cluster] scale_up", cat.scale_up_domain, s)
+    names: list[str] = []
+    per_gpu: list[list[str]] = []
+    for gid, g in zip(cl.gpu, gpus, strict=True):
+        mine = [g.default_scale_up if s == "default" else s for s in cl.scale_up]
+        joinable = [s for s in dict.fromkeys(mine) if cat.scale_up[s].accepts(g)]
+        if not joinable:
+            first = next(s for s in mine if s not in joinable)
+            raise bad("[cluster] scale_up", cat.mismatch(gid, first) + " (add 'default' to sweep its own)")
+        per_gpu.append(joinable)
+        names += [s for s in joinable if s not in names]
+    for s in cl.scale_up:
+        if s != "default" and s not in names:
+            raise bad("[cluster] scale_up", cat.mismatch(cl.gpu[0], s))
+    return names, [sorted(names.index(s) for s in joinable) for joinable in per_gpu]
+
+
+def _topologies(cl: Cluster, cat: Catalog, bad: _Problem) -> tuple[list[str], list[float], list[dict[str, Any]]]:
+    names, oversubs, specs = [], [], []
+    for t in cl.topology:
+        choice = TopologyChoice(name=t) if isinstance(t, str) else t
+        entry: TopologyEntry = bad.looked_up("[cluster] topology", cat.topology, choice.name)
+        over = entry.oversubscription if choice.oversubscription is None else choice.oversubscription
+        names.append(choice.name)
+        oversubs.append(float(over))
+        specs.append(entry.core_spec(over))
+    return names, oversubs, specs
+
+
+def _cluster_axes(cl: Cluster, cat: Catalog, bad: _Problem) -> _ClusterAxes:
+    gpus = [bad.looked_up("[cluster] gpu", cat.gpu, g) for g in cl.gpu]
+    fabrics = [bad.looked_up("[cluster] fabric", cat.fabric, f) for f in cl.fabric]
+    scale_up_names, scale_ups_of_gpu = _scale_ups(cl, gpus, cat, bad)
+    topology_names, oversubscriptions, topologies = _topologies(cl, cat, bad)
+    return _ClusterAxes(
+        _gpu_counts(cl, bad), gpus, scale_up_names, scale_ups_of_gpu, fabrics, topology_names, oversubscriptions,
+        topologies,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Prices:
+    """The scenario's prices: the catalog's, then `[economics.prices]` for all entries, then per-entry tables."""
+
+    scalar: dict[str, float]
+    per_entry: dict[str, dict[str, float]]
+    economics: dict[str, Any]
+
+    def of(self, entry_id: str, base: BaseModel) -> dict[str, float]:
+        values = base.model_dump()
+        for source in (self.scalar, self.per_entry.get(entry_id, {})):
+            for k, v in source.items():
+                if k in values:
+                    values[k] = float(v)
+        return values
+
+
+def _prices(econ: EconomicsSection, cl: Cluster, scenario_fabrics: list[str], cat: Catalog, bad: _Problem) -> _Prices:
+    scalar = {k: v for k, v in econ.prices.items() if not isinstance(v, dict)}
+    per_entry = {k: v for k, v in econ.prices.items() if isinstance(v, dict)}
+    known_ids = set(cl.gpu) | set(cl.fabric) | set(scenario_fabrics)
+    for key in per_entry:
+        if key not in known_ids:
+            raise bad("[economics.prices]", f"{key!r} is neither a GPU nor a fabric of this scenario")
+    economics = {**cat.economics_or_error().model_dump(), "cost_mode": econ.mode}
+    keys = set(economics) - {"cost_mode"}
+    for g in cl.gpu:
+        keys |= set(cat.gpu_price(g).model_dump())
+    for f in cl.fabric:
+        keys |= set(cat.fabric_price(f).model_dump())
+    for key in list(scalar) + [k for table in per_entry.values() for k in table]:
+        if key not in keys:
+            hint = did_you_mean(key, sorted(keys)) or f"; known: {', '.join(sorted(keys))}"
+            raise bad("[economics.prices]", f"unknown price {key!r}{hint}")
+    economics.update({k: float(v) for k, v in scalar.items() if k in economics})
+    return _Prices(scalar, per_entry, economics)
+
+
+def _overlaps(par: Parallelism, scale: float) -> list[dict[str, float]]:
+    """Each overlap choice as fractions, multiplied by `scale` and clamped to [0, 1]."""
+    return [{k: min(1.0, max(0.0, v * scale)) for k, v in parse_overlap(o).core_spec().items()} for o in par.overlap]
+
+
+#: Where a core figure sits in a scenario file, for its error message.
+_FIELD_WHERE = {key: f"[workload] {key}" for key in ("tokens", "global_batch", "seq_len")}
+
+
+def _check_space(space: dict[str, Any], bad: _Problem) -> None:
+    """The engine's own checks of the space (a whole number of tokens, ...), named by file and key."""
+    try:
+        _core.space_size(space)
+    except ConfigurationError as err:
+        raise bad(_FIELD_WHERE.get(err.field or "", "[workload]"), err.message) from None
+
+
 def build_scenario(
     raw: dict[str, Any],
     file: str,
@@ -239,148 +566,36 @@ def build_scenario(
     path, anchors a relative model file). `group_by`, `objectives` and `fabrics` override the scenario's;
     `overlap_scale` multiplies every overlap fraction (clamped to [0, 1]), for sensitivity studies."""
     cat = catalog or builtin_catalog()
-    try:
-        spec = ScenarioFile.model_validate(raw)
-    except ValidationError as err:
-        where, msg = _first_error(err, _model_at(err))
-        raise CatalogError(f"{file}: {_where(where)}: {msg}") from None
-    except ValueError as err:  # overlap forms, ranges
-        raise CatalogError(f"{file}: {err}") from None
-
-    def bad(where: str, msg: str) -> CatalogError:
-        return CatalogError(f"{file}: {where}: {msg}")
-
-    wl, cl, par, econ = spec.workload, spec.cluster, spec.parallelism, spec.economics
-    scenario_fabrics = list(cl.fabric)
-    if fabrics is not None:
-        cl = cl.model_copy(update={"fabric": list(fabrics)})
-    for table, section in (("cluster", cl), ("parallelism", par), ("workload", wl)):
-        for key, value in section:
-            if isinstance(value, list):
-                labels = [v.model_dump_json() if isinstance(v, BaseModel) else repr(v) for v in value]
-                repeated = next((lab for i, lab in enumerate(labels) if lab in labels[:i]), None)
-                if repeated is not None:
-                    raise bad(
-                        f"[{table}] {key}", f"{repeated} is listed twice (every configuration would be swept twice)"
-                    )
-    for entry_id, table in econ.prices.items():
-        if isinstance(table, dict):
-            for key, value in table.items():
-                if (
-                    isinstance(value, bool)
-                    or not isinstance(value, (int, float))
-                    or not value >= 0
-                    or value == float("inf")
-                ):
-                    raise bad(f"[economics.prices.{entry_id}] {key}", f"expected a finite number >= 0, got {value!r}")
-    model_name = wl.model
-    if model_name.endswith(".toml"):
-        path = Path(model_name)
-        if not path.is_absolute() and Path(file).is_file():  # a scenario file: relative to its folder
-            path = Path(file).parent / path
-        model = load_model_file(path)
-    else:
-        try:
-            model = cat.model(model_name)
-        except CatalogError as err:
-            raise bad("[workload] model", str(err)) from None
+    bad = _Problem(file)
+    spec = _validate(raw, file)
+    wl, par, econ = spec.workload, spec.parallelism, spec.economics
+    cl = spec.cluster if fabrics is None else spec.cluster.model_copy(update={"fabric": list(fabrics)})
+    _check_no_repeats({"cluster": cl, "parallelism": par, "workload": wl}, bad)
+    model = _scenario_model(wl, file, cat, bad)
+    axes = _cluster_axes(cl, cat, bad)
+    prices = _prices(econ, cl, list(spec.cluster.fabric), cat, bad)
+    minimize, groups = _objectives(spec, objectives, group_by, bad)
     seq_len = wl.seq_len or model.seq_len
-    try:
-        gpu_counts = cl.gpus.values() if isinstance(cl.gpus, Range) else list(cl.gpus)
-    except ValueError as err:
-        raise bad("[cluster] gpus", str(err)) from None
-
-    def lookup(kind: str, fn, name: str):
-        try:
-            return fn(name)
-        except CatalogError as err:
-            raise bad(f"[cluster] {kind}", str(err)) from None
-
-    gpus = [lookup("gpu", cat.gpu, g) for g in cl.gpu]
-    fabrics = [lookup("fabric", cat.fabric, f) for f in cl.fabric]
-    scale_up_names: list[str] = []
-    for g in gpus:
-        for s in cl.scale_up:
-            name = g.default_scale_up if s == "default" else s
-            if name not in scale_up_names:
-                scale_up_names.append(name)
-    scale_ups = [lookup("scale_up", cat.scale_up_domain, s) for s in scale_up_names]
-    topo_names, topos, oversubs = [], [], []
-    for t in cl.topology:
-        choice = TopologyChoice(name=t) if isinstance(t, str) else t
-        entry = lookup("topology", cat.topology, choice.name)
-        over = entry.oversubscription if choice.oversubscription is None else choice.oversubscription
-        topo_names.append(choice.name)
-        oversubs.append(float(over))
-        topos.append(entry.core_spec(over))
-
-    # Prices: catalog, then scalar overrides for all entries, then per-entry tables.
-    scalar = {k: v for k, v in econ.prices.items() if not isinstance(v, dict)}
-    per_entry = {k: v for k, v in econ.prices.items() if isinstance(v, dict)}
-    known_ids = set(cl.gpu) | set(cl.fabric) | set(scenario_fabrics)
-    for key in per_entry:
-        if key not in known_ids:
-            raise bad("[economics.prices]", f"{key!r} is neither a GPU nor a fabric of this scenario")
-
-    def priced(kind: str, entry_id: str, base: BaseModel) -> dict[str, float]:
-        values = base.model_dump()
-        for source in (scalar, per_entry.get(entry_id, {})):
-            for k, v in source.items():
-                if k in values:
-                    values[k] = float(v)
-        return values
-
-    all_price_keys = set()
-    for g in cl.gpu:
-        all_price_keys |= set(cat.gpu_price(g).model_dump())
-    for f in cl.fabric:
-        all_price_keys |= set(cat.fabric_price(f).model_dump())
-    economics = {**cat.economics_or_error().model_dump(), "cost_mode": econ.mode}
-    all_price_keys |= set(economics) - {"cost_mode"}
-    for key in list(scalar) + [k for table in per_entry.values() for k in table]:
-        if key not in all_price_keys:
-            close = difflib.get_close_matches(key, sorted(all_price_keys), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(sorted(all_price_keys))}"
-            raise bad("[economics.prices]", f"unknown price {key!r}{hint}")
-    for k, v in scalar.items():
-        if k in economics:
-            economics[k] = float(v)
-
-    gpu_options = []
-    for gid, g in zip(cl.gpu, gpus, strict=True):
-        allowed = [scale_up_names.index(g.default_scale_up if s == "default" else s) for s in cl.scale_up]
-        gpu_options.append(
-            {"spec": g.core_spec(), "prices": priced("gpu", gid, cat.gpu_price(gid)), "scale_ups": sorted(set(allowed))}
-        )
-    fabric_options = [
-        {"spec": f.core_spec(), "prices": priced("fabric", fid, cat.fabric_price(fid))}
-        for fid, f in zip(cl.fabric, fabrics, strict=True)
-    ]
-    overlap_names = [str(o) for o in par.overlap]
-    minimize = list(objectives or spec.objectives.minimize)
-    groups = list(group_by or spec.objectives.group_by)
-    for o in minimize:
-        if o not in OBJECTIVES:
-            raise CatalogError(f"{file}: objective {o!r} is not one of {', '.join(OBJECTIVES)}")
-    if not 2 <= len(minimize) <= 3:
-        raise CatalogError(f"{file}: give two or three objectives, got {len(minimize)}")
-    for a in groups:
-        if a not in AXES:
-            raise CatalogError(f"{file}: group-by axis {a!r} is not one of {', '.join(AXES)}")
     space = {
         "model": model.core_spec(),
         "global_batch": wl.global_batch,
         "seq_len": seq_len,
         "tokens": float(wl.tokens),
         "flash_attention": wl.flash_attention,
-        "gpus": gpu_options,
-        "scale_ups": [
-            {"spec": su.core_spec(), "prices": cat.scale_up_price(name).model_dump()}
-            for name, su in zip(scale_up_names, scale_ups, strict=True)
+        "gpus": [
+            {"spec": g.core_spec(), "prices": prices.of(gid, cat.gpu_price(gid)), "scale_ups": allowed}
+            for gid, g, allowed in zip(cl.gpu, axes.gpus, axes.scale_ups_of_gpu, strict=True)
         ],
-        "gpu_counts": gpu_counts,
-        "fabrics": fabric_options,
-        "topologies": topos,
+        "scale_ups": [
+            {"spec": cat.scale_up[name].core_spec(), "prices": cat.scale_up_price(name).model_dump()}
+            for name in axes.scale_up_names
+        ],
+        "gpu_counts": axes.gpu_counts,
+        "fabrics": [
+            {"spec": f.core_spec(), "prices": prices.of(fid, cat.fabric_price(fid))}
+            for fid, f in zip(cl.fabric, axes.fabrics, strict=True)
+        ],
+        "topologies": axes.topologies,
         "precisions": list(wl.precision),
         "tp": _degree(par.tp),
         "pp": _degree(par.pp),
@@ -392,55 +607,25 @@ def build_scenario(
         "sequence_parallel": list(par.sequence_parallel),
         "recompute": list(par.recompute),
         "zero": list(par.zero),
-        "overlap": [
-            {k: min(1.0, max(0.0, v * overlap_scale)) for k, v in vars(parse_overlap(o)).items()} for o in par.overlap
-        ],
-        "economics": economics,
-        "reliability": _lookup_reliability(cat, econ.reliability, bad).core_spec(),
+        "overlap": _overlaps(par, overlap_scale),
+        "economics": prices.economics,
+        "reliability": bad.looked_up("[economics] reliability", cat.reliability_profile, econ.reliability).core_spec(),
         "objectives": minimize,
         "group_by": groups,
     }
+    _check_space(space, bad)
     return Scenario(
         path=file,
         spec=spec,
-        model_name=model_name,
+        model_name=wl.model,
         model=model,
         seq_len=seq_len,
         gpu_names=list(cl.gpu),
-        scale_up_names=scale_up_names,
-        gpu_counts=gpu_counts,
+        scale_up_names=axes.scale_up_names,
+        gpu_counts=axes.gpu_counts,
         fabric_names=list(cl.fabric),
-        topology_names=topo_names,
-        oversubscriptions=oversubs,
-        overlap_names=overlap_names,
+        topology_names=axes.topology_names,
+        oversubscriptions=axes.oversubscriptions,
+        overlap_names=[str(o) for o in par.overlap],
         space=space,
     )
-
-
-def _lookup_reliability(cat: Catalog, name: str, bad) -> Any:
-    try:
-        return cat.reliability_profile(name)
-    except CatalogError as err:
-        raise bad("[economics] reliability", str(err)) from None
-
-
-def _where(loc: str) -> str:
-    """`workload.tokens` -> `[workload] tokens`."""
-    parts = loc.split(".")
-    if len(parts) >= 2:
-        return f"[{parts[0]}] {'.'.join(parts[1:])}"
-    return f"[{loc}]" if loc else "top level"
-
-
-def _model_at(err: ValidationError) -> type[BaseModel]:
-    """The pydantic model of the table the first error is in (for 'did you mean' suggestions)."""
-    first = next((e for e in err.errors() if e["type"] == "extra_forbidden"), err.errors()[0])
-    tables = {
-        "workload": Workload,
-        "cluster": Cluster,
-        "parallelism": Parallelism,
-        "economics": EconomicsSection,
-        "objectives": Objectives,
-    }
-    loc = first["loc"]
-    return tables.get(str(loc[0]), ScenarioFile) if len(loc) > 1 else ScenarioFile
