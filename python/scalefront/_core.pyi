@@ -1,42 +1,106 @@
-"""Type stubs of the Rust extension `scalefront._core` (rust/python/src/lib.rs, sweep.rs)."""
+"""Type stubs of the Rust extension `scalefront._core` (rust/python/src/lib.rs, sweep.rs), checked against the built
+module by `python -m mypy.stubtest scalefront._core`.
 
-from typing import Any
+The dicts the functions take are laid out as the core's structs (field names as keys, SI units); the Python layer
+builds them (scalefront.model, scalefront.scenario, scalefront.network, scalefront.validation). Errors: a bad figure
+or an impossible configuration raises `scalefront.errors.ConfigurationError`, a panic
+`scalefront.errors.InternalError`.
+"""
 
-import numpy as np
+from typing import Any, TypedDict, final
+
+import numpy.typing as npt
+
+__all__ = [
+    "SweepHandle",
+    "__version__",
+    "_panic_for_test",
+    "collective_times",
+    "data_files",
+    "error_categories",
+    "evaluate",
+    "network_bom",
+    "run_sweep",
+    "schema",
+    "space_size",
+]
 
 __version__: str
 
-class ScalefrontError(Exception):
-    """Base class of every scalefront error."""
+class _InputDoc(TypedDict):
+    name: str
+    kind: str
+    doc: str
 
-class ConfigurationError(ScalefrontError):
-    """args = (message, category, field or None)."""
+class _MetricDoc(TypedDict):
+    name: str
+    unit: str
+    kind: str
+    group: str
+    doc: str
 
-class SweepHandle:
-    """Progress and cancellation of one sweep, polled from Python."""
+class _Schema(TypedDict):
+    inputs: list[_InputDoc]
+    metrics: list[_MetricDoc]
 
-    def __init__(self) -> None: ...
-    def done(self) -> int: ...
-    def feasible(self) -> int: ...
-    def rejected(self) -> dict[str, int]: ...
-    def cancel(self) -> None: ...
-    def cancelled(self) -> bool: ...
-    def next_rows(self, timeout_s: float) -> dict[str, np.ndarray] | None: ...
+#: Columns of a sweep: each axis (index or degree) as uint32, each metric as float64 / int64 / bool.
+_Columns = dict[str, npt.NDArray[Any]]
+
+def schema() -> _Schema:
+    """The output schema, in column order: every input and every metric with its unit, kind, group and doc."""
+
+def error_categories() -> list[str]:
+    """Every category a ConfigurationError can carry, in the core's order."""
 
 def evaluate(config: dict[str, Any]) -> dict[str, Any]:
-    """Evaluate one configuration given as a dict of SI figures (see scalefront.model)."""
+    """Evaluate one configuration (`scalefront_core::Config` as a dict); every metric by name."""
 
 def space_size(space: dict[str, Any]) -> int:
-    """Configurations in a sweep space, counted without evaluating any."""
+    """Configurations in a sweep space (`scalefront_core::sweep::SweepSpace` as a dict), counted without evaluating
+    any; checks the space first."""
 
-def run_sweep(space: dict[str, Any], handle: SweepHandle, stream_rows: bool = False) -> dict[str, Any]:
-    """Run a sweep (blocking, GIL released); returns the kept rows as numpy columns and the counts."""
+@final
+class SweepHandle:
+    """Progress, pause and cancellation of one sweep, shared by the thread running it and the one watching it."""
 
-def collective_times(spec: dict[str, Any]) -> list[float]:
-    """Times of one collective over consecutive ranks for each message size."""
+    def __new__(cls) -> SweepHandle: ...
+    def done(self) -> int:
+        """Configurations evaluated or rejected so far."""
+    def feasible(self) -> int:
+        """Feasible configurations found so far."""
+    def rejected(self) -> dict[str, int]:
+        """Configurations rejected so far, by reason (only reasons seen so far)."""
+    def cancel(self) -> None:
+        """Ask the sweep to stop; it returns within a task with `cancelled` set."""
+    def pause(self) -> None:
+        """Hold the workers at their next task boundary until `resume()` (or `cancel()`)."""
+    def resume(self) -> None: ...
+    def paused(self) -> bool: ...
+    def held(self) -> int:
+        """Workers currently held by `pause()`: once > 0, the sweep is running and waiting."""
+    def cancelled(self) -> bool: ...
+    def next_rows(self, timeout_s: float) -> _Columns | None:
+        """The next chunk of streamed feasible rows, waiting up to `timeout_s` (GIL released); None when nothing came
+        in time or the stream is over."""
 
-def network_bom(spec: dict[str, Any]) -> dict[str, Any]:
-    """The network's bill of materials, capex and power."""
+class _SweepResult(TypedDict):
+    frontier: _Columns
+    evaluated: int
+    feasible: int
+    rejected: dict[str, int]
+    cancelled: bool
+
+def run_sweep(space: dict[str, Any], handle: SweepHandle, stream_rows: bool = False) -> _SweepResult:
+    """Run a sweep (blocking, GIL released): the kept rows as numpy columns with `objective_<i>`, and the counts."""
+
+def collective_times(request: dict[str, Any]) -> list[float]:
+    """Times (s) of one collective over consecutive ranks for each message size (for nccl-tests validation)."""
+
+def network_bom(request: dict[str, Any]) -> dict[str, Any]:
+    """The network's bill of materials for `gpus` GPUs: parts by tier, NVLink switch trays, capex and power."""
 
 def data_files() -> dict[str, str]:
-    """The catalog and validation files embedded at build time: {path: text}."""
+    """The catalog and validation files embedded at build time: {path under data/: text}."""
+
+def _panic_for_test() -> None:
+    """Panic inside the core on purpose (tests that a panic reaches Python as InternalError)."""

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import polars as pl
+
 from scalefront.model import Evaluation
+
+if TYPE_CHECKING:
+    from scalefront.sweep import SweepResult
 
 _BAR_WIDTH = 30
 
@@ -110,7 +117,7 @@ _FRONTIER_COLUMNS = [
 ]
 
 
-def render_sweep(result, frontier) -> str:
+def render_sweep(result: SweepResult, frontier: pl.DataFrame) -> str:
     """The frontiers per group, the best configuration per (fabric, GPU count), and the sweep's counts."""
     groups = result.scenario.space["group_by"]
     objectives = result.objectives

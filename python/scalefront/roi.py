@@ -32,7 +32,7 @@ from scalefront.catalog import Catalog
 from scalefront.errors import UsageError
 from scalefront.model import builtin_catalog
 from scalefront.scenario import build_scenario, load_scenario
-from scalefront.sweep import run_sweep
+from scalefront.sweep import SweepResult, run_sweep
 
 __all__ = ["ASSUMPTIONS", "SENSITIVITY_STEP", "RoiResult", "roi"]
 
@@ -155,8 +155,8 @@ def _scaled(catalog: Catalog, a: str, b: str, assumption: str, factor: float) ->
 
 def _sweep(
     scenario_source: str | tuple[dict[str, Any], str], catalog: Catalog, a: str, b: str, overlap_factor: float = 1.0
-):
-    overrides = dict(
+) -> tuple[SweepResult, dict[str, Any]]:
+    overrides: dict[str, Any] = dict(
         fabrics=[a, b],
         overlap_scale=overlap_factor,
         group_by=["fabric"],
@@ -172,7 +172,7 @@ def _sweep(
 
 def _best(
     scenario_source: str | tuple[dict[str, Any], str], catalog: Catalog, a: str, b: str, overlap_factor: float = 1.0
-):
+) -> tuple[pl.DataFrame, dict[str, Any]]:
     result, economics = _sweep(scenario_source, catalog, a, b, overlap_factor)
     return result.best_per_fabric_and_size(), economics
 

@@ -81,7 +81,8 @@ def label_rows(columns: dict[str, np.ndarray], scenario: Scenario) -> pl.DataFra
 
     def pick(values: list[Any], key: str) -> np.ndarray:
         table = np.asarray(values, dtype=object if isinstance(values[0], str) else None)
-        return table[columns[key]]
+        picked: np.ndarray = table[columns[key]]
+        return picked
 
     def const(value: Any) -> np.ndarray:
         return np.full(n, value, dtype=object if isinstance(value, str) else None)
