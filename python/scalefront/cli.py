@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from scalefront import __version__
 from scalefront.catalog import Catalog
@@ -118,6 +118,53 @@ def _price(text: str) -> tuple[str, float]:
     return key.strip(), _number(value, allow_zero=True)
 
 
+def _add_cluster_options(group: argparse._ActionsContainer, *, gpus: int | None, topology: str) -> None:
+    """--gpu, --gpus (required when there is no default), --scale-up, --fabric, --topology, --oversubscription."""
+    group.add_argument("--gpu", default="h100-sxm", help="GPU id (servers per GPU count, NVLink domain)")
+    group.add_argument("--gpus", type=_positive_int, default=gpus, required=gpus is None, help="number of GPUs")
+    group.add_argument("--scale-up", help="intra-node domain id (default: the GPU's)")
+    group.add_argument("--fabric", default="ib-ndr", help="scale-out fabric id")
+    group.add_argument("--topology", default=topology, help="topology id")
+    group.add_argument(
+        "--oversubscription",
+        type=_oversubscription,
+        help="leaf oversubscription (2, 2:1, or 3:2 = 1.5); default: the topology's",
+    )
+
+
+def _cluster_arguments(args: argparse.Namespace) -> dict[str, Any]:
+    """The cluster options, prices and catalogs as `evaluate` and `bom` take them."""
+    return {
+        "gpu": args.gpu,
+        "gpus": args.gpus,
+        "scale_up": args.scale_up,
+        "fabric": args.fabric,
+        "topology": args.topology,
+        "oversubscription": args.oversubscription,
+        "prices": dict(args.price),
+        "catalog": _catalog(args),
+    }
+
+
+def _add_price_option(group: argparse._ActionsContainer, what: str) -> None:
+    group.add_argument("--price", type=_price, action="append", default=[], metavar="KEY=VALUE", help=what)
+
+
+def _add_catalog_option(group: argparse._ActionsContainer) -> None:
+    group.add_argument(
+        "--catalog",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a catalog file that adds or replaces entries (repeatable)",
+    )
+
+
+def _catalog(args: argparse.Namespace) -> Catalog:
+    """The built-in catalogs, with the --catalog files merged in."""
+    return Catalog.load(*args.catalog) if args.catalog else builtin_catalog()
+
+
 def _add_eval(sub: _Commands) -> None:
     p = sub.add_parser(
         "eval",
@@ -137,17 +184,7 @@ def _add_eval(sub: _Commands) -> None:
         action="store_true",
         help="attention materialises its scores (no fused/flash attention kernel)",
     )
-    g = p.add_argument_group("cluster")
-    g.add_argument("--gpu", default="h100-sxm", help="GPU id")
-    g.add_argument("--gpus", type=_positive_int, default=1024, help="number of GPUs")
-    g.add_argument("--scale-up", help="intra-node domain id (default: the GPU's)")
-    g.add_argument("--fabric", default="ib-ndr", help="scale-out fabric id")
-    g.add_argument("--topology", default="rail-fat-tree", help="topology id")
-    g.add_argument(
-        "--oversubscription",
-        type=_oversubscription,
-        help="leaf oversubscription (2, 2:1, or 3:2 = 1.5); default: the topology's",
-    )
+    _add_cluster_options(p.add_argument_group("cluster"), gpus=1024, topology="rail-fat-tree")
     g = p.add_argument_group("parallelism")
     g.add_argument("--tp", type=_positive_int, default=8, help="tensor parallel")
     g.add_argument("--pp", type=_positive_int, default=1, help="pipeline parallel")
@@ -168,35 +205,16 @@ def _add_eval(sub: _Commands) -> None:
     )
     g = p.add_argument_group("cost")
     g.add_argument("--cost-mode", choices=["rent", "own"], default="rent", help="cost_to_train_usd in this mode")
-    g.add_argument(
-        "--price",
-        type=_price,
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a catalog price (repeatable): rent_usd_per_gpu_hour, server_usd, switch_usd, ...",
-    )
-    g.add_argument(
-        "--catalog",
-        action="append",
-        default=[],
-        metavar="FILE",
-        help="a catalog file that adds or replaces entries (repeatable)",
-    )
+    _add_price_option(g, "override a catalog price (repeatable): rent_usd_per_gpu_hour, server_usd, switch_usd, ...")
+    _add_catalog_option(g)
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     p.set_defaults(run=_run_eval)
 
 
 def _run_eval(args: argparse.Namespace) -> int:
-    catalog = Catalog.load(*args.catalog) if args.catalog else builtin_catalog()
     result = evaluate(
         args.model,
-        args.gpu,
-        args.gpus,
-        scale_up=args.scale_up,
-        fabric=args.fabric,
-        topology=args.topology,
-        oversubscription=args.oversubscription,
+        **_cluster_arguments(args),
         tp=args.tp,
         pp=args.pp,
         dp=args.dp,
@@ -214,8 +232,6 @@ def _run_eval(args: argparse.Namespace) -> int:
         flash_attention=not args.no_flash_attention,
         tokens=args.tokens,
         cost_mode=args.cost_mode,
-        prices=dict(args.price),
-        catalog=catalog,
     )
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
@@ -231,24 +247,17 @@ def _csv_list(text: str) -> list[str]:
     return items
 
 
-def _objectives(text: str) -> list[str]:
-    from scalefront.scenario import objectives_problem
+def _names(problem_of: Callable[[list[str]], str | None]) -> Callable[[str], list[str]]:
+    """An argparse type: a comma-separated list in which `problem_of` finds nothing wrong."""
 
-    names = _csv_list(text)
-    problem = objectives_problem(names)
-    if problem:
-        raise argparse.ArgumentTypeError(problem)
-    return names
+    def parse(text: str) -> list[str]:
+        names = _csv_list(text)
+        problem = problem_of(names)
+        if problem:
+            raise argparse.ArgumentTypeError(problem)
+        return names
 
-
-def _group_by(text: str) -> list[str]:
-    from scalefront.scenario import group_by_problem
-
-    axes = _csv_list(text)
-    problem = group_by_problem(axes)
-    if problem:
-        raise argparse.ArgumentTypeError(problem)
-    return axes
+    return parse
 
 
 def _check_outputs(force: bool, **paths: str | None) -> None:
@@ -267,7 +276,7 @@ def _check_outputs(force: bool, **paths: str | None) -> None:
 
 
 def _add_sweep(sub: _Commands) -> None:
-    from scalefront.scenario import AXES, DEFAULT_SCENARIO, OBJECTIVES
+    from scalefront.scenario import AXES, DEFAULT_SCENARIO, OBJECTIVES, group_by_problem, objectives_problem
 
     p = sub.add_parser(
         "sweep",
@@ -287,23 +296,17 @@ def _add_sweep(sub: _Commands) -> None:
     p.add_argument("--force", action="store_true", help="replace existing output files")
     p.add_argument(
         "--group-by",
-        type=_group_by,
+        type=_names(group_by_problem),
         metavar="AXES",
         help=f"frontier per value of these axes, comma-separated ({', '.join(AXES)}); default: the scenario's",
     )
     p.add_argument(
         "--objectives",
-        type=_objectives,
+        type=_names(objectives_problem),
         metavar="NAMES",
         help=f"two or three of {', '.join(OBJECTIVES)}; default: the scenario's",
     )
-    p.add_argument(
-        "--catalog",
-        action="append",
-        default=[],
-        metavar="FILE",
-        help="a catalog file that adds or replaces entries (repeatable)",
-    )
+    _add_catalog_option(p)
     p.add_argument(
         "--max-configs", type=_count, default=10**11, help="refuse a space with more configurations than this"
     )
@@ -334,7 +337,7 @@ def _run_sweep(args: argparse.Namespace) -> int:
     from scalefront.sweep import COLUMNS, Progress, run_sweep
 
     _check_outputs(args.force, out=args.out, all_out=args.all_out)
-    catalog = Catalog.load(*args.catalog) if args.catalog else builtin_catalog()
+    catalog = _catalog(args)
     scenario = load_scenario(args.scenario, catalog, group_by=args.group_by, objectives=args.objectives)
     size = scenario.size()
     if size > args.max_configs:
@@ -448,21 +451,9 @@ def _add_bom(sub: _Commands) -> None:
         help="the network's bill of materials: NICs, switches per tier, cables, optics, capex, power",
         formatter_class=_Help,
     )
-    p.add_argument("--gpus", type=_positive_int, required=True, help="number of GPUs")
-    p.add_argument("--fabric", default="ib-ndr", help="fabric id")
-    p.add_argument("--topology", default="fat-tree", help="topology id")
-    p.add_argument("--oversubscription", type=_oversubscription, help="leaf oversubscription (2, 2:1, or 3:2 = 1.5)")
-    p.add_argument("--gpu", default="h100-sxm", help="GPU id (servers per GPU count, NVLink domain)")
-    p.add_argument("--scale-up", help="intra-node domain id (default: the GPU's)")
-    p.add_argument(
-        "--price",
-        type=_price,
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a part price (repeatable): nic_usd, switch_usd, transceiver_usd, ...",
-    )
-    p.add_argument("--catalog", action="append", default=[], metavar="FILE", help="a catalog file (repeatable)")
+    _add_cluster_options(p, gpus=None, topology="fat-tree")
+    _add_price_option(p, "override a part price (repeatable): nic_usd, switch_usd, transceiver_usd, ...")
+    _add_catalog_option(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=_run_bom)
 
@@ -470,17 +461,7 @@ def _add_bom(sub: _Commands) -> None:
 def _run_bom(args: argparse.Namespace) -> int:
     from scalefront.network import bom
 
-    catalog = Catalog.load(*args.catalog) if args.catalog else builtin_catalog()
-    b = bom(
-        args.gpus,
-        args.fabric,
-        args.topology,
-        oversubscription=args.oversubscription,
-        gpu=args.gpu,
-        scale_up=args.scale_up,
-        prices=dict(args.price),
-        catalog=catalog,
-    )
+    b = bom(**_cluster_arguments(args))
     if args.json:
         print(json.dumps(b, indent=2))
         return 0
@@ -515,7 +496,7 @@ def _add_roi(sub: _Commands) -> None:
     p.add_argument("--b", default="roce-400g", dest="fabric_b", help="the fabric it is compared with")
     p.add_argument("--out", help="write the per-GPU-count table here (.csv or .parquet)")
     p.add_argument("--force", action="store_true", help="replace an existing output file")
-    p.add_argument("--catalog", action="append", default=[], metavar="FILE", help="a catalog file (repeatable)")
+    _add_catalog_option(p)
     p.add_argument("--no-sensitivity", action="store_true", help="skip the +/-20% sensitivity table")
     p.add_argument(
         "--report", metavar="DIR", help="write a Markdown report with PNG charts into DIR (needs matplotlib)"
@@ -536,7 +517,7 @@ def _run_roi(args: argparse.Namespace) -> int:
         from scalefront.roi_report import check_report_dir
 
         check_report_dir(args.report, args.force)
-    catalog = Catalog.load(*args.catalog) if args.catalog else builtin_catalog()
+    catalog = _catalog(args)
     r = roi(args.scenario, args.fabric_a, args.fabric_b, catalog=catalog, sensitivity=not args.no_sensitivity)
     if args.out is not None:
         write_frame(r.table, args.out, args.force)

@@ -121,27 +121,25 @@ def _positive_ints(value: list[Any]) -> list[int]:
     return list(value)
 
 
-def _count_axis(value: Any) -> list[int] | Range:
+def _list_or_table(value: Any, table: type[_M], forms: str) -> list[int] | _M:
+    """An axis given as a list of positive integers or as an inline table of `table`'s keys."""
     if isinstance(value, list):
         return _positive_ints(value)
     if isinstance(value, dict):
-        return _sub_table(Range, value)
-    raise ValueError(
-        f"expected a list such as [512, 1024] or a range such as {{ start = 512, stop = 4096, factor = 2 }}, "
-        f"got {toml_repr(value)}"
+        return _sub_table(table, value)
+    raise ValueError(f"expected {forms}, got {toml_repr(value)}")
+
+
+def _count_axis(value: Any) -> list[int] | Range:
+    return _list_or_table(
+        value, Range, "a list such as [512, 1024] or a range such as { start = 512, stop = 4096, factor = 2 }"
     )
 
 
 def _degree_axis(value: Any) -> Literal["search"] | list[int] | Search:
     if value == "search":
         return "search"
-    if isinstance(value, list):
-        return _positive_ints(value)
-    if isinstance(value, dict):
-        return _sub_table(Search, value)
-    raise ValueError(
-        f"expected 'search', a list such as [1, 2, 4, 8] or {{ search = true, max = 8 }}, got {toml_repr(value)}"
-    )
+    return _list_or_table(value, Search, "'search', a list such as [1, 2, 4, 8] or { search = true, max = 8 }")
 
 
 def _topology_list(value: Any) -> list[str | TopologyChoice]:
