@@ -651,7 +651,8 @@ class _Tty(io.StringIO):
 
 def test_progress_line_on_a_terminal():
     stream = _Tty()
-    line = ProgressLine("sweep", stream=stream, interval_s=1.0)
+    # An injected clock: the updates come at 10.0, 10.5 and 10.6 s, so the second is within the 1 s interval.
+    line = ProgressLine("sweep", stream=stream, interval_s=1.0, clock=iter([10.0, 10.5, 10.6]).__next__)
     # 500,000 of 2,000,000 in 2 s: 250,000/s, 1,500,000 left -> ETA 6 s; 25%.
     line(Progress(done=500_000, total=2_000_000, feasible=1234, elapsed_s=2.0))
     first = stream.getvalue()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from typing import TextIO
 
 from scalefront.sweep import Progress
@@ -17,18 +18,25 @@ def _count(x: float) -> str:
 
 
 class ProgressLine:
-    """Redraws one line on `stream` (stderr) at most every `interval_s`; silent unless it is a terminal."""
+    """Redraws one line on `stream` (stderr) at most every `interval_s` of `clock`; silent unless it is a terminal."""
 
-    def __init__(self, label: str, stream: TextIO | None = None, interval_s: float = 0.2):
+    def __init__(
+        self,
+        label: str,
+        stream: TextIO | None = None,
+        interval_s: float = 0.2,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.stream = stream or sys.stderr
         self.enabled = self.stream.isatty()
         self.label = label
         self.interval_s = interval_s
-        self._last = 0.0
+        self.clock = clock
+        self._last = -float("inf")
         self._width = 0
 
     def __call__(self, p: Progress) -> None:
-        now = time.monotonic()
+        now = self.clock()
         if not self.enabled or (now - self._last < self.interval_s and p.done < p.total):
             return
         self._last = now
