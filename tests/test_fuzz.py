@@ -375,7 +375,9 @@ def bad_catalogs(draw: st.DrawFn) -> bytes:
             entries[header]["sources"][key] = source
         return catalog_text(entries).encode("utf-8")
     if how == "table":
-        kind = draw(st.sampled_from(["gpu.x", "gpuz.x", "prices.gpus.x", "prices.rent", "models.x", "fabrics.x"]))
+        kind = draw(
+            st.sampled_from(["gpu.x", "gpuz.x", "prices.gpus.x", "prices.rent", "prices.gpu", "models.x", "fabrics.x"])
+        )
         return (catalog_text(entries) + f"\n[{kind}]\nname = 5\n").encode("utf-8")
     return draw(text_breakage(catalog_text(entries)))
 

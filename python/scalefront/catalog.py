@@ -399,28 +399,34 @@ class Catalog:
     def _add_table(self, kind: str, table: Any, file: str) -> None:
         attr, model_cls = self._KINDS[kind]
         if not isinstance(table, dict):
-            raise CatalogError(f"{file}: [{kind}] must be a table of entries")
+            raise CatalogError(f"{file}: [{kind}] must be a table of entries, got {toml_repr(table)}")
         target = getattr(self, attr)
         for entry, raw in table.items():
             target[entry] = _entry(model_cls, raw, file, entry)
 
+    _PRICE_TABLES: ClassVar[dict[str, tuple[str, type[_Entry]]]] = {
+        "gpu": ("gpu_prices", GpuPrice),
+        "fabric": ("fabric_prices", FabricPrice),
+        "scale_up": ("scale_up_prices", ScaleUpPrice),
+    }
+
     def _add_prices(self, table: Any, file: str) -> None:
         if not isinstance(table, dict):
-            raise CatalogError(f"{file}: prices must be a table")
+            raise CatalogError(f"{file}: prices must be a table, got {toml_repr(table)}")
         for key, value in table.items():
-            if key == "gpu" and isinstance(value, dict):
-                for entry, raw in value.items():
-                    self.gpu_prices[entry] = _entry(GpuPrice, raw, file, f"gpu.{entry}")
-            elif key == "fabric" and isinstance(value, dict):
-                for entry, raw in value.items():
-                    self.fabric_prices[entry] = _entry(FabricPrice, raw, file, f"fabric.{entry}")
-            elif key == "scale_up" and isinstance(value, dict):
-                for entry, raw in value.items():
-                    self.scale_up_prices[entry] = _entry(ScaleUpPrice, raw, file, f"scale_up.{entry}")
-            elif key == "economics":
+            if key == "economics":
                 self.economics = _entry(Economics, value, file, "economics")
-            else:
-                raise CatalogError(f"{file}: [{key}] is not a price table (gpu, fabric, scale_up, economics)")
+                continue
+            if key not in self._PRICE_TABLES:
+                kinds = [*self._PRICE_TABLES, "economics"]
+                hint = did_you_mean(key, kinds)
+                raise CatalogError(f"{file}: [{key}] is not a price table ({', '.join(kinds)}){hint}")
+            if not isinstance(value, dict):
+                raise CatalogError(f"{file}: [{key}] must be a table of entries, got {toml_repr(value)}")
+            attr, model_cls = self._PRICE_TABLES[key]
+            target = getattr(self, attr)
+            for entry, raw in value.items():
+                target[entry] = _entry(model_cls, raw, file, f"{key}.{entry}")
 
     def _check_references(self, file: str) -> None:
         for gid, gpu in self.gpus.items():
