@@ -147,3 +147,16 @@ def test_same_input_same_result(kw):
     first = _evaluate(**kw)
     assert evaluate(**kw) == first
     assert evaluate(**kw, catalog=Catalog.builtin()) == first  # a freshly parsed catalog changes nothing
+
+
+@given(configs(), st.sampled_from([0.5, 0.8, 0.9]))
+def test_intervals_bracket_the_prediction_and_widen_with_the_level(kw, level):
+    # The interval's ends come from the error model's order statistics: they bracket the prediction whenever
+    # the residuals straddle zero, a higher level never narrows them, and time and cost to train scale alike.
+    r = _evaluate(**kw, interval=level)
+    wide = _evaluate(**kw, interval=0.95)
+    assert r.step_time_s_lo <= r.step_time_s_hi
+    assert wide.step_time_s_lo <= r.step_time_s_lo * (1 + REL) and wide.step_time_s_hi >= r.step_time_s_hi * (1 - REL)
+    ratio = r.step_time_s_hi / r.step_time_s
+    assert r.time_to_train_days_hi / r.time_to_train_days == pytest.approx(ratio, rel=1e-9)
+    assert r.cost_to_train_usd_hi / r.cost_to_train_usd == pytest.approx(ratio, rel=1e-9)

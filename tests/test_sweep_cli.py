@@ -100,9 +100,14 @@ def test_units_are_in_the_names():
         for c in METRIC_COLUMNS
         if any(w in c for w in ("time", "comm", "bubble", "compute", "optimizer")) and not c.endswith("_bytes")
     ]
-    assert all(c.endswith(("_s", "_days")) for c in timed), timed
+    # Prediction-interval ends carry the unit before their _lo / _hi.
+    assert all(c.removesuffix("_lo").removesuffix("_hi").endswith(("_s", "_days")) for c in timed), timed
     assert all(c.endswith(("_gb", "_bytes")) for c in METRIC_COLUMNS if "memory" in c)
-    assert all(c.endswith("_usd") for c in METRIC_COLUMNS if "cost" in c or "capex" in c)
+    assert all(
+        c.removesuffix("_lo").removesuffix("_hi").endswith("_usd")
+        for c in METRIC_COLUMNS
+        if "cost" in c or "capex" in c
+    )
     assert "energy_mwh" in METRIC_COLUMNS and "it_power_w" in METRIC_COLUMNS
     unitless = {
         "feasible",
@@ -121,7 +126,7 @@ def test_units_are_in_the_names():
         "params_active",
         "model_flops_per_token",
     }
-    assert all(c.endswith(units) or c in unitless for c in METRIC_COLUMNS)
+    assert all(c.removesuffix("_lo").removesuffix("_hi").endswith(units) or c in unitless for c in METRIC_COLUMNS)
 
 
 def test_all_file_has_every_feasible_configuration_once(tmp_path, capsys):

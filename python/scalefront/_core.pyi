@@ -19,6 +19,7 @@ __all__ = [
     "data_files",
     "error_categories",
     "evaluate",
+    "model_params",
     "network_bom",
     "run_sweep",
     "schema",
@@ -54,6 +55,9 @@ def error_categories() -> list[str]:
 
 def evaluate(config: dict[str, Any]) -> dict[str, Any]:
     """Evaluate one configuration (`scalefront_core::Config` as a dict); every metric by name."""
+
+def model_params(model: dict[str, Any]) -> float:
+    """Total parameters of a model given as the core's TransformerSpec dict."""
 
 def space_size(space: dict[str, Any]) -> int:
     """Configurations in a sweep space (`scalefront_core::sweep::SweepSpace` as a dict), counted without evaluating

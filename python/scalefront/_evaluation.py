@@ -33,6 +33,8 @@ class Breakdown:
     """pipeline fill and drain"""
     optimizer_s: float
     """optimizer step"""
+    overhead_s: float
+    """per-step overhead: waiting for the slowest GPU, synchronising all-reduces"""
 
 
 @dataclass(frozen=True)
@@ -103,7 +105,9 @@ class Evaluation:
     cp: int
     """context-parallel degree"""
     ep: int
-    """expert-parallel degree (within dp x cp)"""
+    """expert-parallel degree (ep x etp divides tp x dp x cp)"""
+    etp: int
+    """expert tensor-parallel degree"""
     vpp: int
     """virtual pipeline stages per GPU (interleaved schedule)"""
     micro_batch: int
@@ -124,14 +128,26 @@ class Evaluation:
     """GEMM precision: bf16, fp8"""
     flash_attention: bool
     """fused attention that never stores the scores"""
+    grad_reduce_dtype: str
+    """gradient accumulation and reduction format: fp32, bf16"""
+    moe_dispatcher: str
+    """MoE token dispatcher: alltoall, flex (DeepEP), allgather"""
+    moe_imbalance: float
+    """busiest expert rank's routed tokens / mean (1 = balanced)"""
     tokens: float
     """training tokens of the run"""
     cost_mode: str
     """which cost cost_to_train_usd reports: rent, own"""
+    interval: float
+    """nominal coverage of the _lo/_hi prediction intervals"""
     feasible: bool
     """fits in the GPU's memory"""
     step_time_s: float
     """one optimizer step [s]"""
+    step_time_s_lo: float
+    """step time, low end of the prediction interval [s]"""
+    step_time_s_hi: float
+    """step time, high end of the prediction interval [s]"""
     tokens_per_s: float
     """training tokens per second, whole cluster [tokens/s]"""
     mfu: float
@@ -164,6 +180,8 @@ class Evaluation:
     """pipeline fill and drain [s]"""
     optimizer_s: float
     """optimizer step [s]"""
+    overhead_s: float
+    """per-step overhead: waiting for the slowest GPU, synchronising all-reduces [s]"""
     tp_comm_hidden_s: float
     """TP communication hidden behind compute [s]"""
     pp_comm_hidden_s: float
@@ -198,10 +216,18 @@ class Evaluation:
     """steps x step time / goodput [s]"""
     time_to_train_days: float
     """time_to_train_s in days [days]"""
+    time_to_train_days_lo: float
+    """time to train, low end of the prediction interval [days]"""
+    time_to_train_days_hi: float
+    """time to train, high end of the prediction interval [days]"""
     energy_mwh: float
     """facility energy of the run (IT power x PUE) [MWh]"""
     cost_to_train_usd: float
     """the run's cost in cost_mode [USD]"""
+    cost_to_train_usd_lo: float
+    """cost to train, low end of the prediction interval [USD]"""
+    cost_to_train_usd_hi: float
+    """cost to train, high end of the prediction interval [USD]"""
     cost_rent_usd: float
     """GPU-hours at the rental price [USD]"""
     cost_own_usd: float
@@ -244,6 +270,7 @@ class Evaluation:
             ep_comm_s=self.ep_comm_s,
             bubble_s=self.bubble_s,
             optimizer_s=self.optimizer_s,
+            overhead_s=self.overhead_s,
         )
 
     @property

@@ -26,6 +26,7 @@ from scalefront.messages import describe, did_you_mean, key_text, toml_repr
 __all__ = [
     "Catalog",
     "Economics",
+    "ErrorModelFile",
     "FabricEntry",
     "FabricPrice",
     "GpuEntry",
@@ -36,6 +37,8 @@ __all__ = [
     "ScaleUpPrice",
     "TopologyEntry",
     "apply_price_overrides",
+    "error_model_spec",
+    "load_error_model",
     "load_model_file",
 ]
 
@@ -86,6 +89,8 @@ class GpuEntry(_Entry):
     gemm_efficiency: Fraction
     gemm_efficiency_fp8: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
     attention_efficiency: Fraction
+    #: With FlashAttention-2-class kernels (PyTorch SDPA's flash backend).
+    attention_efficiency_fa2: Fraction
     hbm_efficiency: Fraction
     sustained_efficiency: Fraction
     runtime_reserve_gb: NonNegative
@@ -94,6 +99,11 @@ class GpuEntry(_Entry):
     default_scale_up: str
     #: The GPU's own scale-up port (nvlink3, nvlink4, nvlink5, xgmi, ...): which domains it can join.
     scale_up_link: str
+    #: Coefficient of variation of speed between GPUs of this type in one cluster (a synchronous step waits for
+    #: the slowest).
+    speed_cv: Annotated[float, Field(ge=0, le=0.5, allow_inf_nan=False)]
+    #: Architecture generation: the regimes of the prediction intervals (data/model_error.toml).
+    generation: Literal["ampere", "hopper", "blackwell", "cdna3"]
     _SOURCED_TEXT = ("scale_up_link",)
 
     def core_spec(self) -> dict[str, Any]:
@@ -107,11 +117,14 @@ class GpuEntry(_Entry):
             "gemm_efficiency": self.gemm_efficiency,
             "gemm_efficiency_fp8": self.gemm_efficiency_fp8,
             "attention_efficiency": self.attention_efficiency,
+            "attention_efficiency_fa2": self.attention_efficiency_fa2,
             "hbm_efficiency": self.hbm_efficiency,
             "sustained_efficiency": self.sustained_efficiency,
             "runtime_reserve_bytes": self.runtime_reserve_gb * 1e9,
             "server_gpus": self.server_gpus,
             "host_power_w": self.host_power_w,
+            "speed_cv": self.speed_cv,
+            "generation": self.generation,
         }
 
 
@@ -246,6 +259,14 @@ class ModelEntry(BaseModel):
     moe_ffn_hidden: Count | None = None
     moe_shared_experts: Size = 0
     moe_first_dense_layers: Size = 0
+    #: Nodes (expert groups) a token may be routed to; 0 = no limit (DeepSeek-V3: 4).
+    moe_node_limit: Size = 0
+    #: Multi-head latent attention (DeepSeek-V2/V3): all five or none.
+    mla_q_lora_rank: Size | None = None
+    mla_kv_lora_rank: Count | None = None
+    mla_qk_nope_head_dim: Count | None = None
+    mla_qk_rope_head_dim: Size | None = None
+    mla_v_head_dim: Count | None = None
     source: str = ""
 
     @model_validator(mode="after")
@@ -264,7 +285,19 @@ class ModelEntry(BaseModel):
             raise ValueError(f"moe_top_k: {self.moe_top_k} exceeds moe_experts ({self.moe_experts})")
         if self.moe_experts is not None and self.moe_first_dense_layers >= self.layers:
             raise ValueError("moe_first_dense_layers: must be fewer than layers")
+        mla = self._mla_fields()
+        if any(v is not None for v in mla.values()) and any(v is None for v in mla.values()):
+            raise ValueError(f"mla_kv_lora_rank: the MLA fields go together: give all of {', '.join(mla)} or none")
         return self
+
+    def _mla_fields(self) -> dict[str, int | None]:
+        return {
+            "mla_q_lora_rank": self.mla_q_lora_rank,
+            "mla_kv_lora_rank": self.mla_kv_lora_rank,
+            "mla_qk_nope_head_dim": self.mla_qk_nope_head_dim,
+            "mla_qk_rope_head_dim": self.mla_qk_rope_head_dim,
+            "mla_v_head_dim": self.mla_v_head_dim,
+        }
 
     @property
     def is_moe(self) -> bool:
@@ -280,7 +313,11 @@ class ModelEntry(BaseModel):
                 "ffn_hidden": self.moe_ffn_hidden,
                 "shared_experts": self.moe_shared_experts,
                 "first_dense_layers": self.moe_first_dense_layers,
+                "node_limit": self.moe_node_limit,
             }
+        mla = None
+        if self.mla_kv_lora_rank is not None:
+            mla = {k.removeprefix("mla_"): v for k, v in self._mla_fields().items()}
         return {
             "layers": self.layers,
             "hidden": self.hidden,
@@ -292,6 +329,7 @@ class ModelEntry(BaseModel):
             "vocab": self.vocab,
             "tied_embeddings": self.tied_embeddings,
             "moe": moe,
+            "mla": mla,
         }
 
 
@@ -347,6 +385,8 @@ class Catalog:
     scale_up_prices: dict[str, ScaleUpPrice] = field(default_factory=dict)
     reliability: dict[str, ReliabilityEntry] = field(default_factory=dict)
     economics: Economics | None = None
+    #: The prediction intervals' residuals by regime (data/model_error.toml), or None.
+    errors: ErrorModelFile | None = None
 
     _KINDS: ClassVar[dict[str, tuple[str, type[BaseModel]]]] = {
         "gpus": ("gpus", GpuEntry),
@@ -366,6 +406,8 @@ class Catalog:
             name = f"{kind}.toml"
             cat._add_table(kind, _parse_toml(files[name], f"data/{name}"), f"data/{name}")
         cat._add_prices(_parse_toml(files["prices.toml"], "data/prices.toml"), "data/prices.toml")
+        if "model_error.toml" in files:
+            cat.errors = load_error_model(files["model_error.toml"], "data/model_error.toml")
         for path, text in sorted(files.items()):
             if path.startswith("models/"):
                 stem = path.removeprefix("models/").removesuffix(".toml")
@@ -504,6 +546,73 @@ class Catalog:
             "scale_up": self.scale_up_price(scale_up).model_dump(),
             "economics": {**self.economics_or_error().model_dump(), "cost_mode": cost_mode},
         }
+
+
+class ErrorRegimeEntry(BaseModel):
+    """The validation residuals of one regime (see data/model_error.toml)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    name: str
+    generation: Literal["ampere", "hopper", "blackwell", "cdna3"] | None = None
+    moe: bool | None = None
+    min_gpus: Count = 1
+    max_gpus: Count = 2**32 - 1
+    rows: list[str]
+    log_residuals: list[float]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ErrorRegimeEntry:
+        if len(self.rows) != len(self.log_residuals):
+            raise ValueError("log_residuals: one residual per row")
+        if self.log_residuals != sorted(self.log_residuals):
+            raise ValueError("log_residuals: must be sorted ascending")
+        return self
+
+
+class ErrorModelFile(BaseModel):
+    """data/model_error.toml: how the residuals were computed, and the residuals by regime, most specific
+    regime first."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    level: Annotated[float, Field(gt=0, lt=1)]
+    #: Residuals a regime needs to be used (fewer: the next matching regime).
+    min_rows: Count
+    method: str
+    model_version: str
+    regime: list[ErrorRegimeEntry]
+
+    def core_spec(self, level: float | None = None) -> dict[str, Any]:
+        """The core's `ErrorModel`: residuals by regime and the level of the intervals."""
+        return {
+            "level": self.level if level is None else level,
+            "min_residuals": self.min_rows,
+            "regimes": [
+                {
+                    "generation": r.generation,
+                    "moe": r.moe,
+                    "min_gpus": r.min_gpus,
+                    "max_gpus": r.max_gpus,
+                    "log_residuals": list(r.log_residuals),
+                }
+                for r in self.regime
+            ],
+        }
+
+
+def load_error_model(text: str, file: str) -> ErrorModelFile:
+    """Parse a model_error.toml file."""
+    return _entry(ErrorModelFile, _parse_toml(text, file), file, "model_error")
+
+
+#: An error model with no residuals: intervals collapse onto the prediction.
+NO_ERRORS: dict[str, Any] = {"level": 0.9, "min_residuals": 1, "regimes": []}
+
+
+def error_model_spec(catalog: Catalog, level: float | None = None) -> dict[str, Any]:
+    """The catalog's error model as the core takes it, at `level` (default: the file's)."""
+    if catalog.errors is None:
+        return {**NO_ERRORS, "level": NO_ERRORS["level"] if level is None else level}
+    return catalog.errors.core_spec(level)
 
 
 def apply_price_overrides(prices: dict[str, dict[str, Any]], overrides: dict[str, Any]) -> None:

@@ -102,6 +102,29 @@ def _count(text: str) -> int:
     return int(value)
 
 
+def _size(text: str) -> int:
+    """A whole number >= 0 (layers, modules)."""
+    value = _decimal(text)
+    if value < 0 or value != value.to_integral_value():
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return int(value)
+
+
+def _imbalance(text: str) -> float:
+    value = _number(text, allow_zero=False)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a ratio >= 1 (1 = balanced), got {text!r}")
+    return value
+
+
+def _level(text: str) -> float:
+    percent = text.strip().endswith("%")
+    value = _number(text.strip().rstrip("%"), allow_zero=False) / (100.0 if percent else 1.0)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"expected a coverage level between 0 and 1 (0.9 or 90%), got {text!r}")
+    return value
+
+
 def _oversubscription(text: str) -> float:
     """`2`, `2:1` or `3:2` (= 1.5): leaf downlink over uplink bandwidth, at least 1."""
     down, sep, up = text.partition(":")
@@ -190,7 +213,7 @@ def _add_eval(sub: _Commands) -> None:
     g.add_argument("--pp", type=_positive_int, default=1, help="pipeline parallel")
     g.add_argument("--dp", type=_positive_int, help="data parallel (default: gpus / (tp x pp x cp))")
     g.add_argument("--cp", type=_positive_int, default=1, help="context parallel")
-    g.add_argument("--ep", type=_positive_int, default=1, help="expert parallel (within dp x cp)")
+    g.add_argument("--ep", type=_positive_int, default=1, help="expert parallel (ep x etp divides tp x dp x cp)")
     g.add_argument("--vpp", type=_positive_int, default=1, help="virtual pipeline stages per GPU (interleaved)")
     g.add_argument("--micro-batch", type=_positive_int, default=1, help="sequences per micro-batch")
     g.add_argument("--zero", type=int, choices=[0, 1, 2, 3], default=1, help="ZeRO stage (3 = FSDP)")
@@ -202,6 +225,34 @@ def _add_eval(sub: _Commands) -> None:
         "--overlap",
         default="dp",
         help="none, dp, full, a fraction for all, or dp=0.9,tp=0.5,pp=0,ep=0",
+    )
+    g.add_argument("--etp", type=_positive_int, help="expert tensor parallel (default: tp); ep x etp | tp x dp x cp")
+    g.add_argument("--first-stage-layers", type=_size, help="transformer layers on the first pipeline stage")
+    g.add_argument("--last-stage-layers", type=_size, help="transformer layers on the last pipeline stage")
+    g.add_argument(
+        "--embedding-in-split", action="store_true", help="count the embedding as a layer of the pipeline split"
+    )
+    g.add_argument("--loss-in-split", action="store_true", help="count the loss as a layer of the pipeline split")
+    g.add_argument(
+        "--no-reshard-after-forward",
+        action="store_true",
+        help="ZeRO-3: keep gathered parameters until the backward pass (FSDP reshard_after_forward=False)",
+    )
+    g = p.add_argument_group("software")
+    g.add_argument("--grad-reduce-dtype", choices=["fp32", "bf16"], default="fp32", help="gradient reduction format")
+    g.add_argument(
+        "--attention-kernel",
+        choices=["best", "fa2"],
+        default="best",
+        help="fused attention kernel: the GPU's best or FA2",
+    )
+    g.add_argument(
+        "--moe-dispatcher", choices=["alltoall", "flex", "allgather"], default="alltoall", help="MoE token dispatcher"
+    )
+    g.add_argument("--moe-imbalance", type=_imbalance, default=1.0, help="busiest expert rank's routed tokens / mean")
+    g.add_argument("--mtp-layers", type=_size, default=0, help="multi-token-prediction modules (DeepSeek-V3: 1)")
+    g.add_argument(
+        "--interval", type=_level, help="coverage of the prediction intervals (default: 0.9, data/model_error.toml)"
     )
     g = p.add_argument_group("cost")
     g.add_argument("--cost-mode", choices=["rent", "own"], default="rent", help="cost_to_train_usd in this mode")
@@ -232,6 +283,18 @@ def _run_eval(args: argparse.Namespace) -> int:
         flash_attention=not args.no_flash_attention,
         tokens=args.tokens,
         cost_mode=args.cost_mode,
+        etp=args.etp,
+        first_stage_layers=args.first_stage_layers,
+        last_stage_layers=args.last_stage_layers,
+        embedding_in_split=args.embedding_in_split,
+        loss_in_split=args.loss_in_split,
+        reshard_after_forward=not args.no_reshard_after_forward,
+        grad_reduce_dtype=args.grad_reduce_dtype,
+        attention_kernel=args.attention_kernel,
+        moe_imbalance=args.moe_imbalance,
+        moe_dispatcher=args.moe_dispatcher,
+        mtp_layers=args.mtp_layers,
+        interval=args.interval,
     )
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
@@ -429,19 +492,63 @@ def _add_validate(sub: _Commands) -> None:
     p.add_argument(
         "--calibrate", action="store_true", help="print each GPU's sustained_efficiency fitted on the calibration rows"
     )
+    p.add_argument(
+        "--write",
+        metavar="GPUS_TOML",
+        help="with --calibrate: write the fitted values and their source lines into this gpus.toml (needs --force)",
+    )
+    p.add_argument(
+        "--calibrate-errors",
+        action="store_true",
+        help="fit the prediction intervals' residuals by regime (data/model_error.toml) and print them",
+    )
+    p.add_argument("--out", help="with --calibrate-errors: write the file here instead of printing it")
+    p.add_argument("--coverage", action="store_true", help="the intervals' coverage on rows held out by source family")
+    p.add_argument("--force", action="store_true", help="replace an existing file")
     p.set_defaults(run=_run_validate)
 
 
 def _run_validate(args: argparse.Namespace) -> int:
-    from scalefront import validation
+    import datetime
 
+    from scalefront import validation
+    from scalefront.export import write_text
+
+    if args.write and not args.calibrate:
+        raise UsageError("--write goes with --calibrate")
+    if args.out and not args.calibrate_errors:
+        raise UsageError("--out goes with --calibrate-errors")
     if args.calibrate:
-        for gpu, (value, rows) in validation.calibrate().items():
+        fitted = validation.calibrate()
+        for gpu, (value, rows) in fitted.items():
             print(f"{gpu}: sustained_efficiency = {value}  (rows: {', '.join(rows)})")
+        if args.write:
+            path = Path(args.write)
+            if not path.exists():
+                raise UsageError(f"{path}: no such file (give the gpus.toml to update)")
+            date = datetime.date.today().strftime("%Y-%m")
+            write_text(validation.write_calibration(path.read_text(), fitted, date), path, args.force)
+            print(f"wrote {path}", file=sys.stderr)
+        return 0
+    if args.calibrate_errors:
+        text = validation.fit_error_model()
+        if args.out:
+            write_text(text, args.out, args.force)
+            print(f"wrote {args.out}", file=sys.stderr)
+        else:
+            print(text, end="")
+        return 0
+    if args.coverage:
+        c = validation.held_out_coverage()
+        for family, (n, k) in c.by_family.items():
+            print(f"{family:16} {k:3d} of {n:3d} inside")
+        print(f"held-out coverage of the {c.level:.0%} intervals: {c.coverage:.1%} ({c.covered} of {c.rows} rows)")
         return 0
     training = validation.training_checks()
     collectives = validation.collective_checks()
-    print(validation.render(training, collectives, markdown=args.markdown), end="" if args.markdown else "\n")
+    coverage = validation.held_out_coverage()
+    text = validation.render(training, collectives, markdown=args.markdown, coverage=coverage)
+    print(text, end="" if args.markdown else "\n")
     return 0
 
 

@@ -40,9 +40,10 @@ CATEGORIES: dict[str, str] = {
     "cp_seq_len": "the sequence length is not a multiple of 2 x cp",
     "ep_dense": "expert parallelism on a dense model",
     "ep_experts": "ep does not divide the number of experts",
-    "ep_dp": "ep does not divide dp x cp",
+    "ep_dp": "ep x etp does not divide tp x dp x cp (MoE parallel folding)",
     "zero_stage": "a ZeRO stage other than 0-3",
     "fp8_unsupported": "FP8 on a GPU without FP8 tensor cores",
+    "uneven_stages": "uneven first/last pipeline stages that do not split the layers",
 }
 
 

@@ -16,7 +16,7 @@ import polars as pl
 
 from scalefront.errors import UsageError
 
-__all__ = ["FORMATS", "StreamWriter", "check_target", "check_writable_dir", "read_frame", "write_frame"]
+__all__ = ["FORMATS", "StreamWriter", "check_target", "check_writable_dir", "read_frame", "write_frame", "write_text"]
 
 FORMATS = {".csv": "csv", ".parquet": "parquet"}
 
@@ -98,6 +98,24 @@ def write_frame(frame: pl.DataFrame, path: str | Path, force: bool = False) -> P
             frame.write_csv(tmp)
         else:
             frame.write_parquet(tmp)
+        _place(tmp, target, force)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return target
+
+
+def write_text(text: str, path: str | Path, force: bool = False) -> Path:
+    """Write a text file (a catalog, a TOML table) atomically; an existing file only with `force`."""
+    target = Path(path)
+    if target.exists() and not force:
+        raise UsageError(f"{target} already exists; pass --force to replace it")
+    if target.is_dir():
+        raise UsageError(f"{target} is a directory")
+    if not target.parent.exists():
+        raise UsageError(f"{target.parent} does not exist")
+    tmp = _temp_beside(target, ".tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
         _place(tmp, target, force)
     finally:
         tmp.unlink(missing_ok=True)

@@ -22,6 +22,7 @@ from scalefront.catalog import (
     ScaleUpEntry,
     TopologyEntry,
     apply_price_overrides,
+    error_model_spec,
     load_model_file,
 )
 from scalefront.errors import UsageError
@@ -42,6 +43,8 @@ __all__ = [
 DEFAULT_BATCH_TOKENS = 2**22
 
 _BUILTIN: Catalog | None = None
+#: The input columns of an evaluation, in the core's schema order (scalefront.schema reads the same).
+_INPUT_COLUMNS: list[str] = [str(i["name"]) for i in _core.schema()["inputs"]]
 
 
 def builtin_catalog() -> Catalog:
@@ -224,11 +227,23 @@ def evaluate(
     overlap: str | float | Overlap = "dp",
     precision: Literal["bf16", "fp8"] = "bf16",
     flash_attention: bool = True,
+    attention_kernel: Literal["best", "fa2"] = "best",
     tokens: float = 1e12,
     cost_mode: Literal["rent", "own"] = "rent",
     prices: dict[str, float] | None = None,
     reliability: str = "default",
     uneven_stages: bool = False,
+    etp: int | None = None,
+    first_stage_layers: int | None = None,
+    last_stage_layers: int | None = None,
+    embedding_in_split: bool = False,
+    loss_in_split: bool = False,
+    reshard_after_forward: bool = True,
+    grad_reduce_dtype: Literal["fp32", "bf16"] = "fp32",
+    moe_imbalance: float = 1.0,
+    moe_dispatcher: Literal["alltoall", "flex", "allgather"] = "alltoall",
+    mtp_layers: int = 0,
+    interval: float | None = None,
     catalog: Catalog | None = None,
 ) -> Evaluation:
     """Evaluate one training configuration.
@@ -238,12 +253,25 @@ def evaluate(
     as an NVLink 5 rack for an NVLink 4 GPU, is refused), ``oversubscription`` to the topology's, ``dp`` to
     gpus / (tp x pp x cp), ``seq_len`` to the model's, and ``global_batch`` to about 4M tokens rounded to a
     multiple of dp x micro_batch. ``tokens`` is a whole number of at least one sequence. ``flash_attention=False``
-    models attention that materialises its scores (Megatron-LM before 2022). ``prices`` overrides any catalog
-    price by field name (``rent_usd_per_gpu_hour``, ``switch_usd``, ``usd_per_kwh``, ...). ``reliability`` names a
-    failure profile of data/reliability.toml (``default``: Llama 3's measured rates; ``perfect``: no failures);
-    time and cost to train are divided by the resulting goodput. ``uneven_stages=True`` accepts an interleaved
-    layout whose layers do not split evenly over pp x vpp virtual stages (published runs with asymmetric
-    first/last stages; the busiest stage holds the rounded-up count); without it such a layout is refused.
+    models attention that materialises its scores (Megatron-LM before 2022); ``attention_kernel="fa2"`` runs
+    FlashAttention-2-class kernels (PyTorch SDPA's flash backend) instead of the GPU's best (FlashAttention-3,
+    cuDNN). ``prices`` overrides any catalog price by field name (``rent_usd_per_gpu_hour``, ``switch_usd``,
+    ``usd_per_kwh``, ...). ``reliability`` names a failure profile of data/reliability.toml (``default``: Llama 3's
+    measured rates; ``perfect``: no failures); time and cost to train are divided by the resulting goodput.
+
+    Pipeline stages: an interleaved layout whose layers do not split evenly over pp x vpp virtual stages is
+    refused unless the run's split is given as Megatron-Core has it: ``first_stage_layers`` /
+    ``last_stage_layers`` (uneven first and last stages, the rest even), or ``embedding_in_split`` /
+    ``loss_in_split`` (the embedding and the loss counted as layers); ``uneven_stages=True`` accepts it without
+    the exact split (the busiest stage holds ceil(layers / pp)).
+
+    Software settings: ``etp`` the expert tensor-parallel degree (default: ``tp``; with MoE parallel folding
+    ep x etp divides tp x dp x cp); with ``zero=3``, ``reshard_after_forward`` (FSDP's; False = keep gathered
+    parameters until the backward, as Llama 3 did); ``grad_reduce_dtype`` (Megatron's default fp32 main
+    gradients, or bf16); for MoE models ``moe_imbalance`` (busiest expert rank's tokens / mean),
+    ``moe_dispatcher`` (alltoall, flex = DeepEP, allgather) and ``mtp_layers`` (multi-token prediction modules).
+    ``interval`` is the coverage of the ``_lo``/``_hi`` prediction intervals (default: data/model_error.toml's
+    level, 0.9).
 
     Raises :class:`~scalefront.errors.CatalogError` for an unknown name or a bad file,
     :class:`~scalefront.errors.UsageError` for a bad argument and
@@ -256,6 +284,13 @@ def evaluate(
     for name, value in (("tp", tp), ("pp", pp), ("cp", cp), ("ep", ep), ("vpp", vpp), ("micro_batch", micro_batch)):
         _positive_int(name, value)
     _check_choices(zero, recompute, precision, cost_mode)
+    _check_software(grad_reduce_dtype, attention_kernel, moe_dispatcher, moe_imbalance, mtp_layers, interval)
+    etp = tp if etp is None else _positive_int("etp", etp)
+    for name, layers in (("first_stage_layers", first_stage_layers), ("last_stage_layers", last_stage_layers)):
+        if layers is not None and (
+            isinstance(layers, bool) or not isinstance(layers, int) or not 0 <= layers <= MAX_COUNT
+        ):
+            raise UsageError(f"{name}={layers!r}: expected a whole number of layers >= 0")
     dp = _data_parallel(gpus, tp, pp, cp, dp)
     seq_len = _positive_int("seq_len", seq_len if seq_len is not None else m.seq_len)
     if global_batch is None:
@@ -277,6 +312,12 @@ def evaluate(
         "recompute": recompute,
         "sequence_parallel": bool(sequence_parallel),
         "uneven_stages": bool(uneven_stages),
+        "etp": etp,
+        "first_stage_layers": first_stage_layers,
+        "last_stage_layers": last_stage_layers,
+        "embedding_in_split": bool(embedding_in_split),
+        "loss_in_split": bool(loss_in_split),
+        "reshard_after_forward": bool(reshard_after_forward),
     }
     training = {
         "global_batch": global_batch,
@@ -284,7 +325,13 @@ def evaluate(
         "tokens": tokens,
         "precision": precision,
         "flash_attention": bool(flash_attention),
+        "attention_kernel": attention_kernel,
+        "grad_reduce_dtype": grad_reduce_dtype,
+        "moe_imbalance": float(moe_imbalance),
+        "moe_dispatcher": moe_dispatcher,
+        "mtp_layers": mtp_layers,
     }
+    errors = error_model_spec(cat, interval)
     config = {
         "model": m.core_spec(),
         "gpu": cluster.gpu.core_spec(),
@@ -297,8 +344,9 @@ def evaluate(
         "training": training,
         "overlap": ov.core_spec(),
         "reliability": cat.reliability_profile(reliability).core_spec(),
+        "errors": errors,
     }
-    inputs: dict[str, Any] = {
+    values: dict[str, Any] = {
         "model": model_name,
         "gpu": gpu,
         "gpus": gpus,
@@ -311,5 +359,33 @@ def evaluate(
         **training,
         "overlap": ov.label(),
         "cost_mode": cost_mode,
+        "interval": float(errors["level"]),
     }
+    inputs = {name: values[name] for name in _INPUT_COLUMNS}
     return Evaluation(**inputs, **_core.evaluate(config))
+
+
+def _check_software(
+    grad_reduce_dtype: str,
+    attention_kernel: str,
+    moe_dispatcher: str,
+    moe_imbalance: float,
+    mtp_layers: int,
+    interval: float | None,
+) -> None:
+    """The software settings' names and ranges (the core checks the same; this names the argument)."""
+    _choice("grad_reduce_dtype", grad_reduce_dtype, ("fp32", "bf16"))
+    _choice("attention_kernel", attention_kernel, ("best", "fa2"))
+    _choice("moe_dispatcher", moe_dispatcher, ("alltoall", "flex", "allgather"))
+    if isinstance(mtp_layers, bool) or not isinstance(mtp_layers, int) or not 0 <= mtp_layers <= MAX_COUNT:
+        raise UsageError(f"mtp_layers={mtp_layers!r}: expected a whole number >= 0")
+    if (
+        isinstance(moe_imbalance, bool)
+        or not isinstance(moe_imbalance, (int, float))
+        or not (math.isfinite(moe_imbalance) and moe_imbalance >= 1)
+    ):
+        raise UsageError(f"moe_imbalance={moe_imbalance!r}: expected a number >= 1 (busiest rank's tokens / mean)")
+    if interval is not None and (
+        isinstance(interval, bool) or not isinstance(interval, (int, float)) or not 0 < interval < 1
+    ):
+        raise UsageError(f"interval={interval!r}: expected a coverage level strictly between 0 and 1, e.g. 0.9")

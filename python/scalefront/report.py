@@ -23,7 +23,15 @@ _COMPONENTS = [
     ("EP comm", "ep_comm_s"),
     ("pipeline bubble", "bubble_s"),
     ("optimizer step", "optimizer_s"),
+    ("step overhead", "overhead_s"),
 ]
+
+
+def _interval(e: Evaluation, lo: float, hi: float, fmt: str) -> str:
+    """`(90%: 6.1-7.0)` for a prediction interval; nothing when the error model gives none."""
+    if lo == hi:
+        return ""
+    return f" ({e.interval:.0%}: {format(lo, fmt)}-{format(hi, fmt)})"
 
 
 def _bar(fraction: float) -> str:
@@ -63,7 +71,8 @@ def render(e: Evaluation) -> str:
     if not e.feasible:
         lines += [f"  DOES NOT FIT: {e.reason}", ""]
     lines += [
-        f"step time {e.step_time_s:.3f} s   {e.tokens_per_s:,.0f} tokens/s   MFU {e.mfu:.1%}   "
+        f"step time {e.step_time_s:.3f} s{_interval(e, e.step_time_s_lo, e.step_time_s_hi, '.3g')}   "
+        f"{e.tokens_per_s:,.0f} tokens/s   MFU {e.mfu:.1%}   "
         f"{e.tflops_per_gpu:.0f} TFLOP/s per GPU   scaling efficiency {e.scaling_efficiency:.1%}",
         "",
         "where the time goes (exposed)",
@@ -88,9 +97,10 @@ def render(e: Evaluation) -> str:
         "",
         f"model {_count(e.params_total)} parameters ({_count(e.params_active)} active), "
         f"{e.model_flops_per_token / 1e9:,.0f} GFLOP per token",
-        f"run   {_count(e.tokens)} tokens in {e.steps:,.0f} steps: {e.time_to_train_days:,.1f} days, "
-        f"{e.energy_mwh:,.0f} MWh",
-        f"cost  ${e.cost_to_train_usd:,.0f} to train ({e.cost_mode}); rent ${e.cost_rent_usd:,.0f}, own "
+        f"run   {_count(e.tokens)} tokens in {e.steps:,.0f} steps: {e.time_to_train_days:,.1f} days"
+        f"{_interval(e, e.time_to_train_days_lo, e.time_to_train_days_hi, ',.1f')}, {e.energy_mwh:,.0f} MWh",
+        f"cost  ${e.cost_to_train_usd:,.0f} to train ({e.cost_mode})"
+        f"{_interval(e, e.cost_to_train_usd_lo, e.cost_to_train_usd_hi, ',.0f')}; rent ${e.cost_rent_usd:,.0f}, own "
         f"${e.cost_own_usd:,.0f} (capex ${e.capex_usd:,.0f}, network ${e.network_capex_usd:,.0f})",
     ]
     return "\n".join(lines)

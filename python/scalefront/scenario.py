@@ -24,6 +24,7 @@ from scalefront.catalog import (
     TopologyEntry,
     _parse_toml,
     _read,
+    error_model_spec,
     load_model_file,
 )
 from scalefront.errors import CatalogError, ConfigurationError, UsageError
@@ -217,6 +218,12 @@ class Workload(_Strict):
     seq_len: PositiveInt | None = None
     precision: Annotated[list[Literal["bf16", "fp8"]], NonEmpty] = ["bf16"]
     flash_attention: bool = True
+    grad_reduce_dtype: Literal["fp32", "bf16"] = "fp32"
+    moe_imbalance: Annotated[float, Field(ge=1, allow_inf_nan=False)] = 1.0
+    moe_dispatcher: Literal["alltoall", "flex", "allgather"] = "alltoall"
+    mtp_layers: Annotated[int, Field(ge=0)] = 0
+    #: Coverage of the _lo/_hi prediction intervals (default: data/model_error.toml's level).
+    interval: Annotated[float, Field(gt=0, lt=1)] | None = None
 
 
 class Cluster(_Strict):
@@ -239,6 +246,13 @@ class Parallelism(_Strict):
     recompute: Annotated[list[Literal["none", "selective", "full"]], NonEmpty] = ["selective"]
     zero: Annotated[list[Annotated[int, Field(ge=0, le=3)]], NonEmpty] = [1]
     overlap: Annotated[list[str | float], PlainValidator(_overlap_list)] = ["dp"]
+    #: Shared by every configuration: expert TP (0 = tp), uneven pipeline stages, FSDP resharding.
+    etp: Annotated[int, Field(ge=0)] = 0
+    first_stage_layers: Annotated[int, Field(ge=0)] | None = None
+    last_stage_layers: Annotated[int, Field(ge=0)] | None = None
+    embedding_in_split: bool = False
+    loss_in_split: bool = False
+    reshard_after_forward: bool = True
 
 
 class EconomicsSection(_Strict):
@@ -608,6 +622,19 @@ def build_scenario(
         "overlap": _overlaps(par, overlap_scale),
         "economics": prices.economics,
         "reliability": bad.looked_up("[economics] reliability", cat.reliability_profile, econ.reliability).core_spec(),
+        "settings": {
+            "etp": par.etp,
+            "first_stage_layers": par.first_stage_layers,
+            "last_stage_layers": par.last_stage_layers,
+            "embedding_in_split": par.embedding_in_split,
+            "loss_in_split": par.loss_in_split,
+            "reshard_after_forward": par.reshard_after_forward,
+            "grad_reduce_dtype": wl.grad_reduce_dtype,
+            "moe_imbalance": float(wl.moe_imbalance),
+            "moe_dispatcher": wl.moe_dispatcher,
+            "mtp_layers": wl.mtp_layers,
+            "errors": error_model_spec(cat, wl.interval),
+        },
         "objectives": minimize,
         "group_by": groups,
     }

@@ -100,6 +100,7 @@ def label_rows(columns: dict[str, np.ndarray], scenario: Scenario) -> pl.DataFra
         "dp": columns["dp"],
         "cp": columns["cp"],
         "ep": columns["ep"],
+        "etp": columns["tp"] if space["settings"]["etp"] == 0 else const(space["settings"]["etp"]),
         "vpp": pick(space["vpp"], "vpp"),
         "micro_batch": pick(space["micro_batch"], "micro_batch"),
         "global_batch": const(space["global_batch"]),
@@ -110,8 +111,12 @@ def label_rows(columns: dict[str, np.ndarray], scenario: Scenario) -> pl.DataFra
         "overlap": pick(scenario.overlap_names, "overlap"),
         "precision": pick(space["precisions"], "precision"),
         "flash_attention": const(space["flash_attention"]),
+        "grad_reduce_dtype": const(space["settings"]["grad_reduce_dtype"]),
+        "moe_dispatcher": const(space["settings"]["moe_dispatcher"]),
+        "moe_imbalance": const(float(space["settings"]["moe_imbalance"])),
         "tokens": const(float(space["tokens"])),
         "cost_mode": const(space["economics"]["cost_mode"]),
+        "interval": const(float(space["settings"]["errors"]["level"])),
     }
     series = [pl.Series(c.name, inputs[c.name], dtype=_DTYPES[c.kind]) for c in schema.INPUTS]
     series += [pl.Series(m.name, columns[m.name], dtype=_DTYPES[m.kind]) for m in schema.METRICS]

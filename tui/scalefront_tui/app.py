@@ -56,6 +56,7 @@ BREAKDOWN = [
     ("cp_comm_s", "CP comm"),
     ("ep_comm_s", "EP comm"),
     ("optimizer_s", "optimizer"),
+    ("overhead_s", "step overhead"),
 ]
 #: Scenario form fields: (id, label, path in the scenario TOML, kind).
 FORM = [
@@ -400,7 +401,13 @@ class ScalefrontApp(App[None]):
 
         line("layout", lambda p: f"tp {p['tp']} pp {p['pp']} (vpp {p['vpp']}) dp {p['dp']} cp {p['cp']} ep {p['ep']}")
         line("settings", lambda p: f"mb {p['micro_batch']}, ZeRO-{p['zero']}, {p['recompute']}, overlap {p['overlap']}")
-        line("step time", lambda p: f"{p['step_time_s']:.3f} s   MFU {p['mfu']:.1%}")
+        line(
+            "step time",
+            lambda p: (
+                f"{p['step_time_s']:.3f} s ({p['interval']:.0%}: {p['step_time_s_lo']:.2f}-"
+                f"{p['step_time_s_hi']:.2f})   MFU {p['mfu']:.1%}"
+            ),
+        )
         for key, label in BREAKDOWN:
             line(f"  {label}", lambda p, key=key: Text(f"{p[key]:8.3f} s {_bar(p[key] / p['step_time_s'])}"))
 
@@ -426,10 +433,19 @@ class ScalefrontApp(App[None]):
             )
 
         line("network", network)
-        line("time to train", lambda p: f"{p['time_to_train_days']:.2f} days (goodput {p['goodput']:.1%})")
+        line(
+            "time to train",
+            lambda p: (
+                f"{p['time_to_train_days']:.2f} days ({p['time_to_train_days_lo']:.1f}-"
+                f"{p['time_to_train_days_hi']:.1f}; goodput {p['goodput']:.1%})"
+            ),
+        )
         line(
             "cost to train",
-            lambda p: f"${p['cost_to_train_usd']:,.0f} ({p['cost_mode']}); own ${p['cost_own_usd']:,.0f}",
+            lambda p: (
+                f"${p['cost_to_train_usd']:,.0f} (${p['cost_to_train_usd_lo'] / 1e6:,.1f}M-"
+                f"${p['cost_to_train_usd_hi'] / 1e6:,.1f}M, {p['cost_mode']}); own ${p['cost_own_usd']:,.0f}"
+            ),
         )
         line("capex", lambda p: f"${p['capex_usd'] / 1e6:,.1f}M (network ${p['network_capex_usd'] / 1e6:,.1f}M)")
         self.query_one("#detail-body", Static).update(table)

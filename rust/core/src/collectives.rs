@@ -38,17 +38,17 @@ pub struct Interconnect<'a> {
 }
 
 impl Interconnect<'_> {
-    fn scale_up_bytes_per_s(&self) -> f64 {
+    pub fn scale_up_bytes_per_s(&self) -> f64 {
         self.scale_up.bytes_per_s * self.scale_up.ring_efficiency
     }
 
     /// Achieved network bandwidth of one member of the group (its own NIC ports).
-    fn network_bytes_per_s(&self, g: &GroupPlacement, traffic: Traffic) -> f64 {
+    pub fn network_bytes_per_s(&self, g: &GroupPlacement, traffic: Traffic) -> f64 {
         self.fabric.gpu_bytes_per_s() * self.network.bandwidth_factor(g, traffic)
     }
 
     /// One network message: both NICs and the host stack, plus each switch crossed.
-    fn network_latency_s(&self, g: &GroupPlacement, traffic: Traffic) -> f64 {
+    pub fn network_latency_s(&self, g: &GroupPlacement, traffic: Traffic) -> f64 {
         self.fabric.nic_latency_s + self.network.hops(g, traffic) * self.fabric.switch_hop_latency_s
     }
 

@@ -5,12 +5,14 @@
 //! mode). Small per-GPU shapes (large TP, small expert batches) become memory-bound, so efficiency falls as
 //! shapes shrink. Fused attention runs at its measured efficiency; element-wise kernels (norms, residuals,
 //! rotary embedding, activation) are memory-bound. The backward pass costs twice the forward (two GEMMs per
-//! forward GEMM: data and weight gradients). FP8 GEMMs run at the measured FP8 efficiency and first cast
+//! forward GEMM: data and weight gradients), except fused attention, whose backward costs 2.5 times its forward
+//! (FlashAttention-2, Dao 2023, Sec. 3.1.2 and its benchmarks/benchmark_flash_attention.py, which count the
+//! backward as 2.5x the forward FLOPs; the catalog's attention efficiency was derived with the same weights). FP8 GEMMs run at the measured FP8 efficiency and first cast
 //! their activation input from BF16 (read 2 bytes, write 1 per element: Transformer Engine's FP8 recipe casts
 //! GEMM inputs, weights once per step) [derived].
 
 use crate::hardware::GpuSpec;
-use crate::parallelism::{Parallelism, Precision, Training};
+use crate::parallelism::{AttentionKernel, Parallelism, Precision, Training};
 use crate::workload::TransformerSpec;
 
 /// Bytes of one BF16 activation element.
@@ -31,8 +33,12 @@ pub struct Throughput {
 }
 
 impl Throughput {
-    pub fn new(gpu: &GpuSpec, precision: Precision) -> Self {
+    pub fn new(gpu: &GpuSpec, precision: Precision, kernel: AttentionKernel) -> Self {
         let s = gpu.sustained_efficiency;
+        let attention_efficiency = match kernel {
+            AttentionKernel::Best => gpu.attention_efficiency,
+            AttentionKernel::Fa2 => gpu.attention_efficiency_fa2,
+        };
         let (gemm_flops_per_s, input_bytes, cast_bytes) = match precision {
             Precision::Bf16 => (gpu.peak_bf16_flops * gpu.gemm_efficiency * s, 2.0, 0.0),
             Precision::Fp8 => (gpu.peak_fp8_flops * gpu.gemm_efficiency_fp8 * s, 1.0, 3.0),
@@ -40,7 +46,7 @@ impl Throughput {
         Throughput {
             gemm_flops_per_s,
             bf16_gemm_flops_per_s: gpu.peak_bf16_flops * gpu.gemm_efficiency * s,
-            attention_flops_per_s: gpu.peak_bf16_flops * gpu.attention_efficiency * s,
+            attention_flops_per_s: gpu.peak_bf16_flops * attention_efficiency * s,
             hbm_bytes_per_s: gpu.hbm_bytes_per_s * gpu.hbm_efficiency * s,
             gemm_input_bytes: input_bytes,
             cast_bytes,
@@ -57,20 +63,35 @@ impl Throughput {
     }
 }
 
+/// Backward / forward time of fused attention (FlashAttention-2 benchmarks: bwd FLOPs = 2.5 x fwd).
+pub const FLASH_ATTENTION_BACKWARD_RATIO: f64 = 2.5;
+/// Backward / forward time of everything else: a data-gradient and a weight-gradient GEMM per forward GEMM
+/// (Narayanan et al. SC21 Sec. 5.1: 3 x forward in all).
+pub const BACKWARD_RATIO: f64 = 2.0;
+
 /// Forward-pass time of one layer for one micro-batch on one GPU, by kind of work.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct LayerForward {
     pub gemm_s: f64,
     pub attention_s: f64,
+    /// Backward time of the core attention (2.5 x forward fused; unfused: 2 x its GEMMs, 17/13 x its memory).
+    pub attention_backward_s: f64,
     pub elementwise_s: f64,
     /// What selective recomputation reruns: with flash attention the norms and MLP activation, without it the
     /// core attention (Korthikanti et al. 2022's selective recomputation).
     pub selective_recompute_s: f64,
+    /// The GEMMs whose input the sequence-parallel backward all-gathers again (QKV or MLA up-projections'
+    /// input and the MLP's first GEMM): their data-gradient GEMMs hide that all-gather.
+    pub regather_window_s: f64,
 }
 
 impl LayerForward {
     pub fn total_s(&self) -> f64 {
         self.gemm_s + self.attention_s + self.elementwise_s
+    }
+    /// Forward and backward time of the layer.
+    pub fn forward_backward_s(&self) -> f64 {
+        (1.0 + BACKWARD_RATIO) * (self.gemm_s + self.elementwise_s) + self.attention_s + self.attention_backward_s
     }
 }
 
@@ -82,6 +103,10 @@ pub struct Shard {
     pub seq_len: f64,
     pub tp: f64,
     pub ep: f64,
+    /// Expert tensor parallelism (the routed experts' GEMMs split over etp ranks).
+    pub etp: f64,
+    /// Busiest expert rank's routed tokens over the mean.
+    pub imbalance: f64,
     /// Norms and residuals split over TP ranks (sequence parallelism) rather than replicated.
     pub sequence_parallel: bool,
     pub flash_attention: bool,
@@ -94,6 +119,8 @@ impl Shard {
             seq_len: training.seq_len as f64,
             tp: par.tp as f64,
             ep: par.ep as f64,
+            etp: par.expert_tp() as f64,
+            imbalance: training.moe_imbalance,
             sequence_parallel: par.sequence_parallel && par.tp > 1,
             flash_attention: training.flash_attention,
         }
@@ -113,24 +140,45 @@ impl Shard {
 /// (2) [derived from Megatron-LM's kernels; Korthikanti et al. 2022 Sec. 4 count the same tensors: 5 a s^2 b
 /// bytes stored].
 pub const UNFUSED_ATTENTION_BYTES_PER_SCORE: f64 = 13.0;
+/// The same in the backward pass: AV's gradient reads the probabilities and writes their gradient (4), dropout's
+/// backward reads it and the mask and writes (5), the softmax backward reads the gradient and the softmax output
+/// and writes (6), QK^T's gradient reads it (2) [derived, same kernels].
+pub const UNFUSED_ATTENTION_BACKWARD_BYTES_PER_SCORE: f64 = 17.0;
 
-/// (QKV and output projection GEMMs, core attention) forward time. Flash attention runs at its measured
-/// efficiency over the causal-halved FLOPs; unfused attention computes the full s x s scores with batched BF16
-/// GEMMs and streams them through HBM.
-fn attention_forward(model: &TransformerSpec, shard: &Shard, tput: &Throughput) -> (f64, f64) {
+/// Attention forward time: (projection GEMMs, core attention, GEMMs the SP backward re-gather hides behind).
+/// Flash attention runs at its measured efficiency over the causal-halved FLOPs; unfused attention computes the
+/// full s x s scores with batched BF16 GEMMs and streams them through HBM. MLA's down-projections are whole on
+/// every TP rank (Megatron-Core duplicates them), its up-projections and the output split by heads.
+fn attention_forward(model: &TransformerSpec, shard: &Shard, tput: &Throughput) -> (f64, f64, f64, f64) {
     let h = model.hidden as f64;
     let (t, tp) = (shard.tokens, shard.tp);
-    let qkv = tput.gemm_time_s(t, (model.q_dim() + 2.0 * model.kv_dim()) / tp, h);
-    let out = tput.gemm_time_s(t, h, model.q_dim() / tp);
-    let core = if shard.flash_attention {
-        t * model.attention_core_flops_per_token(shard.seq_len) / tp / tput.attention_flops_per_s
-    } else {
-        // QK^T and AV over all seq_len keys (the mask does not skip work): 4 s q FLOPs per token.
-        let flops = t * 4.0 * shard.seq_len * model.q_dim() / tp;
-        let scores = t * model.heads as f64 / tp * shard.seq_len;
-        flops / tput.bf16_gemm_flops_per_s + scores * UNFUSED_ATTENTION_BYTES_PER_SCORE / tput.hbm_bytes_per_s
+    let a = model.attention_shapes();
+    let gemm = |(inputs, outputs): (f64, f64), split: f64| {
+        if outputs > 0.0 {
+            tput.gemm_time_s(t, outputs / split, inputs)
+        } else {
+            0.0
+        }
     };
-    (qkv + out, core)
+    let replicated: f64 = a.replicated.iter().map(|&m| gemm(m, 1.0)).sum();
+    let split: f64 = a.split_out.iter().map(|&m| gemm(m, tp)).sum();
+    let out = tput.gemm_time_s(t, h, a.out_in / tp);
+    let (core, core_backward) = if shard.flash_attention {
+        let forward = t * model.attention_core_flops_per_token(shard.seq_len) / tp / tput.attention_flops_per_s;
+        (forward, FLASH_ATTENTION_BACKWARD_RATIO * forward)
+    } else {
+        // QK^T and AV over all seq_len keys (the mask does not skip work): twice the causal-halved FLOPs; the
+        // backward runs two batched GEMMs per forward one and streams the scores once more.
+        let gemms = t * 2.0 * model.attention_core_flops_per_token(shard.seq_len) / tp / tput.bf16_gemm_flops_per_s;
+        let scores = t * model.heads as f64 / tp * shard.seq_len / tput.hbm_bytes_per_s;
+        (
+            gemms + scores * UNFUSED_ATTENTION_BYTES_PER_SCORE,
+            BACKWARD_RATIO * gemms + scores * UNFUSED_ATTENTION_BACKWARD_BYTES_PER_SCORE,
+        )
+    };
+    // With sequence parallelism the first projection's input is all-gathered again in the backward pass.
+    let regather_window = gemm(a.split_out[0], tp).max(replicated);
+    (replicated + split + out, core, core_backward, regather_window)
 }
 
 /// Element-wise bytes per token of one layer's forward pass, split into (norms + residuals, rotary, activation).
@@ -145,7 +193,8 @@ fn elementwise_forward_s(
     let h = model.hidden as f64;
     let norms = 4.0 * h / shard.hidden_split();
     let residuals = 6.0 * h / shard.hidden_split();
-    let rotary = 2.0 * (model.q_dim() + model.kv_dim()) / shard.tp;
+    let a = model.attention_shapes();
+    let rotary = a.rotary_per_head_part / shard.tp + a.rotary_replicated;
     let per_token = ACTIVATION_BYTES / tput.hbm_bytes_per_s;
     let all = shard.tokens * (norms + residuals + rotary + activation_elements) * per_token;
     let recomputable = shard.tokens * (norms + activation_elements) * per_token;
@@ -157,17 +206,27 @@ pub fn dense_layer_forward(model: &TransformerSpec, shard: &Shard, tput: &Throug
     let h = model.hidden as f64;
     let f = model.ffn_hidden as f64;
     let (t, tp) = (shard.tokens, shard.tp);
-    let (attn_gemm, attention_s) = attention_forward(model, shard, tput);
-    let mlp = tput.gemm_time_s(t, (model.mlp_matrices() - 1.0) * f / tp, h) + tput.gemm_time_s(t, h, f / tp);
+    let (attn_gemm, attention_s, attention_backward_s, attn_window) = attention_forward(model, shard, tput);
+    let up = tput.gemm_time_s(t, (model.mlp_matrices() - 1.0) * f / tp, h);
+    let mlp = up + tput.gemm_time_s(t, h, f / tp);
     let activation = model.mlp_matrices() * f / tp;
     let (elementwise_s, recomputable) = elementwise_forward_s(model, shard, tput, activation);
     let selective_recompute_s = if shard.flash_attention { recomputable } else { attention_s };
-    LayerForward { gemm_s: attn_gemm + mlp, attention_s, elementwise_s, selective_recompute_s }
+    LayerForward {
+        gemm_s: attn_gemm + mlp,
+        attention_s,
+        attention_backward_s,
+        elementwise_s,
+        selective_recompute_s,
+        regather_window_s: attn_window + up,
+    }
 }
 
-/// Forward time of one MoE layer: attention, router, routed experts (each local expert sees
-/// tokens x top_k x ep / experts tokens when routing is balanced) and shared experts, plus the token
-/// permutation copies around the all-to-all.
+/// Forward time of one MoE layer: attention, router, routed experts and shared experts, plus the token
+/// permutation copies around the all-to-all. With MoE parallel folding (Megatron-Core) the expert layers run
+/// etp-way tensor parallel over ep ranks: the tokens of an etp group (t / tp each with sequence parallelism)
+/// are routed top_k times over `experts` experts, `experts / ep` of them local, each GEMM split etp ways. The
+/// busiest rank sees `imbalance` times the mean of routed tokens and sets the pace.
 pub fn moe_layer_forward(model: &TransformerSpec, shard: &Shard, tput: &Throughput) -> LayerForward {
     let Some(moe) = &model.moe else {
         return dense_layer_forward(model, shard, tput);
@@ -178,28 +237,28 @@ pub fn moe_layer_forward(model: &TransformerSpec, shard: &Shard, tput: &Throughp
     let top_k = moe.top_k as f64;
     let experts = moe.experts as f64;
     let shared = moe.shared_experts as f64;
-    let (attn_gemm, attention_s) = attention_forward(model, shard, tput);
+    let (attn_gemm, attention_s, attention_backward_s, attn_window) = attention_forward(model, shard, tput);
     let router = tput.gemm_time_s(t, experts, h);
     let local_experts = experts / shard.ep;
-    let tokens_per_expert = t * top_k * shard.ep / experts;
-    let one_expert = tput.gemm_time_s(tokens_per_expert, (model.mlp_matrices() - 1.0) * fe / tp, h)
-        + tput.gemm_time_s(tokens_per_expert, h, fe / tp);
-    let shared_mlp = if shared > 0.0 {
-        tput.gemm_time_s(t, shared * (model.mlp_matrices() - 1.0) * fe / tp, h)
-            + tput.gemm_time_s(t, h, shared * fe / tp)
-    } else {
-        0.0
-    };
-    let activation = (top_k + shared) * model.mlp_matrices() * fe / tp;
+    // Distinct tokens an expert-TP group holds: t / tp per rank with sequence parallelism (t replicated without).
+    let group_tokens = t * (shard.etp / shard.hidden_split()).min(1.0);
+    let tokens_per_expert = group_tokens * top_k * shard.ep / experts * shard.imbalance;
+    let one_expert = tput.gemm_time_s(tokens_per_expert, (model.mlp_matrices() - 1.0) * fe / shard.etp, h)
+        + tput.gemm_time_s(tokens_per_expert, h, fe / shard.etp);
+    let shared_up = tput.gemm_time_s(t, shared * (model.mlp_matrices() - 1.0) * fe / tp, h);
+    let shared_mlp = if shared > 0.0 { shared_up + tput.gemm_time_s(t, h, shared * fe / tp) } else { 0.0 };
+    let activation = (top_k * shard.imbalance + shared) * model.mlp_matrices() * fe / tp;
     let (mut elementwise_s, recomputable) = elementwise_forward_s(model, shard, tput, activation);
     let selective_recompute_s = if shard.flash_attention { recomputable } else { attention_s };
     // Permute before and unpermute after the experts: read and write top_k copies of each token, twice.
-    elementwise_s += t * 4.0 * top_k * h / tp * ACTIVATION_BYTES / tput.hbm_bytes_per_s;
+    elementwise_s += t * 4.0 * top_k * shard.imbalance * h / tp * ACTIVATION_BYTES / tput.hbm_bytes_per_s;
     LayerForward {
         gemm_s: attn_gemm + router + local_experts * one_expert + shared_mlp,
         attention_s,
+        attention_backward_s,
         elementwise_s,
         selective_recompute_s,
+        regather_window_s: attn_window + if shared > 0.0 { shared_up } else { 0.0 },
     }
 }
 
@@ -219,7 +278,7 @@ mod tests {
 
     #[test]
     fn large_gemm_is_compute_bound_small_one_memory_bound() {
-        let t = Throughput::new(&h100(), Precision::Bf16);
+        let t = Throughput::new(&h100(), Precision::Bf16, AttentionKernel::Best);
         // 8192^3 GEMM: 1.1 TFLOP at 791 TF/s = 1.39 ms; its 402 MB move in 0.13 ms.
         let big = t.gemm_time_s(8192.0, 8192.0, 8192.0);
         assert!((big - 2.0 * 8192f64.powi(3) / (989e12 * 0.8)).abs() < 1e-12);
@@ -235,8 +294,8 @@ mod tests {
     fn fp8_gemm_runs_at_the_fp8_ceiling_plus_its_input_cast() {
         // 8192^3: BF16 at 0.80 x 989 = 791 TF/s: 1.390 ms. FP8 at 0.71 x 1979 = 1405 TF/s: 0.783 ms, plus the
         // cast of the 8192 x 8192 input: 3 bytes x 67.1M / (3.35 TB/s x 0.85) = 66.8 us. Speed-up 1.63x, not 2x.
-        let bf16 = Throughput::new(&h100(), Precision::Bf16).gemm_time_s(8192.0, 8192.0, 8192.0);
-        let fp8 = Throughput::new(&h100(), Precision::Fp8).gemm_time_s(8192.0, 8192.0, 8192.0);
+        let bf16 = Throughput::new(&h100(), Precision::Bf16, AttentionKernel::Best).gemm_time_s(8192.0, 8192.0, 8192.0);
+        let fp8 = Throughput::new(&h100(), Precision::Fp8, AttentionKernel::Best).gemm_time_s(8192.0, 8192.0, 8192.0);
         let flops = 2.0 * 8192f64.powi(3);
         let expected = flops / (1979e12 * 0.71) + 3.0 * 8192.0 * 8192.0 / (3.35e12 * 0.85);
         assert!((fp8 - expected).abs() < 1e-12, "{fp8} vs {expected}");

@@ -63,17 +63,22 @@ pub enum ConfigError {
     },
     EpDoesNotDivideDataParallel {
         ep: u32,
-        dp_times_cp: u32,
+        etp: u32,
+        stage_ranks: u32,
     },
     ZeroStageOutOfRange {
         stage: u32,
     },
     Fp8NotSupported,
+    /// Uneven first/last pipeline stages that Megatron-Core cannot build.
+    UnevenStages {
+        reason: &'static str,
+    },
 }
 
 /// Every `ConfigError::category`, in a fixed order (sweeps count rejections by it; the Python layer documents and
 /// tests each).
-pub const CATEGORIES: [&str; 15] = [
+pub const CATEGORIES: [&str; 16] = [
     "invalid_figure",
     "zero_degree",
     "gpu_count_mismatch",
@@ -89,6 +94,7 @@ pub const CATEGORIES: [&str; 15] = [
     "ep_dp",
     "zero_stage",
     "fp8_unsupported",
+    "uneven_stages",
 ];
 
 impl ConfigError {
@@ -109,6 +115,7 @@ impl ConfigError {
             | ConfigError::EpDoesNotDivideDataParallel { .. } => "ep",
             ConfigError::ZeroStageOutOfRange { .. } => "zero",
             ConfigError::Fp8NotSupported => "precision",
+            ConfigError::UnevenStages { .. } => "first_stage_layers",
         }
     }
 
@@ -130,6 +137,7 @@ impl ConfigError {
             ConfigError::EpDoesNotDivideDataParallel { .. } => "ep_dp",
             ConfigError::ZeroStageOutOfRange { .. } => "zero_stage",
             ConfigError::Fp8NotSupported => "fp8_unsupported",
+            ConfigError::UnevenStages { .. } => "uneven_stages",
         }
     }
 }
@@ -176,12 +184,14 @@ impl fmt::Display for ConfigError {
             ConfigError::EpDoesNotDivideExperts { ep, experts } => {
                 write!(f, "ep = {ep} must divide the number of experts ({experts})")
             }
-            ConfigError::EpDoesNotDivideDataParallel { ep, dp_times_cp } => write!(
+            ConfigError::EpDoesNotDivideDataParallel { ep, etp, stage_ranks } => write!(
                 f,
-                "ep = {ep} must divide dp x cp = {dp_times_cp} (expert parallelism reuses the data-parallel ranks)"
+                "ep x etp = {ep} x {etp} must divide tp x dp x cp = {stage_ranks} (the expert layers regroup a \
+                 pipeline stage's ranks, Megatron-Core MoE parallel folding)"
             ),
             ConfigError::ZeroStageOutOfRange { stage } => write!(f, "ZeRO stage {stage} is not one of 0, 1, 2, 3"),
             ConfigError::Fp8NotSupported => write!(f, "precision fp8 needs a GPU with FP8 tensor cores"),
+            ConfigError::UnevenStages { reason } => write!(f, "pipeline stages: {reason}"),
         }
     }
 }
@@ -207,9 +217,10 @@ mod tests {
             ConfigError::CpDoesNotDivideSequence { cp: 3, seq_len: 8 },
             ConfigError::ExpertParallelOnDenseModel { ep: 2 },
             ConfigError::EpDoesNotDivideExperts { ep: 3, experts: 8 },
-            ConfigError::EpDoesNotDivideDataParallel { ep: 4, dp_times_cp: 2 },
+            ConfigError::EpDoesNotDivideDataParallel { ep: 4, etp: 1, stage_ranks: 2 },
             ConfigError::ZeroStageOutOfRange { stage: 4 },
             ConfigError::Fp8NotSupported,
+            ConfigError::UnevenStages { reason: "" },
         ];
         let categories: Vec<&str> = samples.iter().map(ConfigError::category).collect();
         assert_eq!(categories, CATEGORIES);

@@ -6,11 +6,13 @@ use crate::compute::{dense_layer_forward, logits_forward_s, moe_layer_forward, S
 use crate::economics::{run_cost, ClusterCost, RunCost};
 use crate::error::ConfigError;
 use crate::hardware::{FabricSpec, GpuSpec, ScaleUpSpec, TopologySpec};
-use crate::memory::{activation_bytes, model_state_bytes, LocalParams, MemoryPerGpu, GRADIENT_BYTES, WEIGHT_BYTES};
-use crate::parallelism::{Overlap, Parallelism, Precision, Recompute, Training};
+use crate::memory::{activation_bytes, model_state_bytes, LocalParams, MemoryPerGpu, WEIGHT_BYTES};
+use crate::moe::{dispatch_time_s, Dispatch};
+use crate::parallelism::{GroupPlacement, Overlap, Parallelism, Precision, Recompute, StageSplit, Training};
 use crate::prices::Prices;
 use crate::reliability::{goodput, Goodput, PartCounts, ReliabilitySpec};
 use crate::topology::Network;
+use crate::uncertainty::ErrorModel;
 use crate::workload::TransformerSpec;
 
 /// Megatron-LM DDP bucket: max(40M, 1M x dp) parameters (distributed_data_parallel_config.py). Only the last
@@ -36,6 +38,8 @@ pub struct Config {
     pub training: Training,
     pub overlap: Overlap,
     pub reliability: ReliabilitySpec,
+    /// Validation residuals by regime and the level of the prediction intervals.
+    pub errors: ErrorModel,
 }
 
 impl Config {
@@ -49,7 +53,8 @@ impl Config {
         self.prices.validate()?;
         self.overlap.validate()?;
         self.reliability.validate()?;
-        crate::parallelism::check_tokens(self.training.tokens, self.training.seq_len)
+        self.errors.validate()?;
+        self.training.validate()
     }
 }
 
@@ -68,6 +73,9 @@ pub struct StepBreakdown {
     /// Pipeline fill and drain: (p - 1) / v micro-batch times.
     pub bubble_s: f64,
     pub optimizer_s: f64,
+    /// Per-step cost outside the micro-batches: waiting for the slowest GPU of the synchronous step and the
+    /// step's small synchronising all-reduces (gradient norm, loss).
+    pub overhead_s: f64,
 }
 
 impl StepBreakdown {
@@ -81,6 +89,7 @@ impl StepBreakdown {
             + self.ep_comm_s
             + self.bubble_s
             + self.optimizer_s
+            + self.overhead_s
     }
 }
 
@@ -100,6 +109,9 @@ pub struct Evaluation {
     /// Fits in memory.
     pub feasible: bool,
     pub step_time_s: f64,
+    /// Prediction interval of the step time at the error model's level (validation residuals by regime).
+    pub step_time_s_lo: f64,
+    pub step_time_s_hi: f64,
     pub breakdown: StepBreakdown,
     pub hidden: HiddenComm,
     pub micro_batches: u32,
@@ -117,9 +129,13 @@ pub struct Evaluation {
     pub model_flops_per_token: f64,
     pub steps: f64,
     pub time_to_train_s: f64,
+    pub time_to_train_s_lo: f64,
+    pub time_to_train_s_hi: f64,
     pub energy_j: f64,
     /// The run's cost in the economics' `cost_mode` (rent or own).
     pub cost_to_train_usd: f64,
+    pub cost_to_train_usd_lo: f64,
+    pub cost_to_train_usd_hi: f64,
     /// `cost_to_train_usd` per million training tokens.
     pub usd_per_million_tokens: f64,
     pub cost_rent_usd: f64,
@@ -156,6 +172,64 @@ pub struct ClusterStage<'a> {
     model_flops_per_token: f64,
     params_total: f64,
     params_active: f64,
+    /// Expected slowdown of the slowest of the job's GPUs (fraction of the GPU-bound time).
+    straggler_fraction: f64,
+    /// The step's small synchronising all-reduces over every GPU.
+    sync_s: f64,
+    /// Prediction-interval factors (low, high) on the step time.
+    interval: (f64, f64),
+}
+
+/// Small all-reduces every step waits for over all GPUs: the gradient norm for clipping and the loss
+/// (Megatron-LM optimizer clip_grad_norm_fp32 and training loop; 4-byte FP32 scalars).
+pub const SYNC_ALL_REDUCES_PER_STEP: f64 = 2.0;
+
+/// Expected maximum of `n` independent standard normal variables, by Blom's approximation
+/// E[Z_(n)] ~ Phi^-1((n - 0.375) / (n + 0.25)) (Blom 1958; Harter 1961 tabulates the exact values: n = 2
+/// 0.564, 10 1.539, 100 2.508, 1000 3.241).
+pub fn expected_max_of_normals(n: f64) -> f64 {
+    if n <= 1.0 {
+        return 0.0;
+    }
+    inverse_normal_cdf((n - 0.375) / (n + 0.25))
+}
+
+/// Phi^-1(p) for 0 < p < 1 by Acklam's rational approximation (relative error < 1.2e-9; P. J. Acklam, "An
+/// algorithm for computing the inverse normal cumulative distribution function", 2003).
+pub fn inverse_normal_cdf(p: f64) -> f64 {
+    const A: [f64; 6] = [
+        -3.969683028665376e1,
+        2.209460984245205e2,
+        -2.759285104469687e2,
+        1.38357751867269e2,
+        -3.066479806614716e1,
+        2.506628277459239,
+    ];
+    const B: [f64; 5] =
+        [-5.447609879822406e1, 1.615858368580409e2, -1.556989798598866e2, 6.680131188771972e1, -1.328068155288572e1];
+    const C: [f64; 6] = [
+        -7.784894002430293e-3,
+        -3.223964580411365e-1,
+        -2.400758277161838,
+        -2.549732539343734,
+        4.374664141464968,
+        2.938163982698783,
+    ];
+    const D: [f64; 4] = [7.784695709041462e-3, 3.224671290700398e-1, 2.445134137142996, 3.754408661907416];
+    let tail = |q: f64| {
+        (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
+            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
+    };
+    if p < 0.02425 {
+        tail((-2.0 * p.ln()).sqrt())
+    } else if p > 1.0 - 0.02425 {
+        -tail((-2.0 * (1.0 - p).ln()).sqrt())
+    } else {
+        let q = p - 0.5;
+        let r = q * q;
+        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
+            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
+    }
 }
 
 impl<'a> ClusterStage<'a> {
@@ -169,6 +243,7 @@ impl<'a> ClusterStage<'a> {
             &cfg.prices,
             &cfg.training,
             &cfg.reliability,
+            &cfg.errors,
             cfg.gpus,
         )
     }
@@ -183,6 +258,7 @@ impl<'a> ClusterStage<'a> {
         prices: &'a Prices,
         training: &'a Training,
         reliability: &ReliabilitySpec,
+        errors: &ErrorModel,
         gpus: u32,
     ) -> Result<Self, ConfigError> {
         if training.precision == Precision::Fp8 && gpu.peak_fp8_flops <= 0.0 {
@@ -200,6 +276,17 @@ impl<'a> ClusterStage<'a> {
             links: parts.cables,
         };
         let params_total = model.params_total();
+        let seq_len = training.seq_len as f64;
+        let model_flops_per_token = model.training_flops_per_token(seq_len)
+            + 3.0 * training.mtp_layers as f64 * model.mtp_flops_per_token(seq_len);
+        let links = Interconnect { scale_up, fabric, network: &network };
+        let world = GroupPlacement::new(gpus, 1, scale_up.domain_gpus);
+        let sync_s = SYNC_ALL_REDUCES_PER_STEP * links.collective_time_s(Collective::AllReduce, 4.0, &world);
+        // A synchronous step runs at the pace of its slowest GPU: for per-GPU speeds with coefficient of
+        // variation cv, the slowest of N is E[max of N standard normals] x cv slower than the mean (order
+        // statistics; the straggler effect of Petrini et al., SC03, and Sinha et al., SC22, for GPUs).
+        let straggler_fraction = expected_max_of_normals(gpus as f64) * gpu.speed_cv;
+        let interval = errors.factors(gpu.generation, model.moe.is_some(), gpus);
         Ok(ClusterStage {
             model,
             gpu,
@@ -208,15 +295,18 @@ impl<'a> ClusterStage<'a> {
             prices,
             training,
             gpus,
-            tput: Throughput::new(gpu, training.precision),
-            bf16: Throughput::new(gpu, Precision::Bf16),
+            tput: Throughput::new(gpu, training.precision, training.attention_kernel),
+            bf16: Throughput::new(gpu, Precision::Bf16, training.attention_kernel),
             network,
             cost,
             goodput: goodput(reliability, &counts, params_total),
             network_switches: parts.switches,
-            model_flops_per_token: model.training_flops_per_token(training.seq_len as f64),
+            model_flops_per_token,
             params_total,
             params_active: model.params_active(),
+            straggler_fraction,
+            sync_s,
+            interval,
         })
     }
 
@@ -230,29 +320,34 @@ impl<'a> ClusterStage<'a> {
 #[derive(Clone, Debug)]
 pub struct LayoutStage {
     pub layout: Layout,
-    layers: f64,
-    moe_layers: f64,
     dense: LayerForward,
     moe: LayerForward,
     logits_forward_s: f64,
+    /// Multi-token-prediction modules' forward on the last stage (their layers, projections, output layers).
+    mtp_forward_s: f64,
     /// One layer's TP collectives for one forward pass (two all-reduces or AG + RS pairs).
     tp_forward_pass_s: f64,
+    /// With sequence parallelism, the backward pass all-gathers the inputs of the attention's and the MLP's
+    /// first GEMMs again for their weight gradients (Korthikanti et al. 2022 Sec. 4.2.2; Megatron-LM
+    /// tensor_parallel/layers.py LinearWithGradAccumulationAndAsyncCommunication.backward issues it
+    /// asynchronously behind the data-gradient GEMM).
+    tp_regather_s: f64,
     cp_send_s: f64,
-    ep_all_to_all_s: f64,
+    ep_dispatch_s: f64,
     pp_send_s: f64,
     local: LocalParams,
     /// Gradient all-reduce; gradient reduce-scatter; weight all-gather, for (non-expert, expert) parameters.
     dp_all_reduce_s: f64,
     dp_reduce_scatter_s: f64,
     dp_all_gather_s: f64,
-    /// Activation bytes per token per layer for recompute none, selective, full (dense and MoE layers mixed).
-    activation_bytes_per_token_per_layer: [f64; 3],
+    /// Activation bytes per token of one (dense, MoE) layer for recompute none, selective, full.
+    activation_bytes_per_token: [[f64; 3]; 2],
     shard: Shard,
 }
 
 use crate::compute::LayerForward;
 use crate::memory::activation_bytes_per_token_per_layer;
-use crate::parallelism::{check_schedule, placement, Layout};
+use crate::parallelism::{check_schedule, placement, stage_split, Layout};
 
 impl LayoutStage {
     /// Check the parallel degrees (not vpp or ZeRO, see `finish`) and precompute what they imply.
@@ -262,8 +357,6 @@ impl LayoutStage {
         let links = c.links();
         let shard = Shard::new(par, c.training);
         let h = model.hidden as f64;
-        let layers = lay.layers_per_gpu as f64;
-        let moe_layers = layers * model.moe_layer_fraction();
         let dense = dense_layer_forward(model, &shard, &c.tput);
         let moe = moe_layer_forward(model, &shard, &c.tput);
 
@@ -271,71 +364,83 @@ impl LayoutStage {
         // Sec. 3); with sequence parallelism an all-gather and a reduce-scatter of the same total (Korthikanti
         // et al. 2022 Sec. 4).
         let tp_message = shard.tokens * h * ACTIVATION_BYTES;
+        let all_gather_s = links.collective_time_s(Collective::AllGather, tp_message, &lay.tp);
         let tp_forward_pass_s = 2.0
             * if shard.sequence_parallel {
-                links.collective_time_s(Collective::AllGather, tp_message, &lay.tp)
-                    + links.collective_time_s(Collective::ReduceScatter, tp_message, &lay.tp)
+                all_gather_s + links.collective_time_s(Collective::ReduceScatter, tp_message, &lay.tp)
             } else {
                 links.collective_time_s(Collective::AllReduce, tp_message, &lay.tp)
             };
+        let tp_regather_s = if shard.sequence_parallel { 2.0 * all_gather_s } else { 0.0 };
         // Context parallelism: ring exchange of this rank's K and V chunk (Megatron-LM context_parallel.rst).
         let cp_send_s = if par.cp > 1 {
-            links.send_time_s(2.0 * shard.tokens * model.kv_dim() / shard.tp * ACTIVATION_BYTES, &lay.cp)
+            let kv = model.attention_shapes().kv_elements;
+            links.send_time_s(shard.tokens * kv / shard.tp * ACTIVATION_BYTES, &lay.cp)
         } else {
             0.0
         };
-        // Expert parallelism: one all-to-all of top_k copies of each local token (scaling book, "Expert
-        // Parallelism").
-        let ep_all_to_all_s = match &model.moe {
+        // Expert parallelism: one dispatch (or combine) of top_k copies of each local token (moe.rs).
+        let ep_dispatch_s = match &model.moe {
             Some(moe_spec) if par.ep > 1 => {
-                let tokens = shard.tokens / shard.hidden_split();
-                links.all_to_all_time_s(tokens * moe_spec.top_k as f64 * h * ACTIVATION_BYTES, &lay.ep)
+                let dispatch = Dispatch {
+                    tokens_per_rank: shard.tokens / shard.hidden_split(),
+                    top_k: moe_spec.top_k as f64,
+                    token_bytes: h * ACTIVATION_BYTES,
+                    node_limit: moe_spec.node_limit,
+                    imbalance: shard.imbalance,
+                };
+                dispatch_time_s(&links, &dispatch, &lay.ep, c.training.moe_dispatcher)
             }
             _ => 0.0,
         };
         // Pipeline sends, split over TP ranks (scatter/gather, Narayanan SC21 Sec. 4.1).
         let pp_send_s = links.send_time_s(shard.tokens * h * ACTIVATION_BYTES / shard.tp, &lay.pp);
-        let local = LocalParams::on_busiest_stage(model, par, &lay);
+        let local = LocalParams::on_busiest_stage(model, par, &lay, c.training.mtp_layers);
         // Non-expert parameters reduce over dp x cp ranks, experts over their own data-parallel group.
         let per_group = |op, bytes: f64| {
             links.collective_time_s(op, local.dense * bytes, &lay.dp)
                 + links.collective_time_s(op, local.expert * bytes, &lay.expert_dp)
         };
-        let dp_all_reduce_s = per_group(Collective::AllReduce, GRADIENT_BYTES);
-        let dp_reduce_scatter_s = per_group(Collective::ReduceScatter, GRADIENT_BYTES);
+        let grad_bytes = c.training.grad_reduce_dtype.bytes();
+        let dp_all_reduce_s = per_group(Collective::AllReduce, grad_bytes);
+        let dp_reduce_scatter_s = per_group(Collective::ReduceScatter, grad_bytes);
         let dp_all_gather_s = per_group(Collective::AllGather, WEIGHT_BYTES);
-        let moe_fraction = model.moe_layer_fraction();
-        let act = |r| {
-            (1.0 - moe_fraction) * activation_bytes_per_token_per_layer(model, &shard, r, false)
-                + moe_fraction * activation_bytes_per_token_per_layer(model, &shard, r, true)
+        let act = |moe_layer: bool| {
+            [Recompute::None, Recompute::Selective, Recompute::Full]
+                .map(|r| activation_bytes_per_token_per_layer(model, &shard, r, moe_layer && model.moe.is_some()))
         };
+        let logits_forward_s = logits_forward_s(model, &shard, &c.bf16);
+        let mtp_layer = if model.moe.is_some() { moe.total_s() } else { dense.total_s() };
+        let mtp_projection = c.bf16.gemm_time_s(shard.tokens, h / shard.tp, 2.0 * h);
+        let mtp_forward_s = c.training.mtp_layers as f64 * (mtp_layer + mtp_projection + logits_forward_s);
         Ok(LayoutStage {
-            layers,
-            moe_layers,
             dense,
             moe,
-            logits_forward_s: logits_forward_s(model, &shard, &c.bf16),
+            logits_forward_s,
+            mtp_forward_s,
             tp_forward_pass_s,
+            tp_regather_s,
             cp_send_s,
-            ep_all_to_all_s,
+            ep_dispatch_s,
             pp_send_s,
             local,
             dp_all_reduce_s,
             dp_reduce_scatter_s,
             dp_all_gather_s,
-            activation_bytes_per_token_per_layer: [
-                act(Recompute::None),
-                act(Recompute::Selective),
-                act(Recompute::Full),
-            ],
+            activation_bytes_per_token: [act(false), act(true)],
             shard,
             layout: lay,
         })
     }
 
-    /// Whether this stage can serve `par` (same degrees and the same layers per GPU under its vpp).
+    /// Layers on the busiest stage.
     pub fn layers_per_gpu(&self) -> u32 {
         self.layout.layers_per_gpu
+    }
+
+    /// Whether this stage can serve `par` (same degrees and the same layers per stage under its vpp).
+    pub fn serves(&self, model: &TransformerSpec, par: &Parallelism) -> bool {
+        stage_split(model, par).is_ok_and(|split| split == self.layout.stages)
     }
 }
 
@@ -356,7 +461,7 @@ pub fn finish(
     overlap: &Overlap,
 ) -> Result<Evaluation, ConfigError> {
     check_schedule(c.model, par, s.layout.micro_batches)?;
-    let mb = micro_batch_time(s, par, overlap);
+    let mb = busiest_micro_batch(s, par, overlap);
     let step = step_time(c, s, par, overlap, &mb);
     let memory = memory_per_gpu(c, s, par);
     Ok(summarise(c, s, par, step, memory))
@@ -387,30 +492,79 @@ impl MicroBatch {
     }
 }
 
-fn micro_batch_time(s: &LayoutStage, par: &Parallelism, overlap: &Overlap) -> MicroBatch {
-    let dense_layers = s.layers - s.moe_layers;
+/// The slowest of the first, a middle and the last pipeline stage: uneven splits, the leading dense layers and
+/// the output layer (and MTP modules) on the last stage make them differ; the pipeline runs at its pace.
+fn busiest_micro_batch(s: &LayoutStage, par: &Parallelism, overlap: &Overlap) -> MicroBatch {
+    let split = &s.layout.stages;
+    let stage_time = |stage: usize| {
+        let last = stage == StageSplit::LAST || par.pp == 1;
+        micro_batch_time(s, par, overlap, split.layers[stage], split.dense[stage], last)
+    };
+    if par.pp == 1 {
+        return stage_time(StageSplit::LAST);
+    }
+    let mut busiest = stage_time(StageSplit::LAST);
+    // A stage with no more layers than the last, all of one kind, cannot be slower than it (the last also runs
+    // the output layer); the first and a middle stage differ only when their layers or dense layers do.
+    let last = (split.layers[StageSplit::LAST], split.dense[StageSplit::LAST]);
+    let first = (split.layers[StageSplit::FIRST], split.dense[StageSplit::FIRST]);
+    let middle = (split.layers[StageSplit::MIDDLE], split.dense[StageSplit::MIDDLE]);
+    let within_last = |(layers, dense): (u32, u32)| layers <= last.0 && dense == last.1;
+    let first_needed = !within_last(first);
+    let middle_needed = par.pp > 2 && middle != first && !within_last(middle);
+    for (stage, needed) in [(StageSplit::FIRST, first_needed), (StageSplit::MIDDLE, middle_needed)] {
+        if needed {
+            let mb = stage_time(stage);
+            if mb.total_s() > busiest.total_s() {
+                busiest = mb;
+            }
+        }
+    }
+    busiest
+}
+
+fn micro_batch_time(
+    s: &LayoutStage,
+    par: &Parallelism,
+    overlap: &Overlap,
+    layers: u32,
+    dense_layers: u32,
+    last_stage: bool,
+) -> MicroBatch {
     let (dense, moe) = (&s.dense, &s.moe);
-    let layers_forward_s = dense_layers * dense.total_s() + s.moe_layers * moe.total_s();
-    let compute_s = 3.0 * (layers_forward_s + s.logits_forward_s);
+    let layers = layers as f64;
+    let dense_layers = (dense_layers as f64).min(layers);
+    let moe_layers = layers - dense_layers;
+    let (logits_s, mtp_s) = if last_stage { (s.logits_forward_s, s.mtp_forward_s) } else { (0.0, 0.0) };
+    let layers_forward_s = dense_layers * dense.total_s() + moe_layers * moe.total_s();
+    // Forward plus backward: 2x for GEMMs and element-wise work, 2.5x for fused attention (compute.rs).
+    let compute_s =
+        dense_layers * dense.forward_backward_s() + moe_layers * moe.forward_backward_s() + 3.0 * (logits_s + mtp_s);
     let recompute_s = match par.recompute {
         Recompute::None => 0.0,
-        Recompute::Selective => dense_layers * dense.selective_recompute_s + s.moe_layers * moe.selective_recompute_s,
-        Recompute::Full => layers_forward_s,
+        Recompute::Selective => dense_layers * dense.selective_recompute_s + moe_layers * moe.selective_recompute_s,
+        Recompute::Full => layers_forward_s + mtp_s,
     };
-    let gemm_window_s = 3.0 * (dense_layers * dense.gemm_s + s.moe_layers * moe.gemm_s);
+    let gemm_window_s = 3.0 * (dense_layers * dense.gemm_s + moe_layers * moe.gemm_s);
     // Forward and backward passes that communicate; full recomputation adds a forward.
     let passes = if par.recompute == Recompute::Full { 3.0 } else { 2.0 };
-    let tp_s = s.layers * passes * s.tp_forward_pass_s;
-    let (tp_exposed_s, tp_hidden_s) = exposed_and_hidden(tp_s, overlap.tp, gemm_window_s);
+    let tp_s = layers * passes * s.tp_forward_pass_s;
+    let (mut tp_exposed_s, mut tp_hidden_s) = exposed_and_hidden(tp_s, overlap.tp, gemm_window_s);
+    // The sequence-parallel re-gather hides behind its own data-gradient GEMMs whatever the overlap setting.
+    let regather_window_s = dense_layers * dense.regather_window_s + moe_layers * moe.regather_window_s;
+    let (e, h) = exposed_and_hidden(layers * s.tp_regather_s, 1.0, regather_window_s);
+    tp_exposed_s += e;
+    tp_hidden_s += h;
     // CP: (c - 1) ring steps forward and twice that backward, overlapped with attention by design.
-    let cp_s = s.layers * 3.0 * (par.cp as f64 - 1.0) * s.cp_send_s;
-    let attention_window_s = 3.0 * (dense_layers * dense.attention_s + s.moe_layers * moe.attention_s);
+    let cp_s = layers * 3.0 * (par.cp as f64 - 1.0) * s.cp_send_s;
+    let attention_window_s = dense_layers * (dense.attention_s + dense.attention_backward_s)
+        + moe_layers * (moe.attention_s + moe.attention_backward_s);
     let (cp_exposed_s, cp_hidden_s) = exposed_and_hidden(cp_s, 1.0, attention_window_s);
     // EP: dispatch and combine per pass, hidden behind MoE compute not already hiding TP or CP traffic (one
     // compute budget: the same GEMMs cannot hide two transfers' worth of time twice).
-    let ep_s = s.moe_layers * 2.0 * passes * s.ep_all_to_all_s;
+    let ep_s = moe_layers * 2.0 * passes * s.ep_dispatch_s;
     let ep_window_s =
-        (3.0 * s.moe_layers * moe.total_s()).min(compute_s + recompute_s - tp_hidden_s - cp_hidden_s).max(0.0);
+        (moe_layers * moe.forward_backward_s()).min(compute_s + recompute_s - tp_hidden_s - cp_hidden_s).max(0.0);
     let (ep_exposed_s, ep_hidden_s) = exposed_and_hidden(ep_s, overlap.ep, ep_window_s);
     MicroBatch {
         compute_s,
@@ -446,9 +600,10 @@ fn step_time(c: &ClusterStage, s: &LayoutStage, par: &Parallelism, overlap: &Ove
     let budget = (m * mb.spare_compute_s() + drain_s).max(0.0);
     let [(dp_exposed, dp_hidden), (pp_exposed, pp_hidden)] =
         share_budget(budget, [(dp_exposed, dp_hidden), (pp_exposed, pp_hidden)]);
+    let recompute_s = m * mb.recompute_s;
     let breakdown = StepBreakdown {
         compute_s,
-        recompute_s: m * mb.recompute_s,
+        recompute_s,
         tp_comm_s: m * mb.tp_exposed_s,
         pp_comm_s: pp_exposed,
         dp_comm_s: dp_exposed,
@@ -456,6 +611,7 @@ fn step_time(c: &ClusterStage, s: &LayoutStage, par: &Parallelism, overlap: &Ove
         ep_comm_s: m * mb.ep_exposed_s,
         bubble_s,
         optimizer_s: optimizer_step_s(c, s, par),
+        overhead_s: c.straggler_fraction * (compute_s + recompute_s + bubble_s) + c.sync_s,
     };
     let hidden = HiddenComm {
         tp_comm_s: m * mb.tp_hidden_s,
@@ -479,7 +635,8 @@ fn pipeline_sends(s: &LayoutStage, par: &Parallelism, overlap: &Overlap, compute
 
 /// Data parallelism, (exposed, hidden): gradients reduced once per step (all-reduce; reduce-scatter + all-gather
 /// of the weights when optimizer states are sharded); ZeRO-3 also all-gathers the weights for every
-/// micro-batch's forward and backward (ZeRO paper Sec. 7). The last Megatron bucket is always exposed.
+/// micro-batch's forward, and again for its backward when it reshards after the forward (FSDP
+/// reshard_after_forward; ZeRO paper Sec. 7). The last Megatron bucket is always exposed.
 fn data_parallel(s: &LayoutStage, par: &Parallelism, overlap: &Overlap, mb: &MicroBatch, drain_s: f64) -> (f64, f64) {
     let dp_step = match par.zero_stage {
         0 => s.dp_all_reduce_s,
@@ -498,7 +655,8 @@ fn data_parallel(s: &LayoutStage, par: &Parallelism, overlap: &Overlap, mb: &Mic
     exposed += last_bucket;
     if par.zero_stage >= 3 {
         let m = s.layout.micro_batches as f64;
-        let (e, h) = exposed_and_hidden(2.0 * m * s.dp_all_gather_s, overlap.dp, m * mb.compute_s);
+        let gathers = if par.reshard_after_forward { 2.0 } else { 1.0 };
+        let (e, h) = exposed_and_hidden(gathers * m * s.dp_all_gather_s, overlap.dp, m * mb.compute_s);
         exposed += e;
         hidden += h;
     }
@@ -530,24 +688,39 @@ fn optimizer_step_s(c: &ClusterStage, s: &LayoutStage, par: &Parallelism) -> f64
 /// Memory of the busiest GPU.
 fn memory_per_gpu(c: &ClusterStage, s: &LayoutStage, par: &Parallelism) -> MemoryPerGpu {
     let (model, lay, local) = (c.model, &s.layout, &s.local);
-    let (dense_w, dense_g, dense_o) = model_state_bytes(local.dense, lay.dp.size as f64, par.zero_stage);
-    let (exp_w, exp_g, exp_o) = model_state_bytes(local.expert, lay.expert_dp.size as f64, par.zero_stage);
+    let grad_bytes = c.training.grad_reduce_dtype.bytes();
+    let (dense_w, dense_g, dense_o) = model_state_bytes(local.dense, lay.dp.size as f64, par.zero_stage, grad_bytes);
+    let (exp_w, exp_g, exp_o) = model_state_bytes(local.expert, lay.expert_dp.size as f64, par.zero_stage, grad_bytes);
     let mut weights_bytes = dense_w + exp_w;
     if par.zero_stage >= 3 {
-        // Two layers gathered at a time (current and prefetched).
-        let layer_params = model.dense_layer_params().max(
-            model.moe_layer_non_expert_params()
-                + model.moe.as_ref().map_or(0.0, |x| x.experts as f64) / par.ep as f64 * model.expert_params(),
-        );
-        weights_bytes += 2.0 * layer_params / par.tp as f64 * WEIGHT_BYTES;
+        weights_bytes += if par.reshard_after_forward {
+            // Two layers gathered at a time (current and prefetched).
+            let experts = model.moe.as_ref().map_or(0.0, |x| x.experts as f64) / par.ep as f64;
+            let layer_params =
+                model.dense_layer_params().max(model.moe_layer_non_expert_params() + experts * model.expert_params());
+            2.0 * layer_params / par.tp as f64 * WEIGHT_BYTES
+        } else {
+            // Gathered parameters stay until the backward pass: the whole stage's, unsharded.
+            local.total() * WEIGHT_BYTES
+        };
     }
-    let per_token_per_layer = s.activation_bytes_per_token_per_layer[match par.recompute {
+    let index = match par.recompute {
         Recompute::None => 0,
         Recompute::Selective => 1,
         Recompute::Full => 2,
-    }];
-    let activations_bytes =
-        activation_bytes(model, par, lay, &s.shard, per_token_per_layer, s.activation_bytes_per_token_per_layer[0]);
+    };
+    let split = &lay.stages;
+    let [dense_bytes, moe_bytes] = s.activation_bytes_per_token;
+    let stage_bytes = |stage: usize, mode: usize, extra_layers: f64| {
+        let dense = split.dense[stage].min(split.layers[stage]) as f64;
+        let moe = split.layers[stage] as f64 - dense + extra_layers;
+        dense * dense_bytes[mode] + moe * moe_bytes[mode]
+    };
+    let mtp = c.training.mtp_layers as f64;
+    let first = stage_bytes(StageSplit::FIRST, index, 0.0);
+    let last = stage_bytes(StageSplit::LAST, index, mtp);
+    let largest_layer = dense_bytes[0].max(if model.moe.is_some() { moe_bytes[0] } else { 0.0 });
+    let activations_bytes = activation_bytes(model, par, lay, &s.shard, first, last, largest_layer, mtp);
     let reserve_bytes = c.gpu.runtime_reserve_bytes;
     let total_bytes = weights_bytes + dense_g + exp_g + dense_o + exp_o + activations_bytes + reserve_bytes;
     MemoryPerGpu {
@@ -591,9 +764,14 @@ fn summarise(c: &ClusterStage, s: &LayoutStage, par: &Parallelism, step: Step, m
     let (steps, time_to_train_s, run) = whole_run(c, step_time_s);
     let cost_to_train_usd = run.in_mode(c.prices.economics.cost_mode);
     let tokens_per_step = c.training.global_batch as f64 * c.training.seq_len as f64;
+    // Time and cost to train are proportional to the step time (rent: GPU-hours; own: amortised capex and
+    // energy over the run's duration), so they take the step time's interval factors.
+    let (lo, hi) = c.interval;
     Evaluation {
         feasible: memory.margin_bytes >= 0.0,
         step_time_s,
+        step_time_s_lo: step_time_s * lo,
+        step_time_s_hi: step_time_s * hi,
         scaling_efficiency: step.breakdown.compute_s / step_time_s,
         breakdown: step.breakdown,
         hidden: step.hidden,
@@ -608,8 +786,12 @@ fn summarise(c: &ClusterStage, s: &LayoutStage, par: &Parallelism, step: Step, m
         model_flops_per_token: c.model_flops_per_token,
         steps,
         time_to_train_s,
+        time_to_train_s_lo: time_to_train_s * lo,
+        time_to_train_s_hi: time_to_train_s * hi,
         energy_j: run.energy_j,
         cost_to_train_usd,
+        cost_to_train_usd_lo: cost_to_train_usd * lo,
+        cost_to_train_usd_hi: cost_to_train_usd * hi,
         usd_per_million_tokens: cost_to_train_usd / (c.training.tokens / 1e6),
         cost_rent_usd: run.rent_usd,
         cost_own_usd: run.own_usd,

@@ -18,6 +18,7 @@ pub fn llama3_70b() -> TransformerSpec {
         vocab: 128256,
         tied_embeddings: false,
         moe: None,
+        mla: None,
     }
 }
 
@@ -34,6 +35,7 @@ pub fn gpt3_175b() -> TransformerSpec {
         vocab: 50257,
         tied_embeddings: true,
         moe: None,
+        mla: None,
     }
 }
 
@@ -50,7 +52,47 @@ pub fn mixtral_8x7b() -> TransformerSpec {
         gated_mlp: true,
         vocab: 32000,
         tied_embeddings: false,
-        moe: Some(MoeSpec { experts: 8, top_k: 2, ffn_hidden: 14336, shared_experts: 0, first_dense_layers: 0 }),
+        moe: Some(MoeSpec {
+            experts: 8,
+            top_k: 2,
+            ffn_hidden: 14336,
+            shared_experts: 0,
+            first_dense_layers: 0,
+            node_limit: 0,
+        }),
+        mla: None,
+    }
+}
+
+/// DeepSeek-V3 (HF config.json; report arXiv 2412.19437 Sec. 2 and 4.2): 61 layers, the first 3 dense, 7168
+/// hidden, 128 heads of MLA (q_lora 1536, kv_lora 512, qk 128 + 64 rope, v 128), 256 routed experts of 2048
+/// plus one shared, top-8 over at most 4 nodes, vocab 129280.
+pub fn deepseek_v3() -> TransformerSpec {
+    TransformerSpec {
+        layers: 61,
+        hidden: 7168,
+        heads: 128,
+        kv_heads: 128,
+        head_dim: 0,
+        ffn_hidden: 18432,
+        gated_mlp: true,
+        vocab: 129280,
+        tied_embeddings: false,
+        moe: Some(MoeSpec {
+            experts: 256,
+            top_k: 8,
+            ffn_hidden: 2048,
+            shared_experts: 1,
+            first_dense_layers: 3,
+            node_limit: 4,
+        }),
+        mla: Some(MlaSpec {
+            q_lora_rank: 1536,
+            kv_lora_rank: 512,
+            qk_nope_head_dim: 128,
+            qk_rope_head_dim: 64,
+            v_head_dim: 128,
+        }),
     }
 }
 
@@ -64,11 +106,14 @@ pub fn h100() -> GpuSpec {
         gemm_efficiency: 0.80,
         gemm_efficiency_fp8: 0.71,
         attention_efficiency: 0.57,
+        attention_efficiency_fa2: 0.33,
         hbm_efficiency: 0.85,
         sustained_efficiency: 1.0,
         runtime_reserve_bytes: 3.5e9,
         server_gpus: 8,
         host_power_w: 575.0,
+        speed_cv: 0.0,
+        generation: Generation::Hopper,
     }
 }
 
@@ -132,23 +177,13 @@ pub fn reference() -> Config {
             tp: 8,
             pp: 4,
             dp: 32,
-            cp: 1,
-            ep: 1,
             vpp: 5,
-            micro_batch: 1,
-            zero_stage: 1,
             recompute: Recompute::Selective,
-            sequence_parallel: true,
-            uneven_stages: false,
+            ..Parallelism::default()
         },
-        training: Training {
-            global_batch: 1024,
-            seq_len: 8192,
-            tokens: 15e12,
-            precision: Precision::Bf16,
-            flash_attention: true,
-        },
+        training: Training { global_batch: 1024, seq_len: 8192, tokens: 15e12, ..Training::default() },
         overlap: Overlap { dp: 1.0, tp: 0.0, pp: 0.0, ep: 0.0 },
         reliability: ReliabilitySpec::perfect(),
+        errors: ErrorModel::none(),
     }
 }

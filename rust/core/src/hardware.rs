@@ -4,6 +4,16 @@
 
 use crate::error::ConfigError;
 
+crate::named_enum! {
+    /// GPU architecture generation: the regimes of the prediction intervals (data/model_error.toml).
+    pub enum Generation {
+        Ampere = "ampere",
+        Hopper = "hopper",
+        Blackwell = "blackwell",
+        Cdna3 = "cdna3",
+    }
+}
+
 /// One GPU type.
 #[derive(Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "python", derive(pyo3::FromPyObject), pyo3(from_item_all))]
@@ -18,8 +28,11 @@ pub struct GpuSpec {
     pub gemm_efficiency: f64,
     /// Best achieved fraction of the FP8 peak on large FP8 GEMMs; 0 when the GPU has no FP8.
     pub gemm_efficiency_fp8: f64,
-    /// Achieved fraction of peak of fused (flash) attention, forward and backward.
+    /// Achieved fraction of peak of fused (flash) attention, forward and backward, with the best kernel for the
+    /// GPU (FlashAttention-3 or cuDNN on Hopper, FlashAttention-2 on Ampere).
     pub attention_efficiency: f64,
+    /// The same with FlashAttention-2-class kernels (PyTorch SDPA's flash backend, FlashAttention-2).
+    pub attention_efficiency_fa2: f64,
     /// Achieved fraction of HBM bandwidth on streaming kernels.
     pub hbm_efficiency: f64,
     /// Fraction of those kernel ceilings (GEMM, attention, HBM) sustained over a whole training step: launch
@@ -31,6 +44,10 @@ pub struct GpuSpec {
     pub server_gpus: u32,
     /// Server power per GPU beyond the GPU board (CPU, NICs, fans, PSU losses).
     pub host_power_w: f64,
+    /// Coefficient of variation of speed between GPUs of the same type in one cluster (power management and
+    /// manufacturing spread): a synchronous step waits for the slowest of N.
+    pub speed_cv: f64,
+    pub generation: Generation,
 }
 
 /// The scale-up domain: GPUs joined by NVLink (or PCIe, or Infinity Fabric) without the scale-out network.
@@ -153,11 +170,13 @@ impl GpuSpec {
             non_negative("gemm_efficiency_fp8", self.gemm_efficiency_fp8)?;
         }
         fraction("attention_efficiency", self.attention_efficiency, 1.0)?;
+        fraction("attention_efficiency_fa2", self.attention_efficiency_fa2, 1.0)?;
         fraction("hbm_efficiency", self.hbm_efficiency, 1.0)?;
         fraction("sustained_efficiency", self.sustained_efficiency, 1.0)?;
         non_negative("runtime_reserve_bytes", self.runtime_reserve_bytes)?;
         at_least_one("server_gpus", self.server_gpus)?;
-        non_negative("host_power_w", self.host_power_w)
+        non_negative("host_power_w", self.host_power_w)?;
+        non_negative("speed_cv", self.speed_cv)
     }
 }
 

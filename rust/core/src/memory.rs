@@ -2,13 +2,14 @@
 //! and pipeline schedule; a runtime reserve.
 
 use crate::compute::{Shard, ACTIVATION_BYTES};
-use crate::parallelism::{Layout, Parallelism, Recompute};
+use crate::parallelism::{Layout, Parallelism, Recompute, StageSplit};
 use crate::workload::TransformerSpec;
 
-/// Mixed-precision Adam: 2 bytes of BF16 weights, 2 of BF16 gradients, 12 of FP32 master weights and the two
-/// moments per parameter (Rajbhandari et al., "ZeRO", SC20, Sec. 3.1, K = 12).
+/// Mixed-precision Adam: 2 bytes of BF16 weights, 12 of FP32 master weights and the two moments per parameter
+/// (Rajbhandari et al., "ZeRO", SC20, Sec. 3.1, K = 12), plus the gradients in their reduction format
+/// (`Training::grad_reduce_dtype`: FP32 main gradients, 4 bytes, in Megatron-LM, whose
+/// theoretical_memory_usage.py counts 18 bytes per parameter, 6 + 12/d with the distributed optimizer).
 pub const WEIGHT_BYTES: f64 = 2.0;
-pub const GRADIENT_BYTES: f64 = 2.0;
 pub const OPTIMIZER_BYTES: f64 = 12.0;
 
 /// Memory of one GPU, in bytes, on its most loaded pipeline stage.
@@ -35,21 +36,35 @@ pub struct LocalParams {
 }
 
 impl LocalParams {
-    /// Parameters on the most loaded stage: its share of the layers (uneven splits rounded up) split by TP
-    /// (and experts by EP), plus one embedding table (the first stage's input embedding, or the last stage's
-    /// output layer; both when there is one stage and they are not tied).
-    pub fn on_busiest_stage(model: &TransformerSpec, par: &Parallelism, layout: &Layout) -> Self {
-        let layers = layout.layers_per_gpu as f64;
-        let moe_layers = layers * model.moe_layer_fraction();
-        let dense_layers = layers - moe_layers;
+    /// Parameters on the most loaded pipeline stage, split by TP (and experts by EP and expert TP): the first
+    /// stage holds the input embedding, the last the output layer and any multi-token-prediction modules (both
+    /// embeddings when there is one stage and they are not tied).
+    pub fn on_busiest_stage(model: &TransformerSpec, par: &Parallelism, layout: &Layout, mtp_layers: u32) -> Self {
+        let split = &layout.stages;
         let table = model.vocab as f64 * model.hidden as f64;
-        let embeddings = if par.pp == 1 { model.embedding_params() } else { table };
-        let dense =
-            (dense_layers * model.dense_layer_params() + moe_layers * model.moe_layer_non_expert_params() + embeddings)
-                / par.tp as f64;
         let experts_per_layer = model.moe.as_ref().map_or(0.0, |m| m.experts as f64) / par.ep as f64;
-        let expert = moe_layers * experts_per_layer * model.expert_params() / par.tp as f64;
-        LocalParams { dense, expert }
+        let h = model.hidden as f64;
+        let is_moe = model.moe.is_some();
+        let stage = |index: usize, embeddings: f64, mtp: f64| {
+            let dense_layers = split.dense[index].min(split.layers[index]) as f64 + if is_moe { 0.0 } else { mtp };
+            let moe_layers = split.layers[index] as f64 - split.dense[index].min(split.layers[index]) as f64
+                + if is_moe { mtp } else { 0.0 };
+            let dense = (dense_layers * model.dense_layer_params()
+                + moe_layers * model.moe_layer_non_expert_params()
+                + embeddings
+                + mtp * 2.0 * h * h)
+                / par.tp as f64;
+            let expert = moe_layers * experts_per_layer * model.expert_params() / par.expert_tp() as f64;
+            LocalParams { dense, expert }
+        };
+        let mtp = mtp_layers as f64;
+        if par.pp == 1 {
+            return stage(StageSplit::FIRST, model.embedding_params(), mtp);
+        }
+        [stage(StageSplit::FIRST, table, 0.0), stage(StageSplit::MIDDLE, 0.0, 0.0), stage(StageSplit::LAST, table, mtp)]
+            .into_iter()
+            .max_by(|a, b| a.total().total_cmp(&b.total()))
+            .unwrap_or(LocalParams { dense: 0.0, expert: 0.0 })
     }
 
     pub fn total(&self) -> f64 {
@@ -58,10 +73,11 @@ impl LocalParams {
 }
 
 /// Bytes of (weights, gradients, optimizer states) of `params` replicated over `replicas` ranks at ZeRO `stage`
-/// (ZeRO paper, Sec. 5: stage 1 shards optimizer states, 2 also gradients, 3 also weights).
-pub fn model_state_bytes(params: f64, replicas: f64, stage: u32) -> (f64, f64, f64) {
+/// (ZeRO paper, Sec. 5: stage 1 shards optimizer states, 2 also gradients, 3 also weights), with gradients of
+/// `grad_bytes` each.
+pub fn model_state_bytes(params: f64, replicas: f64, stage: u32, grad_bytes: f64) -> (f64, f64, f64) {
     let shard = |sharded: bool, bytes: f64| if sharded { params * bytes / replicas } else { params * bytes };
-    (shard(stage >= 3, WEIGHT_BYTES), shard(stage >= 2, GRADIENT_BYTES), shard(stage >= 1, OPTIMIZER_BYTES))
+    (shard(stage >= 3, WEIGHT_BYTES), shard(stage >= 2, grad_bytes), shard(stage >= 1, OPTIMIZER_BYTES))
 }
 
 /// Activation bytes one token leaves in memory for the backward pass of one layer, on one GPU, with flash
@@ -87,10 +103,12 @@ pub fn activation_bytes_per_token_per_layer(
     }
     let (mlp_elements, mlp_activation_outputs) = match (&model.moe, moe_layer) {
         (Some(moe), true) => {
-            let copies = moe.top_k as f64 + moe.shared_experts as f64;
+            // The busiest expert rank keeps `imbalance` times the mean of routed copies.
+            let routed = moe.top_k as f64 * shard.imbalance;
+            let copies = routed + moe.shared_experts as f64;
             let per_copy = if model.gated_mlp { 3.0 } else { 2.0 } * moe.ffn_hidden as f64;
             // Routed tokens also keep their permuted input copy (h per routed copy).
-            (copies * per_copy + moe.top_k as f64 * h, copies * moe.ffn_hidden as f64)
+            (copies * per_copy + routed * h, copies * moe.ffn_hidden as f64)
         }
         _ => {
             let f = model.ffn_hidden as f64;
@@ -99,7 +117,8 @@ pub fn activation_bytes_per_token_per_layer(
     };
     let norm_inputs = 2.0 * h / hs;
     let norm_outputs = 2.0 * h / hs;
-    let attention = (model.q_dim() + 2.0 * model.kv_dim() + model.q_dim()) / tp;
+    let shapes = model.attention_shapes();
+    let attention = shapes.stored_per_head_part / tp + shapes.stored_replicated;
     let mlp = mlp_elements / tp;
     if !shard.flash_attention {
         // Unfused attention keeps the scores: softmax output (2 bytes), dropout mask (1) and output (2) per
@@ -115,37 +134,38 @@ pub fn activation_bytes_per_token_per_layer(
     b * elements
 }
 
-/// Activation memory of the busiest (first) pipeline stage, from the bytes per token per layer of the
-/// configuration's recomputation mode (and without recomputation, for the layer being recomputed): with 1F1B it holds min(m, p) micro-batches of its
-/// layers in flight; the interleaved schedule adds a factor 1 + (p - 1) / (p v) (Korthikanti et al. 2022,
-/// Sec. 4.2.3; Megatron-LM theoretical_memory_usage.py). Full recomputation also holds one layer's full
-/// activations while it is recomputed. The last stage adds FP32 logits of one micro-batch (4 bytes x V / tp per
-/// token, Megatron-LM theoretical_memory_usage.py); memory is the larger of the two stages.
+/// Activation memory of the busiest pipeline stage, from the activation bytes per token of the first and the
+/// last stage's layers (`first_stage`, `last_stage`: summed over their layers, in the configuration's
+/// recomputation mode) and of the largest single layer without recomputation: with 1F1B the first stage holds
+/// min(m, p) micro-batches of its layers in flight; the interleaved schedule adds a factor 1 + (p - 1) / (p v)
+/// (Korthikanti et al. 2022, Sec. 4.2.3; Megatron-LM theoretical_memory_usage.py). Full recomputation also
+/// holds one layer's full activations while it is recomputed. The last stage holds one micro-batch plus FP32
+/// logits (4 bytes x V / tp per token, Megatron-LM theoretical_memory_usage.py), once more per
+/// multi-token-prediction module; memory is the larger of the two stages.
+#[allow(clippy::too_many_arguments)]
 pub fn activation_bytes(
     model: &TransformerSpec,
     par: &Parallelism,
     layout: &Layout,
     shard: &Shard,
-    per_token_per_layer: f64,
-    per_token_per_layer_without_recompute: f64,
+    first_stage: f64,
+    last_stage: f64,
+    largest_layer_without_recompute: f64,
+    mtp_layers: f64,
 ) -> f64 {
-    let layers = layout.layers_per_gpu as f64;
     let p = par.pp as f64;
     let v = par.vpp as f64;
     let in_flight = (layout.micro_batches as f64).min(p);
     let interleave = if par.vpp > 1 { 1.0 + (p - 1.0) / (p * v) } else { 1.0 };
-    let mut stored = shard.tokens * layers * per_token_per_layer * in_flight * interleave;
-    if par.recompute == Recompute::Full {
-        stored += shard.tokens * per_token_per_layer_without_recompute;
-    }
-    let logits = shard.tokens * 4.0 * model.vocab as f64 / shard.tp;
+    let recomputing =
+        if par.recompute == Recompute::Full { shard.tokens * largest_layer_without_recompute } else { 0.0 };
+    let logits = shard.tokens * 4.0 * model.vocab as f64 / shard.tp * (1.0 + mtp_layers);
     if par.pp == 1 {
-        stored + logits
-    } else {
-        // The last stage holds one micro-batch in flight plus the logits.
-        let last = shard.tokens * layers * per_token_per_layer + logits;
-        stored.max(last)
+        return shard.tokens * last_stage * in_flight * interleave + recomputing + logits;
     }
+    let first = shard.tokens * first_stage * in_flight * interleave + recomputing;
+    let last = shard.tokens * last_stage + recomputing + logits;
+    first.max(last)
 }
 
 #[cfg(test)]
@@ -156,7 +176,7 @@ mod tests {
     #[test]
     fn a_70b_model_has_140_gb_of_bf16_gradients() {
         let params = llama3_70b().params_total();
-        let (w, g, o) = model_state_bytes(params, 1.0, 0);
+        let (w, g, o) = model_state_bytes(params, 1.0, 0, 2.0);
         assert!((g / 1e9 - 141.1).abs() < 0.1, "{g}");
         assert_eq!(w, g);
         // 16 bytes per parameter in all without ZeRO.
@@ -168,9 +188,20 @@ mod tests {
         // ZeRO Sec. 5 / Fig. 1: 7.5B params, 64 ranks: 120 GB, then 31.4 GB, 16.6 GB, 1.9 GB.
         let p = 7.5e9;
         for (stage, expected_gb) in [(0, 120.0), (1, 31.4), (2, 16.6), (3, 1.875)] {
-            let (w, g, o) = model_state_bytes(p, 64.0, stage);
+            let (w, g, o) = model_state_bytes(p, 64.0, stage, 2.0);
             assert!(((w + g + o) / 1e9 - expected_gb).abs() < 0.1, "stage {stage}: {}", (w + g + o) / 1e9);
         }
+    }
+
+    #[test]
+    fn fp32_gradients_give_megatrons_18_bytes_per_parameter() {
+        // Megatron-LM theoretical_memory_usage.py: 18 bytes per parameter without the distributed optimizer
+        // (2 weight + 4 FP32 main gradient + 12 Adam), 6 + 12 / d with it (ZeRO-1 here).
+        let p = 1e9;
+        let (w, g, o) = model_state_bytes(p, 1.0, 0, 4.0);
+        assert_eq!((w + g + o) / p, 18.0);
+        let (w, g, o) = model_state_bytes(p, 8.0, 1, 4.0);
+        assert_eq!((w + g + o) / p, 6.0 + 12.0 / 8.0);
     }
 
     #[test]
@@ -184,6 +215,8 @@ mod tests {
             seq_len: 2048.0,
             tp: 1.0,
             ep: 1.0,
+            etp: 1.0,
+            imbalance: 1.0,
             sequence_parallel: false,
             flash_attention: true,
         };
@@ -215,6 +248,8 @@ mod tests {
             seq_len: 2048.0,
             tp: 1.0,
             ep: 1.0,
+            etp: 1.0,
+            imbalance: 1.0,
             sequence_parallel: false,
             flash_attention: false,
         };

@@ -101,7 +101,8 @@ pub const INPUTS: &[Input] = &[
     input("pp", Kind::Count, "pipeline-parallel degree"),
     input("dp", Kind::Count, "data-parallel degree"),
     input("cp", Kind::Count, "context-parallel degree"),
-    input("ep", Kind::Count, "expert-parallel degree (within dp x cp)"),
+    input("ep", Kind::Count, "expert-parallel degree (ep x etp divides tp x dp x cp)"),
+    input("etp", Kind::Count, "expert tensor-parallel degree"),
     input("vpp", Kind::Count, "virtual pipeline stages per GPU (interleaved schedule)"),
     input("micro_batch", Kind::Count, "sequences per micro-batch"),
     input("global_batch", Kind::Count, "sequences per optimizer step"),
@@ -112,8 +113,12 @@ pub const INPUTS: &[Input] = &[
     input("overlap", Kind::Text, "which communication may hide behind compute (mode or fractions)"),
     input("precision", Kind::Text, "GEMM precision: bf16, fp8"),
     input("flash_attention", Kind::Flag, "fused attention that never stores the scores"),
+    input("grad_reduce_dtype", Kind::Text, "gradient accumulation and reduction format: fp32, bf16"),
+    input("moe_dispatcher", Kind::Text, "MoE token dispatcher: alltoall, flex (DeepEP), allgather"),
+    input("moe_imbalance", Kind::Float, "busiest expert rank's routed tokens / mean (1 = balanced)"),
     input("tokens", Kind::Float, "training tokens of the run"),
     input("cost_mode", Kind::Text, "which cost cost_to_train_usd reports: rent, own"),
+    input("interval", Kind::Float, "nominal coverage of the _lo/_hi prediction intervals"),
 ];
 
 macro_rules! metric {
@@ -126,6 +131,10 @@ macro_rules! metric {
 pub const METRICS: &[Metric] = &[
     metric!("feasible", "", Flag, Result, "fits in the GPU's memory", |e| e.feasible as u8 as f64),
     metric!("step_time_s", "s", Float, Result, "one optimizer step", |e| e.step_time_s),
+    metric!("step_time_s_lo", "s", Float, Result, "step time, low end of the prediction interval", |e| e
+        .step_time_s_lo),
+    metric!("step_time_s_hi", "s", Float, Result, "step time, high end of the prediction interval", |e| e
+        .step_time_s_hi),
     metric!("tokens_per_s", "tokens/s", Float, Result, "training tokens per second, whole cluster", |e| e.tokens_per_s),
     metric!("mfu", "", Float, Result, "model FLOPs utilisation (no recomputation counted)", |e| e.mfu),
     metric!("hfu", "", Float, Result, "hardware FLOPs utilisation (recomputation counted)", |e| e.hfu),
@@ -152,6 +161,14 @@ pub const METRICS: &[Metric] = &[
     metric!("ep_comm_s", "s", Float, Step, "exposed expert-parallel all-to-all", |e| e.breakdown.ep_comm_s),
     metric!("bubble_s", "s", Float, Step, "pipeline fill and drain", |e| e.breakdown.bubble_s),
     metric!("optimizer_s", "s", Float, Step, "optimizer step", |e| e.breakdown.optimizer_s),
+    metric!(
+        "overhead_s",
+        "s",
+        Float,
+        Step,
+        "per-step overhead: waiting for the slowest GPU, synchronising all-reduces",
+        |e| e.breakdown.overhead_s
+    ),
     metric!("tp_comm_hidden_s", "s", Float, Hidden, "TP communication hidden behind compute", |e| e.hidden.tp_comm_s),
     metric!("pp_comm_hidden_s", "s", Float, Hidden, "PP sends hidden behind compute", |e| e.hidden.pp_comm_s),
     metric!("dp_comm_hidden_s", "s", Float, Hidden, "DP communication hidden behind compute", |e| e.hidden.dp_comm_s),
@@ -172,9 +189,19 @@ pub const METRICS: &[Metric] = &[
     metric!("time_to_train_s", "s", Float, Run, "steps x step time / goodput", |e| e.time_to_train_s),
     metric!("time_to_train_days", "days", Float, Run, "time_to_train_s in days", |e| e.time_to_train_s
         / SECONDS_PER_DAY),
+    metric!("time_to_train_days_lo", "days", Float, Run, "time to train, low end of the prediction interval", |e| e
+        .time_to_train_s_lo
+        / SECONDS_PER_DAY),
+    metric!("time_to_train_days_hi", "days", Float, Run, "time to train, high end of the prediction interval", |e| e
+        .time_to_train_s_hi
+        / SECONDS_PER_DAY),
     metric!("energy_mwh", "MWh", Float, Run, "facility energy of the run (IT power x PUE)", |e| e.energy_j
         / JOULES_PER_MWH),
     metric!("cost_to_train_usd", "USD", Float, Run, "the run's cost in cost_mode", |e| e.cost_to_train_usd),
+    metric!("cost_to_train_usd_lo", "USD", Float, Run, "cost to train, low end of the prediction interval", |e| e
+        .cost_to_train_usd_lo),
+    metric!("cost_to_train_usd_hi", "USD", Float, Run, "cost to train, high end of the prediction interval", |e| e
+        .cost_to_train_usd_hi),
     metric!("cost_rent_usd", "USD", Float, Run, "GPU-hours at the rental price", |e| e.cost_rent_usd),
     metric!("cost_own_usd", "USD", Float, Run, "amortised capex for the run's duration plus energy", |e| e
         .cost_own_usd),
@@ -234,7 +261,9 @@ mod tests {
         };
         for m in METRICS {
             if let Some(s) = suffix(m.unit) {
-                assert!(m.name.ends_with(s), "{} is in {} but not named so", m.name, m.unit);
+                // Interval ends carry the unit before their _lo / _hi suffix.
+                let base = m.name.trim_end_matches("_lo").trim_end_matches("_hi");
+                assert!(base.ends_with(s), "{} is in {} but not named so", m.name, m.unit);
             }
         }
     }

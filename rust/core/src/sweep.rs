@@ -17,9 +17,12 @@ use rayon::prelude::*;
 use crate::error::{ConfigError, CATEGORIES};
 use crate::evaluate::{finish, ClusterStage, Config, Evaluation, LayoutStage};
 use crate::hardware::{FabricSpec, GpuSpec, ScaleUpSpec, TopologySpec};
-use crate::parallelism::{layers_per_gpu, Overlap, Parallelism, Precision, Recompute, Training};
+use crate::parallelism::{
+    AttentionKernel, Dispatcher, GradDtype, Overlap, Parallelism, Precision, Recompute, Training,
+};
 use crate::prices::{Economics, GpuPrices, NetworkPrices, Prices, ScaleUpPrices};
 use crate::reliability::ReliabilitySpec;
+use crate::uncertainty::ErrorModel;
 use crate::workload::TransformerSpec;
 
 /// A GPU type and what it costs.
@@ -49,7 +52,8 @@ pub struct ScaleUpOption {
 }
 
 /// Values of one parallel degree: a list, or every divisor of the GPU count up to `max` (`Search`).
-/// For dp, `Search` means "the GPU count divided by tp x pp x cp"; for ep, divisors of dp x cp up to `max`.
+/// For dp, `Search` means "the GPU count divided by tp x pp x cp"; for ep, divisors of tp x dp x cp / etp up to
+/// `max` (dp x cp when the expert TP is the attention's).
 #[derive(Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "python", derive(pyo3::FromPyObject))]
 pub enum DegreeAxis {
@@ -123,10 +127,50 @@ pub struct SweepSpace {
     /// Economic assumptions, and which cost `cost_to_train_usd` reports.
     pub economics: Economics,
     pub reliability: ReliabilitySpec,
+    /// Settings every configuration of the space shares.
+    #[cfg_attr(feature = "python", pyo3(default))]
+    pub settings: SpaceSettings,
     /// Two or three objectives.
     pub objectives: Vec<Objective>,
     /// Parallel axes whose values also split cells (cluster axes always do).
     pub group_by: Vec<Axis>,
+}
+
+/// Settings every configuration of a space shares (see `Parallelism` and `Training` for their meaning).
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "python", derive(pyo3::FromPyObject), pyo3(from_item_all))]
+pub struct SpaceSettings {
+    pub etp: u32,
+    pub first_stage_layers: Option<u32>,
+    pub last_stage_layers: Option<u32>,
+    pub embedding_in_split: bool,
+    pub loss_in_split: bool,
+    pub reshard_after_forward: bool,
+    pub grad_reduce_dtype: GradDtype,
+    pub moe_imbalance: f64,
+    pub moe_dispatcher: Dispatcher,
+    pub mtp_layers: u32,
+    /// Validation residuals for the prediction intervals.
+    pub errors: ErrorModel,
+}
+
+impl Default for SpaceSettings {
+    fn default() -> Self {
+        let (par, training) = (Parallelism::default(), Training::default());
+        SpaceSettings {
+            etp: par.etp,
+            first_stage_layers: par.first_stage_layers,
+            last_stage_layers: par.last_stage_layers,
+            embedding_in_split: par.embedding_in_split,
+            loss_in_split: par.loss_in_split,
+            reshard_after_forward: par.reshard_after_forward,
+            grad_reduce_dtype: training.grad_reduce_dtype,
+            moe_imbalance: training.moe_imbalance,
+            moe_dispatcher: training.moe_dispatcher,
+            mtp_layers: training.mtp_layers,
+            errors: ErrorModel::none(),
+        }
+    }
 }
 
 /// One configuration of the space, by value (degrees) or by index into the space's lists (everything else).
@@ -462,9 +506,17 @@ pub fn factorizations(space: &SweepSpace, gpus: u32) -> Vec<[u32; 5]> {
                     DegreeAxis::List(v) => v.clone(),
                 };
                 for dp in dps {
+                    // MoE parallel folding: the expert layers regroup tp x dp x cp ranks as etp x ep x expert-dp.
+                    let etp = if space.settings.etp == 0 { tp } else { space.settings.etp };
+                    let stage_ranks = tp as u64 * dp as u64 * cp as u64;
+                    let expert_ranks = if stage_ranks.is_multiple_of(etp.max(1) as u64) {
+                        (stage_ranks / etp.max(1) as u64).min(u32::MAX as u64) as u32
+                    } else {
+                        dp.saturating_mul(cp)
+                    };
                     let eps = match &space.ep {
                         DegreeAxis::List(v) => v.clone(),
-                        DegreeAxis::Search { max } => divisors_up_to(dp.saturating_mul(cp), *max),
+                        DegreeAxis::Search { max } => divisors_up_to(expert_ranks, *max),
                     };
                     for ep in eps {
                         out.push([tp, pp, cp, dp, ep]);
@@ -567,7 +619,8 @@ impl SweepSpace {
                 expected: "two or three objectives",
             });
         }
-        crate::parallelism::check_tokens(self.tokens, self.seq_len)?;
+        self.training(0).validate()?;
+        self.settings.errors.validate()?;
         self.reliability.validate()?;
         Ok(())
     }
@@ -594,11 +647,26 @@ impl SweepSpace {
                 zero_stage: self.zero[c.zero as usize],
                 recompute: self.recompute[c.recompute as usize],
                 sequence_parallel: self.sequence_parallel[c.sequence_parallel as usize],
-                uneven_stages: false,
+                ..self.shared_parallelism()
             },
             training: self.training(c.precision as usize),
             overlap: self.overlap[c.overlap as usize].clone(),
             reliability: self.reliability.clone(),
+            errors: self.settings.errors.clone(),
+        }
+    }
+
+    /// The parallelism settings every configuration shares; the degrees and schedule choices are placeholders.
+    fn shared_parallelism(&self) -> Parallelism {
+        let s = &self.settings;
+        Parallelism {
+            etp: s.etp,
+            first_stage_layers: s.first_stage_layers,
+            last_stage_layers: s.last_stage_layers,
+            embedding_in_split: s.embedding_in_split,
+            loss_in_split: s.loss_in_split,
+            reshard_after_forward: s.reshard_after_forward,
+            ..Parallelism::default()
         }
     }
 
@@ -608,8 +676,13 @@ impl SweepSpace {
             global_batch: self.global_batch,
             seq_len: self.seq_len,
             tokens: self.tokens,
-            precision: self.precisions[precision],
+            precision: self.precisions.get(precision).copied().unwrap_or(Precision::Bf16),
             flash_attention: self.flash_attention,
+            attention_kernel: AttentionKernel::Best,
+            grad_reduce_dtype: self.settings.grad_reduce_dtype,
+            moe_imbalance: self.settings.moe_imbalance,
+            moe_dispatcher: self.settings.moe_dispatcher,
+            mtp_layers: self.settings.mtp_layers,
         }
     }
 
@@ -662,6 +735,7 @@ pub fn run(space: &SweepSpace, progress: &Progress, rows: Option<&SyncSender<Row
                 &prices,
                 &training,
                 &space.reliability,
+                &space.settings.errors,
                 gpus,
             );
             outer
@@ -704,7 +778,7 @@ pub fn run(space: &SweepSpace, progress: &Progress, rows: Option<&SyncSender<Row
                             zero_stage: 0,
                             recompute: Recompute::None,
                             sequence_parallel: space.sequence_parallel[si],
-                            uneven_stages: false,
+                            ..space.shared_parallelism()
                         };
                         let feasible_before = acc.feasible;
                         let rejected_before = acc.rejected;
@@ -778,8 +852,7 @@ fn evaluate_task(
             acc.rejected[reason_index(&ConfigError::ZeroDegree { field: "vpp" })] += per_vpp;
             continue;
         }
-        let lpg = layers_per_gpu(&space.model, par);
-        if stage.as_ref().is_none_or(|s| s.layers_per_gpu() != lpg) {
+        if stage.as_ref().is_none_or(|s| !s.serves(&space.model, par)) {
             match LayoutStage::new(cluster, par) {
                 Ok(s) => stage = Some(s),
                 Err(e) => {

@@ -15,6 +15,51 @@ pub struct MoeSpec {
     pub shared_experts: u32,
     /// Leading layers that keep a dense FFN of `TransformerSpec::ffn_hidden` (DeepSeek-V3: 3).
     pub first_dense_layers: u32,
+    /// Scale-up domains (nodes) one token may be routed to; 0 = no limit (DeepSeek-V3 node-limited routing:
+    /// M = 4, report Sec. 2.1.2; Megatron --moe-router-group-topk).
+    pub node_limit: u32,
+}
+
+/// Multi-head latent attention (DeepSeek-V2 Sec. 2.1, DeepSeek-V3 Sec. 2.1.1): queries and keys/values are
+/// projected down to low-rank latents, then up per head; each head's key is a `qk_nope_head_dim` part from the
+/// latent plus a `qk_rope_head_dim` rotary part shared by all heads.
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "python", derive(pyo3::FromPyObject), pyo3(from_item_all))]
+pub struct MlaSpec {
+    /// Query latent rank (DeepSeek-V3: 1536); 0 = queries projected directly from the hidden state.
+    pub q_lora_rank: u32,
+    /// Key/value latent rank (DeepSeek-V3: 512).
+    pub kv_lora_rank: u32,
+    pub qk_nope_head_dim: u32,
+    pub qk_rope_head_dim: u32,
+    pub v_head_dim: u32,
+}
+
+impl MlaSpec {
+    fn qk_head_dim(&self) -> f64 {
+        (self.qk_nope_head_dim + self.qk_rope_head_dim) as f64
+    }
+}
+
+/// The weight matrices of one attention block, by what TP does to them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AttentionShapes {
+    /// (input width, output width) of the projections every TP rank holds whole (MLA's down-projections).
+    pub replicated: [(f64, f64); 2],
+    /// (input width, output width) of the projections split by heads over TP (output split; the output
+    /// projection's input split).
+    pub split_out: [(f64, f64); 3],
+    /// The output projection: input width (split over TP), output width h.
+    pub out_in: f64,
+    /// Elements per token of the attention's inputs and outputs kept for the backward pass: Q, K, V, the
+    /// attention output (and MLA's latents), before any TP split of the per-head parts.
+    pub stored_per_head_part: f64,
+    pub stored_replicated: f64,
+    /// Elements per token the rotary embedding reads and writes (per-head part, shared part).
+    pub rotary_per_head_part: f64,
+    pub rotary_replicated: f64,
+    /// Elements per token of K and V (what a context-parallel ring exchanges).
+    pub kv_elements: f64,
 }
 
 /// A decoder-only transformer.
@@ -37,6 +82,8 @@ pub struct TransformerSpec {
     /// Input embedding and output projection share one matrix.
     pub tied_embeddings: bool,
     pub moe: Option<MoeSpec>,
+    /// Multi-head latent attention instead of (grouped-query) multi-head attention.
+    pub mla: Option<MlaSpec>,
 }
 
 impl TransformerSpec {
@@ -77,6 +124,17 @@ impl TransformerSpec {
             }
             if m.first_dense_layers >= self.layers {
                 return bad("moe_first_dense_layers", m.first_dense_layers, "fewer than layers");
+            }
+        }
+        if let Some(a) = &self.mla {
+            for (field, v) in [
+                ("mla_kv_lora_rank", a.kv_lora_rank),
+                ("mla_qk_nope_head_dim", a.qk_nope_head_dim),
+                ("mla_v_head_dim", a.v_head_dim),
+            ] {
+                if v == 0 {
+                    return bad(field, v, "an integer >= 1");
+                }
             }
         }
         Ok(())
@@ -122,10 +180,51 @@ impl TransformerSpec {
     // Parameter counts follow Megatron-LM theoretical_memory_usage.py (compute_weight_and_optimizer_memory):
     // per layer 2*h*q [Q,O] + 2*h*kv [K,V] + c*h*F [MLP] + 2*h [two RMSNorms].
 
-    /// Attention weights of one layer: Q and O (h x q each), K and V (h x kv each).
-    pub fn attention_params_per_layer(&self) -> f64 {
+    /// The attention block's projections. GQA/MHA: Q (h x q), K and V (h x kv each), O (q x h). MLA
+    /// (DeepSeek-V3 Sec. 2.1.1; Megatron-Core multi_latent_attention.py, whose down-projections are
+    /// duplicated on every TP rank): W_DQ (h x q_lora), W_UQ (q_lora x heads x qk), W_DKV (h x (kv_lora +
+    /// rope)), W_UKV (kv_lora x heads x (nope + v)), W_O (heads x v x h).
+    pub fn attention_shapes(&self) -> AttentionShapes {
         let h = self.hidden as f64;
-        2.0 * h * self.q_dim() + 2.0 * h * self.kv_dim()
+        let heads = self.heads as f64;
+        match &self.mla {
+            None => AttentionShapes {
+                replicated: [(0.0, 0.0); 2],
+                split_out: [(h, self.q_dim() + 2.0 * self.kv_dim()), (0.0, 0.0), (0.0, 0.0)],
+                out_in: self.q_dim(),
+                stored_per_head_part: 2.0 * self.q_dim() + 2.0 * self.kv_dim(),
+                stored_replicated: 0.0,
+                rotary_per_head_part: 2.0 * (self.q_dim() + self.kv_dim()),
+                rotary_replicated: 0.0,
+                kv_elements: 2.0 * self.kv_dim(),
+            },
+            Some(a) => {
+                let (q_lora, kv_lora) = (a.q_lora_rank as f64, a.kv_lora_rank as f64);
+                let (rope, v) = (a.qk_rope_head_dim as f64, a.v_head_dim as f64);
+                let qk = a.qk_head_dim();
+                let q_up = if a.q_lora_rank > 0 { (q_lora, heads * qk) } else { (h, heads * qk) };
+                AttentionShapes {
+                    replicated: [(h, q_lora), (h, kv_lora + rope)],
+                    split_out: [q_up, (kv_lora, heads * (a.qk_nope_head_dim as f64 + v)), (0.0, 0.0)],
+                    out_in: heads * v,
+                    // Q and K (heads x qk each), V and the output (heads x v each).
+                    stored_per_head_part: heads * (2.0 * qk + 2.0 * v),
+                    // The normed latents the up-projections read.
+                    stored_replicated: q_lora + kv_lora + rope,
+                    rotary_per_head_part: 2.0 * heads * rope,
+                    rotary_replicated: 2.0 * rope,
+                    kv_elements: heads * (qk + v),
+                }
+            }
+        }
+    }
+
+    /// Attention weights of one layer.
+    pub fn attention_params_per_layer(&self) -> f64 {
+        let a = self.attention_shapes();
+        let matrices: f64 = a.replicated.iter().chain(a.split_out.iter()).map(|(i, o)| i * o).sum();
+        let latent_norms = self.mla.as_ref().map_or(0.0, |m| (m.q_lora_rank + m.kv_lora_rank) as f64);
+        matrices + a.out_in * self.hidden as f64 + latent_norms
     }
     pub fn norm_params_per_layer(&self) -> f64 {
         2.0 * self.hidden as f64
@@ -200,14 +299,32 @@ impl TransformerSpec {
         2.0 * (self.attention_params_per_layer() + self.router_params() + (top_k + shared) * self.expert_params())
     }
     /// Forward FLOPs of one token in the attention scores and weighted sum (QK^T and AV) of one layer,
-    /// with a causal mask: 2 matmuls x 2 FLOPs x (seq_len/2 keys on average) x q_dim.
-    /// Source: Megatron-LM training.py num_floating_point_operations (the a*d_h*s term, causal-halved).
+    /// with a causal mask: 2 FLOPs x (seq_len/2 keys on average) x heads x (qk head dim + v head dim); for MHA
+    /// and GQA (qk = v = head_dim) 2 s q_dim.
+    /// Source: Megatron-LM training.py num_floating_point_operations (the a*d_h*s term, causal-halved; its MLA
+    /// branch counts heads x (qk_head_dim + qk_pos_emb_head_dim + v_head_dim) x s / 2 the same way).
     pub fn attention_core_flops_per_token(&self, seq_len: f64) -> f64 {
-        2.0 * seq_len * self.q_dim()
+        let per_head = match &self.mla {
+            None => 2.0 * self.head_dim(),
+            Some(a) => a.qk_head_dim() + a.v_head_dim as f64,
+        };
+        seq_len * self.heads as f64 * per_head
     }
     /// Forward FLOPs of one token in the output (logits) projection.
     pub fn logits_flops_per_token(&self) -> f64 {
         2.0 * self.hidden as f64 * self.vocab as f64
+    }
+    /// Forward FLOPs of one token in one multi-token-prediction module (DeepSeek-V3 Sec. 2.2): the 2h -> h
+    /// projection of [norm(h); norm(embedding)], one transformer layer (MoE when the model is), and the shared
+    /// output layer. Megatron-LM num_floating_point_operations counts the same terms (mtp_num_layers).
+    pub fn mtp_flops_per_token(&self, seq_len: f64) -> f64 {
+        let h = self.hidden as f64;
+        let layer = if self.moe.is_some() {
+            self.moe_layer_gemm_flops_per_token()
+        } else {
+            self.dense_layer_gemm_flops_per_token()
+        };
+        2.0 * 2.0 * h * h + layer + self.attention_core_flops_per_token(seq_len) + self.logits_flops_per_token()
     }
     /// Model FLOPs of one token of training (forward + backward = 3 x forward, no recomputation).
     /// Source: Megatron-LM training.py num_floating_point_operations: 3 x 2 x [ L x (QKV + attention + O) +
@@ -224,7 +341,21 @@ impl TransformerSpec {
 
 #[cfg(test)]
 mod tests {
-    use crate::examples::{gpt3_175b, llama3_70b, mixtral_8x7b};
+    use crate::examples::{deepseek_v3, gpt3_175b, llama3_70b, mixtral_8x7b};
+
+    #[test]
+    fn deepseek_v3_has_671_billion_parameters_with_mla() {
+        // MLA per layer: W_DQ 7168 x 1536 = 11.01M, W_UQ 1536 x 128 x 192 = 37.75M, W_DKV 7168 x 576 = 4.13M,
+        // W_UKV 512 x 128 x 256 = 16.78M, W_O 128 x 128 x 7168 = 117.44M, latent norms 2048: 187.11M
+        // (x 61 = 11.41B, the 11.4B the report's totals imply).
+        let m = deepseek_v3();
+        assert!((m.attention_params_per_layer() / 1e6 - 187.11).abs() < 0.01, "{}", m.attention_params_per_layer());
+        // Totals: 671B in all (the report: 671B without the 14B MTP module), 37B active.
+        assert!((m.params_total() / 1e9 - 671.0).abs() < 1.5, "{}", m.params_total() / 1e9);
+        assert!((m.params_active() / 1e9 - 37.5).abs() < 1.0, "{}", m.params_active() / 1e9);
+        // Attention scores: s x heads x (qk 192 + v 128) per token, causal-halved: 4096 x 128 x 320 = 167.8M.
+        assert_eq!(m.attention_core_flops_per_token(4096.0), 4096.0 * 128.0 * 320.0);
+    }
 
     #[test]
     fn llama3_70b_has_70_6_billion_parameters() {

@@ -37,7 +37,7 @@ fn config() -> impl Strategy<Value = Config> {
                 zero_stage: zero,
                 recompute,
                 sequence_parallel: sp,
-                uneven_stages: false,
+                ..Parallelism::default()
             };
             c.training.global_batch = dp * mb * 16;
             c.topology = TopologySpec { kind, oversubscription: oversub, rail_group_nodes: 32 };
@@ -107,5 +107,23 @@ proptest! {
         hi.topology.oversubscription = r;
         // Compare times only: the switch count (and so the price) legitimately falls with oversubscription.
         prop_assert!(evaluate(&hi).unwrap().step_time_s >= evaluate(&lo).unwrap().step_time_s * (1.0 - 1e-12));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// Wherever a group lands, its worst placement is consistent: no more members in one domain than the group
+    /// or the domain holds, at least as many domains as its size needs, and a group in one domain has all its
+    /// members there.
+    #[test]
+    fn group_placement_is_consistent(size in 1u32..300, stride in 1u32..200, domain in 1u32..600, blocks in 1u32..64) {
+        let gpus = size.saturating_mul(stride).saturating_mul(blocks);
+        let g = scalefront_core::parallelism::GroupPlacement::in_cluster(size, stride, domain, gpus);
+        prop_assert!(g.per_domain >= 1 && g.per_domain <= size && g.per_domain <= domain);
+        prop_assert!(g.domains >= size.div_ceil(domain));
+        if g.domains == 1 {
+            prop_assert_eq!(g.per_domain, size);
+        }
     }
 }

@@ -52,6 +52,7 @@ pub fn small_space(objectives: Vec<Objective>, cost_mode: CostMode) -> SweepSpac
         overlap: vec![Overlap { dp: 1.0, tp: 0.0, pp: 0.0, ep: 0.0 }, Overlap { dp: 1.0, tp: 1.0, pp: 1.0, ep: 1.0 }],
         economics: economics(cost_mode),
         reliability: ReliabilitySpec::perfect(),
+        settings: SpaceSettings::default(),
         objectives,
         group_by: vec![],
     }

@@ -153,6 +153,16 @@ mod _core {
         })
     }
 
+    /// Total parameters of a model (a dict laid out as `scalefront_core::TransformerSpec`).
+    #[pyfunction]
+    fn model_params(py: Python<'_>, model: &Bound<'_, PyAny>) -> PyResult<f64> {
+        no_panic(py, || {
+            let m: core::TransformerSpec = model.extract()?;
+            m.validate().map_err(|e| from_core(py, e))?;
+            Ok(m.params_total())
+        })
+    }
+
     #[pymodule_export]
     use super::sweep::SweepHandle;
 
