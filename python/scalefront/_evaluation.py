@@ -151,13 +151,13 @@ class Evaluation:
     tokens_per_s: float
     """training tokens per second, whole cluster [tokens/s]"""
     mfu: float
-    """model FLOPs utilisation (no recomputation counted)"""
+    """model FLOPs utilisation (no recomputation counted) [fraction]"""
     hfu: float
-    """hardware FLOPs utilisation (recomputation counted)"""
+    """hardware FLOPs utilisation (recomputation counted) [fraction]"""
     tflops_per_gpu: float
     """model TFLOP/s per GPU [TFLOP/s]"""
     scaling_efficiency: float
-    """compute_s / step_time_s: the share of a step spent on the model's arithmetic"""
+    """compute_s / step_time_s: the share of a step spent on the model's arithmetic [fraction]"""
     memory_per_gpu_gb: float
     """memory of the busiest GPU [GB]"""
     memory_margin_gb: float
@@ -249,7 +249,7 @@ class Evaluation:
     checkpoint_interval_s: float
     """Young/Daly optimal time between checkpoints [s]"""
     goodput: float
-    """share of wall-clock time that advances training"""
+    """share of wall-clock time that advances training [fraction]"""
     params_total: float
     """parameters"""
     params_active: float

@@ -75,7 +75,8 @@ pub struct Input {
 #[derive(Clone, Copy, Debug)]
 pub struct Metric {
     pub name: &'static str,
-    /// Unit, also spelled at the end of `name` where it has one.
+    /// Unit, also spelled at the end of `name` where it has one; "fraction" marks a share in [0, 1] (shown as a
+    /// percentage by readers such as the UI), "" a plain number.
     pub unit: &'static str,
     pub kind: Kind,
     pub group: Group,
@@ -136,12 +137,12 @@ pub const METRICS: &[Metric] = &[
     metric!("step_time_s_hi", "s", Float, Result, "step time, high end of the prediction interval", |e| e
         .step_time_s_hi),
     metric!("tokens_per_s", "tokens/s", Float, Result, "training tokens per second, whole cluster", |e| e.tokens_per_s),
-    metric!("mfu", "", Float, Result, "model FLOPs utilisation (no recomputation counted)", |e| e.mfu),
-    metric!("hfu", "", Float, Result, "hardware FLOPs utilisation (recomputation counted)", |e| e.hfu),
+    metric!("mfu", "fraction", Float, Result, "model FLOPs utilisation (no recomputation counted)", |e| e.mfu),
+    metric!("hfu", "fraction", Float, Result, "hardware FLOPs utilisation (recomputation counted)", |e| e.hfu),
     metric!("tflops_per_gpu", "TFLOP/s", Float, Result, "model TFLOP/s per GPU", |e| e.tflops_per_gpu),
     metric!(
         "scaling_efficiency",
-        "",
+        "fraction",
         Float,
         Result,
         "compute_s / step_time_s: the share of a step spent on the model's arithmetic",
@@ -224,7 +225,7 @@ pub const METRICS: &[Metric] = &[
     ),
     metric!("checkpoint_interval_s", "s", Float, Cluster, "Young/Daly optimal time between checkpoints", |e| e
         .checkpoint_interval_s),
-    metric!("goodput", "", Float, Cluster, "share of wall-clock time that advances training", |e| e.goodput),
+    metric!("goodput", "fraction", Float, Cluster, "share of wall-clock time that advances training", |e| e.goodput),
     metric!("params_total", "", Float, Model, "parameters", |e| e.params_total),
     metric!("params_active", "", Float, Model, "parameters active per token (MoE: routed top-k)", |e| e.params_active),
     metric!("model_flops_per_token", "FLOP", Float, Model, "training FLOPs per token (3 x forward)", |e| e
@@ -277,6 +278,10 @@ mod tests {
         assert!((get("time_to_train_days") * 86400.0 - e.time_to_train_s).abs() < 1e-6);
         assert!((get("energy_mwh") * 3.6e9 - e.energy_j).abs() < 1e-3);
         assert_eq!(get("feasible"), 1.0);
+        for m in METRICS.iter().filter(|m| m.unit == "fraction") {
+            let v = (m.value)(&e);
+            assert!((0.0..=1.0).contains(&v), "{} = {v} is not a fraction", m.name);
+        }
         for m in METRICS.iter().filter(|m| m.kind == Kind::Count) {
             let v = (m.value)(&e);
             assert_eq!(v, v.round(), "{} is a count but {v} is not whole", m.name);
