@@ -27,3 +27,12 @@ __all__ = [
     "load_model_file",
     "parse_overlap",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """`scalefront.api` (the API for user interfaces) on first use, so that `import scalefront` stays light."""
+    if name == "api":
+        import importlib
+
+        return importlib.import_module("scalefront.api")
+    raise AttributeError(f"module 'scalefront' has no attribute {name!r}")

@@ -48,6 +48,10 @@ def check_target(path: str | Path, force: bool) -> Path:
         raise UsageError("the file name is empty; give a .csv or .parquet path")
     p = Path(path)
     _format(p)
+    return _check_path(p, force)
+
+
+def _check_path(p: Path, force: bool) -> Path:
     if p.is_dir():
         raise UsageError(f"{p} is a directory")
     if p.exists() and not force:
@@ -105,14 +109,10 @@ def write_frame(frame: pl.DataFrame, path: str | Path, force: bool = False) -> P
 
 
 def write_text(text: str, path: str | Path, force: bool = False) -> Path:
-    """Write a text file (a catalog, a TOML table) atomically; an existing file only with `force`."""
-    target = Path(path)
-    if target.exists() and not force:
-        raise UsageError(f"{target} already exists; pass --force to replace it")
-    if target.is_dir():
-        raise UsageError(f"{target} is a directory")
-    if not target.parent.exists():
-        raise UsageError(f"{target.parent} does not exist")
+    """Write `text` (UTF-8) to `path` atomically, as `write_frame` does (an existing file only with `force`)."""
+    if not str(path).strip():
+        raise UsageError("the file name is empty")
+    target = _check_path(Path(path), force)
     tmp = _temp_beside(target, ".tmp")
     try:
         tmp.write_text(text, encoding="utf-8")

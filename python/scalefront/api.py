@@ -1,0 +1,233 @@
+"""The public API for user interfaces: what a front end (the terminal UI, a notebook, a web page) needs, typed
+and documented, with names that stay stable while scalefront's internals move.
+
+- **Scenarios**: :class:`ScenarioDraft` opens a built-in scenario or a TOML file, gives a form's values
+  (:data:`FORM_FIELDS`), checks edited values (every field's problem at once, :class:`FormErrors`) and saves
+  the edited scenario to TOML.
+- **Sweeps**: :class:`SweepJob` runs a scenario's sweep (blocking, in a worker thread) and is steered from
+  another thread: :meth:`~SweepJob.pause`, :meth:`~SweepJob.resume`, :meth:`~SweepJob.cancel`; progress arrives
+  as :class:`Progress`.
+- **Frames**: :func:`frontier` and :func:`best_per_fabric_and_size` return polars frames in the export schema
+  plus two derived text columns (``layout``, ``topology_label``); :func:`column_spec` says how to show any column
+  (short label, unit, formatting, meaning) from the core's schema; :func:`parse_filter` reads filters written
+  with those names (``days<10 fabric=ib``).
+- **Details**: :meth:`ScenarioDraft.bill_of_materials` for a row; :func:`step_components` lists the step-time
+  components of the schema.
+- **Fabric comparison**: :func:`compare_fabrics` with :class:`WhatIf` inputs gives a :class:`RoiView` (table,
+  verdict, tornado bars).
+- **Exports**: :func:`export_rows`, :func:`export_roi`, :func:`row_as_csv`.
+- **Front ends** register under the entry-point group ``scalefront.ui`` (see :class:`UserInterface`);
+  :func:`find_ui` loads the installed one for the ``scalefront`` command.
+
+Front ends import from this module only (scalefront's own UI is tested for it).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import io
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+import polars as pl
+
+from scalefront import _core, schema
+from scalefront.draft import FORM_FIELDS, FormErrors, FormField, ScenarioDraft
+from scalefront.errors import CatalogError, ConfigurationError, ScalefrontError, UsageError, message_of
+from scalefront.export import write_frame
+from scalefront.scenario import DEFAULT_SCENARIO, Scenario, builtin_scenarios
+from scalefront.sweep import Progress, SweepResult, run_sweep
+from scalefront.table import ColumnSpec, Filter, column_spec, column_specs, export_frame_columns, parse_filter, present
+from scalefront.units import (
+    format_count,
+    format_days,
+    format_money,
+    format_percent,
+    format_si,
+    format_value,
+    parse_count,
+    parse_number,
+)
+from scalefront.whatif import RoiView, TornadoBar, WhatIf, compare_fabrics, what_if_defaults
+
+__all__ = [
+    "API_VERSION",
+    "DEFAULT_SCENARIO",
+    "FORM_FIELDS",
+    "UI_ENTRY_POINT_GROUP",
+    "CatalogError",
+    "ColumnSpec",
+    "ConfigurationError",
+    "Filter",
+    "FormErrors",
+    "FormField",
+    "Progress",
+    "RoiView",
+    "ScalefrontError",
+    "ScenarioDraft",
+    "SweepJob",
+    "SweepResult",
+    "TornadoBar",
+    "UsageError",
+    "UserInterface",
+    "WhatIf",
+    "best_per_fabric_and_size",
+    "builtin_scenarios",
+    "column_spec",
+    "column_specs",
+    "compare_fabrics",
+    "export_roi",
+    "export_rows",
+    "find_ui",
+    "format_count",
+    "format_days",
+    "format_money",
+    "format_percent",
+    "format_si",
+    "format_value",
+    "frontier",
+    "message_of",
+    "parse_count",
+    "parse_filter",
+    "parse_number",
+    "row_as_csv",
+    "step_components",
+    "ui_missing_message",
+    "what_if_defaults",
+]
+
+#: Version of this API. A front end states the version it was written for (:class:`UserInterface`); it changes
+#: only when a name here changes incompatibly.
+API_VERSION = 1
+
+
+class SweepJob:
+    """One sweep of a scenario: :meth:`run` it in a worker thread; pause, resume or cancel it from any thread.
+
+    A job created with ``paused=True`` (or paused before or during :meth:`run`) holds every engine worker at its
+    next task boundary until :meth:`resume`; :meth:`held` counts the workers waiting, so a caller can wait for a
+    sweep to be provably running and not finished (the UI's tests do)."""
+
+    def __init__(self, scenario: Scenario | ScenarioDraft, *, paused: bool = False):
+        self.scenario: Scenario = scenario.scenario if isinstance(scenario, ScenarioDraft) else scenario
+        self._handle = _core.SweepHandle()
+        if paused:
+            self._handle.pause()
+
+    @property
+    def total(self) -> int:
+        """Configurations in the scenario's space (counted exactly, none evaluated)."""
+        return self.scenario.size()
+
+    def run(self, on_progress: Callable[[Progress], None] | None = None, *, poll_s: float = 0.05) -> SweepResult:
+        """Run the sweep to the end, or until :meth:`cancel` (the result then says ``cancelled``). `on_progress`
+        is called from this thread every `poll_s` seconds and once at the end."""
+        return run_sweep(self.scenario, on_progress=on_progress, poll_s=poll_s, handle=self._handle)
+
+    def pause(self) -> None:
+        """Hold the engine's workers at their next task boundary."""
+        self._handle.pause()
+
+    def resume(self) -> None:
+        self._handle.resume()
+
+    def cancel(self) -> None:
+        """Stop the sweep (held workers are released to see it); :meth:`run` returns soon after."""
+        self._handle.cancel()
+
+    @property
+    def paused(self) -> bool:
+        return bool(self._handle.paused())
+
+    @property
+    def cancelled(self) -> bool:
+        return bool(self._handle.cancelled())
+
+    def held(self) -> int:
+        """Workers waiting at the pause gate right now."""
+        return int(self._handle.held())
+
+    def done(self) -> int:
+        """Configurations evaluated or rejected so far."""
+        return int(self._handle.done())
+
+
+def frontier(result: SweepResult) -> pl.DataFrame:
+    """The scenario's Pareto frontiers (per its group-by axes) with the derived ``layout`` and ``topology_label``
+    columns."""
+    return present(result.frontier())
+
+
+def best_per_fabric_and_size(result: SweepResult) -> pl.DataFrame:
+    """The fastest configuration for each (fabric, GPU count), with the derived columns."""
+    return present(result.best_per_fabric_and_size())
+
+
+def step_components() -> list[ColumnSpec]:
+    """The schema's step-time components (they add up to ``step_time_s``), in schema order."""
+    return [column_spec(m.name) for m in schema.METRICS if m.group == "step"]
+
+
+def export_rows(frame: pl.DataFrame, path: str | Path, *, force: bool = False) -> Path:
+    """Write result rows (as shown: filtered, sorted) to .csv or .parquet in the export schema, atomically; an
+    existing file is replaced only with `force` (UsageError otherwise)."""
+    return write_frame(export_frame_columns(frame), path, force)
+
+
+def export_roi(view: RoiView, path: str | Path, *, force: bool = False) -> Path:
+    """Write a fabric comparison's table (the ``roi.csv`` columns, plus the chosen mode's ``cost_<fabric>`` and
+    ``saving_b_minus_a``) to .csv or .parquet."""
+    return write_frame(view.table, path, force)
+
+
+def row_as_csv(row: dict[str, Any]) -> str:
+    """One result row as CSV text (a header line and a value line, export columns only), for the clipboard."""
+    frame = export_frame_columns(pl.DataFrame([row]))
+    buffer = io.StringIO()
+    frame.write_csv(buffer)
+    return buffer.getvalue()
+
+
+# ------------------------------------------------------------------------------------------------ front ends
+#: Entry-point group a front end registers in, e.g. in its pyproject.toml:
+#: ``[project.entry-points."scalefront.ui"] tui = "scalefront_tui"``.
+UI_ENTRY_POINT_GROUP = "scalefront.ui"
+
+
+class UserInterface(Protocol):
+    """What a front end registered under :data:`UI_ENTRY_POINT_GROUP` provides (a module or an object)."""
+
+    #: The :data:`API_VERSION` it was written for.
+    api_version: int
+
+    def run(self, scenario: str) -> None:
+        """Open the UI on a scenario (built-in id or file) in this terminal, until the user quits."""
+
+    def serve(self, scenario: str, *, host: str, port: int, public_url: str | None = None) -> None:
+        """Serve the same UI to web browsers at http://host:port until interrupted."""
+
+
+def ui_missing_message() -> str:
+    """What to tell a user who asks for the UI when none is installed."""
+    return (
+        "the terminal UI is a separate package: install it with `pip install scalefront-tui` (from a scalefront "
+        "source tree: `pip install ./tui`); batch sweeps need only the core: scalefront sweep [SCENARIO] --out F"
+    )
+
+
+def find_ui() -> UserInterface | None:
+    """The installed front end (entry point ``tui`` first), or None. Raises UsageError when it was written for
+    another API version (with the command that fixes it)."""
+    points = sorted(importlib.metadata.entry_points(group=UI_ENTRY_POINT_GROUP), key=lambda ep: ep.name != "tui")
+    if not points:
+        return None
+    ui: UserInterface = points[0].load()
+    wanted = getattr(ui, "api_version", None)
+    if wanted != API_VERSION:
+        dist = points[0].dist.name if points[0].dist is not None else points[0].value
+        raise UsageError(
+            f"the installed UI ({dist}) was written for scalefront API version {wanted}, this scalefront has "
+            f"{API_VERSION}; install matching versions: pip install -U scalefront {dist}"
+        )
+    return ui
