@@ -666,16 +666,10 @@ def _run_roi(args: argparse.Namespace) -> int:
     return 0
 
 
-TUI_HINT = (
-    "The terminal UI is a separate package: pip install ./tui (from the scalefront source tree), then run "
-    "`scalefront`. Batch sweeps need only the core: scalefront sweep [SCENARIO] --out frontier.csv"
-)
+def _find_ui():  # the installed front end (entry-point group scalefront.ui), or None
+    from scalefront.api import find_ui
 
-
-def _tui_available() -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec("scalefront_tui") is not None
+    return find_ui()
 
 
 def _add_tui(sub: _Commands) -> None:
@@ -687,25 +681,76 @@ def _add_tui(sub: _Commands) -> None:
 
 
 def _run_tui(args: argparse.Namespace) -> int:
+    from scalefront.api import ui_missing_message
     from scalefront.scenario import load_scenario
 
-    if not _tui_available():
-        raise UsageError(TUI_HINT)
+    ui = _find_ui()
+    if ui is None:
+        raise UsageError(ui_missing_message())
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        raise UsageError("the terminal UI needs a terminal; for batch work use: scalefront sweep SCENARIO --out F")
+        raise UsageError(
+            "the terminal UI needs a terminal; for a browser: scalefront serve SCENARIO; "
+            "for batch work: scalefront sweep SCENARIO --out F"
+        )
     load_scenario(args.scenario)  # a bad scenario is one line here, before the screen is taken over
-    from scalefront_tui import run
+    ui.run(args.scenario)
+    return 0
 
-    run(args.scenario)
+
+def _add_serve(sub: argparse._SubParsersAction) -> None:
+    from scalefront.scenario import DEFAULT_SCENARIO
+
+    p = sub.add_parser(
+        "serve",
+        help="serve the UI to a web browser (needs scalefront-tui)",
+        description="Serve the terminal UI to web browsers (the same app, each browser tab its own session). "
+        "It listens on 127.0.0.1 only: open the address on this machine, or tunnel it (ssh -L 8000:localhost:8000 "
+        "HOST). To expose it on a network, pass --host 0.0.0.0 (anyone who can reach the port gets the app; "
+        "there is no login) and, behind a proxy, --public-url.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    p.add_argument("scenario", nargs="?", default=DEFAULT_SCENARIO, help="built-in scenario id or TOML file")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    p.add_argument("--port", type=_port, default=8000, help="port to listen on")
+    p.add_argument("--public-url", help="the address browsers use, if not http://HOST:PORT (a proxy, a DNS name)")
+    p.set_defaults(run=_run_serve)
+
+
+def _port(text: str) -> int:
+    value = _positive_int(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"expected a port from 1 to 65535, got {text!r}")
+    return value
+
+
+def _run_serve(args: argparse.Namespace) -> int:
+    from scalefront.api import ui_missing_message
+    from scalefront.scenario import load_scenario
+
+    ui = _find_ui()
+    if ui is None:
+        raise UsageError(ui_missing_message())
+    load_scenario(args.scenario)
+    scenario = args.scenario if not Path(args.scenario).exists() else str(Path(args.scenario).resolve())
+    public = args.public_url or f"http://{args.host}:{args.port}"
+    if args.host in ("127.0.0.1", "localhost", "::1"):
+        where = "this machine only; to reach it from elsewhere: ssh -L PORT:localhost:PORT HOST, or --host 0.0.0.0"
+    else:
+        where = f"every network {args.host} is on, without a login"
+    print(f"scalefront: serving the UI at {public} ({where}); Ctrl-C stops", file=sys.stderr)
+    ui.serve(scenario, host=args.host, port=args.port, public_url=args.public_url)
     return 0
 
 
 def _run_default(args: argparse.Namespace) -> int:
     """`scalefront` alone: the UI on the default scenario on a terminal, else the batch sweep of it."""
-    if _tui_available() and sys.stdin.isatty() and sys.stdout.isatty():
+    from scalefront.api import ui_missing_message
+
+    ui = _find_ui()
+    if ui is not None and sys.stdin.isatty() and sys.stdout.isatty():
         return _run_tui(argparse.Namespace(scenario=args.scenario))
-    if not _tui_available():
-        print(TUI_HINT, file=sys.stderr)
+    if ui is None:
+        print(f"scalefront: {ui_missing_message()}", file=sys.stderr)
     else:
         print(
             "not a terminal: running the batch sweep of the default scenario (the UI needs a terminal)", file=sys.stderr
@@ -732,6 +777,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_bom(sub)
     _add_roi(sub)
     _add_tui(sub)
+    _add_serve(sub)
     return parser
 
 

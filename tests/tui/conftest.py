@@ -1,8 +1,10 @@
 """Shared helpers of the terminal UI tests (tests/tui/), as fixtures.
 
 The UI is driven headless with Textual's Pilot (`app.run_test`); async tests carry pytest-asyncio's
-`asyncio` marker (set per module with `pytestmark`). Sweeps run in a worker thread, so every wait on the
-app is a bounded poll that fails with a message instead of hanging.
+`asyncio` marker (set per module with `pytestmark`). Sweeps and fabric comparisons run in worker threads and
+bump counters when they finish (`app.sweeps_finished`, `app.roi_updates`); every wait on them is a bounded
+poll that fails with a message instead of hanging. Nothing waits on time: a sweep that must still be running
+is held at the engine's pause gate (`app.start_sweep(paused=True)`).
 
 Without the UI package (a core-only install) these tests are not collected.
 """
@@ -20,7 +22,7 @@ import pytest
 if importlib.util.find_spec("scalefront_tui") is None:
     collect_ignore_glob = ["test_*.py"]
 
-#: Upper bound of any wait on the app (the default scenario sweeps in well under a second, `large` in ~2-3 s).
+#: Upper bound of any wait on the app (the default scenario sweeps in well under a second).
 TIMEOUT_S = 60.0
 
 
@@ -40,6 +42,13 @@ async def wait_for_sweep(pilot: Any, count: int = 1) -> None:
     await pilot.pause()
 
 
+async def wait_for_roi(pilot: Any, count: int = 1) -> None:
+    """Wait until the app has shown `count` fabric comparisons (its `roi_updates` counter)."""
+    app = pilot.app
+    await wait_until(pilot, lambda: app.roi_updates >= count, f"fabric comparison #{count}")
+    await pilot.pause()
+
+
 def text_of(app: Any, selector: str, width: int = 250) -> str:
     """The plain text a Static shows (a rich renderable is rendered at `width` columns)."""
     from rich.console import Console
@@ -56,6 +65,11 @@ def status(app: Any) -> str:
     return text_of(app, "#status")
 
 
+def screen_lines(app: Any) -> list[str]:
+    """What the terminal shows right now, line by line (the screen's composed strips, as text)."""
+    return [strip.text for strip in app.screen._compositor.render_strips()]
+
+
 def table_rows(app: Any, selector: str = "#frontier-table") -> list[list[str]]:
     """The cells of a DataTable as shown (strings), row by row."""
     from textual.widgets import DataTable
@@ -64,14 +78,34 @@ def table_rows(app: Any, selector: str = "#frontier-table") -> list[list[str]]:
     return [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
 
 
+def table_headers(app: Any, selector: str = "#frontier-table") -> list[str]:
+    """The column labels of a DataTable as shown (a label on two lines is joined by a space)."""
+    from textual.widgets import DataTable
+
+    table = app.query_one(selector, DataTable)
+    return [str(c.label).replace("\n", " ") for c in table.columns.values()]
+
+
+@pytest.fixture(autouse=True)
+def _steady_cursor(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Text fields do not blink (a blinking cursor would make screenshots differ from run to run)."""
+    from textual.widgets import Input
+
+    monkeypatch.setattr(Input, "_toggle_cursor", lambda self: None)
+
+
 @pytest.fixture
 def ui() -> SimpleNamespace:
-    """The helpers above: ui.wait_until, ui.wait_for_sweep, ui.text_of, ui.status, ui.table_rows."""
+    """The helpers above: ui.wait_until, ui.wait_for_sweep, ui.wait_for_roi, ui.text_of, ui.status,
+    ui.screen_lines, ui.table_rows, ui.table_headers."""
     return SimpleNamespace(
         wait_until=wait_until,
         wait_for_sweep=wait_for_sweep,
+        wait_for_roi=wait_for_roi,
         text_of=text_of,
         status=status,
+        screen_lines=screen_lines,
         table_rows=table_rows,
+        table_headers=table_headers,
         TIMEOUT_S=TIMEOUT_S,
     )

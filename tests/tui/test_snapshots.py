@@ -1,7 +1,7 @@
-"""Snapshot tests (pytest-textual-snapshot) of the main screens: the frontier after the sweep, and the detail
-of a row, at 80x24 and 120x40. The SVGs live in __snapshots__/test_snapshots/; after an intended change of
-the UI, regenerate them with `python -m pytest tests/tui/test_snapshots.py --snapshot-update` and review the
-report/diff before committing them.
+"""Snapshot tests (pytest-textual-snapshot) of every screen at 80x24, 100x30 and 140x45: the frontier, the
+charts, the detail of a row, the ROI tab, the scenario form with every problem shown, and the help. The SVGs
+live in __snapshots__/test_snapshots/; after an intended change of the UI, regenerate them with
+`python -m pytest tests/tui/test_snapshots.py --snapshot-update` and look at them before committing.
 """
 
 from __future__ import annotations
@@ -9,38 +9,62 @@ from __future__ import annotations
 import re
 
 import pytest
-from textual.widgets import Static
+from textual.widgets import Input, Static
 
 from scalefront_tui.app import ScalefrontApp
 
-SIZES = [(80, 24), (120, 40)]
+SIZES = [(80, 24), (100, 30), (140, 45)]
+size_ids = pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 
 
-def settled(ui):
-    """`run_before` for snap_compare: wait (bounded) for the sweep, then make the status line deterministic.
-
-    The status line shows the sweep's wall time ("138,240 configurations in 0.25s, ..."), which varies from run
-    to run, and snap_compare compares the whole screen; so after the sweep completes its wall time is
-    replaced with a fixed "0.00s" via `app.query_one('#status').update(...)` (the rest of the line, all model
-    output, is kept)."""
+def settled(ui, *keys: str, roi: bool = False, fields: dict[str, str] | None = None):
+    """`run_before` for snap_compare: wait (bounded) for the sweep, make the status line deterministic (its wall
+    time varies from run to run), press `keys`, type `fields`, and wait for the fabric comparison if asked."""
 
     async def run_before(pilot) -> None:
         app = pilot.app
         await ui.wait_for_sweep(pilot)
         text = ui.status(app).strip()
-        fixed, n = re.subn(r" in \d+(\.\d+)?s,", " in 0.00s,", text)
+        fixed, n = re.subn(r" in \d+(\.\d+)? s", " in 0.10 s", text)
         assert n == 1, text
         app.query_one("#status", Static).update(fixed)
+        for key in keys:
+            await pilot.press(key)
+        for selector, value in (fields or {}).items():
+            app.query_one(selector, Input).value = value
+        if roi:
+            await ui.wait_for_roi(pilot)
         await pilot.pause()
 
     return run_before
 
 
-@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_frontier_screen(snap_compare, ui, size):
-    assert snap_compare(ScalefrontApp(), terminal_size=size, run_before=settled(ui))
+@size_ids
+def test_frontier(snap_compare, ui, size):
+    assert snap_compare(ScalefrontApp(), terminal_size=size, run_before=settled(ui, "down", "m"))
 
 
-@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_detail_screen(snap_compare, ui, size):
-    assert snap_compare(ScalefrontApp(), press=["down", "enter"], terminal_size=size, run_before=settled(ui))
+@size_ids
+def test_charts(snap_compare, ui, size):
+    assert snap_compare(ScalefrontApp(), terminal_size=size, run_before=settled(ui, "down", "down", "2"))
+
+
+@size_ids
+def test_detail(snap_compare, ui, size):
+    assert snap_compare(ScalefrontApp(), terminal_size=size, run_before=settled(ui, "down", "enter"))
+
+
+@size_ids
+def test_roi(snap_compare, ui, size):
+    assert snap_compare(ScalefrontApp(), terminal_size=size, run_before=settled(ui, "4", roi=True))
+
+
+@size_ids
+def test_scenario_form_with_problems(snap_compare, ui, size):
+    bad = {"#f-tokens": "2 trillion", "#f-gpus": "512, lots", "#f-fabric": "ib-ndr, infiniband"}
+    assert snap_compare(ScalefrontApp(), terminal_size=size, run_before=settled(ui, "5", fields=bad))
+
+
+@size_ids
+def test_help(snap_compare, ui, size):
+    assert snap_compare(ScalefrontApp(), terminal_size=size, run_before=settled(ui, "question_mark"))

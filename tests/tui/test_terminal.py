@@ -1,6 +1,7 @@
-"""The real `scalefront` command in a pseudo-terminal: with no arguments on a terminal it opens the UI, sweeps
-the default scenario, shows the frontier, quits on q with status 0 and restores the terminal (leaves the
-alternate screen). Only the standard library: os.openpty, subprocess, select."""
+"""The real `scalefront` command in a pseudo-terminal of 80x24: with no arguments on a terminal it opens the UI,
+sweeps the default scenario and shows the frontier (the days and cost of its first row on screen, no scrolling),
+quits on q with status 0 and restores the terminal (leaves the alternate screen). The pseudo-terminal is the
+standard library's (os.openpty); what it shows is read with pyte, a terminal emulator in Python."""
 
 from __future__ import annotations
 
@@ -15,11 +16,14 @@ import termios
 import time
 from pathlib import Path
 
+import pyte
 import pytest
+
+from scalefront import api
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
 
-COLUMNS, LINES = 120, 40
+COLUMNS, LINES = 80, 24
 ENTER_ALT_SCREEN = b"\x1b[?1049h"
 LEAVE_ALT_SCREEN = b"\x1b[?1049l"
 
@@ -45,6 +49,8 @@ class Terminal:
         os.close(slave)  # the child holds it; reading the master gives EIO once the child has exited
         self.output = bytearray()
         self.eof = False
+        self.screen = pyte.Screen(COLUMNS, LINES)
+        self.stream = pyte.ByteStream(self.screen)
 
     def read(self, timeout: float) -> None:
         """Read what is available within `timeout` seconds (non-blocking, via select)."""
@@ -60,6 +66,7 @@ class Terminal:
             data = b""
         if data:
             self.output += data
+            self.stream.feed(data)
         else:
             self.eof = True
 
@@ -76,6 +83,10 @@ class Terminal:
                     f"{bytes(self.output[-600:])!r}"
                 )
             self.read(0.1)
+
+    def shows(self) -> str:
+        """The screen as the terminal shows it now."""
+        return "\n".join(self.screen.display)
 
     def send(self, data: bytes) -> None:
         os.write(self.master, data)
@@ -94,16 +105,25 @@ class Terminal:
         os.close(self.master)
 
 
-def test_scalefront_opens_the_ui_in_a_terminal_and_q_restores_it(tmp_path):
+def test_scalefront_at_80x24_shows_the_answer_and_q_restores_the_terminal(tmp_path):
+    draft = api.ScenarioDraft.open(api.DEFAULT_SCENARIO)
+    first = api.frontier(api.SweepJob(draft).run()).row(0, named=True)
+    days = api.column_spec("time_to_train_days").format(first["time_to_train_days"])
+    cost = api.column_spec("cost_to_train_usd").format(first["cost_to_train_usd"])
     term = Terminal(scalefront_command(), cwd=tmp_path)
     try:
         term.wait_for(lambda out: ENTER_ALT_SCREEN in out, 30, "the UI to take over the screen")
-        # The sweep's frontier: table rows (fabric names), or the status line's summary.
-        term.wait_for(
-            lambda out: b"ib-ndr" in out.split(ENTER_ALT_SCREEN)[-1] or b"configurations in" in out, 60, "the frontier"
-        )
-        time.sleep(0.3)  # let the frame in flight be written
-        term.read(0.1)
+
+        def first_row_on_screen(_: bytes) -> bool:
+            lines = term.shows().splitlines()
+            header = next(
+                (i for i, line in enumerate(lines) if "days" in line and "cost" in line and "GPUs" in line), None
+            )
+            return header is not None and days in lines[header + 1] and cost in lines[header + 1]
+
+        term.wait_for(first_row_on_screen, 60, f"the frontier's first row ({days} days, {cost}) under its header")
+        screen = term.shows()
+        assert first["fabric"] in screen and "scalefront" in screen.splitlines()[0]
         term.send(b"q")
         status = term.finish(10)
         assert status == 0, f"exit status {status}; last output: {bytes(term.output[-600:])!r}"

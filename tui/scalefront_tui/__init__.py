@@ -1,5 +1,27 @@
-"""scalefront-tui: the terminal UI of scalefront (`scalefront` with no arguments, `scalefront tui SCENARIO`)."""
+"""scalefront-tui: the terminal UI of scalefront, also served to web browsers (`scalefront serve`).
 
-from scalefront_tui.app import ScalefrontApp, run
+It registers itself with the core through the entry point group ``scalefront.ui`` (this module is the entry
+point: `api_version`, `run`, `serve`), so the core never imports it; it uses only ``scalefront.api``.
+"""
 
-__all__ = ["ScalefrontApp", "run"]
+from __future__ import annotations
+
+__all__ = ["api_version", "run", "serve"]
+
+#: The version of `scalefront.api` this UI is written for.
+api_version = 1
+
+
+def run(scenario: str) -> None:
+    """Open the UI on a scenario (built-in id or TOML file) in this terminal, until the user quits."""
+    from scalefront_tui.app import run as run_app
+
+    run_app(scenario)
+
+
+def serve(scenario: str, *, host: str = "127.0.0.1", port: int = 8000, public_url: str | None = None) -> None:
+    """Serve the same UI to web browsers at http://host:port (each browser tab runs its own app) until
+    interrupted."""
+    from scalefront_tui.web import serve as serve_web
+
+    serve_web(scenario, host=host, port=port, public_url=public_url)

@@ -1,123 +1,163 @@
-"""Dialogs of the scalefront UI (help, export) and the frontier filter."""
+"""Dialogs of the scalefront UI: help (scrollable at any size), writing a file (export, save) and choosing the
+frontier table's columns."""
 
 from __future__ import annotations
 
-import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import ClassVar
 
-import polars as pl
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Checkbox, Input, Label, Static
+from textual.widgets import Button, Checkbox, Input, Label, SelectionList, Static
+from textual.widgets.selection_list import Selection
 
-from scalefront import ScalefrontError
-from scalefront.errors import message_of
-from scalefront.export import write_frame
+from scalefront.api import ColumnSpec, ScalefrontError, message_of
 
 HELP = """\
-[b]scalefront[/b]: the Pareto frontiers of a scenario's cluster designs and parallel layouts.
+[b]scalefront[/b]: which cluster design trains your model fastest and cheapest, and is a fabric worth its price?
 
-[b]Keys[/b] (the mouse works too, but is never needed)
-  1 2 3 4     Frontier, Detail, ROI, Scenario tabs       ctrl+p   command palette
-  up / down   move in the frontier; the chart marks the row
-  enter       details of the row (step time, memory, network, cost)
-  m           mark a row; two marked rows are compared side by side
-  s           sort the table: days, then cost, MFU, GPUs (press again for the next)
-  /           move to the filter: fabric=ib-ndr gpus>=4096 recompute!=full
-  r, ctrl+r   re-run the sweep with the Scenario tab's values (ctrl+r also inside a text field)
-  esc         cancel a running sweep
-  e           export the shown rows to .csv or .parquet
-  t           light / dark theme
-  q           quit
+[b]Tabs[/b]  1 Frontier  2 Charts  3 Detail  4 ROI  5 Scenario   (ctrl+p: every command by name)
 
-[b]ROI[/b]: choose fabrics A and B, set A's network price multiplier, press enter: per GPU count the
-fastest configuration on each, and the price of A's network (relative to B's) at which both cost the same.
+[b]Everywhere[/b]
+  1-5          change tab (inside a text field: esc first)
+  esc          leave a text field; cancel a running sweep; back to the Frontier
+  r  ctrl+r    re-run the sweep (with the Scenario tab's edits, if any; ctrl+r also inside a field)
+  /            filter the frontier         e   export what the tab shows (.csv, .parquet)
+  ctrl+s       save the scenario (.toml)   t   light / dark theme
+  ?            this help                   q   quit (ctrl+q too)
+
+[b]Tables[/b]
+  up/down j/k  move       g/G  first/last row       left/right h/l  move between columns
+  s            sort by the underlined column (s again: reverse; ▲ ▼ show the order)
+  m            mark / unmark a row (●); marked rows are compared side by side on the Detail tab
+  enter        the row's detail: step time, memory, network bill of materials, cost
+  y            copy the row (CSV) to the clipboard       c   choose the columns
+  At 80 columns the table shows fabric, GPUs, days, cost, MFU and the layout; wider terminals show more.
+
+[b]Filter[/b]  terms separated by spaces, all must hold; names as the headers say them:
+  days<10   cost<$2M   gpus>=4k   mfu>40%   fabric=ib (contains)   fabric==ib-ndr (equals)
+  fabric=ib,roce (either)   fabric!=tcp (not)   layout=pp4   topology=rail   ib (any text column)
+
+[b]Charts[/b]  c next chart (time vs cost, scaling efficiency, step-time breakdown); l log axes;
+  [ ] GPU count of the breakdown; j/k move the selected point. Points are labelled with their GPU count;
+  ⊕ marks points of several fabrics on the same spot; ◉ is the row selected in the table.
+
+[b]ROI[/b]  fabric A against B per GPU count, for the scenario as last run: the verdict on top, then
+  break-even (A's network price, as a multiple of B's, at which both cost the same to own for the run) and
+  payback (days for A's extra network cost to pay back). Change any what-if (network price multipliers,
+  server price, rent, $/kWh, PUE, years, utilisation, own or rent) and the table follows.
+  T computes the tornado: how far the break-even moves when each input moves.
+
+[b]Scenario[/b]  numbers as you write them: 2T, 1,024, 1k, $2.50; lists with commas (512, 1k, 4,096);
+  topologies as rail-fat-tree or fat-tree 2:1. Every problem shows at once at the top of the tab.
+  ctrl+r runs the edited scenario (the title then says "edited"); ctrl+s saves it to a TOML file.
+
+[b]Browser[/b]  scalefront serve [SCENARIO] serves this same app at http://127.0.0.1:8000.
 
 Every number comes from the scalefront model; its formulas and sources are in the README.
 """
 
-_TERM = re.compile(r"^\s*([a-z_]+)\s*(>=|<=|!=|=|>|<)\s*(.+?)\s*$")
-
-
-def apply_filter(frame: pl.DataFrame, text: str) -> pl.DataFrame:
-    """Rows matching every space-separated `column OP value` term (OP one of = != > >= < <=)."""
-    out = frame
-    for term in text.split():
-        m = _TERM.match(term)
-        if not m:
-            raise ValueError(f"{term!r}: expected column=value, column>=number, ...")
-        column, op, raw = m.groups()
-        if column not in frame.columns:
-            raise ValueError(f"{column!r} is not a column (try gpus, fabric, topology, tp, recompute, mfu, ...)")
-        dtype = frame.schema[column]
-        if dtype.is_numeric():
-            try:
-                value: object = float(raw)
-            except ValueError:
-                raise ValueError(f"{column} is numeric; {raw!r} is not a number") from None
-        elif dtype == pl.Boolean:
-            value = raw.lower() in ("true", "1", "yes")
-        else:
-            value = raw
-        col = pl.col(column)
-        expr = {
-            "=": col == value,
-            "!=": col != value,
-            ">": col > value,
-            ">=": col >= value,
-            "<": col < value,
-            "<=": col <= value,
-        }[op]
-        out = out.filter(expr)
-    return out
-
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,question_mark,q", "dismiss", "Close")]
+    """Every key, in a box that scrolls (up/down, j/k, page up/down, home/end)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,question_mark,q", "close", "Close"),
+        Binding("j", "scroll('down')", "Down", show=False),
+        Binding("k", "scroll('up')", "Up", show=False),
+    ]
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="help-box"):
-            yield Static(HELP)
+        with VerticalScroll(id="help-scroll"):
+            yield Static(HELP, id="help-text")
 
-    def action_dismiss(self, result: None = None) -> None:  # type: ignore[override]
+    def on_mount(self) -> None:
+        self.query_one("#help-scroll").focus()
+
+    def action_scroll(self, direction: str) -> None:
+        scroll = self.query_one("#help-scroll", VerticalScroll)
+        scroll.scroll_relative(y=1 if direction == "down" else -1, animate=False)
+
+    def action_close(self) -> None:
         self.dismiss(None)
 
 
-class ExportScreen(ModalScreen[str | None]):
-    """Ask where to write the shown rows; refuse to overwrite unless the box is ticked."""
+class WriteFileScreen(ModalScreen[Path | None]):
+    """Ask for a file name and write it with `write(path, force)`; an existing file is replaced only when the
+    box is ticked. Dismissed with the path written, or None."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, frame: pl.DataFrame):
+    def __init__(self, title: str, default: str, write: Callable[[str, bool], Path]) -> None:
         super().__init__()
-        self.frame = frame
+        self.title_text = title
+        self.default = default
+        self.write = write
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="export-box"):
-            yield Label(f"Export {self.frame.height} rows (.csv or .parquet, by the name's suffix)")
-            yield Input("frontier.csv", id="export-path")
-            yield Checkbox("replace the file if it exists", id="export-force")
-            yield Static("", id="export-error")
-            with Horizontal():
-                yield Button("Write", id="export-write", variant="primary")
-                yield Button("Cancel", id="export-cancel")
+        with Vertical(id="write-box"):
+            yield Label(self.title_text)
+            yield Input(self.default, id="write-path")
+            yield Checkbox("replace the file if it exists", id="write-force")
+            yield Static("", id="write-error")
+            with Horizontal(id="write-buttons"):
+                yield Button("Write", id="write-ok", variant="primary")
+                yield Button("Cancel", id="write-cancel")
 
-    @on(Button.Pressed, "#export-write")
-    @on(Input.Submitted, "#export-path")
+    @on(Button.Pressed, "#write-ok")
+    @on(Input.Submitted, "#write-path")
     def _write(self) -> None:
-        path = self.query_one("#export-path", Input).value.strip()
-        force = self.query_one("#export-force", Checkbox).value
+        path = self.query_one("#write-path", Input).value.strip()
+        force = self.query_one("#write-force", Checkbox).value
         try:
-            written = write_frame(self.frame, path, force=force)
+            written = self.write(path, force)
         except ScalefrontError as err:
             text = message_of(err).replace("pass --force to replace it", "tick the box to replace it")
-            self.query_one("#export-error", Static).update(text)
+            self.query_one("#write-error", Static).update(text)
             return
         self.app.notify(f"wrote {written.resolve()}")
-        self.dismiss(str(written))
+        self.dismiss(written)
 
-    @on(Button.Pressed, "#export-cancel")
+    @on(Button.Pressed, "#write-cancel")
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+class ColumnsScreen(ModalScreen[list[str] | None | bool]):
+    """Tick the columns to show (space toggles; enter keeps the choice; a: as many as fit; esc: no change).
+    Dismissed with the chosen names, None for "as many as fit", or False for no change."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "No change"),
+        Binding("enter", "keep", "Show these", priority=True),
+        Binding("a", "auto", "As many as fit"),
+    ]
+
+    def __init__(self, columns: Sequence[ColumnSpec], shown: Sequence[str], auto: bool) -> None:
+        super().__init__()
+        self.columns = list(columns)
+        self.shown = list(shown)
+        self.auto = auto
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="columns-box"):
+            yield Label("Columns (space: show/hide, enter: keep, a: as many as fit, esc: no change)")
+            yield SelectionList[str](
+                *[Selection(f"{c.label}  [dim]{c.doc}[/dim]", c.name, c.name in self.shown) for c in self.columns],
+                id="columns-list",
+            )
+
+    def action_keep(self) -> None:
+        chosen = self.query_one("#columns-list", SelectionList).selected
+        order = [c.name for c in self.columns]
+        self.dismiss(sorted(chosen, key=order.index))
+
+    def action_auto(self) -> None:
+        self.dismiss(None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(False)

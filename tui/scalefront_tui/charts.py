@@ -1,0 +1,151 @@
+"""The charts a buyer reads, from result frames: time against cost per fabric (points labelled with their GPU
+count, the selected row highlighted, linear or log axes), scaling efficiency against GPU count per fabric, the
+step-time breakdown of each fabric at one GPU count, and the ROI tornado. Drawn by plot.py at the widget's
+size, so they fit any terminal."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import polars as pl
+from rich.text import Text
+from textual.widget import Widget
+
+from scalefront.api import (
+    TornadoBar,
+    format_count,
+    format_days,
+    format_money,
+    format_percent,
+    format_si,
+    step_components,
+)
+from scalefront_tui.plot import COLORS, Axis, Series, scatter, stacked_bars
+
+Drawing = Callable[[int, int], list[Text]]
+
+
+class Chart(Widget, can_focus=True):
+    """A chart that redraws itself at its size from a drawing function (width, height) -> lines."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._draw: Drawing = lambda w, h: [Text("no data yet", style="dim")]
+
+    def show(self, draw: Drawing) -> None:
+        self._draw = draw
+        self.refresh()
+
+    def lines(self) -> list[Text]:
+        """The chart's lines at its current size (at least 20 x 8)."""
+        return self._draw(max(20, self.size.width), max(8, self.size.height))
+
+    def render(self) -> Text:
+        return Text("\n").join(self.lines())
+
+
+def _group_label(key: tuple[Any, ...]) -> str:
+    return "/".join(str(k) for k in key)
+
+
+def _groups(frame: pl.DataFrame, by: Sequence[str]) -> list[tuple[str, pl.DataFrame]]:
+    if frame.is_empty():
+        return []
+    return [(_group_label(key), part) for key, part in frame.group_by(list(by), maintain_order=True)]
+
+
+def _tick_days(v: float) -> str:
+    return format_si(v) if v >= 1 else format_days(v)
+
+
+def time_cost(
+    frame: pl.DataFrame, group_by: Sequence[str], selected: dict[str, Any] | None, log: bool, key: Sequence[str]
+) -> Drawing:
+    """Cost to train against days to train, one series per group, points labelled with their GPU count; the
+    `selected` row (matched on the `key` columns) is highlighted."""
+    series: list[Series] = []
+    picked: tuple[int, int] | None = None
+    for i, (label, part) in enumerate(_groups(frame, group_by)):
+        part = part.sort("time_to_train_days")
+        series.append(
+            Series(
+                label,
+                part["time_to_train_days"].to_list(),
+                part["cost_to_train_usd"].to_list(),
+                [format_count(g) for g in part["gpus"].to_list()],
+            )
+        )
+        if selected is not None:
+            rows = part.select(key).rows()
+            want = tuple(selected[k] for k in key)
+            if want in rows:
+                picked = (i, rows.index(want))
+    x = Axis("days to train", _tick_days, log)
+    y = Axis("cost to train", format_money, log)
+    return lambda w, h: scatter(series, x, y, w, h, selected=picked) if series else _empty(w)
+
+
+def scaling(best: pl.DataFrame, log: bool) -> Drawing:
+    """Scaling efficiency (compute / step time) of the fastest configuration per fabric and GPU count."""
+    series = []
+    for label, part in _groups(best, ["fabric"]):
+        part = part.sort("gpus")
+        series.append(Series(label, part["gpus"].to_list(), part["scaling_efficiency"].to_list(), []))
+    counts = sorted(set(best["gpus"].to_list())) if not best.is_empty() else []
+    x = Axis("GPUs", format_count, log=True, ticks=counts)
+    y = Axis("scaling efficiency (share of a step spent computing)", format_percent, log)
+    return lambda w, h: scatter(series, x, y, w, h) if series else _empty(w)
+
+
+def breakdown(best: pl.DataFrame, gpus: int | None) -> Drawing:
+    """Where one step's time goes, per fabric, at `gpus` GPUs (the fastest configuration of each)."""
+    components = step_components()
+    if best.is_empty() or gpus is None:
+        return lambda w, h: _empty(w)
+    at = best.filter(pl.col("gpus") == gpus)
+    rows = [(label, [float(part[c.name][0]) for c in components]) for label, part in _groups(at, ["fabric"])]
+
+    def draw(w: int, h: int) -> list[Text]:
+        title = Text(f"step time at {format_count(gpus)} GPUs, fastest layout per fabric", style="bold")
+        return [title, *stacked_bars(rows, [c.label for c in components], w, h - 1, lambda v: format_si(v, "s"))]
+
+    return draw
+
+
+def _empty(width: int) -> list[Text]:
+    return [Text("no rows match the filter", style="dim")]
+
+
+def tornado_lines(bars: Sequence[TornadoBar], gpus: int, width: int) -> list[Text]:
+    """The tornado at one GPU count: per input, a bar from the break-even at its low end to its high end,
+    around the break-even as given (│), widest first."""
+    if not bars:
+        return [Text(f"no sensitivity data at {format_count(gpus)} GPUs", style="dim")]
+    base = bars[0].base
+    lo = min(min(b.low, b.high) for b in bars if math.isfinite(b.low) and math.isfinite(b.high))
+    hi = max(max(b.low, b.high) for b in bars if math.isfinite(b.low) and math.isfinite(b.high))
+    name_w = max(len(b.input) for b in bars) + 1
+    value_w = 16
+    bar_w = max(10, width - name_w - 2 * value_w - 2)
+    span = max(hi - lo, 1e-12)
+
+    def col(v: float) -> int:
+        return round((min(max(v, lo), hi) - lo) / span * (bar_w - 1))
+
+    out = [Text(f"tornado at {format_count(gpus)} GPUs: break-even {base:.2f}x as each input moves", style="bold")]
+    for i, b in enumerate(bars):
+        cells = [" "] * bar_w
+        a, z = sorted((col(b.low), col(b.high)))
+        for k in range(a, z + 1):
+            cells[k] = "█"
+        cells[col(base)] = "│"
+        line = Text(b.input.ljust(name_w))
+        line.append(f"{b.low_label} {b.low:.2f}x".rjust(value_w - 1) + " ")
+        line.append("".join(cells), COLORS[i % len(COLORS)])
+        line.append(f" {b.high_label} {b.high:.2f}x")
+        if b.flips_at:
+            line.append(f"  flips at {b.flips_at}", "bold")
+        out.append(line)
+    return out
