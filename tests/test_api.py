@@ -264,6 +264,9 @@ def test_the_verdict_names_where_each_fabric_pays_off():
     assert _verdict(table, w) == (
         "ib-ndr pays off to own at 1,024-4,096 GPUs, roce-400g at 512; ib-ndr finishes up to 1.5 days sooner"
     )
+    # Wins and losses alternating at every count: the counts, not a list of ranges.
+    zigzag = table.with_columns(pl.Series("saving_b_minus_a", [1e3, -1e3, 1e3, -1e3]))
+    assert _verdict(zigzag, w).startswith("ib-ndr pays off to own at 2 of 4 GPU counts, roce-400g at the other 2")
     losing = table.with_columns(pl.lit(-1e6).alias("saving_b_minus_a"))
     assert _verdict(losing, w).startswith("roce-400g is cheaper than ib-ndr to own at every GPU count")
 

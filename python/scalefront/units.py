@@ -11,6 +11,7 @@ import math
 import re
 
 __all__ = [
+    "format_bytes",
     "format_count",
     "format_days",
     "format_money",
@@ -119,6 +120,15 @@ def format_si(value: float, unit: str = "") -> str:
     return f"{text}{suffix}{unit}"
 
 
+def format_bytes(value: float) -> str:
+    """Bytes in decimal units, as GPU memory is quoted: ``35.7e9`` -> ``35.7 GB``, ``80e9`` -> ``80 GB``."""
+    text = format_si(value)
+    for si, unit in (("T", " TB"), ("B", " GB"), ("M", " MB"), ("k", " kB")):
+        if text.endswith(si):
+            return text[:-1] + unit
+    return f"{text} B"
+
+
 def format_money(value: float) -> str:
     """US dollars with three significant figures, always: ``$1.23M``, ``$1.20M``, ``$412k``, ``$980``, ``$2.50``,
     ``-$3.10M``."""
@@ -173,6 +183,12 @@ def format_number(value: float) -> str:
     return format_si(value)
 
 
+def _watts(value: float) -> str:
+    text = format_si(value)
+    prefix = {"k": "k", "M": "M", "B": "G", "T": "T"}.get(text[-1:])
+    return f"{text[:-1]} {prefix}W" if prefix else f"{text} W"
+
+
 def format_value(value: object, unit: str = "", kind: str = "float") -> str:
     """A value of a schema column (unit and kind as in :class:`scalefront.schema.Column`) as text."""
     if value is None:
@@ -195,9 +211,11 @@ def format_value(value: object, unit: str = "", kind: str = "float") -> str:
     if unit == "s":
         return format_seconds(v)
     if unit == "bytes":
-        return format_si(v, "B")
-    if unit in ("GB", "MWh", "W", "TFLOP/s"):
-        return format_si(v, unit if unit != "TFLOP/s" else "")
+        return format_bytes(v)
+    if unit in ("GB", "MWh", "W"):
+        return format_si(v, f" {unit}") if unit != "W" else _watts(v)
+    if unit == "TFLOP/s":
+        return format_si(v)
     if unit == "tokens/s":
         return format_si(v, "/s")
     if unit == "1/day":

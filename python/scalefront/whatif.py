@@ -249,7 +249,11 @@ def _verdict(table: pl.DataFrame, w: WhatIf) -> str:
             if finite:
                 tail = f" (it would at {_span(finite, lambda x: f'{x:.2f}x')} {b}'s network price)"
         return f"{b} is cheaper than {a} {mode} at every GPU count: {a} costs {extra} more a run{tail}; {speed}"
-    return f"{a} pays off {mode} at {_runs(rows, wins)} GPUs, {b} at {_runs(rows, [not x for x in wins])}; {speed}"
+    won, lost = _runs(rows, wins), _runs(rows, [not x for x in wins])
+    if won.count(",") + lost.count(",") > 3:  # many alternations: counts read better than lists
+        n = sum(wins)
+        return f"{a} pays off {mode} at {n} of {len(rows)} GPU counts, {b} at the other {len(rows) - n}; {speed}"
+    return f"{a} pays off {mode} at {won} GPUs, {b} at {lost}; {speed}"
 
 
 def _tornado(result: RoiResult) -> dict[int, list[TornadoBar]] | None:

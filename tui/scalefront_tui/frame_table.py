@@ -70,6 +70,7 @@ class FrameTable(DataTable[Text | str]):
         self.key_columns: list[str] = []
         self._shown_columns: list[str] = []
         self._width = 0
+        self._width_cache: dict[str, int] | None = None
 
     # ------------------------------------------------------------------------------------------------ data
     def load(self, frame: pl.DataFrame, specs: Sequence[ColumnSpec] | None = None, key: Sequence[str] = ()) -> None:
@@ -82,6 +83,7 @@ class FrameTable(DataTable[Text | str]):
         if self.sort_by is not None and self.sort_by[0] in frame.columns:
             frame = frame.sort(self.sort_by[0], descending=self.sort_by[1], nulls_last=True, maintain_order=True)
         self.frame = frame
+        self._width_cache = None
         keys = set(self._keys())
         self.marks = [m for m in self.marks if m in keys]
         self._render_rows()
@@ -109,6 +111,9 @@ class FrameTable(DataTable[Text | str]):
         return list(self._shown_columns)
 
     def _widths(self) -> dict[str, int]:
+        """Each column's width: its label or its widest value (of the first 200 rows), computed once per frame."""
+        if self._width_cache is not None:
+            return self._width_cache
         out = {}
         for name, spec in self.specs.items():
             if name not in self.frame.columns:
@@ -116,6 +121,7 @@ class FrameTable(DataTable[Text | str]):
             cells = [len(spec.format(v)) for v in self.frame[name].to_list()[:200]]
             label = max(len(part) for part in self._label(spec).split("\n"))
             out[name] = max([label + 2, *cells])  # +2: room for the sort arrow
+        self._width_cache = out
         return out
 
     def _fit(self) -> list[str]:

@@ -21,7 +21,6 @@ from scalefront.api import (
     format_count,
     format_money,
     format_percent,
-    format_si,
     message_of,
     step_components,
 )
@@ -54,6 +53,8 @@ FRONTIER_COLUMNS = [
     "goodput",
     "memory_per_gpu_gb",
 ]
+
+
 def _app(widget: Any) -> ScalefrontApp:
     return cast("ScalefrontApp", widget.app)
 
@@ -180,7 +181,7 @@ class DetailPane(VerticalScroll):
         line(
             "memory per GPU",
             lambda r: Text(
-                f"{format_si(r['memory_per_gpu_bytes'], 'B')} of {format_si(r['hbm_bytes'], 'B')} "
+                f"{_fmt('memory_per_gpu_bytes', r['memory_per_gpu_bytes'])} of {_fmt('hbm_bytes', r['hbm_bytes'])} "
                 f"{_bar(r['memory_per_gpu_bytes'] / r['hbm_bytes'])}"
             ),
         )
@@ -211,7 +212,7 @@ class DetailPane(VerticalScroll):
         return (
             f"{format_count(b['nics'])} NICs, {tiers} switches, {format_count(b['cables'])} cables, "
             f"{format_count(b['transceivers'])} optics; {format_money(b['network_capex_usd'])}, "
-            f"{format_si(b['network_power_w'], 'W')}"
+            f"{_fmt('it_power_w', b['network_power_w'])}"
         )
 
 

@@ -34,16 +34,16 @@ from scalefront_tui.frame_table import FrameTable
 if TYPE_CHECKING:
     from scalefront_tui.app import ScalefrontApp
 
-#: The what-if number fields: id, label, how the default is shown, and the check of a typed value.
+#: The what-if number fields (id, label), in the order they are laid out (two per row, after the fabrics).
 NUMBER_FIELDS = [
     ("wi-net-a", "A network ×"),
     ("wi-net-b", "B network ×"),
+    ("wi-util", "utilisation"),
     ("wi-server", "server $"),
     ("wi-rent", "rent $/GPU-h"),
     ("wi-kwh", "$/kWh"),
     ("wi-pue", "PUE"),
     ("wi-years", "years"),
-    ("wi-util", "utilisation"),
 ]
 
 
@@ -80,6 +80,9 @@ class RoiPane(VerticalScroll):
             yield Select([(f, f) for f in fabrics], value=a, id="wi-a", allow_blank=False, compact=True)
             yield Label("fabric B")
             yield Select([(f, f) for f in fabrics], value=b, id="wi-b", allow_blank=False, compact=True)
+            for field_id, label in NUMBER_FIELDS[:2]:
+                yield Label(label)
+                yield Field(id=field_id)
             yield Label("cost")
             yield Select(
                 [("own: capex + energy", "own"), ("rent: GPU-hours", "rent")],
@@ -88,7 +91,7 @@ class RoiPane(VerticalScroll):
                 allow_blank=False,
                 compact=True,
             )
-            for field_id, label in NUMBER_FIELDS:
+            for field_id, label in NUMBER_FIELDS[2:]:
                 yield Label(label)
                 yield Field(id=field_id)
         yield Static("", id="roi-error")

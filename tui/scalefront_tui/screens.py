@@ -18,47 +18,63 @@ from textual.widgets.selection_list import Selection
 from scalefront.api import ColumnSpec, ScalefrontError, message_of
 
 HELP = """\
-[b]scalefront[/b]: which cluster design trains your model fastest and cheapest, and is a fabric worth its price?
+[b]scalefront[/b]: which cluster trains your model fastest and cheapest,
+and is a fabric worth its price?
 
-[b]Tabs[/b]  1 Frontier  2 Charts  3 Detail  4 ROI  5 Scenario   (ctrl+p: every command by name)
+[b]Tabs[/b]  1 Frontier  2 Charts  3 Detail  4 ROI  5 Scenario
+      ctrl+p finds every command by name.
 
 [b]Everywhere[/b]
-  1-5          change tab (inside a text field: esc first)
-  esc          leave a text field; cancel a running sweep; back to the Frontier
-  r  ctrl+r    re-run the sweep (with the Scenario tab's edits, if any; ctrl+r also inside a field)
-  /            filter the frontier         e   export what the tab shows (.csv, .parquet)
-  ctrl+s       save the scenario (.toml)   t   light / dark theme
-  ?            this help                   q   quit (ctrl+q too)
+  1-5       change tab (in a text field: esc first)
+  esc       leave a text field; cancel a running sweep; back
+  r         re-run the sweep (with the Scenario tab's edits)
+  ctrl+r    the same, also from inside a text field
+  /         filter the frontier
+  e         export what the tab shows (.csv or .parquet)
+  ctrl+s    save the scenario with its edits (.toml)
+  t         light / dark theme      ?  this help      q  quit
 
 [b]Tables[/b]
-  up/down j/k  move       g/G  first/last row       left/right h/l  move between columns
-  s            sort by the underlined column (s again: reverse; ▲ ▼ show the order)
-  m            mark / unmark a row (●); marked rows are compared side by side on the Detail tab
-  enter        the row's detail: step time, memory, network bill of materials, cost
-  y            copy the row (CSV) to the clipboard       c   choose the columns
-  At 80 columns the table shows fabric, GPUs, days, cost, MFU and the layout; wider terminals show more.
+  j/k up/down    move            g/G     first/last row
+  h/l left/right move between columns (the underlined one)
+  s              sort by it; again: reverse (▲ ▼ in the header)
+  m              mark / unmark a row (●); the Detail tab
+                 compares the marked rows
+  enter          the row's detail: step time, memory, network
+  y              copy the row (CSV) to the clipboard
+  c              choose the columns (80 columns show fabric,
+                 GPUs, days, cost, MFU and the layout)
 
-[b]Filter[/b]  terms separated by spaces, all must hold; names as the headers say them:
-  days<10   cost<$2M   gpus>=4k   mfu>40%   fabric=ib (contains)   fabric==ib-ndr (equals)
-  fabric=ib,roce (either)   fabric!=tcp (not)   layout=pp4   topology=rail   ib (any text column)
+[b]Filter[/b]  terms separated by spaces; all must hold; names as
+  the headers say them:
+  days<10   cost<$2M   gpus>=4k   mfu>40%   layout=pp4
+  fabric=ib (contains)   fabric==ib-ndr (equals)
+  fabric=ib,roce (either)   fabric!=tcp (not)   ib (any text)
 
-[b]Charts[/b]  c next chart (time vs cost, scaling efficiency, step-time breakdown); l log axes;
-  [ ] GPU count of the breakdown; j/k move the selected point. Points are labelled with their GPU count;
-  ⊕ marks points of several fabrics on the same spot; ◉ is the row selected in the table.
+[b]Charts[/b]
+  c         next chart: time vs cost, scaling efficiency,
+            step-time breakdown per fabric
+  l         log axes          [ ]   GPU count of the breakdown
+  j/k       move the selected point (◉)
+  Points are labelled with their GPU count; ⊕ marks points of
+  several fabrics on the same spot. Charts follow the filter.
 
-[b]ROI[/b]  fabric A against B per GPU count, for the scenario as last run: the verdict on top, then
-  break-even (A's network price, as a multiple of B's, at which both cost the same to own for the run) and
-  payback (days for A's extra network cost to pay back). Change any what-if (network price multipliers,
-  server price, rent, $/kWh, PUE, years, utilisation, own or rent) and the table follows.
-  T computes the tornado: how far the break-even moves when each input moves.
+[b]ROI[/b]  fabric A against B per GPU count, for the scenario as
+  run. break-even: A's network price, as a multiple of B's, at
+  which both cost the same to own for the run; payback: days for
+  A's extra network cost to pay back. Change any what-if and the
+  table follows; T computes the tornado (12 more sweeps).
 
-[b]Scenario[/b]  numbers as you write them: 2T, 1,024, 1k, $2.50; lists with commas (512, 1k, 4,096);
-  topologies as rail-fat-tree or fat-tree 2:1. Every problem shows at once at the top of the tab.
-  ctrl+r runs the edited scenario (the title then says "edited"); ctrl+s saves it to a TOML file.
+[b]Scenario[/b]  numbers as you write them: 2T, 1,024, 1k, $2.50;
+  lists with commas: 512, 1k, 4,096; topologies: fat-tree 2:1.
+  Every problem shows at once at the top. ctrl+r runs the edits
+  (the title then says "edited"); ctrl+s saves them.
 
-[b]Browser[/b]  scalefront serve [SCENARIO] serves this same app at http://127.0.0.1:8000.
+[b]Browser[/b]  scalefront serve [SCENARIO] serves this app at
+  http://127.0.0.1:8000 (this machine only; see --help).
 
-Every number comes from the scalefront model; its formulas and sources are in the README.
+Every number comes from the scalefront model; its formulas and
+sources are in the README.
 """
 
 
@@ -76,7 +92,10 @@ class HelpScreen(ModalScreen[None]):
             yield Static(HELP, id="help-text")
 
     def on_mount(self) -> None:
-        self.query_one("#help-scroll").focus()
+        scroll = self.query_one("#help-scroll")
+        scroll.border_title = "keys"
+        scroll.border_subtitle = "j/k, pgup/pgdn scroll · esc closes"
+        scroll.focus()
 
     def action_scroll(self, direction: str) -> None:
         scroll = self.query_one("#help-scroll", VerticalScroll)
