@@ -23,6 +23,7 @@ from scalefront.report import render
 if TYPE_CHECKING:
     import polars as pl
 
+    from scalefront.api import UserInterface
     from scalefront.sweep import SweepResult
 
 EXIT_USAGE = 2
@@ -666,7 +667,8 @@ def _run_roi(args: argparse.Namespace) -> int:
     return 0
 
 
-def _find_ui():  # the installed front end (entry-point group scalefront.ui), or None
+def _find_ui() -> UserInterface | None:
+    """The installed front end (entry-point group scalefront.ui), or None."""
     from scalefront.api import find_ui
 
     return find_ui()
@@ -697,7 +699,7 @@ def _run_tui(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_serve(sub: argparse._SubParsersAction) -> None:
+def _add_serve(sub: _Commands) -> None:
     from scalefront.scenario import DEFAULT_SCENARIO
 
     p = sub.add_parser(
