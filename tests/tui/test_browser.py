@@ -220,7 +220,7 @@ def test_the_app_in_a_headless_browser(tmp_path):
         text = asyncio.run(drive(url, devtools_port, shot, first))
         keep = os.environ.get("SCALEFRONT_SCREENSHOT_DIR")
         if keep:
-            shutil.copy(shot, Path(keep) / "browser-80x24.png")
+            shutil.copy(shot, Path(keep) / "browser.png")
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
         for label in ("scalefront", "Frontier", "fabric", "GPUs", "days", "cost", "MFU", row["fabric"]):
             assert label in text, label
