@@ -146,6 +146,11 @@ def _fmt(name: str, value: Any) -> str:
     return column_spec(name).format(value)
 
 
+def _band(r: dict[str, Any], name: str) -> str:
+    """The model's prediction interval of a metric, e.g. "90%: 3.6-4.4" (from its _lo/_hi columns)."""
+    return f"{r['interval']:.0%}: {_fmt(name, r[name + '_lo'])}-{_fmt(name, r[name + '_hi'])}"
+
+
 class DetailPane(VerticalScroll):
     """One to three configurations side by side: layout, where the step time goes, memory, the network's bill of
     materials, time and cost."""
@@ -172,7 +177,12 @@ class DetailPane(VerticalScroll):
             "settings",
             lambda r: f"mb {r['micro_batch']}, ZeRO-{r['zero']}, recompute {r['recompute']}, overlap {r['overlap']}",
         )
-        line("step time", lambda r: f"{_fmt('step_time_s', r['step_time_s'])}   MFU {format_percent(r['mfu'])}")
+        line(
+            "step time",
+            lambda r: (
+                f"{_fmt('step_time_s', r['step_time_s'])} ({_band(r, 'step_time_s')})   MFU {format_percent(r['mfu'])}"
+            ),
+        )
         for spec in step_components():
             line(
                 f"  {spec.label}",
@@ -189,14 +199,17 @@ class DetailPane(VerticalScroll):
         line(
             "time to train",
             lambda r: (
-                f"{_fmt('time_to_train_days', r['time_to_train_days'])} days (goodput {format_percent(r['goodput'])})"
+                f"{_fmt('time_to_train_days', r['time_to_train_days'])} days ({_band(r, 'time_to_train_days')}; "
+                f"goodput {format_percent(r['goodput'])})"
             ),
         )
         line(
             "cost to train",
             lambda r: (
-                f"rent {format_money(r['cost_rent_usd'])}, own {format_money(r['cost_own_usd'])} "
-                f"(scenario: {r['cost_mode']})"
+                f"{format_money(r['cost_to_train_usd'])} {r['cost_mode']} "
+                f"({r['interval']:.0%}: {format_money(r['cost_to_train_usd_lo'])}-"
+                f"{format_money(r['cost_to_train_usd_hi'])}); rent {format_money(r['cost_rent_usd'])}, "
+                f"own {format_money(r['cost_own_usd'])}"
             ),
         )
         line("capex", lambda r: f"{format_money(r['capex_usd'])} (network {format_money(r['network_capex_usd'])})")
