@@ -135,7 +135,7 @@ def test_steps_time_and_rent_cost_of_the_default_run(raw):
     assert 0.5 < r.goodput <= 1.0
     assert r.time_to_train_s == pytest.approx(r.steps * r.step_time_s / r.goodput, rel=1e-12)
     assert r.time_to_train_days == pytest.approx(r.time_to_train_s / 86400, rel=1e-12)
-    rent = raw("prices.toml")["gpu"]["h100-sxm"]["rent_usd_per_gpu_hour"]  # $2.99/GPU-h (RunPod, 2025-03)
+    rent = raw("prices.toml")["gpu"]["h100-sxm"]["rent_usd_per_gpu_hour"]["typical"]  # $2.94/GPU-h neocloud median
     assert r.cost_rent_usd == pytest.approx(1024 * rent * r.time_to_train_s / 3600, rel=1e-12)
     assert r.cost_mode == "rent" and r.cost_to_train_usd == r.cost_rent_usd
 
@@ -161,7 +161,11 @@ def test_switch_price_override_changes_network_capex():
     base = evaluate()
     dearer = evaluate(prices={"switch_usd": 2 * builtin_catalog().fabric_price("ib-ndr").switch_usd})
     assert dearer.network_capex_usd > base.network_capex_usd
-    assert dearer.capex_usd - base.capex_usd == pytest.approx(dearer.network_capex_usd - base.network_capex_usd)
+    # Capex also buys spares of the network's parts and their installation, in proportion (data/prices.toml).
+    econ = builtin_catalog().economics_or_error()
+    extra = 1 + econ.network_spares_fraction + econ.installation_fraction
+    network = dearer.network_capex_usd - base.network_capex_usd
+    assert dearer.capex_usd - base.capex_usd == pytest.approx(network * extra)
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ import dataclasses
 import math
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from scalefront import Catalog, ConfigurationError, Overlap, evaluate
@@ -160,3 +160,48 @@ def test_intervals_bracket_the_prediction_and_widen_with_the_level(kw, level):
     ratio = r.step_time_s_hi / r.step_time_s
     assert r.time_to_train_days_hi / r.time_to_train_days == pytest.approx(ratio, rel=1e-9)
     assert r.cost_to_train_usd_hi / r.cost_to_train_usd == pytest.approx(ratio, rel=1e-9)
+
+
+# ---------------------------------------------------------------------------------------------- ROI Monte Carlo
+
+
+@pytest.fixture(scope="module")
+def roi_problem():
+    """The small comparison of tests/test_roi_compare.py."""
+    from test_roi_compare import small
+
+    return small()
+
+
+@settings(max_examples=6)
+@given(st.floats(0.7, 1.6), st.floats(0.0, 0.5), st.integers(0, 2**32 - 1))
+def test_a_higher_premium_never_raises_p_a_wins(roi_problem, p, more, seed):
+    # Same seed, same samples: with a higher premium A's cost only rises, sample by sample.
+    from scalefront.roi import RoiOptions, compare
+
+    low = compare(roi_problem, options=RoiOptions(premium=p, samples=80, seed=seed))
+    high = compare(roi_problem, options=RoiOptions(premium=p + more, samples=80, seed=seed))
+    for lo, hi in zip(low.table.iter_rows(named=True), high.table.iter_rows(named=True), strict=True):
+        assert hi["p_a_cheaper"] <= lo["p_a_cheaper"]
+    assert (high.samples["savings_usd"] <= low.samples["savings_usd"] + 1e-6).all()
+
+
+@settings(max_examples=4)
+@given(st.integers(0, 2**32 - 1))
+def test_more_samples_converge(roi_problem, seed):
+    # The first n samples of a seeded run are a run of n samples; P(A cheaper) from n samples stays within 4
+    # standard errors of the 1,600-sample estimate, for n = 50, 200, 800.
+    import polars as pl
+
+    from scalefront.roi import RoiOptions, compare
+
+    long = compare(roi_problem, options=RoiOptions(samples=1600, seed=seed))
+    short = compare(roi_problem, options=RoiOptions(samples=200, seed=seed))
+    for g in long.table["gpus"]:
+        s = long.samples.filter(pl.col("gpus") == g)
+        p = (s["savings_usd"] > 0).mean()
+        assert short.samples.filter(pl.col("gpus") == g)["savings_usd"].to_list() == s["savings_usd"][:200].to_list()
+        for n in (50, 200, 800):
+            p_n = (s["savings_usd"][:n] > 0).mean()
+            se = max(math.sqrt(p * (1 - p) / n), 1 / n)
+            assert abs(p_n - p) <= 4 * se, (g, n, p_n, p)

@@ -12,6 +12,7 @@ from typing import Any, TypedDict, final
 import numpy.typing as npt
 
 __all__ = [
+    "RoiHandle",
     "SweepHandle",
     "__version__",
     "_panic_for_test",
@@ -21,6 +22,9 @@ __all__ = [
     "evaluate",
     "model_params",
     "network_bom",
+    "roi_compare",
+    "roi_monte_carlo",
+    "roi_summarise",
     "run_sweep",
     "schema",
     "space_size",
@@ -102,6 +106,30 @@ def collective_times(request: dict[str, Any]) -> list[float]:
 
 def network_bom(request: dict[str, Any]) -> dict[str, Any]:
     """The network's bill of materials for `gpus` GPUs: parts by tier, NVLink switch trays, capex and power."""
+
+@final
+class RoiHandle:
+    """Progress and cancellation of one ROI Monte Carlo run."""
+
+    def __new__(cls) -> RoiHandle: ...
+    def done(self) -> int:
+        """Samples done so far."""
+    def cancel(self) -> None:
+        """Ask the run to stop; it returns within a task with `cancelled` set."""
+    def cancelled(self) -> bool: ...
+
+def roi_compare(problem: dict[str, Any], uncertainty: dict[str, Any]) -> dict[str, Any]:
+    """The fabric comparison at typical values per GPU count (`scalefront_core::roi::RoiProblem` and
+    `montecarlo::Uncertainty` as dicts), with the tornado of every uncertain input."""
+
+def roi_monte_carlo(
+    problem: dict[str, Any], uncertainty: dict[str, Any], handle: RoiHandle, first: int, samples: int
+) -> dict[str, Any]:
+    """Samples `first .. first + samples` of the Monte Carlo (blocking, GIL released): per GPU count, the outcome
+    columns and their summary."""
+
+def roi_summarise(gpus: int, columns: dict[str, Any]) -> dict[str, Any]:
+    """The summary (P(A cheaper), P10/P50/P90) of one GPU count's Monte Carlo outcome columns."""
 
 def data_files() -> dict[str, str]:
     """The catalog and validation files embedded at build time: {path under data/: text}."""

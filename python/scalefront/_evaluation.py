@@ -231,17 +231,17 @@ class Evaluation:
     cost_rent_usd: float
     """GPU-hours at the rental price [USD]"""
     cost_own_usd: float
-    """amortised capex for the run's duration plus energy [USD]"""
+    """the run's busy time at the cluster's levelised total cost of ownership [USD]"""
     usd_per_million_tokens: float
     """cost_to_train_usd per million training tokens [USD/Mtoken]"""
     capex_usd: float
-    """servers and network [USD]"""
+    """servers, network, spares, installation, management network [USD]"""
     network_capex_usd: float
-    """scale-out network and NVLink switch trays [USD]"""
+    """network hardware: NICs, switches, optics, copper, fibre, NVLink trays [USD]"""
     it_power_w: float
     """IT power while training [W]"""
     network_tiers: int
-    """switch tiers of the scale-out network"""
+    """switch tiers as built (1 for a dragonfly's routers, 0 for a torus)"""
     network_switches: int
     """scale-out switches (routers for a dragonfly)"""
     interruptions_per_day: float

@@ -6,6 +6,11 @@ adds entries or replaces built-in ones; it holds tables by kind (``[gpus.my-gpu]
 the same fields as the built-in files (see data/README.md). A model file (``--model PATH.toml``) holds one
 model's fields at the top level.
 
+Any numeric figure of any entry may be a plain number or a range ``{ low = .., typical = .., high = .. }``
+(low <= typical <= high, each within the figure's own limits): the model, ``evaluate`` and sweeps use the typical
+value; the ROI's Monte Carlo and tornado sample the range (``entry.range_of(field)``). A range needs a dated source
+like any figure. Estimates say ``EST:`` in their source, and why.
+
 Every bad entry is reported as one line naming the file, the entry and the field.
 """
 
@@ -15,13 +20,13 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal, TypeVar
+from typing import Annotated, Any, ClassVar, Literal, NamedTuple, TypeVar, cast
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from scalefront import _core
 from scalefront.errors import CatalogError, UsageError
-from scalefront.messages import describe, did_you_mean, key_text, toml_repr
+from scalefront.messages import describe, did_you_mean, key_text, problem, toml_repr
 
 __all__ = [
     "Catalog",
@@ -32,6 +37,7 @@ __all__ = [
     "GpuEntry",
     "GpuPrice",
     "ModelEntry",
+    "Range",
     "ReliabilityEntry",
     "ScaleUpEntry",
     "ScaleUpPrice",
@@ -55,14 +61,79 @@ Count = Annotated[int, Field(ge=1, le=2**31)]
 Size = Annotated[int, Field(ge=0, le=2**31)]
 
 
+class Range(NamedTuple):
+    """A figure's range: the model uses `typical`; uncertainty studies sample from low to high."""
+
+    low: float
+    typical: float
+    high: float
+
+
+_RANGE_KEYS = ("low", "typical", "high")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 class _Entry(BaseModel):
-    """A catalog entry: unknown fields rejected, every numeric figure with a dated source."""
+    """A catalog entry: unknown fields rejected, every numeric figure with a dated source, any numeric figure a
+    plain number or a `{ low, typical, high }` range."""
 
     # strict: a string or a boolean where a number belongs is an error, never silently converted.
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
     sources: dict[str, str] = Field(default_factory=dict, exclude=True)
+    #: The ranges given as `{ low, typical, high }` (the field itself holds the typical value).
+    ranges: dict[str, Range] = Field(default_factory=dict, exclude=True)
     #: Text fields that are facts about the hardware (not names), so they need a source like a figure.
     _SOURCED_TEXT: ClassVar[tuple[str, ...]] = ()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _split_ranges(cls, data: Any) -> Any:
+        """`field = { low, typical, high }` -> the field holds `typical`, the range is kept in `ranges`."""
+        if not isinstance(data, dict):
+            return data
+        if "ranges" in data:
+            raise ValueError("ranges: unknown field (give a figure's range as field = { low, typical, high })")
+        out, ranges = dict(data), {}
+        for name, value in data.items():
+            info = cls.model_fields.get(name)
+            if not isinstance(value, dict) or info is None or info.annotation not in (int, float):
+                continue
+            if sorted(value) != sorted(_RANGE_KEYS):
+                raise ValueError(
+                    f"{name}: expected a number or a range {{ low = .., typical = .., high = .. }}, "
+                    f"got {toml_repr(value)}"
+                )
+            if not all(_is_number(value[k]) for k in _RANGE_KEYS):
+                raise ValueError(f"{name}: low, typical and high must be numbers, got {toml_repr(value)}")
+            low, typical, high = (float(value[k]) for k in _RANGE_KEYS)
+            if not low <= typical <= high:
+                raise ValueError(f"{name}: a range needs low <= typical <= high, got {toml_repr(value)}")
+            out[name] = value["typical"]
+            ranges[name] = Range(low, typical, high)
+        out["ranges"] = ranges
+        return out
+
+    def range_of(self, name: str) -> Range:
+        """The figure's range; a plain number is its own range."""
+        if name in self.ranges:
+            return self.ranges[name]
+        value = float(getattr(self, name))
+        return Range(value, value, value)
+
+    @model_validator(mode="after")
+    def _ranges_within_limits(self) -> _Entry:
+        for name, r in self.ranges.items():
+            info = type(self).model_fields[name]
+            adapter: TypeAdapter[Any] = TypeAdapter(cast(Any, Annotated[info.annotation, *info.metadata]))
+            for end, value in (("low", r.low), ("high", r.high)):
+                try:
+                    adapter.validate_python(value if info.annotation is float else int(value), strict=False)
+                except ValidationError as err:
+                    raise ValueError(f"{name}: {end} {value:g}: {problem(err.errors()[0])}") from None
+        return self
 
     @model_validator(mode="after")
     def _figures_have_dated_sources(self) -> _Entry:
@@ -189,26 +260,54 @@ class TopologyEntry(_Entry):
     kind: Literal["fat-tree", "rail-fat-tree", "dragonfly", "torus-3d"]
     oversubscription: Annotated[float, Field(ge=1, allow_inf_nan=False)]
     rail_group_nodes: Count = 32
+    #: Rail-fat-tree: one tree with shared spines (DGX SuperPOD H100/B200) or one tree per rail (multi-plane).
+    rail_planes: Literal["shared", "per-rail"] = "shared"
+    #: Typical NIC-to-leaf cable length: copper when within the fabric's DAC reach. Default: optical (no DAC).
+    host_link_m: NonNegative = 30.0
 
     def core_spec(self, oversubscription: float | None = None) -> dict[str, Any]:
         """The topology as the core takes it (`scalefront_core::TopologySpec`), optionally re-tapered."""
         over = self.oversubscription if oversubscription is None else oversubscription
-        return {"kind": self.kind, "oversubscription": float(over), "rail_group_nodes": self.rail_group_nodes}
+        return {
+            "kind": self.kind,
+            "oversubscription": float(over),
+            "rail_group_nodes": self.rail_group_nodes,
+            "rail_planes": self.rail_planes,
+            "host_link_m": float(self.host_link_m),
+        }
+
+
+Share = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 
 
 class GpuPrice(_Entry):
     rent_usd_per_gpu_hour: NonNegative
+    #: A server of the GPU's `server_gpus` GPUs without scale-out NICs (the fabric prices them).
     server_usd: NonNegative
+    #: GPUs per compute rack (each rack gets an out-of-band management switch).
+    gpus_per_rack: Positive
 
 
 class FabricPrice(_Entry):
+    """Parts of a fabric (see data/README.md): NIC port, switch, optical modules (NIC side, switch side), copper,
+    fibre, and the yearly support and licences of a quote."""
+
     nic_usd: NonNegative
     switch_usd: NonNegative
-    transceiver_usd: NonNegative
-    cable_usd: NonNegative
+    nic_optic_usd: NonNegative
+    switch_optic_usd: NonNegative
+    switch_ports_per_optic: Annotated[float, Field(ge=1, allow_inf_nan=False)]
+    dac_usd: NonNegative
+    dac_reach_m: NonNegative
+    fibre_usd: NonNegative
+    support_fraction_per_year: Share
+    nos_usd_per_switch_year: NonNegative
     nic_w: NonNegative
     switch_w: NonNegative
-    transceiver_w: NonNegative
+    nic_optic_w: NonNegative
+    switch_optic_w: NonNegative
+    #: Sold only inside instance rent (AWS EFA): an owned cluster cannot be priced with it.
+    rented: bool = Field(default=False, exclude=True)
 
 
 class ScaleUpPrice(_Entry):
@@ -233,10 +332,24 @@ class ReliabilityEntry(_Entry):
 
 
 class Economics(_Entry):
+    """What owning a cluster costs beyond its parts: life, money, utilisation, power, facility, quote lines."""
+
     amortization_years: Positive
     pue: Annotated[float, Field(ge=1, allow_inf_nan=False)]
     usd_per_kwh: NonNegative
     gpu_power_fraction: Fraction
+    discount_rate: Annotated[float, Field(gt=-1, le=1, allow_inf_nan=False)]
+    residual_fraction: Share
+    utilisation: Fraction
+    idle_power_fraction: Share
+    facility: Literal["colocation", "build"] = "colocation"
+    colocation_usd_per_kw_month: NonNegative
+    facility_build_usd_per_kw: NonNegative
+    facility_life_years: Positive
+    server_spares_fraction: NonNegative
+    network_spares_fraction: NonNegative
+    installation_fraction: NonNegative
+    oob_usd_per_rack: NonNegative
 
 
 class ModelEntry(BaseModel):
@@ -618,7 +731,12 @@ def error_model_spec(catalog: Catalog, level: float | None = None) -> dict[str, 
 def apply_price_overrides(prices: dict[str, dict[str, Any]], overrides: dict[str, Any]) -> None:
     """Set prices by field name (``switch_usd``, ``usd_per_kwh``, ...) in a nested price dict, wherever the field
     is. Raises UsageError for an unknown name (with a suggestion) or a value that is not a finite number >= 0."""
-    where = {key: section for section, table in prices.items() for key in table if key != "cost_mode"}
+    where = {
+        key: section
+        for section, table in prices.items()
+        for key, value in table.items()
+        if isinstance(value, int | float) and not isinstance(value, bool)
+    }
     for key, value in overrides.items():
         if key not in where:
             hint = did_you_mean(key, list(where)) or f"; known: {', '.join(sorted(where))}"

@@ -49,7 +49,9 @@ class _Help(argparse.HelpFormatter):
     whose default means "not given" (None), "off" (False) or "none" (an empty list)."""
 
     def _get_help_string(self, action: argparse.Action) -> str:
-        text = action.help or ""
+        # argparse %-formats every help text: a literal % (as in "+/-20%") must be written %% or the help prints
+        # the action's dict.
+        text = (action.help or "").replace("%", "%%")
         default = action.default
         if "default" in text or default is None or default is False or default == [] or default == argparse.SUPPRESS:
             return text
@@ -573,98 +575,204 @@ def _run_bom(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(b, indent=2))
         return 0
-    tiers = ", ".join(f"tier {i + 1}: {n:,.0f}" for i, n in enumerate(b["switches_by_tier"])) or "none"
-    print(
-        f"{b['gpus']:,} x {b['gpu']} on {b['fabric']}, {b['topology']} {b['oversubscription']:g}:1 "
-        f"({b['tiers']} tier{'s' if b['tiers'] != 1 else ''})"
-    )
-    print(f"  NIC ports          {b['nics']:>12,.0f}")
-    print(f"  switches           {b['switches_total']:>12,.0f}   ({tiers})")
-    if b["nvlink_switch_trays"]:
-        print(f"  NVLink switch trays {b['nvlink_switch_trays']:>11,.0f}")
-    print(f"  cables             {b['cables']:>12,.0f}")
-    print(f"  transceivers       {b['transceivers']:>12,.0f}")
-    print(
-        f"  network capex      ${b['network_capex_usd']:>11,.0f}   (${b['network_capex_usd'] / b['gpus']:,.0f} per GPU)"
-    )
-    print(f"  network power      {b['network_power_w'] / 1e3:>12,.1f} kW")
+    print(render_bom(b))
     return 0
 
 
+def render_bom(b: dict[str, Any]) -> str:
+    """A bill of materials as a quote lists it (parts, then capex lines, then yearly lines)."""
+    if b["tiers"] == 0:
+        tiers_text = "no switches: servers wired to their neighbours"
+    elif b["topology_kind"] == "dragonfly":
+        tiers_text = "1 tier of routers"
+    else:
+        names = ["leaf", "spine", "core"] + [f"tier {i}" for i in range(4, 10)]
+        tiers_text = f"{b['tiers']} tier{'s' if b['tiers'] != 1 else ''}: " + ", ".join(
+            f"{n:,.0f} {names[i]}" for i, n in enumerate(b["switches_by_tier"])
+        )
+    per_gpu = b["network_capex_usd"] / b["gpus"]
+    lines = [
+        f"{b['gpus']:,} x {b['gpu']} on {b['fabric']}, {b['topology']} {b['oversubscription']:g}:1 ({tiers_text})",
+        f"  NIC ports               {b['nics']:>12,}   ${b['nics_usd']:>14,.0f}",
+        f"  switches                {b['switches_total']:>12,}   ${b['switches_usd']:>14,.0f}",
+        f"  optical modules         {b['transceivers']:>12,}   ${b['optics_usd']:>14,.0f}"
+        f"   ({b['nic_optics']:,} NIC-side, {b['switch_optics']:,} switch-side)",
+        f"  copper (DAC) cables     {b['dac_cables']:>12,}   ${b['copper_usd']:>14,.0f}"
+        f"   ({b['copper_links']:,} host links)",
+        f"  fibres                  {b['fibres']:>12,}   ${b['fibre_usd']:>14,.0f}",
+    ]
+    if b["nvlink_switch_trays"]:
+        lines.append(f"  NVLink switch trays     {b['nvlink_switch_trays']:>12,}   ${b['nvlink_trays_usd']:>14,.0f}")
+    lines += [
+        f"  network hardware        {'':>12}   ${b['network_capex_usd']:>14,.0f}   (${per_gpu:,.0f} per GPU)",
+        f"  spares                  {'':>12}   ${b['spares_usd']:>14,.0f}",
+        f"  installation            {'':>12}   ${b['installation_usd']:>14,.0f}",
+        f"  out-of-band management  {b['racks']:>8,} racks   ${b['oob_usd']:>14,.0f}",
+        f"  support per year        {'':>12}   ${b['support_usd_per_year']:>14,.0f}",
+        f"  NOS licences per year   {'':>12}   ${b['licences_usd_per_year']:>14,.0f}",
+        f"  network power           {b['network_power_w'] / 1e3:>12,.1f} kW",
+    ]
+    return "\n".join(lines)
+
+
 def _add_roi(sub: _Commands) -> None:
+    from scalefront.roi import DEFAULT_SAMPLES
     from scalefront.scenario import DEFAULT_SCENARIO
 
     p = sub.add_parser(
         "roi",
-        help="is fabric A worth its premium over fabric B, and at what price does the answer flip?",
+        help="is fabric A worth its premium over fabric B, how sure is that, and what would flip the answer?",
+        description="Compare two fabrics on a scenario, owning the cluster for its life (total cost of ownership): "
+        "break-even premium, NPV and payback per GPU count, a Monte Carlo over every price range, fabric figure and "
+        "the model's own error, and a tornado with the value at which each input flips the verdict.",
         formatter_class=_Help,
     )
     p.add_argument("scenario", nargs="?", default=DEFAULT_SCENARIO, help="built-in scenario id or TOML file")
-    p.add_argument("--a", default="ib-ndr", dest="fabric_a", help="the dearer fabric")
+    p.add_argument("--a", default="ib-ndr", dest="fabric_a", help="the fabric whose premium is in question")
     p.add_argument("--b", default="roce-400g", dest="fabric_b", help="the fabric it is compared with")
-    p.add_argument("--out", help="write the per-GPU-count table here (.csv or .parquet)")
-    p.add_argument("--force", action="store_true", help="replace an existing output file")
-    _add_catalog_option(p)
-    p.add_argument("--no-sensitivity", action="store_true", help="skip the +/-20% sensitivity table")
-    p.add_argument(
-        "--report", metavar="DIR", help="write a Markdown report with PNG charts into DIR (needs matplotlib)"
+    g = p.add_argument_group("comparison")
+    g.add_argument(
+        "--premium",
+        type=_positive_number,
+        help="set A's fabric cost to this multiple of B's (1.3 = 30% dearer); default: both at catalog prices",
     )
+    g.add_argument(
+        "--design",
+        choices=["same", "cheapest"],
+        default="same",
+        help="same: both fabrics on the same topology; cheapest: each on its own cheapest design",
+    )
+    g.add_argument("--gpus", type=_positive_int, help="the GPU count the verdict is about (default: the largest)")
+    g.add_argument(
+        "--value-per-gpu-hour",
+        type=lambda t: _number(t, allow_zero=True),
+        metavar="USD",
+        help="what an extra busy GPU-hour of A is worth (rent it out, time to market) for NPV and payback; "
+        "default: B's own cost of a busy GPU-hour",
+    )
+    g = p.add_argument_group("uncertainty")
+    g.add_argument("--samples", type=_count, default=DEFAULT_SAMPLES, help="Monte Carlo samples")
+    g.add_argument("--seed", type=int, default=0, help="random seed (the same seed gives the same numbers)")
+    g.add_argument(
+        "--model-error",
+        default="auto",
+        metavar="SOURCE",
+        help="the model's error: auto, validation (the scalefront validate residuals), none, or a TOML file "
+        "of common_log_residuals and collective_log_residuals",
+    )
+    g.add_argument("--max-samples", type=_count, default=10**6, help="refuse a Monte Carlo with more samples than this")
+    g.add_argument(
+        "--time-limit",
+        type=_positive_number,
+        default=600.0,
+        metavar="SECONDS",
+        help="stop (with a message) when the Monte Carlo is projected to take longer than this",
+    )
+    g.add_argument(
+        "--cluster",
+        metavar="WHERE",
+        help="run the Monte Carlo on the distributed engine (auto, local or a scheduler address)",
+    )
+    g = p.add_argument_group("output")
+    g.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    g.add_argument("--out", help="write the per-GPU-count table here (.csv or .parquet)")
+    g.add_argument("--report", metavar="DIR", help="write report.html (self-contained) and report.md with charts")
+    g.add_argument("--force", action="store_true", help="replace existing output files")
+    _add_catalog_option(g)
     p.set_defaults(run=_run_roi)
-
-
-def _fmt_ratio(x: float) -> str:
-    return "never" if x != x or x in (float("inf"), float("-inf")) else f"{x:.2f}x"
 
 
 def _run_roi(args: argparse.Namespace) -> int:
     from scalefront.export import write_frame
-    from scalefront.roi import roi
+    from scalefront.progress import ProgressLine
+    from scalefront.roi import McProgress, RoiOptions, compare
+    from scalefront.roi_text import json_ready, render
 
     _check_outputs(args.force, out=args.out)
     if args.report is not None:
         from scalefront.roi_report import check_report_dir
 
         check_report_dir(args.report, args.force)
-    catalog = _catalog(args)
-    r = roi(args.scenario, args.fabric_a, args.fabric_b, catalog=catalog, sensitivity=not args.no_sensitivity)
+    if args.samples > args.max_samples:
+        raise UsageError(
+            f"--samples {args.samples:,} is over --max-samples {args.max_samples:,}; lower --samples or raise "
+            "--max-samples"
+        )
+    options = RoiOptions(
+        premium=args.premium,
+        design=args.design,
+        value_usd_per_gpu_hour=args.value_per_gpu_hour,
+        samples=args.samples,
+        seed=args.seed,
+        model_error=args.model_error,
+        headline_gpus=args.gpus,
+    )
+    line = ProgressLine("monte carlo", noun="samples")
+
+    def watch(p: McProgress) -> None:
+        line(p)
+        if p.elapsed_s < 1.0 or p.done >= p.total or p.rate <= 0:
+            return
+        projected = p.elapsed_s + (p.eta_s or 0.0)
+        if projected > args.time_limit:
+            raise _Abort(
+                f"{args.samples:,} Monte Carlo samples at {p.rate:,.0f}/s would take about {projected:,.0f} s, over "
+                f"--time-limit {args.time_limit:g} s; lower --samples or raise --time-limit"
+            )
+
+    try:
+        result = compare(
+            args.scenario,
+            args.fabric_a,
+            args.fabric_b,
+            catalog=_catalog(args),
+            options=options,
+            on_progress=watch,
+            cluster=args.cluster,
+        )
+    except _Abort as err:
+        line.close()
+        raise UsageError(str(err)) from None
+    finally:
+        line.close()
     if args.out is not None:
-        write_frame(r.table, args.out, args.force)
+        write_frame(result.table, args.out, args.force)
         print(f"wrote {args.out}", file=sys.stderr)
     if args.report is not None:
         from scalefront.roi_report import write_report
 
-        path = write_report(r, args.scenario, args.report, args.force)
-        print(f"wrote {path}", file=sys.stderr)
-    a, b = r.fabric_a, r.fabric_b
-    print(f"{a} vs {b} on scenario {args.scenario}: the fastest configuration on each fabric per GPU count")
-    print(
-        f"{'GPUs':>7} {'days ' + a:>16} {'days ' + b:>16} {'cost ' + a:>18} {'cost ' + b:>18} "
-        f"{'network ' + a:>18} {'network ' + b:>18} {'break-even':>11} {'life':>8} {'payback':>10}"
-    )
-    for row in r.table.iter_rows(named=True):
-        payback = row["payback_days"]
-        payback_text = "never" if payback == float("inf") else f"{payback:,.0f} d"
-        print(
-            f"{row['gpus']:>7,} {row[f'time_to_train_days_{a}']:>16.1f} {row[f'time_to_train_days_{b}']:>16.1f} "
-            f"{row[f'cost_to_train_usd_{a}']:>18,.0f} {row[f'cost_to_train_usd_{b}']:>18,.0f} "
-            f"{row[f'network_capex_usd_{a}']:>18,.0f} {row[f'network_capex_usd_{b}']:>18,.0f} "
-            f"{_fmt_ratio(row['break_even_premium']):>11} {_fmt_ratio(row['break_even_premium_life']):>8} "
-            f"{payback_text:>10}"
-        )
-    print(
-        f"break-even: the price of {a}'s network, relative to {b}'s, at which both cost the same to train the "
-        f"tokens (own mode); life: the same over the cluster's life; payback: days for {a}'s premium to pay back"
-    )
-    if not r.sensitivity.is_empty():
-        print("\nsensitivity of the break-even premium (+/-20% on each assumption):")
-        cols = [c for c in r.sensitivity.columns if c.startswith("gpus_")]
-        print(f"{'assumption':>24} {'change':>7} " + " ".join(f"{c.removeprefix('gpus_') + ' GPUs':>12}" for c in cols))
-        for row in r.sensitivity.iter_rows(named=True):
-            print(
-                f"{row['assumption']:>24} {row['change']:>+7.0%} "
-                + " ".join(f"{_fmt_ratio(row[c]) if row[c] is not None else '-':>12}" for c in cols)
-            )
+        path = write_report(result, args.report, args.force)
+        print(f"wrote {path} and {path.with_suffix('.md')}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(json_ready(result_dict(result)), indent=2))
+    else:
+        print(render(result))
     return 0
+
+
+def result_dict(result: Any) -> dict[str, Any]:
+    """The `roi --json` object: the verdict, the options, and every frame but the samples as lists of rows."""
+    from dataclasses import asdict
+
+    return {
+        "scenario": result.scenario,
+        "fabric_a": result.fabric_a,
+        "fabric_b": result.fabric_b,
+        "headline_gpus": result.headline_gpus,
+        "verdict": result.verdict,
+        "options": asdict(result.options),
+        "model_error": result.model_error,
+        "mc_cancelled": result.mc_cancelled,
+        "rows": result.table.to_dicts(),
+        "workloads": result.workloads.to_dicts(),
+        "tornado": result.tornado.to_dicts(),
+        "breakdown": result.breakdown.to_dicts(),
+        "inputs": [
+            {"name": i.name, "unit": i.unit, "low": i.low * i.display_scale, "typical": i.typical * i.display_scale,
+             "high": i.high * i.display_scale, "empirical": bool(i.empirical)}
+            for i in result.inputs
+        ],
+    }  # fmt: skip
 
 
 def _find_ui() -> UserInterface | None:

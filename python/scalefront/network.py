@@ -1,6 +1,8 @@
-"""The scale-out network's bill of materials: NICs, switches per tier, NVLink switch trays, cables and optics,
-with their capital cost and power. The counts come from the Rust core's topology math (the same numbers the
-model prices and counts failures with)."""
+"""The scale-out network's bill of materials, as a quote lists it: NIC ports, switches per tier, optical modules
+(NIC-side and twin-port switch-side, as modules), copper DACs where a host link is short enough, fibres, NVLink
+switch trays, then spares, installation, out-of-band management, and support and licences per year, with power.
+The counts come from the Rust core (`rust/core/src/bom.rs`), the same numbers the model prices and counts failures
+with."""
 
 from __future__ import annotations
 
@@ -25,9 +27,9 @@ def bom(
     prices: dict[str, float] | None = None,
     catalog: Catalog | None = None,
 ) -> dict[str, Any]:
-    """Parts, capex and power of the network for `gpus` GPUs. `prices` overrides catalog prices by field name
-    as `evaluate` takes them (the network's: nic_usd, switch_usd, transceiver_usd, cable_usd, nic_w, switch_w,
-    transceiver_w, switch_tray_usd, switch_tray_w)."""
+    """Parts, capex lines, yearly lines and power of the network for `gpus` GPUs (keys: README, "Network bill of
+    materials"). `prices` overrides catalog prices by field name as `evaluate` takes them (nic_usd, switch_usd,
+    nic_optic_usd, switch_optic_usd, dac_usd, fibre_usd, support_fraction_per_year, ..., network_spares_fraction)."""
     cat = catalog or builtin_catalog()
     gpus = _positive_int("gpus", gpus)
     gpu_entry = cat.gpu(gpu)
@@ -54,6 +56,7 @@ def bom(
         "gpu": gpu,
         "fabric": fabric,
         "topology": topology,
+        "topology_kind": topo.kind,
         "oversubscription": float(over),
         "scale_up": su_name,
         **result,

@@ -5,9 +5,20 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
-from typing import TextIO
+from typing import Protocol, TextIO
 
-from scalefront.sweep import Progress
+
+class Progress(Protocol):
+    """What a progress line shows: a sweep's (with its feasible count) or a Monte Carlo's."""
+
+    @property
+    def done(self) -> int: ...
+    @property
+    def total(self) -> int: ...
+    @property
+    def rate(self) -> float: ...
+    @property
+    def eta_s(self) -> float | None: ...
 
 
 def _count(x: float) -> str:
@@ -26,7 +37,9 @@ class ProgressLine:
         stream: TextIO | None = None,
         interval_s: float = 0.2,
         clock: Callable[[], float] = time.monotonic,
+        noun: str = "configurations",
     ):
+        self.noun = noun
         self.stream = stream or sys.stderr
         self.enabled = self.stream.isatty()
         self.label = label
@@ -42,9 +55,9 @@ class ProgressLine:
         self._last = now
         share = p.done / p.total if p.total else 1.0
         eta = f"ETA {p.eta_s:.0f}s" if p.eta_s is not None and p.done < p.total else "done"
-        line = (
-            f"{self.label} {p.done:,} / {p.total:,} configurations ({share:.0%})  "
-            f"{_count(p.rate)}/s  {eta}  feasible {p.feasible:,}"
+        feasible = getattr(p, "feasible", None)
+        line = f"{self.label} {p.done:,} / {p.total:,} {self.noun} ({share:.0%})  {_count(p.rate)}/s  {eta}" + (
+            f"  feasible {feasible:,}" if feasible is not None else ""
         )
         self.stream.write("\r" + line.ljust(self._width))
         self.stream.flush()

@@ -1,217 +1,772 @@
-"""Is fabric A (say InfiniBand) worth its premium over fabric B (say RoCE) for a scenario, and at what price
-does the answer flip?
+"""Is fabric A (say InfiniBand) worth its premium over fabric B (say RoCE) for a scenario, how sure is that, and
+what would change the answer?
 
-For every GPU count of the scenario, the fastest configuration on each fabric (from one sweep over both), then
-in the own-the-cluster mode (capex amortised over its life, plus energy):
+`compare(scenario, a, b, options=...)` returns a :class:`RoiResult`: the verdict sentence, one row per GPU count
+(owning the cluster for its life: total cost of ownership, cost per delivered token, break-even premium, NPV,
+payback), the Monte Carlo summary (P(A cheaper per delivered token), P10/P50/P90), the tornado of every uncertain
+input with the value at which the verdict flips, and the samples.
 
-- run cost on fabric X: C_X = (S + N_X) T_X / L + E_X, with S the server capex, N_X the network capex, T_X the
-  time to train, L the amortisation period, E_X the energy cost;
-- **break-even premium**: the price of A's network, relative to B's, at which both cost the same to train the
-  scenario's tokens: p* N_A / N_B with p* solving C_A(p* N_A) = C_B, i.e.
-  p* = ((C_B - E_A) L / T_A - S) / N_A;
-- **over the cluster's life**: the same ratio when the cluster trains for its whole life at each fabric's rate
-  (cost per token equal): p_life = ((r_A / r_B)(S + N_B + P_B) - S - P_A) / N_A, P_X the life's energy cost;
-- **payback period** of A's actual premium N_A - N_B: the days of the cluster's daily cost (amortisation and
-  energy, on B) that A's extra throughput is worth, (N_A - N_B) / (daily cost x (r_A / r_B - 1)); infinite when A
-  is not faster, zero when it is not dearer.
-
-A sensitivity table moves each assumption by -20% and +20% (A's network prices, each fabric's efficiency,
-network latency, the overlap fractions, the cluster's utilisation over its life) and reports how the
-break-even premium moves.
+This module only gathers inputs and formats: the Rust core (`rust/core/src/roi.rs`, `montecarlo.rs`,
+`economics.rs`) owns every formula; docs/roi.md works each through by hand. What happens here:
+1. each workload of the scenario is swept once at typical values, over both fabrics; per (fabric, GPU count,
+   topology), the fastest few distinct layouts are kept as candidates;
+2. every figure with a `{ low, typical, high }` range in the catalogs becomes an uncertain input (one shared draw
+   when both fabrics buy the same part at the same range), plus the model's error (training-run residuals, common
+   to both fabrics; nccl-tests residuals, one draw per fabric on its exposed communication);
+3. the core chooses each count's designs (same topology for both, or each on its cheapest), compares, runs the
+   tornado (flip values by bisection) and the Monte Carlo (each sample re-optimises among the candidates).
 """
 
 from __future__ import annotations
 
+import importlib.util
+import itertools
 import math
-from dataclasses import dataclass, replace
-from typing import Any
+import threading
+import time
+import tomllib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
 
 import polars as pl
 
-from scalefront.catalog import Catalog
-from scalefront.errors import UsageError
+from scalefront import _core
+from scalefront.catalog import Catalog, FabricEntry, Range, _Entry
+from scalefront.errors import CatalogError, UsageError
 from scalefront.model import builtin_catalog
-from scalefront.scenario import build_scenario, load_scenario
-from scalefront.sweep import SweepResult, run_sweep
+from scalefront.scenario import MixPart, Scenario, load_mix
+from scalefront.sweep import SweepResult, pareto, run_sweep
 
-__all__ = ["ASSUMPTIONS", "SENSITIVITY_STEP", "RoiResult", "roi"]
+__all__ = [
+    "DEFAULT_SAMPLES",
+    "McProgress",
+    "RoiOptions",
+    "RoiResult",
+    "UncertainInput",
+    "compare",
+    "model_error_residuals",
+]
 
-SENSITIVITY_STEP = 0.2
-#: The assumptions the sensitivity table moves.
-ASSUMPTIONS = (
-    "network price (A)",
-    "fabric efficiency (A)",
-    "fabric efficiency (B)",
-    "network latency",
-    "overlap",
-    "utilisation",
-)
-SECONDS_PER_YEAR = 365.25 * 86400.0
-SECONDS_PER_DAY = 86400.0
+#: Monte Carlo samples by default.
+DEFAULT_SAMPLES = 10_000
+#: Layouts kept per (fabric, GPU count, topology) for each sample to re-optimise among.
+DEFAULT_CANDIDATES = 6
+#: Sweep grouping that keeps the best schedule of every parallel-degree combination (the candidates).
+_CANDIDATE_GROUPS = ["fabric", "tp", "pp", "cp", "ep"]
+
+
+@dataclass(frozen=True)
+class RoiOptions:
+    """How to compare. Every field has the command line's default."""
+
+    #: A's fabric cost as a multiple of B's (`--premium 1.3`); None: each fabric at its catalog prices.
+    premium: float | None = None
+    #: "same": both fabrics on the same topology; "cheapest": each on its cheapest design per delivered work.
+    design: Literal["same", "cheapest"] = "same"
+    #: What an extra busy GPU-hour of A is worth (renting out spare capacity, time to market); None: B's
+    #: levelised cost of a busy GPU-hour (the cost-avoidance view: NPV = savings per delivered work).
+    value_usd_per_gpu_hour: float | None = None
+    samples: int = DEFAULT_SAMPLES
+    seed: int = 0
+    #: Where the model's error comes from: "auto" (the fidelity file data/model_error.toml when the catalog has
+    #: one, else the validation residuals), "validation", "none", or a TOML file of log residuals.
+    model_error: str = "auto"
+    candidates: int = DEFAULT_CANDIDATES
+    #: The GPU count the verdict sentence is about (default: the scenario's largest).
+    headline_gpus: int | None = None
+
+
+@dataclass(frozen=True)
+class UncertainInput:
+    """One input the Monte Carlo samples and the tornado moves."""
+
+    name: str
+    #: Unit for display: "usd", "fraction", "ratio", "s", "log" (model error), ...
+    unit: str
+    low: float
+    typical: float
+    high: float
+    #: The core's targets: [{section, side, field}].
+    targets: list[dict[str, Any]]
+    #: Values resampled as they are (validation residuals); empty: triangular(low, typical, high).
+    empirical: list[float] = field(default_factory=list)
+    #: Multiply the core's SI value by this for display (1e6 for a latency in µs).
+    display_scale: float = 1.0
+
+
+@dataclass(frozen=True)
+class McProgress:
+    """Monte Carlo progress, for a progress line."""
+
+    done: int
+    total: int
+    elapsed_s: float
+
+    @property
+    def rate(self) -> float:
+        return self.done / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+    @property
+    def eta_s(self) -> float | None:
+        return (self.total - self.done) / self.rate if self.rate > 0 else None
 
 
 @dataclass(frozen=True)
 class RoiResult:
+    """A fabric comparison: what a buyer reads (`verdict`), and the frames behind it."""
+
+    scenario: str
     fabric_a: str
     fabric_b: str
-    #: One row per GPU count (the roi.csv schema).
+    options: RoiOptions
+    #: The one-paragraph answer for `headline_gpus`.
+    verdict: str
+    headline_gpus: int
+    #: One row per GPU count: typical-value comparison and the Monte Carlo summary (the `--out` file).
     table: pl.DataFrame
-    #: One row per (assumption, change), the break-even premium per GPU count in columns `gpus_<n>`.
-    sensitivity: pl.DataFrame
-    #: The sweep rows the table was built from: the fastest configuration per (fabric, GPU count).
-    best: pl.DataFrame
-    #: The time-vs-cost Pareto frontier of each fabric over all GPU counts.
+    #: Per GPU count and workload of the mix: share, days to train, delivered tokens/s, cost per Mtoken.
+    workloads: pl.DataFrame
+    #: Per GPU count, one row per uncertain input, largest swing first: savings at low/high, flip value.
+    tornado: pl.DataFrame
+    #: Per GPU count and sample: premium, break-even premium, savings, NPV, payback.
+    samples: pl.DataFrame
+    #: Per GPU count and fabric: the present value of each cost component (USD; residual negative).
+    breakdown: pl.DataFrame
+    #: Own-mode time-vs-cost Pareto frontier per (fabric, topology), first workload.
     frontier: pl.DataFrame
+    inputs: list[UncertainInput]
+    #: Where the model error came from.
+    model_error: str
+    #: True when the Monte Carlo was stopped early (its summary covers the samples done).
+    mc_cancelled: bool = False
 
 
-def _break_even(best: pl.DataFrame, a: str, b: str, economics: dict[str, float]) -> pl.DataFrame:
-    life_s = economics["amortization_years"] * SECONDS_PER_YEAR
-    usd_per_kwh = economics["usd_per_kwh"]
-    rows = []
-    for gpus in sorted(set(best["gpus"].to_list())):
-        pick = {f: best.filter((pl.col("fabric") == f) & (pl.col("gpus") == gpus)) for f in (a, b)}
-        if any(p.height == 0 for p in pick.values()):
+# ---------------------------------------------------------------------------------------------- model error
+
+
+def _log_ratio(a: float, b: float) -> float:
+    return math.log(a / b)
+
+
+def _validation_residuals(catalog: Catalog) -> tuple[list[float], list[float]]:
+    """ln(measured / predicted step time) of the held-out training rows; ln(measured / predicted time) of the
+    judged nccl-tests points over a network (not NVLink-only curves)."""
+    from scalefront import validation
+
+    training = validation.judged_training(validation.training_checks(catalog))
+    common = sorted(_log_ratio(c.measured_step_time_s, c.predicted_step_time_s) for c in training)
+    networked = {c["id"] for c in validation.load_table("collectives")["curve"] if c.get("fabric", "none") != "none"}
+    points = validation.judged_collectives(validation.collective_checks(catalog))
+    # Time is inversely proportional to bus bandwidth: ln(t_meas / t_pred) = ln(bw_pred / bw_meas).
+    collective = sorted(
+        _log_ratio(p.predicted_busbw_gbytes_per_s, p.measured_busbw_gbytes_per_s) for p in points if p.id in networked
+    )
+    return common, collective
+
+
+def _file_residuals(path: str) -> tuple[list[float], list[float]]:
+    try:
+        doc = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
+        raise UsageError(f"--model-error {path}: cannot read it as TOML ({err})") from None
+    if "regime" in doc:  # the fidelity file's format: residuals by regime; all regimes pooled
+        common = sorted(r for regime in doc["regime"] for r in regime.get("log_residuals", []))
+        collective = list(doc.get("collective_log_residuals", []))
+    else:
+        common = list(doc.get("common_log_residuals", []))
+        collective = list(doc.get("collective_log_residuals", []))
+    values = common + collective
+    if not values or any(isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) for v in values):
+        raise UsageError(
+            f"--model-error {path}: expected common_log_residuals = [...] and collective_log_residuals = [...] "
+            "(finite numbers, ln(measured / predicted)), or the [[regime]] tables of data/model_error.toml"
+        )
+    return sorted(float(v) for v in common), sorted(float(v) for v in collective)
+
+
+def model_error_residuals(source: str, catalog: Catalog) -> tuple[list[float], list[float], str]:
+    """(common step-time log residuals, collective log residuals, a label of the source)."""
+    if source == "none":
+        return [], [], "none"
+    errors = getattr(catalog, "errors", None)  # data/model_error.toml, when the fidelity work is in
+    if source == "auto" and errors is not None:
+        common = sorted(r for regime in errors.regime for r in regime.log_residuals)
+        _, collective = _validation_residuals(catalog)
+        return common, collective, "data/model_error.toml (training) and nccl-tests validation (collectives)"
+    if source in ("auto", "validation"):
+        common, collective = _validation_residuals(catalog)
+        return common, collective, "validation residuals (scalefront validate)"
+    common, collective = _file_residuals(source)
+    return common, collective, source
+
+
+def _deciles(values: list[float]) -> tuple[float, float]:
+    """P10 and P90 (nearest rank) of sorted values."""
+    n = len(values)
+    return values[max(1, math.ceil(0.1 * n)) - 1], values[max(1, math.ceil(0.9 * n)) - 1]
+
+
+# ---------------------------------------------------------------------------------------------- uncertain inputs
+
+#: What each catalog field is called in the tornado and the verdict.
+LABELS = {
+    "nic_usd": "NIC price",
+    "switch_usd": "switch price",
+    "nic_optic_usd": "NIC optics price",
+    "switch_optic_usd": "switch optics price",
+    "dac_usd": "copper cable price",
+    "fibre_usd": "fibre price",
+    "support_fraction_per_year": "support per year",
+    "nos_usd_per_switch_year": "NOS licence per switch-year",
+    "nic_w": "NIC power",
+    "switch_w": "switch power",
+    "nic_optic_w": "NIC optics power",
+    "switch_optic_w": "switch optics power",
+    "efficiency": "bus-bandwidth efficiency",
+    "congestion_efficiency": "load-balance efficiency",
+    "in_network_reduction_efficiency": "in-network reduction gain",
+    "nic_latency_us": "NIC latency",
+    "switch_hop_latency_us": "switch hop latency",
+    "link_gbps": "line rate",
+    "rent_usd_per_gpu_hour": "GPU rent",
+    "server_usd": "GPU server price",
+    "switch_tray_usd": "NVLink switch tray price",
+    "pue": "PUE",
+    "usd_per_kwh": "power price",
+    "gpu_power_fraction": "GPU power while training",
+    "discount_rate": "discount rate",
+    "residual_fraction": "residual value",
+    "utilisation": "utilisation",
+    "idle_power_fraction": "idle power",
+    "colocation_usd_per_kw_month": "colocation price",
+    "facility_build_usd_per_kw": "facility build cost",
+    "server_spares_fraction": "server spares",
+    "network_spares_fraction": "network spares",
+    "installation_fraction": "installation",
+    "oob_usd_per_rack": "management network per rack",
+}
+
+
+def _unit(field_name: str) -> str:
+    if field_name.endswith("_usd") or "usd_per" in field_name:
+        return "usd"
+    if field_name.endswith("_w"):
+        return "w"
+    if field_name.endswith("_us"):
+        return "us"
+    if field_name in ("pue", "in_network_reduction_efficiency"):
+        return "ratio"
+    return "fraction"
+
+
+def _ranged(entry: _Entry, fixed: set[str]) -> list[tuple[str, Any]]:
+    """(field, range) of every ranged figure of `entry`, except those a scenario override fixed."""
+    return [(f, r) for f, r in entry.ranges.items() if f not in fixed and r.high > r.low]
+
+
+def _fabric_inputs(name: str, side: int, entry: FabricEntry) -> list[UncertainInput]:
+    """The fabric's ranged figures, in the core's SI units (found by converting each end)."""
+    out = []
+    base = entry.core_spec()
+    for f, r in _ranged(entry, set()):
+        low, high = entry.model_copy(update={f: r.low}).core_spec(), entry.model_copy(update={f: r.high}).core_spec()
+        for key in base:
+            if low[key] == base[key] == high[key]:
+                continue
+            scale = base[key] / r.typical if r.typical else 1.0
+            out.append(
+                UncertainInput(
+                    f"{name} {LABELS.get(f, f)}",
+                    _unit(f),
+                    float(low[key]),
+                    float(base[key]),
+                    float(high[key]),
+                    [{"section": "fabric", "side": side, "field": key}],
+                    display_scale=1.0 / scale if scale else 1.0,
+                )
+            )
+    return out
+
+
+def _price_inputs(
+    catalog: Catalog, a: str, b: str, gpu: str, scale_up: str, fixed: dict[str, set[str]]
+) -> list[UncertainInput]:
+    """Every ranged price: A's and B's network prices (one shared input where both ranges are the same part
+    price), the GPU's prices, the NVLink trays' and the economics'."""
+    out: list[UncertainInput] = []
+
+    def fixed_for(entry: str) -> set[str]:
+        return fixed.get(entry, set()) | fixed.get("*", set())
+
+    pa, pb = catalog.fabric_price(a), catalog.fabric_price(b)
+    ra, rb = dict(_ranged(pa, fixed_for(a))), dict(_ranged(pb, fixed_for(b)))
+    for f in sorted(set(ra) | set(rb), key=list(type(pa).model_fields).index):
+        if f in ra and f in rb and ra[f] == rb[f]:  # the same part at the same range: one market price
+            r = ra[f]
+            targets: list[dict[str, Any]] = [{"section": "network", "side": s, "field": f} for s in (0, 1)]
+            out.append(_input(f"{LABELS.get(f, f)} (both fabrics)", f, r, targets))
             continue
-        ra, rb = pick[a].row(0, named=True), pick[b].row(0, named=True)
-        t_a, t_b = ra["time_to_train_s"], rb["time_to_train_s"]
-        n_a, n_b = ra["network_capex_usd"], rb["network_capex_usd"]
-        servers = ra["capex_usd"] - n_a
-        e_a, e_b = ra["energy_mwh"] * 1000.0 * usd_per_kwh, rb["energy_mwh"] * 1000.0 * usd_per_kwh
-        c_a = (servers + n_a) * t_a / life_s + e_a
-        c_b = (servers + n_b) * t_b / life_s + e_b
-        p_star = ((c_b - e_a) * life_s / t_a - servers) / n_a if n_a > 0 else math.inf
-        # Over the life: rates r = tokens / time; energy over the life scales with it: P = E / T x L.
-        rate_ratio = t_b / t_a
-        p_life_a, p_life_b = e_a / t_a * life_s, e_b / t_b * life_s
-        p_life = (rate_ratio * (servers + n_b + p_life_b) - servers - p_life_a) / n_a if n_a > 0 else math.inf
-        daily_b = ((servers + n_b) / life_s + e_b / t_b) * SECONDS_PER_DAY
-        premium_usd = n_a - n_b
-        if premium_usd <= 0:
-            payback = 0.0
-        elif rate_ratio <= 1.0:
-            payback = math.inf
-        else:
-            payback = premium_usd / (daily_b * (rate_ratio - 1.0))
-        rows.append(
+        for name, side, ranges in ((a, 0, ra), (b, 1, rb)):
+            if f in ranges:
+                target: list[dict[str, Any]] = [{"section": "network", "side": side, "field": f}]
+                out.append(_input(f"{name} {LABELS.get(f, f)}", f, ranges[f], target))
+    for section, entry, fixed_keys in (
+        ("gpu", catalog.gpu_price(gpu), fixed_for(gpu)),
+        ("scale_up", catalog.scale_up_price(scale_up), set()),
+        ("economics", catalog.economics_or_error(), fixed_for("*")),
+    ):
+        for f, r in _ranged(entry, fixed_keys):
+            if section == "gpu" and f == "rent_usd_per_gpu_hour":
+                continue  # rent does not enter an owned cluster's cost
+            out.append(_input(LABELS.get(f, f), f, r, [{"section": section, "side": None, "field": f}]))
+    return out
+
+
+def _input(name: str, field_name: str, r: Range, targets: list[dict[str, Any]]) -> UncertainInput:
+    return UncertainInput(name, _unit(field_name), low=r.low, typical=r.typical, high=r.high, targets=targets)
+
+
+def _error_inputs(common: list[float], collective: list[float], a: str, b: str) -> list[UncertainInput]:
+    out = []
+    if common:
+        lo, hi = _deciles(common)
+        target: list[dict[str, Any]] = [{"section": "model_error", "side": None, "field": "common"}]
+        out.append(UncertainInput("model error, step time (both fabrics)", "log", lo, 0.0, hi, target, common))
+    if collective:
+        lo, hi = _deciles(collective)
+        for name, side in ((a, 0), (b, 1)):
+            target = [{"section": "model_error", "side": side, "field": "collective"}]
+            out.append(UncertainInput(f"{name} collective model error", "log", lo, 0.0, hi, target, collective))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- candidates
+
+
+def _config(scenario: Scenario, row: dict[str, Any]) -> dict[str, Any]:
+    """The core `Config` of a labelled sweep row (indices recovered from the scenario's axis names)."""
+    space = scenario.space
+    g = scenario.gpu_names.index(row["gpu"])
+    s = scenario.scale_up_names.index(row["scale_up"])
+    f = scenario.fabric_names.index(row["fabric"])
+    t = next(
+        i
+        for i, (n, o) in enumerate(zip(scenario.topology_names, scenario.oversubscriptions, strict=True))
+        if n == row["topology"] and o == row["oversubscription"]
+    )
+    o = scenario.overlap_names.index(row["overlap"])
+    return {
+        "model": space["model"],
+        "gpu": space["gpus"][g]["spec"],
+        "scale_up": space["scale_ups"][s]["spec"],
+        "fabric": space["fabrics"][f]["spec"],
+        "topology": space["topologies"][t],
+        "prices": {
+            "gpu": space["gpus"][g]["prices"],
+            "network": space["fabrics"][f]["prices"],
+            "scale_up": space["scale_ups"][s]["prices"],
+            "economics": space["economics"],
+        },
+        "gpus": row["gpus"],
+        "parallelism": {
+            "tp": row["tp"],
+            "pp": row["pp"],
+            "dp": row["dp"],
+            "cp": row["cp"],
+            "ep": row["ep"],
+            "vpp": row["vpp"],
+            "micro_batch": row["micro_batch"],
+            "zero_stage": row["zero"],
+            "recompute": row["recompute"],
+            "sequence_parallel": row["sequence_parallel"],
+            "uneven_stages": False,
+        },
+        "training": {
+            "global_batch": space["global_batch"],
+            "seq_len": space["seq_len"],
+            "tokens": space["tokens"],
+            "precision": row["precision"],
+            "flash_attention": space["flash_attention"],
+        },
+        "overlap": space["overlap"][o],
+        "reliability": space["reliability"],
+    }
+
+
+def _design_label(row: dict[str, Any], scale_ups: int) -> str:
+    label = f"{row['topology']} {row['oversubscription']:g}:1"
+    return f"{label} {row['scale_up']}" if scale_ups > 1 else label
+
+
+_DESIGN_KEYS = ["fabric", "gpus", "topology", "oversubscription", "scale_up", "precision"]
+
+
+def _candidates(result: SweepResult, k: int) -> dict[tuple[str, int, str], list[dict[str, Any]]]:
+    """The fastest `k` feasible rows (one per parallel-degree combination) per design."""
+    scenario = result.scenario
+    kept = result.kept.filter(pl.col("feasible")).sort([*_DESIGN_KEYS, "time_to_train_s"])
+    best = kept.group_by([*_DESIGN_KEYS, "tp", "pp", "cp", "ep", "dp"], maintain_order=True).first()
+    out: dict[tuple[str, int, str], list[dict[str, Any]]] = {}
+    for row in best.sort([*_DESIGN_KEYS, "time_to_train_s"]).iter_rows(named=True):
+        key = (row["fabric"], row["gpus"], _design_label(row, len(scenario.scale_up_names)))
+        rows = out.setdefault(key, [])
+        if len(rows) < k:
+            rows.append(_config(scenario, row))
+    return out
+
+
+def _designs(parts: list[tuple[MixPart, SweepResult]], a: str, b: str, k: int) -> list[dict[str, Any]]:
+    """Every (fabric, GPU count, topology) with candidates for every workload of the mix."""
+    per_workload = [_candidates(result, k) for _, result in parts]
+    keys = set(per_workload[0]).intersection(*per_workload[1:])
+    designs = []
+    for fabric, gpus, label in sorted(keys, key=lambda x: (x[1], x[0] != a, x[2])):
+        designs.append(
             {
+                "side": 0 if fabric == a else 1,
                 "gpus": gpus,
-                "fabric_a": a,
-                "fabric_b": b,
-                f"time_to_train_days_{a}": ra["time_to_train_days"],
-                f"time_to_train_days_{b}": rb["time_to_train_days"],
-                f"cost_to_train_usd_{a}": ra["cost_to_train_usd"],
-                f"cost_to_train_usd_{b}": rb["cost_to_train_usd"],
-                f"cost_own_usd_{a}": c_a,
-                f"cost_own_usd_{b}": c_b,
-                f"network_capex_usd_{a}": n_a,
-                f"network_capex_usd_{b}": n_b,
-                "time_saved_days": rb["time_to_train_days"] - ra["time_to_train_days"],
-                "cost_difference_usd": ra["cost_to_train_usd"] - rb["cost_to_train_usd"],
-                "network_premium_usd": premium_usd,
-                "break_even_premium": p_star * n_a / n_b if n_b > 0 else math.inf,
-                "break_even_premium_life": p_life * n_a / n_b if n_b > 0 else math.inf,
-                "payback_days": payback,
+                "topology": label,
+                "candidates": [cands[(fabric, gpus, label)] for cands in per_workload],
             }
         )
-    return pl.DataFrame(rows)
+    return designs
 
 
-def _scaled(catalog: Catalog, a: str, b: str, assumption: str, factor: float) -> Catalog:
-    """A copy of the catalog with one assumption scaled by `factor`."""
+# ---------------------------------------------------------------------------------------------- running
 
-    def fabric(name: str, **scale: str) -> dict[str, Any]:
-        entry = catalog.fabrics[name]
-        return {
-            name: entry.model_copy(
-                update={
-                    k: min(1.0, getattr(entry, k) * factor) if v == "fraction" else getattr(entry, k) * factor
-                    for k, v in scale.items()
-                }
+
+def _check_fabrics(catalog: Catalog, a: str, b: str) -> None:
+    if a == b:
+        raise UsageError(f"--a and --b are the same fabric ({a}); compare two different fabrics")
+    for name in (a, b):
+        catalog.fabric(name)  # unknown names get their suggestion first
+    for name in (a, b):
+        if catalog.fabric_price(name).rented:
+            raise UsageError(
+                f"{name} is sold only inside instance rent, so an owned cluster cannot be priced with it; compare "
+                "rented costs with scalefront sweep (cost mode rent)"
             )
-        }
 
-    if assumption == "network price (A)":
-        price = catalog.fabric_prices[a]
-        keys = ("nic_usd", "switch_usd", "transceiver_usd", "cable_usd")
-        new = price.model_copy(update={k: getattr(price, k) * factor for k in keys})
-        return replace(catalog, fabric_prices={**catalog.fabric_prices, a: new})
-    if assumption == "fabric efficiency (A)":
-        return replace(catalog, fabrics={**catalog.fabrics, **fabric(a, efficiency="fraction")})
-    if assumption == "fabric efficiency (B)":
-        return replace(catalog, fabrics={**catalog.fabrics, **fabric(b, efficiency="fraction")})
-    if assumption == "network latency":
-        fabrics = dict(catalog.fabrics)
-        for name in (a, b):
-            fabrics.update(fabric(name, nic_latency_us="plain", switch_hop_latency_us="plain"))
-        return replace(catalog, fabrics=fabrics)
-    if assumption == "utilisation":
-        # A cluster busy a fraction u of its life amortises its capex over u x the period.
-        econ = catalog.economics_or_error()
-        return replace(
-            catalog, economics=econ.model_copy(update={"amortization_years": econ.amortization_years * factor})
+
+def _fixed_prices(part: MixPart) -> dict[str, set[str]]:
+    """Prices the scenario sets (`[economics.prices]`): {entry id or "*": keys}, taken as certain."""
+    raw = part.scenario.spec.economics.prices
+    fixed: dict[str, set[str]] = {"*": {k for k, v in raw.items() if not isinstance(v, dict)}}
+    fixed.update({k: set(v) for k, v in raw.items() if isinstance(v, dict)})
+    return fixed
+
+
+def _monte_carlo(
+    problem: dict[str, Any],
+    uncertainty: dict[str, Any],
+    samples: int,
+    on_progress: Callable[[McProgress], None] | None,
+    handle: _core.RoiHandle | None,
+    poll_s: float = 0.1,
+) -> dict[str, Any]:
+    """The Monte Carlo in a worker thread (GIL released), progress polled here; Ctrl-C or an exception from
+    `on_progress` cancels it (milliseconds) and is re-raised."""
+    handle = handle or _core.RoiHandle()
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["result"] = _core.roi_monte_carlo(problem, uncertainty, handle, 0, samples)
+        except BaseException as err:  # handed to the caller's thread
+            box["error"] = err
+
+    start = time.perf_counter()
+    thread = threading.Thread(target=work, name="scalefront-roi-mc", daemon=True)
+    thread.start()
+    try:
+        while thread.is_alive():
+            thread.join(poll_s)
+            if on_progress:
+                on_progress(McProgress(handle.done(), samples, time.perf_counter() - start))
+    except BaseException:
+        handle.cancel()
+        thread.join()
+        raise
+    if "error" in box:
+        raise box["error"]
+    if on_progress:
+        on_progress(McProgress(handle.done(), samples, time.perf_counter() - start))
+    result: dict[str, Any] = box["result"]
+    return result
+
+
+def _mc_shard(args: tuple[dict[str, Any], dict[str, Any], int, int]) -> dict[str, Any]:
+    """One shard of samples (a module-level function, so a cluster can pickle it)."""
+    problem, uncertainty, first, count = args
+    result: dict[str, Any] = _core.roi_monte_carlo(problem, uncertainty, _core.RoiHandle(), first, count)
+    return result
+
+
+def _monte_carlo_on_cluster(
+    problem: dict[str, Any], uncertainty: dict[str, Any], samples: int, cluster: str
+) -> dict[str, Any]:
+    """The Monte Carlo in shards on the distributed engine (`scalefront.cluster.map_shards`): sample i depends on
+    (seed, i) only, so the merged shards equal the one-machine run."""
+    if importlib.util.find_spec("scalefront.cluster") is None:
+        raise UsageError(
+            "--cluster needs the distributed engine (scalefront.cluster), which this version does not have; "
+            "without --cluster the Monte Carlo runs on all cores here"
         )
-    return catalog
+    from scalefront import cluster as engine  # type: ignore[attr-defined, unused-ignore]
+
+    def shards(slots: int) -> list[tuple[dict[str, Any], dict[str, Any], int, int]]:
+        n = max(1, min(samples, 4 * slots))
+        edges = [samples * i // n for i in range(n + 1)]
+        return [(problem, uncertainty, lo, hi - lo) for lo, hi in itertools.pairwise(edges) if hi > lo]
+
+    parts: list[dict[str, Any]] = engine.map_shards(_mc_shard, shards, cluster=cluster)
+    import numpy as np
+
+    counts = []
+    for c, first in enumerate(parts[0]["counts"]):
+        columns = {k: np.concatenate([p["counts"][c]["outcomes"][k] for p in parts]) for k in first["outcomes"]}
+        summary = _core.roi_summarise(first["gpus"], columns)
+        counts.append({"gpus": first["gpus"], "outcomes": columns, "summary": summary})
+    return {"counts": counts, "cancelled": False, "payback_kinds": parts[0]["payback_kinds"]}
 
 
-def _sweep(
-    scenario_source: str | tuple[dict[str, Any], str], catalog: Catalog, a: str, b: str, overlap_factor: float = 1.0
-) -> tuple[SweepResult, dict[str, Any]]:
-    overrides: dict[str, Any] = dict(
-        fabrics=[a, b],
-        overlap_scale=overlap_factor,
-        group_by=["fabric"],
-        objectives=["time_to_train_days", "cost_to_train_usd"],
-    )
-    if isinstance(scenario_source, tuple):  # an already parsed (and perhaps edited) scenario
-        raw, file = scenario_source
-        scenario = build_scenario(raw, file, catalog, **overrides)
-    else:
-        scenario = load_scenario(scenario_source, catalog, **overrides)
-    return run_sweep(scenario), scenario.space["economics"]
-
-
-def _best(
-    scenario_source: str | tuple[dict[str, Any], str], catalog: Catalog, a: str, b: str, overlap_factor: float = 1.0
-) -> tuple[pl.DataFrame, dict[str, Any]]:
-    result, economics = _sweep(scenario_source, catalog, a, b, overlap_factor)
-    return result.best_per_fabric_and_size(), economics
-
-
-def roi(
+def compare(
     scenario: str | tuple[dict[str, Any], str],
     fabric_a: str = "ib-ndr",
     fabric_b: str = "roce-400g",
     *,
     catalog: Catalog | None = None,
-    sensitivity: bool = True,
+    options: RoiOptions | None = None,
+    on_progress: Callable[[McProgress], None] | None = None,
+    handle: _core.RoiHandle | None = None,
+    cluster: str | None = None,
 ) -> RoiResult:
-    """Compare two fabrics over a scenario's GPU counts (see the module doc for every formula)."""
-    if fabric_a == fabric_b:
-        raise UsageError(f"--a and --b are the same fabric ({fabric_a}); compare two different fabrics")
+    """Compare fabric A with fabric B over a scenario's GPU counts and workloads, owning the cluster for its life.
+
+    `scenario` is a built-in id, a file, or an already parsed scenario `(raw, name)`. `on_progress` is called about
+    every 0.1 s during the Monte Carlo; `handle` (a `scalefront._core.RoiHandle`) lets a caller cancel it from
+    another thread; `cluster` runs the Monte Carlo on the distributed engine. Raises `UsageError`, `CatalogError`
+    or `ConfigurationError` for bad input, one line each.
+    """
+    opts = options or RoiOptions()
     cat = catalog or builtin_catalog()
-    for name in (fabric_a, fabric_b):
-        cat.fabric(name)  # unknown names get their suggestion first
-    for name in (fabric_a, fabric_b):
-        cat.fabric_price(name)
-    swept, economics = _sweep(scenario, cat, fabric_a, fabric_b)
-    best = swept.best_per_fabric_and_size()
-    table = _break_even(best, fabric_a, fabric_b, economics)
-    if table.is_empty():
-        raise UsageError(f"{scenario}: no GPU count has a feasible configuration on both {fabric_a} and {fabric_b}")
-    rows = []
-    if sensitivity:
-        for assumption in ASSUMPTIONS:
-            for change in (-SENSITIVITY_STEP, SENSITIVITY_STEP):
-                factor = 1.0 + change
-                if assumption == "overlap":
-                    moved, econ = _best(scenario, cat, fabric_a, fabric_b, overlap_factor=factor)
-                else:
-                    moved, econ = _best(
-                        scenario, _scaled(cat, fabric_a, fabric_b, assumption, factor), fabric_a, fabric_b
-                    )
-                t = _break_even(moved, fabric_a, fabric_b, econ)
-                row: dict[str, Any] = {"assumption": assumption, "change": change}
-                for gpus, value in zip(t["gpus"].to_list(), t["break_even_premium"].to_list(), strict=True):
-                    row[f"gpus_{gpus}"] = value
-                rows.append(row)
-    return RoiResult(fabric_a, fabric_b, table, pl.DataFrame(rows), best, swept.frontier())
+    _check_fabrics(cat, fabric_a, fabric_b)
+    if opts.samples < 1:
+        raise UsageError(f"samples={opts.samples}: expected at least 1")
+    if opts.premium is not None and not (math.isfinite(opts.premium) and opts.premium > 0):
+        raise UsageError(f"premium={opts.premium}: expected a positive number such as 1.3")
+    if opts.value_usd_per_gpu_hour is not None and not (
+        math.isfinite(opts.value_usd_per_gpu_hour) and opts.value_usd_per_gpu_hour >= 0
+    ):
+        raise UsageError(f"value_usd_per_gpu_hour={opts.value_usd_per_gpu_hour}: expected a number >= 0")
+    mix = load_mix(
+        scenario,
+        cat,
+        fabrics=[fabric_a, fabric_b],
+        group_by=_CANDIDATE_GROUPS,
+        objectives=["time_to_train_days", "cost_to_train_usd"],
+        cost_mode="own",
+    )
+    first = mix[0].scenario
+    name = scenario if isinstance(scenario, str) else first.name
+    if len(first.gpu_names) != 1:
+        raise UsageError(
+            f"{first.path}: roi compares fabrics on one GPU type; the scenario lists {', '.join(first.gpu_names)}"
+        )
+    swept = [(part, run_sweep(part.scenario)) for part in mix]
+    designs = _designs(swept, fabric_a, fabric_b, max(1, opts.candidates))
+    counts = sorted({d["gpus"] for d in designs if d["side"] == 0} & {d["gpus"] for d in designs if d["side"] == 1})
+    if not counts:
+        raise UsageError(f"{name}: no GPU count has a feasible configuration on both {fabric_a} and {fabric_b}")
+    common, collective, error_label = model_error_residuals(opts.model_error, cat)
+    inputs = (
+        _fabric_inputs(fabric_a, 0, cat.fabric(fabric_a))
+        + _fabric_inputs(fabric_b, 1, cat.fabric(fabric_b))
+        + _price_inputs(cat, fabric_a, fabric_b, first.gpu_names[0], first.scale_up_names[0], _fixed_prices(mix[0]))
+        + _error_inputs(common, collective, fabric_a, fabric_b)
+    )
+    problem = {
+        "shares": [part.share for part in mix],
+        "designs": designs,
+        "options": {
+            "design": opts.design,
+            "premium": opts.premium,
+            "value_usd_per_gpu_hour": opts.value_usd_per_gpu_hour,
+        },
+    }
+    uncertainty = {
+        "inputs": [
+            {"name": i.name, "targets": i.targets, "low": i.low, "typical": i.typical, "high": i.high,
+             "empirical": i.empirical}
+            for i in inputs
+        ],
+        "samples": opts.samples,
+        "seed": opts.seed,
+    }  # fmt: skip
+    typical = _core.roi_compare(problem, uncertainty)
+    if cluster is not None:
+        mc = _monte_carlo_on_cluster(problem, uncertainty, opts.samples, cluster)
+    else:
+        mc = _monte_carlo(problem, uncertainty, opts.samples, on_progress, handle)
+    from scalefront.roi_text import verdict_text
+
+    frames = _frames(typical, mc, inputs, mix, fabric_a, fabric_b, cat)
+    headline = opts.headline_gpus or counts[-1]
+    if headline not in counts:
+        raise UsageError(f"--gpus {headline}: not a GPU count of the comparison ({', '.join(map(str, counts))})")
+    frontier = _frontier(swept[0][1])
+    return RoiResult(
+        scenario=name,
+        fabric_a=fabric_a,
+        fabric_b=fabric_b,
+        options=opts,
+        verdict=verdict_text(frames, inputs, headline, fabric_a, fabric_b, cat, mix),
+        headline_gpus=headline,
+        frontier=frontier,
+        inputs=inputs,
+        model_error=error_label,
+        mc_cancelled=bool(mc["cancelled"]),
+        **frames,
+    )
+
+
+def _frontier(result: SweepResult) -> pl.DataFrame:
+    """Own-mode (total cost of ownership) time-vs-cost frontier per (fabric, topology)."""
+    kept = result.kept.filter(pl.col("feasible")).with_columns(pl.col("cost_own_usd").alias("cost_to_train_usd"))
+    return pareto(kept, ["fabric", "topology", "oversubscription"], ["time_to_train_days", "cost_to_train_usd"])
+
+
+_TABLE_KEYS = (
+    "speed_ratio",
+    "capex_a_usd",
+    "capex_b_usd",
+    "opex_a_usd_per_year",
+    "opex_b_usd_per_year",
+    "tco_a_usd",
+    "tco_b_usd",
+    "fabric_a_usd",
+    "fabric_b_usd",
+    "premium",
+    "break_even_premium",
+    "savings_usd",
+    "npv_usd",
+    "value_usd_per_gpu_hour",
+    "speed_value_usd",
+    "payback",
+    "payback_months",
+    "life_months",
+    "usd_per_useful_gpu_hour_a",
+    "usd_per_useful_gpu_hour_b",
+)
+
+
+def _frames(
+    typical: dict[str, Any],
+    mc: dict[str, Any],
+    inputs: list[UncertainInput],
+    mix: list[MixPart],
+    a: str,
+    b: str,
+    catalog: Catalog,
+) -> dict[str, pl.DataFrame]:
+    """The result's frames from the core's dicts (no arithmetic beyond labelling)."""
+    summaries = {c["gpus"]: c["summary"] for c in mc["counts"]}
+    kinds = mc["payback_kinds"]
+    rows, work, bars, breakdown, samples = [], [], [], [], []
+    for c in typical["counts"]:
+        g = c["gpus"]
+        s = summaries[g]
+        row: dict[str, Any] = {
+            "gpus": g,
+            "fabric_a": a,
+            "fabric_b": b,
+            "topology_a": c["topology_a"],
+            "topology_b": c["topology_b"],
+            "days_a": c["a"]["days"][0],
+            "days_b": c["b"]["days"][0],
+            **{k: c[k] for k in _TABLE_KEYS},
+            "usd_per_mtoken_a": c["usd_per_mtoken_a"][0],
+            "usd_per_mtoken_b": c["usd_per_mtoken_b"][0],
+            "samples": s["samples"],
+            "p_a_cheaper": s["p_a_cheaper"],
+            "p_payback_within_life": s["p_payback_within_life"],
+        }
+        for key in ("break_even_premium", "savings_usd", "npv_usd", "payback_months", "speed_ratio"):
+            for q, v in zip(("p10", "p50", "p90"), s[key], strict=True):
+                row[f"{key}_{q}"] = v
+        rows.append(row)
+        for w, part in enumerate(mix):
+            work.append(
+                {
+                    "gpus": g,
+                    "workload": part.name,
+                    "share": part.share,
+                    "days_a": c["a"]["days"][w],
+                    "days_b": c["b"]["days"][w],
+                    "tokens_per_s_a": c["a"]["tokens_per_s"][w],
+                    "tokens_per_s_b": c["b"]["tokens_per_s"][w],
+                    "usd_per_mtoken_a": c["usd_per_mtoken_a"][w],
+                    "usd_per_mtoken_b": c["usd_per_mtoken_b"][w],
+                }
+            )
+        for rank, bar in enumerate(c["tornado"]):
+            i = inputs[bar["input"]]
+            flip = bar["flip"]
+            direction = "" if math.isnan(flip) else ("below" if flip < bar["typical"] else "above")
+            bars.append(
+                {
+                    "gpus": g,
+                    "rank": rank + 1,
+                    "input": i.name,
+                    "unit": i.unit,
+                    "low": bar["low"] * i.display_scale,
+                    "typical": bar["typical"] * i.display_scale,
+                    "high": bar["high"] * i.display_scale,
+                    "savings_low_usd": bar["savings_low_usd"],
+                    "savings_high_usd": bar["savings_high_usd"],
+                    "break_even_low": bar["break_even_low"],
+                    "break_even_high": bar["break_even_high"],
+                    "flip": None if math.isnan(flip) else flip * i.display_scale,
+                    "flip_direction": direction,
+                }
+            )
+        for side, fabric in (("a", a), ("b", b)):
+            for component, usd in c[side]["breakdown_usd"].items():
+                breakdown.append({"gpus": g, "fabric": fabric, "component": component, "usd": usd})
+    for c in mc["counts"]:
+        o = c["outcomes"]
+        n = len(o["premium"])
+        samples.append(
+            pl.DataFrame(
+                {
+                    "gpus": pl.Series([c["gpus"]] * n, dtype=pl.Int64),
+                    "sample": pl.Series(range(n), dtype=pl.Int64),
+                    **{k: o[k] for k in ("premium", "break_even_premium", "savings_usd", "npv_usd", "speed_ratio")},
+                    "payback": pl.Series([kinds[i] for i in o["payback"]], dtype=pl.Utf8),
+                    "payback_months": o["payback_months"],
+                }
+            )
+        )
+    return {
+        "table": pl.DataFrame(rows),
+        "workloads": pl.DataFrame(work),
+        "tornado": pl.DataFrame(bars, schema_overrides={"flip": pl.Float64}),
+        "samples": pl.concat(samples) if samples else pl.DataFrame(),
+        "breakdown": pl.DataFrame(breakdown),
+    }
+
+
+def fabric_label(catalog: Catalog, name: str) -> str:
+    """A fabric's family for prose: InfiniBand, Ethernet, EFA, TCP (with its id)."""
+    try:
+        kind = catalog.fabric(name).kind
+    except CatalogError:
+        return name
+    family = {"infiniband": "InfiniBand", "roce": "Ethernet", "efa": "EFA", "tcp": "TCP Ethernet"}.get(kind, kind)
+    return f"{family} ({name})"
+
+
+def input_names(inputs: Sequence[UncertainInput]) -> list[str]:
+    return [i.name for i in inputs]

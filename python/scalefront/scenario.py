@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, PlainValidator, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, ValidationError, model_validator
 
 from scalefront import _core
 from scalefront.catalog import (
@@ -31,7 +31,17 @@ from scalefront.errors import CatalogError, ConfigurationError, UsageError
 from scalefront.messages import describe, did_you_mean, key_text, toml_repr
 from scalefront.model import builtin_catalog, parse_overlap
 
-__all__ = ["AXES", "DEFAULT_SCENARIO", "OBJECTIVES", "Scenario", "builtin_scenarios", "load_scenario"]
+__all__ = [
+    "AXES",
+    "DEFAULT_SCENARIO",
+    "OBJECTIVES",
+    "MixPart",
+    "Scenario",
+    "builtin_scenarios",
+    "load_mix",
+    "load_scenario",
+    "workload_names",
+]
 
 DEFAULT_SCENARIO = "ib-vs-roce"
 
@@ -226,6 +236,18 @@ class Workload(_Strict):
     interval: Annotated[float, Field(gt=0, lt=1)] | None = None
 
 
+class MixWorkload(Workload):
+    """One workload of a mix: a share of the cluster's busy hours."""
+
+    #: A label (default: the model id); names must differ within a mix.
+    name: str | None = None
+    share: Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
+
+    @property
+    def label(self) -> str:
+        return self.name or self.model
+
+
 class Cluster(_Strict):
     gpu: Annotated[list[str], NonEmpty]
     gpus: CountAxis
@@ -271,14 +293,50 @@ class Objectives(_Strict):
     group_by: Annotated[list[Literal[AXES]], NonEmpty] = ["fabric"]  # type: ignore[valid-type]
 
 
+#: Shares of a mix must add up to 1 within this.
+SHARE_TOLERANCE = 1e-6
+
+
 class ScenarioFile(_Strict):
     name: str
     description: str = ""
-    workload: Workload
+    #: One workload ...
+    workload: Workload | None = None
+    #: ... or a mix: several workloads, each with its share of the cluster's busy hours (shares sum to 1).
+    workloads: Annotated[list[MixWorkload], Field(min_length=1)] | None = None
     cluster: Cluster
     parallelism: Parallelism = Parallelism()
     economics: EconomicsSection = EconomicsSection()
     objectives: Objectives = Objectives()
+
+    @model_validator(mode="after")
+    def _one_workload_or_a_mix(self) -> ScenarioFile:
+        if (self.workload is None) == (self.workloads is None):
+            raise ValueError(
+                "[workload]: give one [workload] table or a mix of [[workloads]] tables (each with a share), not "
+                + ("both" if self.workload is not None else "neither")
+            )
+        if self.workloads is not None:
+            labels = [w.label for w in self.workloads]
+            repeated = next((n for i, n in enumerate(labels) if n in labels[:i]), None)
+            if repeated is not None:
+                raise ValueError(
+                    f"[[workloads]] name: {repeated!r} is listed twice; give each workload a different name"
+                )
+            total = sum(w.share for w in self.workloads)
+            if abs(total - 1.0) > SHARE_TOLERANCE:
+                shares = " + ".join(f"{w.share:g}" for w in self.workloads)
+                raise ValueError(
+                    f"[[workloads]] share: the shares add up to {shares} = {total:g}; they must add up to 1"
+                )
+        return self
+
+    def mix(self) -> list[tuple[str, float, Workload]]:
+        """(name, share, workload) of every workload: one at share 1, or the mix."""
+        if self.workloads is None:
+            assert self.workload is not None
+            return [(self.workload.model, 1.0, self.workload)]
+        return [(w.label, w.share, w) for w in self.workloads]
 
 
 @dataclass(frozen=True)
@@ -337,9 +395,36 @@ def read_scenario(source: str | Path) -> tuple[dict[str, Any], str]:
 
 
 def load_scenario(source: str | Path, catalog: Catalog | None = None, **overrides: Any) -> Scenario:
-    """Load a scenario by built-in id or path; `overrides` as `build_scenario` takes them."""
+    """Load a scenario by built-in id or path; `overrides` as `build_scenario` takes them (a mix needs
+    `workload=NAME`)."""
     raw, file = read_scenario(source)
     return build_scenario(raw, file, catalog, **overrides)
+
+
+@dataclass(frozen=True)
+class MixPart:
+    """One workload of a scenario's mix, built as its own scenario (the same cluster, layouts and economics)."""
+
+    name: str
+    share: float
+    scenario: Scenario
+
+
+def workload_names(raw: dict[str, Any], file: str) -> list[str]:
+    """The names of a parsed scenario's workloads (one, or the mix's), checking the file first."""
+    return [name for name, _, _ in _validate(raw, file).mix()]
+
+
+def load_mix(
+    source: str | Path | tuple[dict[str, Any], str], catalog: Catalog | None = None, **overrides: Any
+) -> list[MixPart]:
+    """Every workload of a scenario (one at share 1, or each of its mix), each built as a scenario."""
+    raw, file = source if isinstance(source, tuple) else read_scenario(source)
+    return [
+        MixPart(name, share, build_scenario(raw, file, catalog, workload=name if len(mix) > 1 else None, **overrides))
+        for mix in [_validate(raw, file).mix()]
+        for name, share, _ in mix
+    ]
 
 
 class _Problem:
@@ -359,11 +444,29 @@ class _Problem:
             raise self(where, str(err)) from None
 
 
+def _chosen_workload(spec: ScenarioFile, name: str | None, bad: _Problem) -> Workload:
+    mix = spec.mix()
+    names = [n for n, _, _ in mix]
+    if name is None:
+        if spec.workloads is not None:
+            raise UsageError(
+                f"{bad.file}: the scenario is a mix of workloads ({', '.join(names)}); choose one with --workload "
+                "NAME to sweep it, or weigh the mix with scalefront roi"
+            )
+        return mix[0][2]
+    for n, _, w in mix:
+        if n == name:
+            return w
+    raise UsageError(f"{bad.file}: no workload {name!r}{did_you_mean(name, names)}; workloads: {', '.join(names)}")
+
+
 def _validate(raw: dict[str, Any], file: str) -> ScenarioFile:
     try:
         return ScenarioFile.model_validate(raw)
     except ValidationError as err:
         parts, msg = describe(err, ScenarioFile, raw)
+        if not parts and msg.startswith("["):  # a whole-file rule that names its own table and key
+            raise CatalogError(f"{file}: {msg}") from None
         raise CatalogError(f"{file}: {_where(parts, raw)}: {msg}") from None
 
 
@@ -377,7 +480,7 @@ def _where(parts: list[str | int], raw: dict[str, Any]) -> str:
     return f"[{head}] {key_text(parts[1:])}"
 
 
-_TABLES = ("workload", "cluster", "parallelism", "economics", "objectives")
+_TABLES = ("workload", "workloads", "cluster", "parallelism", "economics", "objectives")
 
 
 def _check_no_repeats(sections: dict[str, BaseModel], bad: _Problem) -> None:
@@ -573,14 +676,20 @@ def build_scenario(
     objectives: list[str] | None = None,
     fabrics: list[str] | None = None,
     overlap_scale: float = 1.0,
+    workload: str | None = None,
+    cost_mode: str | None = None,
 ) -> Scenario:
     """Check a parsed scenario and build the engine's space. `file` names it in errors (and, when it is a
-    path, anchors a relative model file). `group_by`, `objectives` and `fabrics` override the scenario's;
-    `overlap_scale` multiplies every overlap fraction (clamped to [0, 1]), for sensitivity studies."""
+    path, anchors a relative model file). `group_by`, `objectives`, `fabrics` and `cost_mode` override the
+    scenario's; `overlap_scale` multiplies every overlap fraction (clamped to [0, 1]), for sensitivity studies.
+    A scenario with a workload mix is built for one of its workloads, `workload` (by name)."""
     cat = catalog or builtin_catalog()
     bad = _Problem(file)
     spec = _validate(raw, file)
-    wl, par, econ = spec.workload, spec.parallelism, spec.economics
+    wl = _chosen_workload(spec, workload, bad)
+    par, econ = spec.parallelism, spec.economics
+    if cost_mode is not None:
+        econ = econ.model_copy(update={"mode": cost_mode})
     cl = spec.cluster if fabrics is None else spec.cluster.model_copy(update={"fabric": list(fabrics)})
     _check_no_repeats({"cluster": cl, "parallelism": par, "workload": wl}, bad)
     model = _scenario_model(wl, file, cat, bad)

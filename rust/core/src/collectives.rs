@@ -166,7 +166,7 @@ pub fn exposed_and_hidden(comm_s: f64, overlap: f64, window_s: f64) -> (f64, f64
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::hardware::{TopologyKind, TopologySpec};
+    use crate::hardware::TopologySpec;
 
     pub fn nvlink4() -> ScaleUpSpec {
         ScaleUpSpec {
@@ -192,7 +192,7 @@ pub(crate) mod tests {
         }
     }
     fn non_blocking() -> TopologySpec {
-        TopologySpec { kind: TopologyKind::FatTree, oversubscription: 1.0, rail_group_nodes: 32 }
+        crate::examples::fat_tree(1.0)
     }
 
     #[test]

@@ -265,7 +265,7 @@ impl<'a> ClusterStage<'a> {
             return Err(ConfigError::Fp8NotSupported);
         }
         let network = Network::new(fabric, topology, gpus, gpu.server_gpus);
-        let parts = network.parts();
+        let parts = crate::bom::parts(&network, &crate::bom::Cabling::new(topology, &prices.network));
         let switch_trays = scale_up.switch_trays(gpus);
         let cost = ClusterCost::new(gpus, gpu, prices, &parts, switch_trays);
         let counts = PartCounts {
@@ -308,6 +308,11 @@ impl<'a> ClusterStage<'a> {
             sync_s,
             interval,
         })
+    }
+
+    /// What the cluster costs to buy and run (capex lines, yearly lines, power).
+    pub fn cost(&self) -> &ClusterCost {
+        &self.cost
     }
 
     fn links(&self) -> Interconnect<'_> {
@@ -798,7 +803,7 @@ fn summarise(c: &ClusterStage, s: &LayoutStage, par: &Parallelism, step: Step, m
         capex_usd: c.cost.capex_usd(),
         network_capex_usd: c.cost.network_capex_usd,
         it_power_w: c.cost.it_power_w,
-        network_tiers: c.network.tiers,
+        network_tiers: crate::bom::tiers(&c.network),
         network_switches: c.network_switches,
         interruptions_per_day: c.goodput.interruptions_per_day,
         checkpoint_interval_s: c.goodput.checkpoint_interval_s,

@@ -143,15 +143,22 @@ pub fn ib_ndr() -> FabricSpec {
 
 pub fn prices() -> Prices {
     Prices {
-        gpu: GpuPrices { rent_usd_per_gpu_hour: 2.99, server_usd: 280_000.0 },
+        gpu: GpuPrices { rent_usd_per_gpu_hour: 2.99, server_usd: 280_000.0, gpus_per_rack: 32.0 },
         network: NetworkPrices {
-            nic_usd: 2_500.0,
-            switch_usd: 43_000.0,
-            transceiver_usd: 650.0,
-            cable_usd: 100.0,
+            nic_usd: 2_200.0,
+            switch_usd: 36_000.0,
+            nic_optic_usd: 650.0,
+            switch_optic_usd: 1_250.0,
+            switch_ports_per_optic: 2.0,
+            dac_usd: 300.0,
+            dac_reach_m: 3.0,
+            fibre_usd: 100.0,
+            support_fraction_per_year: 0.12,
+            nos_usd_per_switch_year: 0.0,
             nic_w: 25.0,
             switch_w: 750.0,
-            transceiver_w: 8.5,
+            nic_optic_w: 8.0,
+            switch_optic_w: 17.0,
         },
         scale_up: ScaleUpPrices::default(),
         economics: Economics {
@@ -160,8 +167,36 @@ pub fn prices() -> Prices {
             usd_per_kwh: 0.0826,
             gpu_power_fraction: 0.75,
             cost_mode: CostMode::Rent,
+            discount_rate: 0.12,
+            residual_fraction: 0.15,
+            utilisation: 0.8,
+            idle_power_fraction: 0.25,
+            facility: FacilityMode::Colocation,
+            colocation_usd_per_kw_month: 185.0,
+            facility_build_usd_per_kw: 11_700.0,
+            facility_life_years: 20.0,
+            server_spares_fraction: 0.08,
+            network_spares_fraction: 0.03,
+            installation_fraction: 0.06,
+            oob_usd_per_rack: 4_500.0,
         },
     }
+}
+
+/// The SuperPOD-style rail-optimized tree: shared spines, leaves in network racks (optical host links).
+pub fn rail_fat_tree() -> TopologySpec {
+    TopologySpec {
+        kind: TopologyKind::RailFatTree,
+        oversubscription: 1.0,
+        rail_group_nodes: 32,
+        rail_planes: RailPlanes::Shared,
+        host_link_m: 20.0,
+    }
+}
+
+/// A fat-tree with top-of-rack leaves (copper host links within DAC reach).
+pub fn fat_tree(oversubscription: f64) -> TopologySpec {
+    TopologySpec { kind: TopologyKind::FatTree, oversubscription, host_link_m: 2.0, ..rail_fat_tree() }
 }
 
 pub fn reference() -> Config {
@@ -170,7 +205,7 @@ pub fn reference() -> Config {
         gpu: h100(),
         scale_up: nvlink4(),
         fabric: ib_ndr(),
-        topology: TopologySpec { kind: TopologyKind::RailFatTree, oversubscription: 1.0, rail_group_nodes: 32 },
+        topology: rail_fat_tree(),
         prices: prices(),
         gpus: 1024,
         parallelism: Parallelism {

@@ -116,6 +116,18 @@ crate::named_enum! {
     }
 }
 
+crate::named_enum! {
+    /// How the rails of a rail-optimized fat-tree meet.
+    pub enum RailPlanes {
+        /// One tree: rail-aligned leaves under shared spines (and a core tier when two tiers do not reach), as
+        /// NVIDIA's DGX SuperPOD H100/B200 reference architectures build it.
+        Shared = "shared",
+        /// One independent tree per rail (multi-plane, as the DGX SuperPOD B300 reference and Alibaba HPN);
+        /// cross-rail traffic moves over NVLink first (NCCL PXN). Small planes share a switch.
+        PerRail = "per-rail",
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "python", derive(pyo3::FromPyObject), pyo3(from_item_all))]
 pub struct TopologySpec {
@@ -124,6 +136,11 @@ pub struct TopologySpec {
     pub oversubscription: f64,
     /// Rail-fat-tree: servers in one rail-aligned scalable unit.
     pub rail_group_nodes: u32,
+    /// Rail-fat-tree: shared spines or one tree per rail.
+    pub rail_planes: RailPlanes,
+    /// Typical cable length from a NIC to its leaf (or router, or neighbour): copper when within the fabric's
+    /// DAC reach, else optical.
+    pub host_link_m: f64,
 }
 
 pub(crate) fn positive(field: &'static str, value: f64) -> Result<(), ConfigError> {
@@ -228,6 +245,6 @@ impl TopologySpec {
         if self.kind == TopologyKind::RailFatTree {
             at_least_one("rail_group_nodes", self.rail_group_nodes)?;
         }
-        Ok(())
+        non_negative("host_link_m", self.host_link_m)
     }
 }

@@ -5,6 +5,7 @@
 //! and the time, energy and cost of the run. Pure Rust, no I/O; the Python package loads catalogs and calls
 //! it through the `scalefront-python` bindings.
 
+pub mod bom;
 pub mod collectives;
 pub mod compute;
 pub mod economics;
@@ -15,10 +16,12 @@ pub mod hardware;
 pub mod memory;
 pub mod metrics;
 pub mod moe;
+pub mod montecarlo;
 pub mod names;
 pub mod parallelism;
 pub mod prices;
 pub mod reliability;
+pub mod roi;
 pub mod sweep;
 pub mod topology;
 pub mod uncertainty;
@@ -26,10 +29,10 @@ pub mod workload;
 
 pub use error::ConfigError;
 pub use evaluate::{evaluate, Config, Evaluation, HiddenComm, StepBreakdown};
-pub use hardware::{FabricSpec, Generation, GpuSpec, ScaleUpSpec, TopologyKind, TopologySpec};
+pub use hardware::{FabricSpec, Generation, GpuSpec, RailPlanes, ScaleUpSpec, TopologyKind, TopologySpec};
 pub use memory::MemoryPerGpu;
 pub use parallelism::{AttentionKernel, Dispatcher, GradDtype, Overlap, Parallelism, Precision, Recompute, Training};
-pub use prices::{CostMode, Economics, GpuPrices, NetworkPrices, Prices, ScaleUpPrices};
+pub use prices::{CostMode, Economics, FacilityMode, GpuPrices, NetworkPrices, Prices, ScaleUpPrices};
 pub use reliability::ReliabilitySpec;
 pub use uncertainty::{ErrorModel, ErrorRegime};
 pub use workload::{MlaSpec, MoeSpec, TransformerSpec};

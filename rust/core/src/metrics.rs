@@ -204,15 +204,35 @@ pub const METRICS: &[Metric] = &[
     metric!("cost_to_train_usd_hi", "USD", Float, Run, "cost to train, high end of the prediction interval", |e| e
         .cost_to_train_usd_hi),
     metric!("cost_rent_usd", "USD", Float, Run, "GPU-hours at the rental price", |e| e.cost_rent_usd),
-    metric!("cost_own_usd", "USD", Float, Run, "amortised capex for the run's duration plus energy", |e| e
-        .cost_own_usd),
+    metric!(
+        "cost_own_usd",
+        "USD",
+        Float,
+        Run,
+        "the run's busy time at the cluster's levelised total cost of ownership",
+        |e| e.cost_own_usd
+    ),
     metric!("usd_per_million_tokens", "USD/Mtoken", Float, Run, "cost_to_train_usd per million training tokens", |e| e
         .usd_per_million_tokens),
-    metric!("capex_usd", "USD", Float, Cluster, "servers and network", |e| e.capex_usd),
-    metric!("network_capex_usd", "USD", Float, Cluster, "scale-out network and NVLink switch trays", |e| e
-        .network_capex_usd),
+    metric!("capex_usd", "USD", Float, Cluster, "servers, network, spares, installation, management network", |e| e
+        .capex_usd),
+    metric!(
+        "network_capex_usd",
+        "USD",
+        Float,
+        Cluster,
+        "network hardware: NICs, switches, optics, copper, fibre, NVLink trays",
+        |e| e.network_capex_usd
+    ),
     metric!("it_power_w", "W", Float, Cluster, "IT power while training", |e| e.it_power_w),
-    metric!("network_tiers", "", Count, Cluster, "switch tiers of the scale-out network", |e| e.network_tiers as f64),
+    metric!(
+        "network_tiers",
+        "",
+        Count,
+        Cluster,
+        "switch tiers as built (1 for a dragonfly's routers, 0 for a torus)",
+        |e| e.network_tiers as f64
+    ),
     metric!("network_switches", "", Count, Cluster, "scale-out switches (routers for a dragonfly)", |e| e
         .network_switches),
     metric!(

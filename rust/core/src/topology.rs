@@ -1,8 +1,9 @@
-//! Topology math: how many switch tiers a cluster needs, how many switches a message crosses, how much of a
-//! NIC's bandwidth a communication group keeps when its traffic leaves a leaf, and the parts the network is
-//! built from.
+//! Topology math: how many switch tiers a cluster needs, how many switches a message crosses and how much of a
+//! NIC's bandwidth a communication group keeps when its traffic leaves a leaf. The parts the network is built
+//! from are counted in `crate::bom`.
 
-use crate::hardware::{FabricSpec, TopologyKind, TopologySpec};
+pub use crate::bom::NetworkParts;
+use crate::hardware::{FabricSpec, RailPlanes, TopologyKind, TopologySpec};
 use crate::parallelism::GroupPlacement;
 
 /// The traffic a collective puts on the network.
@@ -18,34 +19,22 @@ pub enum Traffic {
 /// A built network: the topology applied to a cluster of `gpus` GPUs on a fabric.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Network {
-    kind: TopologyKind,
+    pub(crate) kind: TopologyKind,
     oversubscription: f64,
     congestion_efficiency: f64,
-    radix: f64,
+    pub(crate) radix: f64,
     /// Switch ports at each leaf that face servers: k r / (r + 1) for oversubscription r.
-    leaf_down_ports: f64,
+    pub(crate) leaf_down_ports: f64,
     pub tiers: u32,
     /// Consecutive GPUs whose same-rail traffic stays inside one leaf (or dragonfly group).
     leaf_span_gpus: f64,
     /// GPUs under one 2-tier block (leaf-spine pod) of a 3-tier tree.
     pod_span_gpus: f64,
-    endpoints: f64,
-    /// Independent trees: one per rail (GPU index x NIC port) for a rail-optimized fat-tree, else one.
-    planes: f64,
+    pub(crate) endpoints: f64,
+    /// Independent trees: one per rail (GPU index x NIC port) for a per-rail-plane fat-tree, else one.
+    pub(crate) planes: f64,
     links_per_gpu: f64,
     server_gpus: f64,
-}
-
-/// The scale-out network's bill of materials.
-#[derive(Clone, Debug, PartialEq, Default)]
-pub struct NetworkParts {
-    /// NIC ports (one per GPU per link).
-    pub nics: f64,
-    /// Switches per tier, leaf first (summed over the planes of a rail-optimized tree); routers for a dragonfly.
-    pub switches_by_tier: Vec<f64>,
-    pub switches: f64,
-    pub cables: f64,
-    pub transceivers: f64,
 }
 
 impl Network {
@@ -56,9 +45,10 @@ impl Network {
         let links_per_gpu = fabric.links_per_gpu as f64;
         let endpoints = gpus as f64 * links_per_gpu;
         let server_gpus_f = server_gpus as f64;
-        // A rail-optimized fat-tree is one fabric per rail: NIC port j of GPU i of every server joins plane
-        // (i, j); cross-rail traffic first moves over NVLink to the GPU on the right rail (NCCL PXN).
-        let planes = if topology.kind == TopologyKind::RailFatTree {
+        // A per-rail-plane fat-tree is one fabric per rail: NIC port j of GPU i of every server joins plane
+        // (i, j); cross-rail traffic first moves over NVLink to the GPU on the right rail (NCCL PXN). A shared
+        // rail-optimized tree has rail-aligned leaves under one set of spines (DGX SuperPOD RA).
+        let planes = if topology.kind == TopologyKind::RailFatTree && topology.rail_planes == RailPlanes::PerRail {
             (server_gpus_f * links_per_gpu).min(endpoints).max(1.0)
         } else {
             1.0
@@ -181,64 +171,15 @@ impl Network {
         congestion / (crossing * self.oversubscription).max(1.0)
     }
 
-    /// Parts of the scale-out network. Partial builds use switch ports fully: leaves = ceil(endpoints / k_down),
-    /// every tier above a leaf is non-blocking (k/2 down, k/2 up, top tier k down). Every cable is optical with a
-    /// transceiver at each end [EST: short host links are often copper].
+    /// Parts of the scale-out network, every link optical with one module per port end (see `crate::bom::parts`
+    /// for the bill of materials with copper host links and twin-port modules).
     pub fn parts(&self) -> NetworkParts {
-        let n = self.endpoints;
-        let k = self.radix;
-        let (switches_by_tier, cables) = match self.kind {
-            TopologyKind::FatTree | TopologyKind::RailFatTree => {
-                // One tree per plane, each holding its share of the endpoints.
-                let per_plane = (n / self.planes).ceil();
-                let (tiers, cables) = self.tree(per_plane);
-                (tiers.iter().map(|t| t * self.planes).collect(), cables * self.planes)
-            }
-            TopologyKind::Dragonfly => {
-                // p = k/4 terminals, a - 1 = k/2 - 1 local and h = k/4 global ports per router.
-                let routers = (n / (k / 4.0)).ceil();
-                let cables = n + routers * (k / 2.0 - 1.0) / 2.0 + routers * (k / 4.0) / 2.0;
-                (vec![routers], cables)
-            }
-            // Servers wired directly to their six neighbours; each NIC port is one end of a cable.
-            TopologyKind::Torus3d => (vec![], n / 2.0),
-        };
-        NetworkParts {
-            nics: n,
-            switches: switches_by_tier.iter().sum(),
-            switches_by_tier,
-            cables,
-            transceivers: 2.0 * cables,
-        }
-    }
-
-    /// Switches per tier and cables of one folded-Clos tree of `endpoints` ports with this network's tiers.
-    fn tree(&self, endpoints: f64) -> (Vec<f64>, f64) {
-        let k = self.radix;
-        if self.tiers == 1 {
-            return (vec![1.0], endpoints);
-        }
-        let leaves = (endpoints / self.leaf_down_ports).ceil();
-        let uplinks = leaves * (k - self.leaf_down_ports);
-        let mut by_tier = vec![leaves];
-        let mut cables = endpoints + uplinks;
-        let mut ports_up = uplinks;
-        for tier in 2..=self.tiers {
-            let top = tier == self.tiers;
-            let down_per_switch = if top { k } else { k / 2.0 };
-            let count = (ports_up / down_per_switch).ceil();
-            by_tier.push(count);
-            if !top {
-                ports_up = count * k / 2.0;
-                cables += ports_up;
-            }
-        }
-        (by_tier, cables)
+        crate::bom::parts(self, &crate::bom::Cabling::ALL_OPTICAL)
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn fabric(radix: u32) -> FabricSpec {
@@ -253,40 +194,27 @@ mod tests {
             in_network_reduction_efficiency: 0.0,
         }
     }
-    fn topo(kind: TopologyKind, r: f64) -> TopologySpec {
-        TopologySpec { kind, oversubscription: r, rail_group_nodes: 32 }
+    pub(crate) fn topo(kind: TopologyKind, r: f64) -> TopologySpec {
+        TopologySpec {
+            kind,
+            oversubscription: r,
+            rail_group_nodes: 32,
+            rail_planes: RailPlanes::Shared,
+            host_link_m: 2.0,
+        }
     }
 
     #[test]
-    fn full_fat_trees_match_closed_forms() {
-        // Radix 64, non-blocking: 2 tiers hold k^2/2 = 2048 hosts with 3k/2 = 96 switches;
-        // 3 tiers hold k^3/4 = 65536 hosts with 5k^2/4 = 5120 switches (Al-Fares et al. 2008).
-        let n = Network::new(&fabric(64), &topo(TopologyKind::FatTree, 1.0), 2048, 8);
-        assert_eq!(n.tiers, 2);
-        assert_eq!(n.parts().switches, 96.0);
-        let n = Network::new(&fabric(64), &topo(TopologyKind::FatTree, 1.0), 65536, 8);
-        assert_eq!(n.tiers, 3);
-        assert_eq!(n.parts().switches, 5120.0);
-        assert_eq!(Network::new(&fabric(64), &topo(TopologyKind::FatTree, 1.0), 2049, 8).tiers, 3);
-    }
-
-    #[test]
-    fn partial_three_tier_build_uses_ports_fully() {
-        // 16,384 NICs, radix 64, non-blocking: 512 leaf + 512 aggregation + 256 core = 1,280 switches.
-        let n = Network::new(&fabric(64), &topo(TopologyKind::FatTree, 1.0), 16384, 8);
-        assert_eq!(n.parts().switches, 1280.0);
-        // Cables: 16,384 host + 16,384 leaf-agg + 16,384 agg-core.
-        assert_eq!(n.parts().cables, 3.0 * 16384.0);
-    }
-
-    #[test]
-    fn oversubscribed_two_tier_by_hand() {
-        // Radix 64 at 2:1: leaves have floor(64*2/3) = 42 down, 22 up. 1024 hosts -> 25 leaves (1050 ports),
-        // 550 uplinks -> ceil(550/64) = 9 spines. 34 switches, 1024 + 550 cables.
-        let n = Network::new(&fabric(64), &topo(TopologyKind::FatTree, 2.0), 1024, 8);
-        assert_eq!(n.tiers, 2);
-        let p = n.parts();
-        assert_eq!((p.switches, p.cables), (34.0, 1574.0));
+    fn tiers_follow_the_folded_clos_capacity() {
+        // Radix 64, non-blocking: 2 tiers hold k^2/2 = 2,048 hosts, 3 tiers k^3/4 = 65,536 (Al-Fares et al. 2008).
+        let tiers = |n| Network::new(&fabric(64), &topo(TopologyKind::FatTree, 1.0), n, 8).tiers;
+        assert_eq!((tiers(64), tiers(65), tiers(2048), tiers(2049), tiers(65536)), (1, 2, 2, 3, 3));
+        // A rail-optimized tree with shared spines is one tree over every NIC (DGX SuperPOD H100/B200 RA: a core
+        // tier from 4,096 GPUs); eight per-rail planes of 2,048 stay at 2 tiers up to 16,384 GPUs.
+        let shared = Network::new(&fabric(64), &topo(TopologyKind::RailFatTree, 1.0), 16384, 8);
+        assert_eq!(shared.tiers, 3);
+        let planes = TopologySpec { rail_planes: RailPlanes::PerRail, ..topo(TopologyKind::RailFatTree, 1.0) };
+        assert_eq!(Network::new(&fabric(64), &planes, 16384, 8).tiers, 2);
     }
 
     #[test]
@@ -314,41 +242,11 @@ mod tests {
     }
 
     #[test]
-    fn rail_optimized_tree_matches_the_dgx_superpod_reference_architecture() {
-        // NVIDIA DGX H100 SuperPOD RA, Table 4: 4 scalable units = 127 nodes / 1,016 GPUs on NDR (radix 64):
-        // 32 leaf + 16 spine switches, 1,020 node cables + 1,024 leaf-spine cables. By hand, one tree per rail
-        // (8 rails): 127 endpoints per rail -> ceil(127/32) = 4 leaves with 4 x 32 = 128 uplinks -> 2 spines;
-        // x 8 rails: 32 leaves + 16 spines; cables 8 x (127 + 128) = 1,016 + 1,024.
-        let net = Network::new(&fabric(64), &topo(TopologyKind::RailFatTree, 1.0), 1016, 8);
-        let p = net.parts();
-        assert_eq!(net.tiers, 2);
-        assert_eq!(p.switches_by_tier, vec![32.0, 16.0]);
-        assert_eq!(p.switches, 48.0);
-        assert_eq!(p.cables, 1016.0 + 1024.0);
-        assert_eq!(p.nics, 1016.0);
-        // The same NICs in one non-rail tree need the same leaves but a 2-tier tree over all 1,016 ports.
-        let flat = Network::new(&fabric(64), &topo(TopologyKind::FatTree, 1.0), 1016, 8).parts();
-        assert_eq!(flat.switches_by_tier, vec![32.0, 16.0]);
-    }
-
-    #[test]
-    fn rail_planes_stay_two_tier_longer() {
-        // 16,384 GPUs: one tree needs 3 tiers (16,384 > 64^2 / 2); eight rail planes of 2,048 need only 2.
-        let rail = Network::new(&fabric(64), &topo(TopologyKind::RailFatTree, 1.0), 16384, 8);
-        assert_eq!(rail.tiers, 2);
-        assert_eq!(rail.parts().switches_by_tier, vec![512.0, 256.0]);
-        let flat = Network::new(&fabric(64), &topo(TopologyKind::FatTree, 1.0), 16384, 8);
-        assert_eq!(flat.tiers, 3);
-        assert_eq!(flat.parts().switches_by_tier, vec![512.0, 512.0, 256.0]);
-    }
-
-    #[test]
     fn torus_all_to_all_is_bisection_bound() {
         // 512 servers = 8 x 8 x 8: 4 / (3 * 8) = 1/6.
         let net = Network::new(&fabric(64), &topo(TopologyKind::Torus3d, 1.0), 4096, 8);
         let g = GroupPlacement::new(512, 8, 8);
         assert!((net.bandwidth_factor(&g, Traffic::AllToAll) - 1.0 / 6.0).abs() < 1e-9);
         assert_eq!(net.bandwidth_factor(&g, Traffic::Neighbour), 1.0);
-        assert_eq!(net.parts().switches, 0.0);
     }
 }

@@ -40,7 +40,7 @@ fn config() -> impl Strategy<Value = Config> {
                 ..Parallelism::default()
             };
             c.training.global_batch = dp * mb * 16;
-            c.topology = TopologySpec { kind, oversubscription: oversub, rail_group_nodes: 32 };
+            c.topology = TopologySpec { kind, oversubscription: oversub, ..rail_fat_tree() };
             c
         })
 }

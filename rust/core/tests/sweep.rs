@@ -14,7 +14,7 @@ fn fabric_option(spec: FabricSpec, nic_usd: f64) -> FabricOption {
 }
 
 fn gpu_option(spec: GpuSpec, rent_usd_per_gpu_hour: f64, server_usd: f64) -> GpuOption {
-    GpuOption { spec, prices: GpuPrices { rent_usd_per_gpu_hour, server_usd }, scale_ups: vec![0] }
+    GpuOption { spec, prices: GpuPrices { rent_usd_per_gpu_hour, server_usd, gpus_per_rack: 32.0 }, scale_ups: vec![0] }
 }
 
 /// Llama 3 70B on 256 or 512 H100s, two fabrics, two topologies, a searched layout.
@@ -34,10 +34,7 @@ pub fn small_space(objectives: Vec<Objective>, cost_mode: CostMode) -> SweepSpac
         scale_ups: vec![ScaleUpOption { spec: nvlink4(), prices: ScaleUpPrices::default() }],
         gpu_counts: vec![256, 512],
         fabrics: vec![fabric_option(ib_ndr(), 2500.0), fabric_option(roce, 1500.0)],
-        topologies: vec![
-            TopologySpec { kind: TopologyKind::RailFatTree, oversubscription: 1.0, rail_group_nodes: 32 },
-            TopologySpec { kind: TopologyKind::FatTree, oversubscription: 2.0, rail_group_nodes: 32 },
-        ],
+        topologies: vec![rail_fat_tree(), fat_tree(2.0)],
         precisions: vec![Precision::Bf16],
         tp: DegreeAxis::Search { max: 8 },
         pp: DegreeAxis::Search { max: 8 },

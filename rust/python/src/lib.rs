@@ -10,6 +10,7 @@ use scalefront_core as core;
 use scalefront_core::metrics::{Kind, INPUTS, METRICS};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+mod roi;
 mod sweep;
 
 include!(concat!(env!("OUT_DIR"), "/data_files.rs"));
@@ -205,26 +206,91 @@ mod _core {
         })
     }
 
-    /// The network's bill of materials for `gpus` GPUs: parts by tier, NVLink switch trays, capex and power.
+    /// The network's bill of materials for `gpus` GPUs: parts by tier (modules, copper, fibre), NVLink switch
+    /// trays, the capex lines of a quote, yearly support and licences, and power.
     #[pyfunction]
     fn network_bom<'py>(py: Python<'py>, request: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
         no_panic(py, || {
             let r: BomRequest = request.extract()?;
-            let b = core::economics::bill_of_materials(r.gpus, &r.gpu, &r.scale_up, &r.fabric, &r.topology, &r.prices)
+            let b = core::bom::bill_of_materials(r.gpus, &r.gpu, &r.scale_up, &r.fabric, &r.topology, &r.prices)
                 .map_err(|e| from_core(py, e))?;
             let d = PyDict::new(py);
+            let p = &b.parts;
             d.set_item("gpus", r.gpus)?;
             d.set_item("tiers", b.tiers)?;
-            d.set_item("nics", b.parts.nics as i64)?;
-            d.set_item("switches_by_tier", b.parts.switches_by_tier.iter().map(|&n| n as i64).collect::<Vec<_>>())?;
-            d.set_item("switches_total", b.parts.switches as i64)?;
-            d.set_item("nvlink_switch_trays", b.nvlink_switch_trays as i64)?;
-            d.set_item("cables", b.parts.cables as i64)?;
-            d.set_item("transceivers", b.parts.transceivers as i64)?;
-            d.set_item("network_capex_usd", b.network_capex_usd)?;
-            d.set_item("network_power_w", b.network_power_w)?;
+            d.set_item("switches_by_tier", p.switches_by_tier.iter().map(|&n| n as i64).collect::<Vec<_>>())?;
+            for (key, value) in [
+                ("nics", p.nics),
+                ("switches_total", p.switches),
+                ("nvlink_switch_trays", b.nvlink_switch_trays),
+                ("cables", p.cables),
+                ("host_links", p.host_links),
+                ("switch_links", p.switch_links),
+                ("copper_links", p.copper_links),
+                ("dac_cables", p.dac_cables),
+                ("fibres", p.fibres),
+                ("transceivers", p.transceivers),
+                ("nic_optics", p.nic_optics),
+                ("switch_optics", p.switch_optics),
+                ("optical_port_ends", p.optical_port_ends),
+                ("racks", b.racks),
+            ] {
+                d.set_item(key, value as i64)?;
+            }
+            let c = &b.capex;
+            for (key, value) in [
+                ("nics_usd", c.nics),
+                ("switches_usd", c.switches),
+                ("optics_usd", c.optics),
+                ("copper_usd", c.copper),
+                ("fibre_usd", c.fibre),
+                ("nvlink_trays_usd", c.nvlink_trays),
+                ("network_capex_usd", b.network_capex_usd),
+                ("spares_usd", b.spares_usd),
+                ("installation_usd", b.installation_usd),
+                ("oob_usd", b.oob_usd),
+                ("support_usd_per_year", b.support_usd_per_year),
+                ("licences_usd_per_year", b.licences_usd_per_year),
+                ("network_power_w", b.network_power_w),
+            ] {
+                d.set_item(key, value)?;
+            }
             Ok(d)
         })
+    }
+
+    #[pymodule_export]
+    use super::roi::RoiHandle;
+
+    /// Compare two fabrics (a dict laid out as `scalefront_core::roi::RoiProblem`, and its uncertain inputs as
+    /// `montecarlo::Uncertainty`) at typical values, per GPU count, with the tornado of every uncertain input.
+    #[pyfunction]
+    fn roi_compare<'py>(
+        py: Python<'py>,
+        problem: &Bound<'py, PyAny>,
+        uncertainty: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        super::roi::compare(py, problem, uncertainty)
+    }
+
+    /// Samples `first .. first + samples` of the comparison's Monte Carlo (blocking, GIL released; progress and
+    /// cancellation through `handle`).
+    #[pyfunction]
+    fn roi_monte_carlo<'py>(
+        py: Python<'py>,
+        problem: &Bound<'py, PyAny>,
+        uncertainty: &Bound<'py, PyAny>,
+        handle: &Bound<'py, RoiHandle>,
+        first: u64,
+        samples: u64,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        super::roi::monte_carlo(py, problem, uncertainty, handle.get(), first, samples)
+    }
+
+    /// The summary (P(A cheaper), P10/P50/P90) of one count's Monte Carlo outcome columns.
+    #[pyfunction]
+    fn roi_summarise<'py>(py: Python<'py>, gpus: u32, columns: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
+        super::roi::summarise(py, gpus, columns)
     }
 
     /// The catalog files embedded at build time: {path under data/: text}.

@@ -1,0 +1,580 @@
+//! Is fabric A (say InfiniBand) worth its premium over fabric B (say RoCE)? Both fabrics own the same number of
+//! GPUs for the cluster's life and run a mix of workloads, each for a share of the busy hours. Every number here
+//! is in own mode: the total cost of ownership of `crate::economics::Tco`.
+//!
+//! Definitions (docs/roi.md works each through by hand):
+//! - delivered throughput of workload w on fabric X: tau = tokens/s x goodput, at the best layout among the
+//!   candidates (the configurations the typical-value sweep kept);
+//! - work index W_X = sum_w share_w tau_wX / ref_w, ref_w the best tau_w of any design at that GPU count (one
+//!   busy hour of the reference design = one unit of work); speed ratio rho = W_A / W_B;
+//! - cost per delivered token of w on X = PV(TCO_X) / PV(tokens_w); A is cheaper per delivered work when
+//!   rho PV(TCO_B) > PV(TCO_A); the **savings** of choosing A = rho PV(TCO_B) - PV(TCO_A);
+//! - fabric cost N_X: the present value of every line that scales with the fabric's price (hardware, its spares
+//!   and installation, support and licences, less its residual value); the **premium** is N_A / N_B and the
+//!   **break-even premium** is N_A* / N_B, N_A* = rho PV(TCO_B) - (PV(TCO_A) - N_A) (equal cost per work);
+//! - A's extra capacity, (rho - 1) x GPUs x busy hours, is valued at v $/GPU-hour (default: B's levelised cost of
+//!   a busy GPU-hour, the cost-avoidance view, under which NPV = savings); **NPV** of choosing A = -dCapex -
+//!   PV(dOpex) + PV(dResidual) + PV(extra capacity x v); **payback** = the month the discounted cumulative
+//!   benefit recovers dCapex, flagged `dominant` (A cheaper upfront and no worse after), `trade-off` (A cheaper
+//!   upfront, worse after), `never` (dearer and no better), `beyond life`.
+
+use crate::economics::{ClusterCost, Discounting, Tco, SECONDS_PER_HOUR};
+use crate::error::ConfigError;
+use crate::evaluate::{evaluate, Config};
+use crate::named_enum;
+use crate::prices::Economics;
+
+named_enum! {
+    /// How each fabric's cluster design (topology) is chosen per GPU count.
+    pub enum DesignRule {
+        /// The same topology for both: the one with the lowest sum of the two costs per delivered work.
+        Same = "same",
+        /// Each fabric on its own cheapest design per delivered work (the topologies may differ).
+        Cheapest = "cheapest",
+    }
+}
+
+named_enum! {
+    /// What the payback period says.
+    pub enum Payback {
+        /// A's extra cost upfront is recovered within the life, after `payback_months`.
+        Months = "months",
+        /// Recovered, but only after the life ends.
+        BeyondLife = "beyond life",
+        /// A costs no more upfront and is no worse afterwards: nothing to pay back.
+        Dominant = "dominant",
+        /// A costs less upfront but more afterwards (slower, or dearer to run): B's premium would pay back.
+        TradeOff = "trade-off",
+        /// A costs more upfront and is no better afterwards.
+        Never = "never",
+    }
+}
+
+/// One cluster design of one fabric at one GPU count, with the candidate layouts of every workload of the mix.
+#[derive(Clone, Debug)]
+#[cfg_attr(feature = "python", derive(pyo3::FromPyObject), pyo3(from_item_all))]
+pub struct Design {
+    /// 0 = fabric A, 1 = fabric B.
+    pub side: u32,
+    pub gpus: u32,
+    /// A label for the topology (the sweep's name and oversubscription).
+    pub topology: String,
+    /// Per workload of the mix (in order), the candidate configurations on this cluster.
+    pub candidates: Vec<Vec<Config>>,
+}
+
+/// The comparison's options.
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "python", derive(pyo3::FromPyObject), pyo3(from_item_all))]
+pub struct RoiOptions {
+    pub design: DesignRule,
+    /// A's fabric cost as a multiple of B's (`--premium`); None: each fabric at its catalog prices.
+    pub premium: Option<f64>,
+    /// What one extra busy GPU-hour of A is worth; None: B's levelised cost of a busy GPU-hour.
+    pub value_usd_per_gpu_hour: Option<f64>,
+}
+
+/// The comparison: the mix, the designs, the options.
+#[derive(Clone, Debug)]
+#[cfg_attr(feature = "python", derive(pyo3::FromPyObject), pyo3(from_item_all))]
+pub struct RoiProblem {
+    /// Share of the busy hours of each workload of the mix (sum 1).
+    pub shares: Vec<f64>,
+    pub designs: Vec<Design>,
+    pub options: RoiOptions,
+}
+
+impl RoiProblem {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.shares.is_empty() || self.shares.iter().any(|s| !(s.is_finite() && *s > 0.0)) {
+            return Err(ConfigError::InvalidFigure { field: "shares", value: 0.0, expected: "shares > 0" });
+        }
+        let total: f64 = self.shares.iter().sum();
+        if (total - 1.0).abs() > 1e-6 {
+            return Err(ConfigError::InvalidFigure { field: "shares", value: total, expected: "shares summing to 1" });
+        }
+        if let Some(p) = self.options.premium {
+            crate::hardware::positive("premium", p)?;
+        }
+        if let Some(v) = self.options.value_usd_per_gpu_hour {
+            crate::hardware::non_negative("value_usd_per_gpu_hour", v)?;
+        }
+        for d in &self.designs {
+            if d.side > 1 || d.candidates.len() != self.shares.len() || d.candidates.iter().any(Vec::is_empty) {
+                return Err(ConfigError::InvalidFigure {
+                    field: "designs",
+                    value: d.side as f64,
+                    expected: "side 0 or 1 and at least one candidate per workload",
+                });
+            }
+            for c in d.candidates.iter().flatten() {
+                c.validate_figures()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The GPU counts with a design on both sides, ascending.
+    pub fn gpu_counts(&self) -> Vec<u32> {
+        let mut counts: Vec<u32> = self.designs.iter().map(|d| d.gpus).collect();
+        counts.sort_unstable();
+        counts.dedup();
+        counts.retain(|&n| (0..2).all(|side| self.designs.iter().any(|d| d.gpus == n && d.side == side)));
+        counts
+    }
+}
+
+/// Capital, yearly and residual amounts of a group of cost lines (USD).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Lines {
+    pub capex_usd: f64,
+    pub opex_usd_per_year: f64,
+    pub residual_usd: f64,
+}
+
+impl Lines {
+    pub fn pv(&self, d: &Discounting) -> f64 {
+        self.capex_usd + self.opex_usd_per_year / 12.0 * d.life_annuity() - self.residual_usd * d.end_factor()
+    }
+    pub fn scaled(&self, k: f64) -> Lines {
+        Lines {
+            capex_usd: k * self.capex_usd,
+            opex_usd_per_year: k * self.opex_usd_per_year,
+            residual_usd: k * self.residual_usd,
+        }
+    }
+    pub fn plus(&self, o: &Lines) -> Lines {
+        Lines {
+            capex_usd: self.capex_usd + o.capex_usd,
+            opex_usd_per_year: self.opex_usd_per_year + o.opex_usd_per_year,
+            residual_usd: self.residual_usd + o.residual_usd,
+        }
+    }
+}
+
+/// The cost of one fabric's cluster, split into what scales with the fabric's price and the rest, with the
+/// present value of each component for a breakdown chart.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SideCost {
+    pub cost: ClusterCost,
+    pub tco: Tco,
+    /// Fabric hardware, its spares and installation, support and licences, its residual value.
+    pub fabric: Lines,
+    /// Servers, NVLink trays, management network, energy, facility, their residual value.
+    pub rest: Lines,
+}
+
+impl SideCost {
+    pub fn new(cost: ClusterCost, econ: &Economics) -> Self {
+        let tco = Tco::new(&cost, econ);
+        let hw = cost.fabric_capex_usd;
+        let trays = cost.network_capex_usd - hw;
+        let net_extra = econ.network_spares_fraction + econ.installation_fraction;
+        let fabric = Lines {
+            capex_usd: hw * (1.0 + net_extra),
+            opex_usd_per_year: tco.support_usd_per_year,
+            residual_usd: econ.residual_fraction * hw * (1.0 + econ.network_spares_fraction),
+        };
+        let total = Lines {
+            capex_usd: tco.capex_usd,
+            opex_usd_per_year: tco.opex_usd_per_year(),
+            residual_usd: tco.residual_usd,
+        };
+        let rest = Lines {
+            capex_usd: total.capex_usd - fabric.capex_usd,
+            opex_usd_per_year: total.opex_usd_per_year - fabric.opex_usd_per_year,
+            residual_usd: total.residual_usd - fabric.residual_usd,
+        };
+        debug_assert!(trays >= -1e-6);
+        SideCost { cost, tco, fabric, rest }
+    }
+
+    /// Every line with the fabric's lines multiplied by `k` (a premium applied to the fabric's price).
+    pub fn total(&self, k: f64) -> Lines {
+        self.rest.plus(&self.fabric.scaled(k))
+    }
+
+    /// Present value of the components (USD), for the cost breakdown: servers (with spares), network hardware
+    /// (with spares), installation, management network, energy, facility, support and licences, less the
+    /// residual value; the fabric's lines multiplied by `k`.
+    pub fn breakdown(&self, k: f64) -> [(&'static str, f64); 8] {
+        let (c, t, d) = (&self.cost, &self.tco, &self.tco.discounting);
+        let years = d.life_annuity() / 12.0;
+        let fabric_share = if c.network_capex_usd > 0.0 { c.fabric_capex_usd / c.network_capex_usd } else { 0.0 };
+        let scale_net = 1.0 + (k - 1.0) * fabric_share;
+        [
+            ("servers", c.server_capex_usd + c.server_spares_usd),
+            ("network", (c.network_capex_usd + c.network_spares_usd) * scale_net),
+            ("installation", c.installation_usd * scale_net),
+            ("management", c.oob_usd),
+            ("energy", t.energy_usd_per_year * years),
+            ("facility", t.facility_usd_per_year * years),
+            ("support", t.support_usd_per_year * k * years),
+            ("residual", -self.total(k).residual_usd * d.end_factor()),
+        ]
+    }
+}
+
+/// What one fabric delivers on one design: per workload, the chosen candidate and its delivered throughput.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SideSpeed {
+    /// Index of the chosen candidate per workload.
+    pub chosen: Vec<usize>,
+    /// Delivered tokens/s per workload: tokens/s x goodput, model error applied.
+    pub tokens_per_s: Vec<f64>,
+    /// Days to train each workload's tokens at the chosen layout (time to train, model error applied).
+    pub days: Vec<f64>,
+    pub goodput: Vec<f64>,
+}
+
+/// Multiplicative model error on a step: `common` applies to the whole step time, `collective` to its exposed
+/// communication (both as factors, 1 = the model's prediction).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepError {
+    pub common: f64,
+    pub collective: f64,
+}
+
+impl StepError {
+    pub const NONE: StepError = StepError { common: 1.0, collective: 1.0 };
+}
+
+/// The best candidate of each workload on a design, with `edit` applied to each candidate's configuration first.
+pub fn side_speed(
+    candidates: &[Vec<Config>],
+    error: StepError,
+    edit: &dyn Fn(&mut Config) -> Result<(), ConfigError>,
+) -> Result<SideSpeed, ConfigError> {
+    let mut out = SideSpeed { chosen: vec![], tokens_per_s: vec![], days: vec![], goodput: vec![] };
+    for configs in candidates {
+        let mut best: Option<(usize, f64, f64, f64)> = None;
+        for (i, base) in configs.iter().enumerate() {
+            let mut cfg = base.clone();
+            edit(&mut cfg)?;
+            let e = match evaluate(&cfg) {
+                Ok(e) if e.feasible => e,
+                _ => continue, // a layout the sampled figures make impossible is not a candidate
+            };
+            let b = &e.breakdown;
+            let comm = b.tp_comm_s + b.pp_comm_s + b.dp_comm_s + b.cp_comm_s + b.ep_comm_s;
+            let step = error.common * (e.step_time_s - comm + error.collective * comm);
+            let stretch = step / e.step_time_s;
+            let tau = e.tokens_per_s / stretch * e.goodput;
+            let days = e.time_to_train_s * stretch / crate::economics::SECONDS_PER_DAY;
+            if best.is_none_or(|(_, t, _, _)| tau > t) {
+                best = Some((i, tau, days, e.goodput));
+            }
+        }
+        let (i, tau, days, goodput) = best.ok_or(ConfigError::InvalidFigure {
+            field: "candidates",
+            value: configs.len() as f64,
+            expected: "at least one candidate that can be evaluated",
+        })?;
+        out.chosen.push(i);
+        out.tokens_per_s.push(tau);
+        out.days.push(days);
+        out.goodput.push(goodput);
+    }
+    Ok(out)
+}
+
+/// The cluster cost of a design, from its first candidate's configuration with `edit` applied (every candidate
+/// of a design shares the cluster: GPUs, topology, fabric, prices).
+pub fn side_cost(
+    candidates: &[Vec<Config>],
+    edit: &dyn Fn(&mut Config) -> Result<(), ConfigError>,
+) -> Result<SideCost, ConfigError> {
+    let mut cfg = candidates[0][0].clone();
+    edit(&mut cfg)?;
+    cfg.prices.validate()?;
+    let stage = crate::evaluate::ClusterStage::new(&cfg)?;
+    Ok(SideCost::new(stage.cost().clone(), &cfg.prices.economics))
+}
+
+/// One fabric's outcome on one design.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Side {
+    pub speed: SideSpeed,
+    pub cost: SideCost,
+    pub gpus: u32,
+}
+
+impl Side {
+    /// Work index: sum_w share_w tau_w / ref_w.
+    pub fn work(&self, shares: &[f64], refs: &[f64]) -> f64 {
+        shares.iter().zip(refs).zip(&self.speed.tokens_per_s).map(|((s, r), t)| s * t / r).sum()
+    }
+
+    /// Busy GPU-hours a month.
+    fn gpu_hours_per_month(&self) -> f64 {
+        self.gpus as f64 * self.cost.tco.busy_s_per_month / SECONDS_PER_HOUR
+    }
+}
+
+/// The comparison of A and B at one GPU count.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Comparison {
+    pub gpus: u32,
+    /// rho = W_A / W_B.
+    pub speed_ratio: f64,
+    /// Multiplier applied to A's fabric lines (1 without `--premium`).
+    pub premium_scale: f64,
+    pub tco_a_usd: f64,
+    pub tco_b_usd: f64,
+    pub capex_a_usd: f64,
+    pub capex_b_usd: f64,
+    pub opex_a_usd_per_year: f64,
+    pub opex_b_usd_per_year: f64,
+    /// Fabric cost (PV of the lines that scale with its price) of A and B.
+    pub fabric_a_usd: f64,
+    pub fabric_b_usd: f64,
+    /// N_A / N_B.
+    pub premium: f64,
+    /// N_A* / N_B: the premium at which both cost the same per delivered work.
+    pub break_even_premium: f64,
+    /// rho PV(TCO_B) - PV(TCO_A): positive when A is cheaper per delivered work.
+    pub savings_usd: f64,
+    /// The value of one busy GPU-hour used for NPV and payback.
+    pub value_usd_per_gpu_hour: f64,
+    pub npv_usd: f64,
+    /// PV of A's extra capacity over the life at the valuation.
+    pub speed_value_usd: f64,
+    pub payback: Payback,
+    /// Months to pay back A's extra capex (infinite when never; 0 when dominant).
+    pub payback_months: f64,
+    pub life_months: f64,
+    /// Cost per delivered million tokens, per workload, on A and B.
+    pub usd_per_mtoken_a: Vec<f64>,
+    pub usd_per_mtoken_b: Vec<f64>,
+    /// Levelised cost of a useful GPU-hour (busy and advancing training: goodput).
+    pub usd_per_useful_gpu_hour_a: f64,
+    pub usd_per_useful_gpu_hour_b: f64,
+}
+
+/// Month (fractional) at which `monthly` a month, discounted, recovers `upfront`; infinite if it never does.
+pub fn payback_months(upfront: f64, monthly: f64, d: &Discounting) -> f64 {
+    if upfront <= 0.0 {
+        return 0.0;
+    }
+    if monthly <= 0.0 {
+        return f64::INFINITY;
+    }
+    let v = d.monthly_factor;
+    let x = upfront / monthly; // annuity(m) = x
+    if (1.0 - v).abs() < 1e-15 {
+        return x;
+    }
+    // v (1 - v^m) / (1 - v) = x  =>  v^m = 1 - x (1 - v) / v.
+    let rest = 1.0 - x * (1.0 - v) / v;
+    if rest <= 0.0 {
+        f64::INFINITY
+    } else {
+        rest.ln() / v.ln()
+    }
+}
+
+/// Compare A and B on their designs at one GPU count.
+pub fn compare(a: &Side, b: &Side, shares: &[f64], refs: &[f64], options: &RoiOptions) -> Comparison {
+    let d = a.cost.tco.discounting;
+    let rho = a.work(shares, refs) / b.work(shares, refs);
+    let (fa, fb) = (a.cost.fabric.pv(&d), b.cost.fabric.pv(&d));
+    let k = match options.premium {
+        Some(p) if fa > 0.0 => p * fb / fa,
+        _ => 1.0,
+    };
+    let (la, lb) = (a.cost.total(k), b.cost.total(1.0));
+    let (tco_a, tco_b) = (la.pv(&d), lb.pv(&d));
+    let rest_a = a.cost.rest.pv(&d);
+    let n_a_star = rho * tco_b - rest_a;
+    let annuity = d.life_annuity();
+    let b_hours = b.gpu_hours_per_month();
+    let value = options.value_usd_per_gpu_hour.unwrap_or(tco_b / (b_hours * annuity));
+    let extra_per_month = (rho - 1.0) * b_hours * value;
+    let d_capex = la.capex_usd - lb.capex_usd;
+    let monthly = extra_per_month - (la.opex_usd_per_year - lb.opex_usd_per_year) / 12.0;
+    let npv = -d_capex + monthly * annuity + (la.residual_usd - lb.residual_usd) * d.end_factor();
+    let months = payback_months(d_capex, monthly, &d);
+    let payback = if d_capex <= 0.0 {
+        if monthly >= 0.0 {
+            Payback::Dominant
+        } else {
+            Payback::TradeOff
+        }
+    } else if monthly <= 0.0 {
+        Payback::Never
+    } else if months > d.months {
+        Payback::BeyondLife
+    } else {
+        Payback::Months
+    };
+    let per_mtoken = |side: &Side, tco: f64| -> Vec<f64> {
+        side.speed.tokens_per_s.iter().map(|t| tco / (t * side.cost.tco.busy_s_per_month * annuity) * 1e6).collect()
+    };
+    let useful = |side: &Side, tco: f64| {
+        let goodput: f64 = shares.iter().zip(&side.speed.goodput).map(|(s, g)| s * g).sum();
+        tco / (side.gpu_hours_per_month() * annuity * goodput)
+    };
+    Comparison {
+        gpus: a.gpus,
+        speed_ratio: rho,
+        premium_scale: k,
+        tco_a_usd: tco_a,
+        tco_b_usd: tco_b,
+        capex_a_usd: la.capex_usd,
+        capex_b_usd: lb.capex_usd,
+        opex_a_usd_per_year: la.opex_usd_per_year,
+        opex_b_usd_per_year: lb.opex_usd_per_year,
+        fabric_a_usd: k * fa,
+        fabric_b_usd: fb,
+        premium: k * fa / fb,
+        break_even_premium: n_a_star / fb,
+        savings_usd: rho * tco_b - tco_a,
+        value_usd_per_gpu_hour: value,
+        npv_usd: npv,
+        speed_value_usd: extra_per_month * annuity,
+        payback,
+        payback_months: months,
+        life_months: d.months,
+        usd_per_mtoken_a: per_mtoken(a, tco_a),
+        usd_per_mtoken_b: per_mtoken(b, tco_b),
+        usd_per_useful_gpu_hour_a: useful(a, tco_a),
+        usd_per_useful_gpu_hour_b: useful(b, tco_b),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::economics::SECONDS_PER_MONTH;
+    use crate::examples;
+
+    fn side(gpus: u32, tau: f64, cost: ClusterCost, econ: &Economics) -> Side {
+        Side {
+            speed: SideSpeed { chosen: vec![0], tokens_per_s: vec![tau], days: vec![1.0], goodput: vec![1.0] },
+            cost: SideCost::new(cost, econ),
+            gpus,
+        }
+    }
+
+    /// No discounting, no residual, always busy, no facility, energy free: the arithmetic is plain.
+    fn plain() -> Economics {
+        let mut e = examples::prices().economics;
+        (e.discount_rate, e.residual_fraction, e.utilisation, e.usd_per_kwh) = (0.0, 0.0, 1.0, 0.0);
+        (e.colocation_usd_per_kw_month, e.network_spares_fraction, e.installation_fraction) = (0.0, 0.0, 0.0);
+        (e.amortization_years, e.server_spares_fraction) = (5.0, 0.0);
+        e
+    }
+
+    fn cluster(servers: f64, fabric: f64) -> ClusterCost {
+        ClusterCost {
+            server_capex_usd: servers,
+            network_capex_usd: fabric,
+            fabric_capex_usd: fabric,
+            ..ClusterCost::default()
+        }
+    }
+
+    fn options() -> RoiOptions {
+        RoiOptions { design: DesignRule::Same, premium: None, value_usd_per_gpu_hour: None }
+    }
+
+    #[test]
+    fn break_even_premium_and_savings_by_hand() {
+        // 1,000 GPUs, servers $100M on both; A's fabric $12M, B's $10M; A delivers 2% more tokens/s. TCO_A =
+        // $112M, TCO_B = $110M (undiscounted, nothing else). Savings = 1.02 x 110 - 112 = +$0.2M: A is cheaper
+        // per delivered token. Break-even N_A* = 1.02 x 110 - 100 = $12.2M -> 1.22x B's $10M; actual 1.2x.
+        let e = plain();
+        let a = side(1000, 1.02, cluster(100e6, 12e6), &e);
+        let b = side(1000, 1.0, cluster(100e6, 10e6), &e);
+        let c = compare(&a, &b, &[1.0], &[1.02], &options());
+        assert!((c.speed_ratio - 1.02).abs() < 1e-12);
+        assert!((c.savings_usd - 0.2e6).abs() < 1e-3, "{}", c.savings_usd);
+        assert!((c.break_even_premium - 1.22).abs() < 1e-12 && (c.premium - 1.2).abs() < 1e-12);
+        // Cost-avoidance valuation: NPV = savings. B's busy GPU-hour costs 110M / (1,000 x 43,830 h) = $2.5097.
+        assert!((c.npv_usd - c.savings_usd).abs() < 1e-3);
+        assert!((c.value_usd_per_gpu_hour - 110e6 / (1000.0 * 5.0 * 8766.0)).abs() < 1e-9);
+        // Payback: $2M upfront against 0.02 x 1,000 GPUs x 730.5 h x $2.5097 = $36,667 a month = 54.5 months,
+        // within the 60-month life.
+        assert_eq!(c.payback, Payback::Months);
+        assert!((c.payback_months - 2e6 / (0.02 * 1000.0 * 730.5 * c.value_usd_per_gpu_hour)).abs() < 1e-6);
+        assert!((c.payback_months - 54.545).abs() < 1e-3, "{}", c.payback_months);
+        // --premium 1.3: A's fabric = 1.3 x $10M = $13M > break-even $12.2M: savings 1.02 x 110 - 113 = -0.8M.
+        let p = compare(&a, &b, &[1.0], &[1.02], &RoiOptions { premium: Some(1.3), ..options() });
+        assert!((p.savings_usd + 0.8e6).abs() < 1e-3 && (p.premium - 1.3).abs() < 1e-12);
+        assert_eq!(p.payback, Payback::BeyondLife); // 3M / 36,667 = 81.8 months > 60
+                                                    // Rented out at $3/GPU-h instead: the extra 14,610 GPU-h a month earn $43,830; NPV = -2M + 60 x 43,830.
+        let v = compare(&a, &b, &[1.0], &[1.02], &RoiOptions { value_usd_per_gpu_hour: Some(3.0), ..options() });
+        assert!((v.npv_usd - (-2e6 + 60.0 * 0.02 * 1000.0 * 730.5 * 3.0)).abs() < 1e-3, "{}", v.npv_usd);
+    }
+
+    #[test]
+    fn payback_flags() {
+        let e = plain();
+        let b = side(1000, 1.0, cluster(100e6, 10e6), &e);
+        // Cheaper and faster: dominant. Cheaper and slower: a trade-off. Dearer and slower: never.
+        let cheap_fast = compare(&side(1000, 1.01, cluster(100e6, 9e6), &e), &b, &[1.0], &[1.01], &options());
+        assert_eq!((cheap_fast.payback, cheap_fast.payback_months), (Payback::Dominant, 0.0));
+        let cheap_slow = compare(&side(1000, 0.99, cluster(100e6, 9e6), &e), &b, &[1.0], &[1.0], &options());
+        assert_eq!(cheap_slow.payback, Payback::TradeOff);
+        let dear_slow = compare(&side(1000, 0.99, cluster(100e6, 11e6), &e), &b, &[1.0], &[1.0], &options());
+        assert_eq!(dear_slow.payback, Payback::Never);
+        assert!(dear_slow.payback_months.is_infinite());
+    }
+
+    #[test]
+    fn discounted_payback_by_hand() {
+        // $1,000 recovered by $100 a month at 12% a year: annuity(m) = 10 with v = 1.12^(-1/12):
+        // v^m = 1 - 10 (1 - v) / v = 0.905111 -> m = ln(0.905111) / ln(v) = 10.557 months (10 undiscounted).
+        let d = Discounting::new(0.12, 5.0);
+        let m = payback_months(1000.0, 100.0, &d);
+        assert!((d.annuity(m) - 10.0).abs() < 1e-9 && (m - 10.557).abs() < 0.001, "{m}");
+        assert_eq!(payback_months(1000.0, 100.0, &Discounting::new(0.0, 5.0)), 10.0);
+        // A perpetuity worth less than the upfront cost never pays back: $5 a month at 12% is worth ~$530.
+        assert!(payback_months(1000.0, 5.0, &d).is_infinite());
+    }
+
+    #[test]
+    fn cost_per_delivered_token_and_useful_gpu_hour() {
+        // TCO $110M over 5 years, undiscounted, always busy: 60 months x 2,629,800 s. 1M tokens/s -> 1.578e14
+        // tokens -> $0.6971 per million. Useful GPU-hours at goodput 0.9: 1,000 x 43,830 x 0.9.
+        let e = plain();
+        let mut b = side(1000, 1e6, cluster(100e6, 10e6), &e);
+        b.speed.goodput = vec![0.9];
+        let c = compare(&side(1000, 1e6, cluster(100e6, 10e6), &e), &b, &[1.0], &[1e6], &options());
+        let tokens = 1e6 * 60.0 * SECONDS_PER_MONTH;
+        assert!((c.usd_per_mtoken_b[0] - 110e6 / tokens * 1e6).abs() < 1e-12);
+        assert!((c.usd_per_mtoken_b[0] - 0.6971).abs() < 1e-4);
+        assert!((c.usd_per_useful_gpu_hour_b - 110e6 / (1000.0 * 43830.0 * 0.9)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_mix_weighs_each_workload_by_its_share() {
+        // 70% on a workload A runs 4% faster, 30% on one it runs 2% slower: rho = 0.7 x 1.04 + 0.3 x 0.98.
+        let e = plain();
+        let mut a = side(1000, 0.0, cluster(100e6, 10e6), &e);
+        a.speed.tokens_per_s = vec![1.04, 0.98];
+        a.speed.goodput = vec![1.0, 1.0];
+        let mut b = a.clone();
+        b.speed.tokens_per_s = vec![1.0, 1.0];
+        let c = compare(&a, &b, &[0.7, 0.3], &[1.04, 1.0], &options());
+        let w_a = 0.7 * 1.04 / 1.04 + 0.3 * 0.98;
+        let w_b = 0.7 * 1.0 / 1.04 + 0.3;
+        assert!((c.speed_ratio - w_a / w_b).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_cost_lines_add_up_to_the_tco() {
+        let prices = examples::prices();
+        let net = crate::topology::Network::new(&examples::ib_ndr(), &examples::rail_fat_tree(), 1024, 8);
+        let parts = crate::bom::parts(&net, &crate::bom::Cabling::new(&examples::rail_fat_tree(), &prices.network));
+        let cost = ClusterCost::new(1024, &examples::h100(), &prices, &parts, 0.0);
+        let s = SideCost::new(cost, &prices.economics);
+        let d = s.tco.discounting;
+        assert!((s.total(1.0).pv(&d) - s.tco.pv_usd()).abs() < 1e-3);
+        let sum: f64 = s.breakdown(1.0).iter().map(|(_, v)| v).sum();
+        // The breakdown counts opex undiscounted-over-months as annuity/12 years: it adds up to the PV too.
+        assert!((sum - s.tco.pv_usd()).abs() / s.tco.pv_usd() < 1e-9, "{sum} vs {}", s.tco.pv_usd());
+        let sum2: f64 = s.breakdown(1.5).iter().map(|(_, v)| v).sum();
+        assert!((sum2 - s.total(1.5).pv(&d)).abs() / sum2 < 1e-9);
+    }
+}
