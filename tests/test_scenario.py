@@ -3,14 +3,15 @@ files reported as one line naming the file, the key and the value."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from conftest import DATA, run
-from scalefront.errors import CatalogError
+from scalefront.errors import CatalogError, UsageError
 from scalefront.model import builtin_catalog
-from scalefront.scenario import AXES, DEFAULT_SCENARIO, OBJECTIVES, builtin_scenarios, load_scenario
+from scalefront.scenario import AXES, DEFAULT_SCENARIO, OBJECTIVES, builtin_scenarios, load_scenario, read_scenario
 from scalefront.schema import INPUT_COLUMNS
 from scalefront.sweep import run_sweep
 
@@ -356,3 +357,54 @@ def test_duplicate_axis_values_do_not_duplicate_configurations(write):
     assert s.size() == 1536 // 2
     assert result.feasible == sum(r.height for r in rows)
     assert not any(r.select(INPUT_COLUMNS).is_duplicated().any() for r in rows)
+
+
+# ---------------------------------------------------------------- workload mixes
+
+
+def test_a_mix_is_one_scenario_per_workload():
+    from scalefront.scenario import load_mix
+
+    parts = load_mix("mix")
+    assert [(p.name, p.share) for p in parts] == [("70b-pretraining", 0.6), ("moe", 0.25), ("long-context", 0.15)]
+    assert [p.scenario.seq_len for p in parts] == [8192, 4096, 32768]
+    assert parts[1].scenario.model_name == "mixtral-8x7b"
+    # The same cluster for all: counts, fabrics, topologies.
+    assert len({tuple(p.scenario.gpu_counts) for p in parts}) == 1
+    # A single-workload scenario is a mix of one at share 1.
+    assert [(p.name, p.share) for p in load_mix("ib-vs-roce")] == [("llama3-70b", 1.0)]
+
+
+@pytest.mark.parametrize(
+    "mix, message",
+    [
+        ([0.5, 0.4], "the shares add up to 0.5 + 0.4 = 0.9; they must add up to 1"),
+        ([0.5, 0.6], "the shares add up to 0.5 + 0.6 = 1.1"),
+        ([1.0, 0.0], "share"),
+    ],
+)
+def test_mix_shares_are_checked(mix, message):
+    from scalefront.scenario import load_mix
+
+    raw, _ = read_scenario("ib-vs-roce")
+    raw = {k: v for k, v in raw.items() if k != "workload"}
+    wl = read_scenario("ib-vs-roce")[0]["workload"]
+    raw["workloads"] = [{**wl, "name": f"w{i}", "share": s} for i, s in enumerate(mix)]
+    with pytest.raises(CatalogError, match=re.escape(message)):
+        load_mix((raw, "m.toml"))
+
+
+def test_mix_needs_distinct_names_and_not_both_forms():
+    from scalefront.scenario import load_mix
+
+    raw, _ = read_scenario("ib-vs-roce")
+    wl = raw["workload"]
+    with pytest.raises(CatalogError, match="not both"):
+        load_mix(({**raw, "workloads": [{**wl, "share": 1.0}]}, "m.toml"))
+    twice = {k: v for k, v in raw.items() if k != "workload"}
+    twice["workloads"] = [{**wl, "share": 0.5}, {**wl, "share": 0.5}]
+    with pytest.raises(CatalogError, match="'llama3-70b' is listed twice"):
+        load_mix((twice, "m.toml"))
+    with pytest.raises(UsageError, match="choose one with --workload"):
+        load_scenario("mix")
+    assert load_scenario("mix", workload="moe").model_name == "mixtral-8x7b"

@@ -360,6 +360,7 @@ def _add_sweep(sub: _Commands) -> None:
         help="also write every feasible configuration here (.csv or .parquet), streamed to disk",
     )
     p.add_argument("--force", action="store_true", help="replace existing output files")
+    p.add_argument("--workload", metavar="NAME", help="the workload of a scenario's mix to sweep")
     p.add_argument(
         "--group-by",
         type=_names(group_by_problem),
@@ -404,7 +405,9 @@ def _run_sweep(args: argparse.Namespace) -> int:
 
     _check_outputs(args.force, out=args.out, all_out=args.all_out)
     catalog = _catalog(args)
-    scenario = load_scenario(args.scenario, catalog, group_by=args.group_by, objectives=args.objectives)
+    scenario = load_scenario(
+        args.scenario, catalog, group_by=args.group_by, objectives=args.objectives, workload=args.workload
+    )
     size = scenario.size()
     if size > args.max_configs:
         raise UsageError(

@@ -127,6 +127,13 @@ _FRONTIER_COLUMNS = [
 ]
 
 
+def _cost_mode_note(result: SweepResult) -> str:
+    """Which cost `cost_to_train_usd` is: rent (GPU-hours at the rental price) or own (the levelised TCO)."""
+    if result.scenario.space["economics"]["cost_mode"] == "rent":
+        return "(cost_to_train_usd in rent mode: GPU-hours at the rental price; network prices do not enter it)"
+    return "(cost_to_train_usd in own mode: the run's busy time at the cluster's levelised total cost of ownership)"
+
+
 def render_sweep(result: SweepResult, frontier: pl.DataFrame) -> str:
     """The frontiers per group, the best configuration per (fabric, GPU count), and the sweep's counts."""
     groups = result.scenario.space["group_by"]
@@ -141,6 +148,7 @@ def render_sweep(result: SweepResult, frontier: pl.DataFrame) -> str:
         f"rejected: {rejected or 'none'}",
         "",
         f"Pareto frontier ({' vs '.join(objectives)}) per {', '.join(groups)}:",
+        _cost_mode_note(result),
         str(frontier.select(shown)),
         "",
         "fastest configuration per fabric and GPU count:",

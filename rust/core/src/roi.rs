@@ -15,8 +15,9 @@
 //! - A's extra capacity, (rho - 1) x GPUs x busy hours, is valued at v $/GPU-hour (default: B's levelised cost of
 //!   a busy GPU-hour, the cost-avoidance view, under which NPV = savings); **NPV** of choosing A = -dCapex -
 //!   PV(dOpex) + PV(dResidual) + PV(extra capacity x v); **payback** = the month the discounted cumulative
-//!   benefit recovers dCapex, flagged `dominant` (A cheaper upfront and no worse after), `trade-off` (A cheaper
-//!   upfront, worse after), `never` (dearer and no better), `beyond life`.
+//!   benefit (the resale difference counted at the end of the life) recovers dCapex, flagged `dominant` (A
+//!   cheaper upfront and no worse after), `trade-off` (A cheaper upfront, worse after), `never` (dearer and no
+//!   better), `beyond life`; with the default valuation, paid back within the life exactly when NPV >= 0.
 
 use crate::economics::{ClusterCost, Discounting, Tco, SECONDS_PER_HOUR};
 use crate::error::ConfigError;
@@ -392,8 +393,14 @@ pub fn compare(a: &Side, b: &Side, shares: &[f64], refs: &[f64], options: &RoiOp
     let extra_per_month = (rho - 1.0) * b_hours * value;
     let d_capex = la.capex_usd - lb.capex_usd;
     let monthly = extra_per_month - (la.opex_usd_per_year - lb.opex_usd_per_year) / 12.0;
-    let npv = -d_capex + monthly * annuity + (la.residual_usd - lb.residual_usd) * d.end_factor();
-    let months = payback_months(d_capex, monthly, &d);
+    let residual_gain = (la.residual_usd - lb.residual_usd) * d.end_factor();
+    let npv = -d_capex + monthly * annuity + residual_gain;
+    // The resale difference arrives at the end of the life: when the monthly benefit alone falls short but with
+    // it the premium is recovered (NPV >= 0), it pays back at the end of the life.
+    let mut months = payback_months(d_capex, monthly, &d);
+    if months > d.months && monthly > 0.0 && npv >= 0.0 {
+        months = d.months;
+    }
     let payback = if d_capex <= 0.0 {
         if monthly >= 0.0 {
             Payback::Dominant
@@ -505,6 +512,29 @@ mod tests {
                                                     // Rented out at $3/GPU-h instead: the extra 14,610 GPU-h a month earn $43,830; NPV = -2M + 60 x 43,830.
         let v = compare(&a, &b, &[1.0], &[1.02], &RoiOptions { value_usd_per_gpu_hour: Some(3.0), ..options() });
         assert!((v.npv_usd - (-2e6 + 60.0 * 0.02 * 1000.0 * 730.5 * 3.0)).abs() < 1e-3, "{}", v.npv_usd);
+    }
+
+    #[test]
+    fn resale_at_the_end_of_the_life_can_complete_the_payback() {
+        // A's $2M extra fabric resells for 50%: $1M more at the end. Everything resells for 50%, so B's TCO is
+        // 110M - 55M = $55M and its busy GPU-hour $55M / 43.83M h = $1.2548. At 2% faster, A's extra capacity is
+        // worth 0.02 x 1,000 x 730.5 h x $1.2548 = $18,333 a month: $1.1M over the 60 months, short of the $2M
+        // (109 months); with the resale difference NPV = -2M + 1.1M + 1M = +$0.1M: paid back at the end of life.
+        let mut e = plain();
+        e.residual_fraction = 0.5;
+        let a = side(1000, 1.02, cluster(100e6, 12e6), &e);
+        let b = side(1000, 1.0, cluster(100e6, 10e6), &e);
+        let c = compare(&a, &b, &[1.0], &[1.02], &options());
+        assert!((c.npv_usd - 0.1e6).abs() < 1e-3, "{}", c.npv_usd);
+        assert_eq!((c.payback, c.payback_months), (Payback::Months, 60.0));
+        // Without the resale (the same value of an hour) it does not: 109 months.
+        e.residual_fraction = 0.0;
+        let a = side(1000, 1.02, cluster(100e6, 12e6), &e);
+        let b = side(1000, 1.0, cluster(100e6, 10e6), &e);
+        let valued = RoiOptions { value_usd_per_gpu_hour: Some(c.value_usd_per_gpu_hour), ..options() };
+        let c = compare(&a, &b, &[1.0], &[1.02], &valued);
+        assert!(c.npv_usd < 0.0 && c.payback == Payback::BeyondLife);
+        assert!((c.payback_months - 2e6 / (0.02 * 730_500.0 * c.value_usd_per_gpu_hour)).abs() < 1e-6);
     }
 
     #[test]
