@@ -54,6 +54,32 @@ def test_rail_optimized_and_oversubscribed_by_hand():
     assert bom(512, "roce-400g", "rail-planes")["switches_by_tier"] == [4]
 
 
+@pytest.mark.parametrize(
+    "gpus, fabric, topology, tiers",
+    [
+        # The procurement review's hand counts (section 1.1), with the fix it asked for: 8 rail planes of 64 NICs
+        # on 128-port switches pack two to a switch (4, not 8).
+        (512, "ib-ndr", "rail-planes", [8]),
+        (512, "ib-ndr", "fat-tree", [16, 8]),
+        (512, "roce-400g", "rail-planes", [4]),
+        (512, "roce-400g", "fat-tree", [8, 4]),
+        (2048, "ib-ndr", "rail-planes", [64, 32]),
+        (2048, "ib-ndr", "fat-tree", [64, 32]),
+        (2048, "roce-400g", "rail-planes", [32, 16]),
+        (2048, "roce-400g", "fat-tree", [32, 16]),
+        (16384, "ib-ndr", "rail-planes", [512, 256]),
+        (16384, "ib-ndr", "fat-tree", [512, 512, 256]),
+        (16384, "roce-400g", "rail-planes", [256, 128]),
+        (16384, "roce-400g", "fat-tree", [256, 256, 128]),
+        # The shared rail tree is the SuperPOD design: a core tier at 16,384 on radix 64, two tiers on radix 128.
+        (16384, "ib-ndr", "rail-fat-tree", [512, 512, 256]),
+        (16384, "roce-400g", "rail-fat-tree", [256, 256, 128]),
+    ],
+)
+def test_switch_counts_match_the_review_hand_counts(gpus, fabric, topology, tiers):
+    assert bom(gpus, fabric, topology)["switches_by_tier"] == tiers
+
+
 def test_network_capex_and_yearly_lines_from_catalog_prices():
     p = CAT.fabric_price("ib-ndr")
     econ = CAT.economics_or_error()

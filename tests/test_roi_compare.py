@@ -284,3 +284,25 @@ def test_own_cost_of_a_run_is_its_busy_time_at_the_levelised_tco():
     energy = r.it_power_w * econ.pue * r.time_to_train_s / 3.6e6 * econ.usd_per_kwh
     assert r.cost_own_usd == pytest.approx(r.capex_usd * r.time_to_train_s / life + energy, rel=1e-9)
     assert math.isfinite(r.cost_own_usd)
+
+
+def test_cluster_is_a_seam_refused_clearly_without_the_engine(capsys):
+    import importlib.util
+
+    if importlib.util.find_spec("scalefront.cluster") is not None:
+        pytest.skip("the distributed engine is installed")
+    code, out, err = run(["roi", "--cluster", "local", "--samples", "10"], capsys)
+    assert_one_line_error(code, out, err, "--cluster needs the distributed engine")
+
+
+def test_the_cheapest_design_rule_says_which_design_each_fabric_has():
+    r = compare(small(**{"cluster.topology": ["rail-fat-tree", {"name": "fat-tree", "oversubscription": 2.0}]}),
+                options=RoiOptions(samples=20, design="cheapest"))  # fmt: skip
+    same = compare(small(**{"cluster.topology": ["rail-fat-tree", {"name": "fat-tree", "oversubscription": 2.0}]}),
+                   options=RoiOptions(samples=20))  # fmt: skip
+    assert (same.table["topology_a"] == same.table["topology_b"]).all()
+    # Each fabric on its own cheapest design costs no more per delivered token than on the shared topology.
+    for c, s in zip(r.table.iter_rows(named=True), same.table.iter_rows(named=True), strict=True):
+        assert c["usd_per_mtoken_a"] <= s["usd_per_mtoken_a"] * (1 + 1e-12)
+        assert c["usd_per_mtoken_b"] <= s["usd_per_mtoken_b"] * (1 + 1e-12)
+    assert "each fabric on its cheapest design" in render(r) and "same topology for both" in render(same)

@@ -497,6 +497,15 @@ def _monte_carlo(
     return result
 
 
+def _check_cluster_engine() -> None:
+    """The distributed engine (`scalefront.cluster`, the `dist` work) is a seam: refuse clearly without it."""
+    if importlib.util.find_spec("scalefront.cluster") is None:
+        raise UsageError(
+            "--cluster needs the distributed engine (scalefront.cluster), which this version does not have; "
+            "without --cluster the Monte Carlo runs on all cores here"
+        )
+
+
 def _mc_shard(args: tuple[dict[str, Any], dict[str, Any], int, int]) -> dict[str, Any]:
     """One shard of samples (a module-level function, so a cluster can pickle it)."""
     problem, uncertainty, first, count = args
@@ -509,11 +518,7 @@ def _monte_carlo_on_cluster(
 ) -> dict[str, Any]:
     """The Monte Carlo in shards on the distributed engine (`scalefront.cluster.map_shards`): sample i depends on
     (seed, i) only, so the merged shards equal the one-machine run."""
-    if importlib.util.find_spec("scalefront.cluster") is None:
-        raise UsageError(
-            "--cluster needs the distributed engine (scalefront.cluster), which this version does not have; "
-            "without --cluster the Monte Carlo runs on all cores here"
-        )
+    _check_cluster_engine()
     from scalefront import cluster as engine  # type: ignore[attr-defined, unused-ignore]
 
     def shards(slots: int) -> list[tuple[dict[str, Any], dict[str, Any], int, int]]:
@@ -553,6 +558,8 @@ def compare(
     opts = options or RoiOptions()
     cat = catalog or builtin_catalog()
     _check_fabrics(cat, fabric_a, fabric_b)
+    if cluster is not None:
+        _check_cluster_engine()
     if opts.samples < 1:
         raise UsageError(f"samples={opts.samples}: expected at least 1")
     if opts.premium is not None and not (math.isfinite(opts.premium) and opts.premium > 0):
