@@ -12,6 +12,7 @@ import polars as pl
 import pytest
 
 from scalefront import api, schema
+from scalefront.model import builtin_catalog
 from scalefront.units import split_list
 
 
@@ -236,58 +237,44 @@ def test_a_paused_job_holds_until_resumed_and_cancel_stops_it(draft):
 # ---------------------------------------------------------------------------------------------- ROI
 def test_what_ifs_move_the_comparison_the_right_way(draft):
     base = api.what_if_defaults(draft, "ib-ndr", "roce-400g")
-    assert base.usd_per_kwh == 0.0826 and base.pue == 1.25 and base.years == 5.0
-    before = api.compare_fabrics(draft, base)
-    # A's network parts at twice the price: its network capex doubles exactly (same parts counted).
-    dearer = api.compare_fabrics(draft, replace(base, network_price={"ib-ndr": 2.0, "roce-400g": 1.0}))
+    econ = builtin_catalog().economics_or_error()
+    assert (base.usd_per_kwh, base.pue, base.years, base.utilisation) == (
+        econ.usd_per_kwh,
+        econ.pue,
+        econ.amortization_years,
+        econ.utilisation,
+    )
+    before = api.compare_fabrics(draft, base, samples=100)
+    # A's network parts at twice the price: its network hardware doubles exactly (same parts counted), its total
+    # cost of ownership rises and what it saves falls.
+    dearer = api.compare_fabrics(draft, replace(base, network_price={"ib-ndr": 2.0, "roce-400g": 1.0}), samples=100)
     assert dearer.table["network_capex_usd_ib-ndr"].to_list() == pytest.approx(
         [2 * v for v in before.table["network_capex_usd_ib-ndr"].to_list()]
     )
     assert (dearer.table["cost_ib-ndr"] > before.table["cost_ib-ndr"]).all()
+    assert (dearer.table["saving_b_minus_a"] < before.table["saving_b_minus_a"]).all()
     # Dearer power raises the own-mode cost on both fabrics.
-    power = api.compare_fabrics(draft, replace(base, usd_per_kwh=0.2))
+    power = api.compare_fabrics(draft, replace(base, usd_per_kwh=0.2), samples=100)
     assert (power.table["cost_roce-400g"] > before.table["cost_roce-400g"]).all()
-    # Rent mode: the table's costs are the rent costs, and break-even and payback are not offered.
-    rent = api.compare_fabrics(draft, replace(base, mode="rent"))
-    assert rent.table["cost_ib-ndr"].to_list() == rent.table["cost_to_train_usd_ib-ndr"].to_list()
+    # Rent mode: the table's costs are the runs' rents, and break-even and payback are not offered.
+    rent = api.compare_fabrics(draft, replace(base, mode="rent"), samples=100)
+    assert rent.table["cost_ib-ndr"].to_list() == rent.table["rent_a_usd"].to_list()
     assert "break_even_premium" not in [c.name for c in rent.columns]
-    assert "renting" in rent.verdict and "to own" in before.verdict
+    assert rent.verdict.startswith("renting") and before.verdict.startswith("For this workload")
 
 
-def test_the_verdict_names_where_each_fabric_pays_off():
-    from scalefront.whatif import _verdict
-
-    table = pl.DataFrame(
-        {
-            "gpus": [512, 1024, 2048, 4096],
-            "saving_b_minus_a": [-10e3, 5e3, 20e3, 40e3],
-            "time_saved_days": [0.01, 0.1, 0.5, 1.5],
-            "break_even_premium": [0.9, 1.1, 1.2, 1.3],
-        }
-    )
-    w = api.WhatIf("ib-ndr", "roce-400g")
-    assert _verdict(table, w) == (
-        "ib-ndr pays off to own at 1,024-4,096 GPUs, roce-400g at 512; ib-ndr finishes up to 1.5 days sooner"
-    )
-    # Wins and losses alternating at every count: the counts, not a list of ranges.
-    zigzag = table.with_columns(pl.Series("saving_b_minus_a", [1e3, -1e3, 1e3, -1e3]))
-    assert _verdict(zigzag, w).startswith("ib-ndr pays off to own at 2 of 4 GPU counts, roce-400g at the other 2")
-    losing = table.with_columns(pl.lit(-1e6).alias("saving_b_minus_a"))
-    assert _verdict(losing, w).startswith("roce-400g is cheaper than ib-ndr to own at every GPU count")
-
-
-def test_tornado_bars_come_from_the_sensitivity_study(draft):
-    view = api.compare_fabrics(draft, api.what_if_defaults(draft, "ib-ndr", "roce-400g"), sensitivity=True)
+def test_tornado_bars_come_with_flip_values(draft):
+    view = api.compare_fabrics(draft, api.what_if_defaults(draft, "ib-ndr", "roce-400g"), sensitivity=True, samples=50)
     assert view.tornado is not None
-    bars = view.tornado[4096]
-    assert {b.input for b in bars} >= {"fabric efficiency (A)", "network latency"}
-    assert all(b.low_label == "-20%" and b.high_label == "+20%" for b in bars)
+    bars = view.tornado[16384]
+    assert {"roce-400g load-balance efficiency", "roce-400g switch price"} <= {b.input for b in bars}
     widths = [abs(b.high - b.low) for b in bars]
     assert widths == sorted(widths, reverse=True)  # widest first
-    assert api.compare_fabrics(draft, api.what_if_defaults(draft, "ib-ndr", "roce-400g")).tornado is None
+    assert any(b.flips_at for b in bars) and all(b.low_label and b.high_label for b in bars)
+    assert api.compare_fabrics(draft, api.what_if_defaults(draft, "ib-ndr", "roce-400g"), samples=10).tornado is None
 
 
 def test_export_roi_writes_the_table(draft, tmp_path):
-    view = api.compare_fabrics(draft, api.what_if_defaults(draft, "ib-ndr", "roce-400g"))
+    view = api.compare_fabrics(draft, api.what_if_defaults(draft, "ib-ndr", "roce-400g"), samples=10)
     back = pl.read_csv(api.export_roi(view, tmp_path / "roi.csv"))
     assert back["gpus"].to_list() == [512, 1024, 2048, 4096, 8192, 16384]

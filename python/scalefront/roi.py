@@ -126,7 +126,8 @@ class RoiResult:
     headline_gpus: int
     #: One row per GPU count: typical-value comparison and the Monte Carlo summary (the `--out` file).
     table: pl.DataFrame
-    #: Per GPU count and workload of the mix: share, days to train, delivered tokens/s, cost per Mtoken.
+    #: Per GPU count and workload of the mix: share, days to train, delivered tokens/s, cost per Mtoken, and what
+    #: training its tokens would cost renting the GPUs instead (for comparison).
     workloads: pl.DataFrame
     #: Per GPU count, one row per uncertain input, largest swing first: savings at low/high, flip value.
     tornado: pl.DataFrame
@@ -345,53 +346,33 @@ def _error_inputs(common: list[float], collective: list[float], a: str, b: str) 
 # ---------------------------------------------------------------------------------------------- candidates
 
 
-def _config(scenario: Scenario, row: dict[str, Any]) -> dict[str, Any]:
-    """The core `Config` of a labelled sweep row (indices recovered from the scenario's axis names)."""
+def _choice(scenario: Scenario, row: dict[str, Any]) -> dict[str, int]:
+    """A labelled sweep row as the engine's choice: each axis's index into the scenario's space (the degrees tp,
+    pp, dp, cp and ep as values); the bindings turn it into the core's configuration (`SweepSpace::config`)."""
     space = scenario.space
-    g = scenario.gpu_names.index(row["gpu"])
-    s = scenario.scale_up_names.index(row["scale_up"])
-    f = scenario.fabric_names.index(row["fabric"])
-    t = next(
+    topology = next(
         i
         for i, (n, o) in enumerate(zip(scenario.topology_names, scenario.oversubscriptions, strict=True))
         if n == row["topology"] and o == row["oversubscription"]
     )
-    o = scenario.overlap_names.index(row["overlap"])
     return {
-        "model": space["model"],
-        "gpu": space["gpus"][g]["spec"],
-        "scale_up": space["scale_ups"][s]["spec"],
-        "fabric": space["fabrics"][f]["spec"],
-        "topology": space["topologies"][t],
-        "prices": {
-            "gpu": space["gpus"][g]["prices"],
-            "network": space["fabrics"][f]["prices"],
-            "scale_up": space["scale_ups"][s]["prices"],
-            "economics": space["economics"],
-        },
-        "gpus": row["gpus"],
-        "parallelism": {
-            "tp": row["tp"],
-            "pp": row["pp"],
-            "dp": row["dp"],
-            "cp": row["cp"],
-            "ep": row["ep"],
-            "vpp": row["vpp"],
-            "micro_batch": row["micro_batch"],
-            "zero_stage": row["zero"],
-            "recompute": row["recompute"],
-            "sequence_parallel": row["sequence_parallel"],
-            "uneven_stages": False,
-        },
-        "training": {
-            "global_batch": space["global_batch"],
-            "seq_len": space["seq_len"],
-            "tokens": space["tokens"],
-            "precision": row["precision"],
-            "flash_attention": space["flash_attention"],
-        },
-        "overlap": space["overlap"][o],
-        "reliability": space["reliability"],
+        "gpu": scenario.gpu_names.index(row["gpu"]),
+        "scale_up": scenario.scale_up_names.index(row["scale_up"]),
+        "gpus": scenario.gpu_counts.index(row["gpus"]),
+        "fabric": scenario.fabric_names.index(row["fabric"]),
+        "topology": topology,
+        "precision": list(space["precisions"]).index(row["precision"]),
+        "tp": row["tp"],
+        "pp": row["pp"],
+        "dp": row["dp"],
+        "cp": row["cp"],
+        "ep": row["ep"],
+        "vpp": list(space["vpp"]).index(row["vpp"]),
+        "micro_batch": list(space["micro_batch"]).index(row["micro_batch"]),
+        "sequence_parallel": list(space["sequence_parallel"]).index(row["sequence_parallel"]),
+        "recompute": list(space["recompute"]).index(row["recompute"]),
+        "zero": list(space["zero"]).index(row["zero"]),
+        "overlap": scenario.overlap_names.index(row["overlap"]),
     }
 
 
@@ -413,7 +394,7 @@ def _candidates(result: SweepResult, k: int) -> dict[tuple[str, int, str], list[
         key = (row["fabric"], row["gpus"], _design_label(row, len(scenario.scale_up_names)))
         rows = out.setdefault(key, [])
         if len(rows) < k:
-            rows.append(_config(scenario, row))
+            rows.append(_choice(scenario, row))
     return out
 
 
@@ -519,7 +500,7 @@ def _monte_carlo_on_cluster(
     """The Monte Carlo in shards on the distributed engine (`scalefront.cluster.map_shards`): sample i depends on
     (seed, i) only, so the merged shards equal the one-machine run."""
     _check_cluster_engine()
-    from scalefront import cluster as engine  # type: ignore[attr-defined, unused-ignore]
+    engine: Any = importlib.import_module("scalefront.cluster")
 
     def shards(slots: int) -> list[tuple[dict[str, Any], dict[str, Any], int, int]]:
         n = max(1, min(samples, 4 * slots))
@@ -595,6 +576,7 @@ def compare(
         + _error_inputs(common, collective, fabric_a, fabric_b)
     )
     problem = {
+        "spaces": [part.scenario.space for part in mix],
         "shares": [part.share for part in mix],
         "designs": designs,
         "options": {
@@ -693,6 +675,8 @@ def _frames(
             "topology_b": c["topology_b"],
             "days_a": c["a"]["days"][0],
             "days_b": c["b"]["days"][0],
+            "network_capex_a_usd": c["a"]["network_capex_usd"],
+            "network_capex_b_usd": c["b"]["network_capex_usd"],
             **{k: c[k] for k in _TABLE_KEYS},
             "usd_per_mtoken_a": c["usd_per_mtoken_a"][0],
             "usd_per_mtoken_b": c["usd_per_mtoken_b"][0],
@@ -716,6 +700,9 @@ def _frames(
                     "tokens_per_s_b": c["b"]["tokens_per_s"][w],
                     "usd_per_mtoken_a": c["usd_per_mtoken_a"][w],
                     "usd_per_mtoken_b": c["usd_per_mtoken_b"][w],
+                    # Renting the same GPUs instead, for comparison only (the verdict is in own mode).
+                    "rent_a_usd": c["a"]["rent_usd"][w],
+                    "rent_b_usd": c["b"]["rent_usd"][w],
                 }
             )
         for rank, bar in enumerate(c["tornado"]):

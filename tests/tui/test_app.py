@@ -281,8 +281,8 @@ async def test_the_frontier_shows_the_chart_beside_the_table_on_tall_terminals(u
 
 # ---------------------------------------------------------------------------------------------- ROI
 async def test_roi_what_if_changes_the_numbers(ui):
-    """Raising A's network price makes A dearer to own: its own-mode cost rises at every GPU count, the
-    break-even does not change (it is a price ratio of the same runs), and the verdict follows."""
+    """Raising A's network price makes A dearer to own: its total cost of ownership rises at every GPU count, and
+    the verdict follows."""
     app = ScalefrontApp()
     async with app.run_test(size=(100, 30)) as pilot:
         await ui.wait_for_sweep(pilot)
@@ -330,7 +330,7 @@ async def test_roi_tornado_and_export(ui, tmp_path):
         await ui.wait_for_roi(pilot, shown + 1)
         tornado = ui.text_of(app, "#roi-tornado")
         gpus = app.query_one("#roi-table").record()["gpus"]
-        assert f"tornado at {gpus:,} GPUs" in tornado and "fabric efficiency (A)" in tornado
+        assert f"tornado at {gpus:,} GPUs" in tornado and "load-balance efficiency" in tornado
         await pilot.press("e")
         assert isinstance(app.screen, WriteFileScreen)
         target = tmp_path / "roi.csv"

@@ -1,6 +1,7 @@
-"""The ROI tab: is fabric A worth it over fabric B for the scenario as run? A one-line verdict on top, the
-what-if inputs a buyer changes (each fabric's network price, the server price, rent, $/kWh, PUE, years,
-utilisation, own or rent), a table per GPU count that follows every change, and the tornado on request.
+"""The ROI tab: is fabric A worth it over fabric B for the scenario as run? The verdict on top (payback, break-even
+premium with its P10-P90 band, what flips the answer), the what-if inputs a buyer changes (each fabric's network
+price, the server price, rent, $/kWh, PUE, years, utilisation, own or rent), a table per GPU count that follows
+every change, and the tornado with flip values on request.
 
 Comparisons run in a worker thread; while one runs, later changes are collected and the newest is run next
 (never a pile of runs), and the app's `roi_updates` counter says when a result is on screen."""
@@ -33,6 +34,10 @@ from scalefront_tui.frame_table import FrameTable
 
 if TYPE_CHECKING:
     from scalefront_tui.app import ScalefrontApp
+
+TORNADO_HINT = (
+    "[dim]T: tornado (how the break-even moves as each input spans its range, and where the verdict flips)[/dim]"
+)
 
 #: The what-if number fields (id, label), in the order they are laid out (two per row, after the fabrics).
 NUMBER_FIELDS = [
@@ -85,7 +90,7 @@ class RoiPane(VerticalScroll):
                 yield Field(id=field_id)
             yield Label("cost")
             yield Select(
-                [("own: capex + energy", "own"), ("rent: GPU-hours", "rent")],
+                [("own: total cost of ownership", "own"), ("rent: GPU-hours", "rent")],
                 value="own",
                 id="wi-mode",
                 allow_blank=False,
@@ -96,9 +101,7 @@ class RoiPane(VerticalScroll):
                 yield Field(id=field_id)
         yield Static("", id="roi-error")
         yield FrameTable([], id="roi-table", markable=False, header_lines=2)
-        yield Static(
-            "[dim]T: tornado (how the break-even moves with each input; runs 12 more sweeps)[/dim]", id="roi-tornado"
-        )
+        yield Static(TORNADO_HINT, id="roi-tornado")
 
     # ------------------------------------------------------------------------------------------------ inputs
     def reset_inputs(self) -> None:
@@ -113,7 +116,7 @@ class RoiPane(VerticalScroll):
             "wi-kwh": f"{w.usd_per_kwh:g}",
             "wi-pue": f"{w.pue:g}",
             "wi-years": f"{w.years:g}",
-            "wi-util": "100%",
+            "wi-util": f"{(w.utilisation or 1.0) * 100:g}%",
         }
         with self.prevent(Input.Changed, Select.Changed):
             for field_id, text in texts.items():
@@ -230,7 +233,7 @@ class RoiPane(VerticalScroll):
         view = self.view
         target = self.query_one("#roi-tornado", Static)
         if view is None or view.tornado is None:
-            target.update("[dim]T: tornado (how the break-even moves with each input; runs 12 more sweeps)[/dim]")
+            target.update(TORNADO_HINT)
             return
         record = self.query_one("#roi-table", FrameTable).record()
         gpus = int(record["gpus"]) if record else max(view.tornado)
@@ -250,7 +253,7 @@ def _roi_priority(names: list[str], view: RoiView) -> list[str]:
     """The ROI columns in the order they get room: GPUs, then the answer (break-even, payback, the mode's cost on
     each fabric), then days and the rest."""
     a, b = view.fabric_a, view.fabric_b
-    first = ["gpus", "break_even_premium", "payback_days", f"cost_{a}", f"cost_{b}", "saving_b_minus_a"]
+    first = ["gpus", "break_even_premium", "p_a_cheaper", "payback", f"cost_{a}", f"cost_{b}", "saving_b_minus_a"]
     first += [f"time_to_train_days_{a}", f"time_to_train_days_{b}"]
     return [n for n in first if n in names] + [n for n in names if n not in first]
 
@@ -261,6 +264,6 @@ def _check(field_id: str, label: str, value: float) -> None:
     if field_id == "wi-pue" and value < 1:
         raise ValueError("PUE is 1 or more (facility power / IT power)")
     if field_id == "wi-util" and not 0 < value <= 1:
-        raise ValueError("utilisation is a share of the cluster's life: more than 0%, at most 100%")
+        raise ValueError("utilisation is the share of hours with work: more than 0%, at most 100%")
     if value < 0:
         raise ValueError(f"{label} cannot be negative")

@@ -226,6 +226,8 @@ pub struct SideSpeed {
     /// Days to train each workload's tokens at the chosen layout (time to train, model error applied).
     pub days: Vec<f64>,
     pub goodput: Vec<f64>,
+    /// What training each workload's tokens would cost renting the GPUs instead (rent mode, for comparison).
+    pub rent_usd: Vec<f64>,
 }
 
 /// Multiplicative model error on a step: `common` applies to the whole step time, `collective` to its exposed
@@ -246,9 +248,9 @@ pub fn side_speed(
     error: StepError,
     edit: &dyn Fn(&mut Config) -> Result<(), ConfigError>,
 ) -> Result<SideSpeed, ConfigError> {
-    let mut out = SideSpeed { chosen: vec![], tokens_per_s: vec![], days: vec![], goodput: vec![] };
+    let mut out = SideSpeed { chosen: vec![], tokens_per_s: vec![], days: vec![], goodput: vec![], rent_usd: vec![] };
     for configs in candidates {
-        let mut best: Option<(usize, f64, f64, f64)> = None;
+        let mut best: Option<(usize, f64, f64, f64, f64)> = None;
         for (i, base) in configs.iter().enumerate() {
             let mut cfg = base.clone();
             edit(&mut cfg)?;
@@ -262,11 +264,11 @@ pub fn side_speed(
             let stretch = step / e.step_time_s;
             let tau = e.tokens_per_s / stretch * e.goodput;
             let days = e.time_to_train_s * stretch / crate::economics::SECONDS_PER_DAY;
-            if best.is_none_or(|(_, t, _, _)| tau > t) {
-                best = Some((i, tau, days, e.goodput));
+            if best.is_none_or(|(_, t, _, _, _)| tau > t) {
+                best = Some((i, tau, days, e.goodput, e.cost_rent_usd * stretch));
             }
         }
-        let (i, tau, days, goodput) = best.ok_or(ConfigError::InvalidFigure {
+        let (i, tau, days, goodput, rent) = best.ok_or(ConfigError::InvalidFigure {
             field: "candidates",
             value: configs.len() as f64,
             expected: "at least one candidate that can be evaluated",
@@ -275,6 +277,7 @@ pub fn side_speed(
         out.tokens_per_s.push(tau);
         out.days.push(days);
         out.goodput.push(goodput);
+        out.rent_usd.push(rent);
     }
     Ok(out)
 }
@@ -457,7 +460,13 @@ mod tests {
 
     fn side(gpus: u32, tau: f64, cost: ClusterCost, econ: &Economics) -> Side {
         Side {
-            speed: SideSpeed { chosen: vec![0], tokens_per_s: vec![tau], days: vec![1.0], goodput: vec![1.0] },
+            speed: SideSpeed {
+                chosen: vec![0],
+                tokens_per_s: vec![tau],
+                days: vec![1.0],
+                goodput: vec![1.0],
+                rent_usd: vec![0.0],
+            },
             cost: SideCost::new(cost, econ),
             gpus,
         }

@@ -10,7 +10,8 @@ use numpy::IntoPyArray;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use scalefront_core::montecarlo::{self, McProgress, Outcome, Plan, Uncertainty};
-use scalefront_core::roi::{Comparison, Payback, RoiProblem, Side};
+use scalefront_core::roi::{Comparison, Design, Payback, RoiOptions, RoiProblem, Side};
+use scalefront_core::sweep::{Choice, SweepSpace};
 
 use crate::{from_core, internal_error, no_panic};
 
@@ -39,8 +40,96 @@ impl RoiHandle {
     }
 }
 
-fn extract(problem: &Bound<'_, PyAny>, uncertainty: &Bound<'_, PyAny>) -> PyResult<(RoiProblem, Uncertainty)> {
-    Ok((problem.extract()?, uncertainty.extract()?))
+/// A candidate as the Python layer names it: one sweep row's axis indices (degrees for tp, pp, dp, cp, ep).
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+struct ChoiceRequest {
+    gpu: u32,
+    scale_up: u32,
+    gpus: u32,
+    fabric: u32,
+    topology: u32,
+    precision: u32,
+    tp: u32,
+    pp: u32,
+    dp: u32,
+    cp: u32,
+    ep: u32,
+    vpp: u32,
+    micro_batch: u32,
+    sequence_parallel: u32,
+    recompute: u32,
+    zero: u32,
+    overlap: u32,
+}
+
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+struct DesignRequest {
+    side: u32,
+    gpus: u32,
+    topology: String,
+    /// Per workload of the mix, the candidates as choices of that workload's sweep space.
+    candidates: Vec<Vec<ChoiceRequest>>,
+}
+
+/// The comparison as the Python layer sends it: each workload's sweep space, the shares, the designs (as
+/// choices into those spaces) and the options. Converted to the core's `RoiProblem` with `SweepSpace::config`.
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+struct ProblemRequest {
+    spaces: Vec<SweepSpace>,
+    shares: Vec<f64>,
+    designs: Vec<DesignRequest>,
+    options: RoiOptions,
+}
+
+fn choice(c: &ChoiceRequest) -> Choice {
+    Choice {
+        gpu: c.gpu,
+        scale_up: c.scale_up,
+        gpus: c.gpus,
+        fabric: c.fabric,
+        topology: c.topology,
+        precision: c.precision,
+        tp: c.tp,
+        pp: c.pp,
+        dp: c.dp,
+        cp: c.cp,
+        ep: c.ep,
+        vpp: c.vpp,
+        micro_batch: c.micro_batch,
+        sequence_parallel: c.sequence_parallel,
+        recompute: c.recompute,
+        zero: c.zero,
+        overlap: c.overlap,
+    }
+}
+
+fn extract(
+    py: Python<'_>,
+    problem: &Bound<'_, PyAny>,
+    uncertainty: &Bound<'_, PyAny>,
+) -> PyResult<(RoiProblem, Uncertainty)> {
+    let req: ProblemRequest = problem.extract()?;
+    for space in &req.spaces {
+        space.validate().map_err(|e| from_core(py, e))?;
+    }
+    let mut designs = Vec::with_capacity(req.designs.len());
+    for d in req.designs {
+        if d.candidates.len() != req.spaces.len() {
+            return Err(pyo3::exceptions::PyValueError::new_err("one candidate list per workload space"));
+        }
+        let candidates = d
+            .candidates
+            .iter()
+            .zip(&req.spaces)
+            .map(|(cands, space)| cands.iter().map(|c| space.config(&choice(c))).collect())
+            .collect();
+        designs.push(Design { side: d.side, gpus: d.gpus, topology: d.topology, candidates });
+    }
+    let problem = RoiProblem { shares: req.shares, designs, options: req.options };
+    Ok((problem, uncertainty.extract()?))
 }
 
 fn side_dict<'py>(py: Python<'py>, side: &Side, k: f64) -> PyResult<Bound<'py, PyDict>> {
@@ -49,6 +138,7 @@ fn side_dict<'py>(py: Python<'py>, side: &Side, k: f64) -> PyResult<Bound<'py, P
     d.set_item("tokens_per_s", side.speed.tokens_per_s.clone())?;
     d.set_item("days", side.speed.days.clone())?;
     d.set_item("goodput", side.speed.goodput.clone())?;
+    d.set_item("rent_usd", side.speed.rent_usd.clone())?;
     let c = &side.cost.cost;
     d.set_item("server_capex_usd", c.server_capex_usd)?;
     d.set_item("network_capex_usd", c.network_capex_usd)?;
@@ -101,7 +191,7 @@ pub(crate) fn compare<'py>(
     problem: &Bound<'py, PyAny>,
     uncertainty: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let (problem, uncertainty) = no_panic(py, || extract(problem, uncertainty))?;
+    let (problem, uncertainty) = no_panic(py, || extract(py, problem, uncertainty))?;
     type Row = (String, String, Comparison, [Side; 2], Vec<montecarlo::TornadoBar>);
     let outcome = py.detach(|| {
         catch_unwind(AssertUnwindSafe(|| -> Result<Vec<Row>, scalefront_core::ConfigError> {
@@ -197,7 +287,7 @@ pub(crate) fn monte_carlo<'py>(
     first: u64,
     samples: u64,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let (problem, uncertainty) = no_panic(py, || extract(problem, uncertainty))?;
+    let (problem, uncertainty) = no_panic(py, || extract(py, problem, uncertainty))?;
     let progress = handle.progress.clone();
     let outcome = py.detach(|| {
         catch_unwind(AssertUnwindSafe(|| {
