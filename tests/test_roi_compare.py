@@ -306,3 +306,24 @@ def test_the_cheapest_design_rule_says_which_design_each_fabric_has():
         assert c["usd_per_mtoken_a"] <= s["usd_per_mtoken_a"] * (1 + 1e-12)
         assert c["usd_per_mtoken_b"] <= s["usd_per_mtoken_b"] * (1 + 1e-12)
     assert "each fabric on its cheapest design" in render(r) and "same topology for both" in render(same)
+
+
+def test_ctrl_c_during_the_monte_carlo_stops_it_and_writes_nothing(capsys, tmp_path, monkeypatch):
+    # A KeyboardInterrupt from the progress callback (where Ctrl-C lands in the waiting thread) cancels the run
+    # and is re-raised; the command exits 130 and writes no --out file.
+    def interrupt(_progress):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        compare(small(), options=RoiOptions(samples=100_000), on_progress=interrupt)
+    import scalefront.roi as roi_module
+
+    real = roi_module.compare
+
+    def interrupted(*args, **kwargs):
+        return real(*args, **{**kwargs, "on_progress": interrupt})
+
+    monkeypatch.setattr(roi_module, "compare", interrupted)
+    out = tmp_path / "roi.csv"
+    code, _, err = run(["roi", "--samples", "100000", "--out", str(out)], capsys)
+    assert code == 130 and "interrupted" in err and not out.exists() and files_in(tmp_path) == []

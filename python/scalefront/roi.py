@@ -187,15 +187,35 @@ def _file_residuals(path: str) -> tuple[list[float], list[float]]:
     return sorted(float(v) for v in common), sorted(float(v) for v in collective)
 
 
-def model_error_residuals(source: str, catalog: Catalog) -> tuple[list[float], list[float], str]:
-    """(common step-time log residuals, collective log residuals, a label of the source)."""
+def _regime_residuals(errors: Any, regimes: Sequence[tuple[str | None, bool]]) -> tuple[list[float], list[str]]:
+    """The training residuals of the regimes the comparison's workloads fall in: for each (GPU generation, MoE)
+    the first regime of data/model_error.toml that matches and holds `min_rows` residuals (the file lists the most
+    specific first, as the prediction intervals pick them)."""
+    chosen: dict[str, list[float]] = {}
+    for generation, moe in regimes:
+        for r in errors.regime:
+            matches = (r.generation is None or r.generation == generation) and (r.moe is None or r.moe == moe)
+            if matches and len(r.log_residuals) >= errors.min_rows:
+                chosen.setdefault(r.name, list(r.log_residuals))
+                break
+    return sorted(v for values in chosen.values() for v in values), list(chosen)
+
+
+def model_error_residuals(
+    source: str, catalog: Catalog, regimes: Sequence[tuple[str | None, bool]] = ()
+) -> tuple[list[float], list[float], str]:
+    """(common step-time log residuals, collective log residuals, a label of the source). `regimes`: the
+    (GPU generation, MoE) of each workload, to pick data/model_error.toml's regimes (all pooled when empty)."""
     if source == "none":
         return [], [], "none"
-    errors = getattr(catalog, "errors", None)  # data/model_error.toml, when the fidelity work is in
+    errors = getattr(catalog, "errors", None)  # data/model_error.toml (the fidelity work's conformal residuals)
     if source == "auto" and errors is not None:
-        common = sorted(r for regime in errors.regime for r in regime.log_residuals)
+        common, names = _regime_residuals(errors, regimes)
+        if not common:
+            common, names = sorted(v for r in errors.regime for v in r.log_residuals), ["all regimes"]
         _, collective = _validation_residuals(catalog)
-        return common, collective, "data/model_error.toml (training) and nccl-tests validation (collectives)"
+        label = f"data/model_error.toml ({', '.join(names)}) and nccl-tests validation residuals (collectives)"
+        return common, collective, label
     if source in ("auto", "validation"):
         common, collective = _validation_residuals(catalog)
         return common, collective, "validation residuals (scalefront validate)"
@@ -568,7 +588,9 @@ def compare(
     counts = sorted({d["gpus"] for d in designs if d["side"] == 0} & {d["gpus"] for d in designs if d["side"] == 1})
     if not counts:
         raise UsageError(f"{name}: no GPU count has a feasible configuration on both {fabric_a} and {fabric_b}")
-    common, collective, error_label = model_error_residuals(opts.model_error, cat)
+    generation = getattr(cat.gpu(first.gpu_names[0]), "generation", None)
+    regimes = [(generation, part.scenario.model.is_moe) for part in mix]
+    common, collective, error_label = model_error_residuals(opts.model_error, cat, regimes)
     inputs = (
         _fabric_inputs(fabric_a, 0, cat.fabric(fabric_a))
         + _fabric_inputs(fabric_b, 1, cat.fabric(fabric_b))
