@@ -80,12 +80,13 @@ def test_more_fabric_bandwidth_is_never_slower(kw, factor):
     assert faster.memory == base.memory and faster.params_total == base.params_total
 
 
-@given(configs(), st.floats(0.0, 1.0), st.floats(0.0, 1.0))
-def test_more_efficient_fabric_is_never_slower(kw, eff, congestion):
+@given(configs(), st.floats(0.0, 1.0), st.floats(0.0, 1.0), st.floats(1.0, 4.0))
+def test_more_efficient_fabric_is_never_slower(kw, eff, balance, tail):
     fab = CAT.fabric(kw["fabric"])
     lo = dict(
         efficiency=fab.efficiency * max(eff, 0.05),
-        congestion_efficiency=fab.congestion_efficiency * max(congestion, 0.05),
+        load_balance_efficiency=fab.load_balance_efficiency * max(balance, 0.05),
+        tail_latency_factor=fab.tail_latency_factor * tail,
     )
     worse = _evaluate(**kw, catalog=_with_fabric(kw["fabric"], **lo))
     base = evaluate(**kw)

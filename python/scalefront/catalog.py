@@ -231,15 +231,26 @@ class ScaleUpEntry(_Entry):
 
 class FabricEntry(_Entry):
     name: str
-    kind: Literal["infiniband", "roce", "efa", "tcp"]
+    kind: Literal["infiniband", "roce", "uec", "efa", "tcp"]
     link_gbps: Positive
     links_per_gpu: Count
     efficiency: Fraction
-    congestion_efficiency: Fraction
     nic_latency_us: NonNegative
     switch_hop_latency_us: NonNegative
     switch_radix: Annotated[int, Field(ge=4, le=2**31)]
     in_network_reduction_efficiency: ReductionGain
+    #: How leaf-crossing flows are spread: static ECMP hashing, adaptive routing, or per-packet spraying.
+    load_balancing: Literal["ecmp", "adaptive", "spraying"]
+    #: Uplink capacity crossing traffic keeps once spread (the mechanism's own loss; 1 for plain ECMP).
+    load_balance_efficiency: Fraction
+    #: Queue pairs per connection (NCCL_IB_QPS_PER_CONNECTION): separately hashed flows for ECMP.
+    qps_per_connection: Annotated[float, Field(ge=1, allow_inf_nan=False)]
+    #: Latency-bound network time under load / unloaded (PFC, incast, congestion-control tails).
+    tail_latency_factor: Annotated[float, Field(ge=1, allow_inf_nan=False)]
+    forwarding: Literal["cut-through", "store-and-forward"]
+    mtu_bytes: Positive
+    #: Groups that can reduce in the network at once through one leaf (0 = no limit; SHARP on HDR: 1).
+    in_network_groups_per_leaf: Annotated[int, Field(ge=0, le=2**31)]
 
     def core_spec(self) -> dict[str, Any]:
         """The entry in the SI units the core takes (`scalefront_core::FabricSpec`)."""
@@ -247,11 +258,17 @@ class FabricEntry(_Entry):
             "link_bytes_per_s": self.link_gbps * 1e9 / 8,
             "links_per_gpu": self.links_per_gpu,
             "efficiency": self.efficiency,
-            "congestion_efficiency": self.congestion_efficiency,
             "nic_latency_s": self.nic_latency_us * 1e-6,
             "switch_hop_latency_s": self.switch_hop_latency_us * 1e-6,
             "switch_radix": self.switch_radix,
             "in_network_reduction_efficiency": self.in_network_reduction_efficiency,
+            "load_balancing": self.load_balancing,
+            "load_balance_efficiency": self.load_balance_efficiency,
+            "qps_per_connection": float(self.qps_per_connection),
+            "tail_latency_factor": float(self.tail_latency_factor),
+            "forwarding": self.forwarding,
+            "mtu_bytes": float(self.mtu_bytes),
+            "in_network_groups_per_leaf": self.in_network_groups_per_leaf,
         }
 
 

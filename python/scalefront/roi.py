@@ -246,7 +246,9 @@ LABELS = {
     "nic_optic_w": "NIC optics power",
     "switch_optic_w": "switch optics power",
     "efficiency": "bus-bandwidth efficiency",
-    "congestion_efficiency": "load-balance efficiency",
+    "load_balance_efficiency": "load-balance efficiency",
+    "qps_per_connection": "queue pairs per connection",
+    "tail_latency_factor": "tail latency factor",
     "in_network_reduction_efficiency": "in-network reduction gain",
     "nic_latency_us": "NIC latency",
     "switch_hop_latency_us": "switch hop latency",
@@ -277,8 +279,10 @@ def _unit(field_name: str) -> str:
         return "w"
     if field_name.endswith("_us"):
         return "us"
-    if field_name in ("pue", "in_network_reduction_efficiency"):
+    if field_name in ("pue", "in_network_reduction_efficiency", "tail_latency_factor"):
         return "ratio"
+    if field_name == "qps_per_connection":
+        return "count"
     return "fraction"
 
 
@@ -780,7 +784,13 @@ def fabric_label(catalog: Catalog, name: str) -> str:
         kind = catalog.fabric(name).kind
     except CatalogError:
         return name
-    family = {"infiniband": "InfiniBand", "roce": "Ethernet", "efa": "EFA", "tcp": "TCP Ethernet"}.get(kind, kind)
+    family = {
+        "infiniband": "InfiniBand",
+        "roce": "Ethernet",
+        "uec": "Ultra Ethernet",
+        "efa": "EFA",
+        "tcp": "TCP Ethernet",
+    }.get(kind, kind)
     return f"{family} ({name})"
 
 

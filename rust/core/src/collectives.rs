@@ -47,9 +47,22 @@ impl Interconnect<'_> {
         self.fabric.gpu_bytes_per_s() * self.network.bandwidth_factor(g, traffic)
     }
 
-    /// One network message: both NICs and the host stack, plus each switch crossed.
+    /// One network message: both NICs and the host stack, plus each switch crossed, stretched by the fabric's
+    /// tail under load (a synchronous step waits for its slowest message).
     pub fn network_latency_s(&self, g: &GroupPlacement, traffic: Traffic) -> f64 {
-        self.fabric.nic_latency_s + self.network.hops(g, traffic) * self.fabric.switch_hop_latency_s
+        (self.fabric.nic_latency_s + self.network.switching_latency_s(g, traffic)) * self.network.tail_latency_factor()
+    }
+
+    /// All-reduce bus bandwidth / line rate with NVLink SHARP over `members` GPUs of one domain: no gain at 2-4
+    /// GPUs, rising about linearly to the full figure at 8 (8 x H100: ring 370 GB/s; NVLS 370, 420, 440, 460, 480
+    /// GB/s at 4-8 GPUs, NVIDIA/nccl #1455, 2024-09); the ring's figure where NVLS is absent.
+    fn nvls_efficiency(&self, members: f64) -> f64 {
+        let full = self.scale_up.in_switch_allreduce_efficiency;
+        let ring = self.scale_up.ring_efficiency;
+        if full <= ring {
+            return full;
+        }
+        ring + (full - ring) * ((members - 4.0) / 4.0).clamp(0.0, 1.0)
     }
 
     /// Time of an all-reduce, reduce-scatter or all-gather of `message_bytes` (the whole array, as nccl-tests
@@ -66,8 +79,8 @@ impl Interconnect<'_> {
             let ring = COLLECTIVE_BASE_LATENCY_S
                 + passes * (n - 1.0) * a_su
                 + passes * (n - 1.0) / n * message_bytes / self.scale_up_bytes_per_s();
-            let nvls = self.scale_up.in_switch_allreduce_efficiency;
-            if op == Collective::AllReduce && nvls > 0.0 {
+            let nvls = self.nvls_efficiency(n);
+            if op == Collective::AllReduce && nvls > self.scale_up.ring_efficiency {
                 // NVLink SHARP: the switch reduces; bus bandwidth nvls x line rate, NCCL's NVLS latency.
                 let in_switch = COLLECTIVE_BASE_LATENCY_S
                     + NVLS_LATENCY_S
@@ -97,8 +110,8 @@ impl Interconnect<'_> {
             + 2.0 * message_bytes * intra.max(1.0 / (TREE_BANDWIDTH_FRACTION * domain_bytes_per_s));
         let sharp = self.fabric.in_network_reduction_efficiency;
         let mut best = ring.min(tree);
-        let nvls = self.scale_up.in_switch_allreduce_efficiency;
-        if nvls > 0.0 && per_domain > 1.0 {
+        let nvls = self.nvls_efficiency(per_domain);
+        if nvls > self.scale_up.ring_efficiency && per_domain > 1.0 {
             // NVLSTree: NVLink SHARP inside the domain, a tree across domains (tuning.cc: base + intra +
             // 2 log2(nNodes) x inter latency).
             let intra_nvls = (per_domain - 1.0) / (per_domain * self.scale_up.bytes_per_s * nvls);
@@ -108,13 +121,15 @@ impl Interconnect<'_> {
                 + 2.0 * message_bytes * intra_nvls.max(1.0 / (TREE_BANDWIDTH_FRACTION * domain_bytes_per_s));
             best = best.min(nvls_tree);
         }
-        if sharp > 0.0 {
-            // In-network reduction (SHARP): the switches reduce; bus bandwidth sharp x line rate.
+        if sharp > 0.0 && self.network.in_network_reduction_fits(g) {
+            // In-network reduction (SHARP, all-reduce only: reduce-scatter and all-gather move (n-1)/n of the
+            // message per NIC on a ring already, the least they can): the switches reduce, bus bandwidth sharp x
+            // line rate, one stream per group up each leaf (NCCL CollNet, src/graph/tuning.cc @5067397c).
             let sharp_bytes_per_s = per_domain
                 * self.fabric.link_bytes_per_s
                 * self.fabric.links_per_gpu as f64
                 * sharp
-                * self.network.bandwidth_factor(g, Traffic::Neighbour);
+                * self.network.in_network_bandwidth_factor(g);
             let in_network = COLLECTIVE_BASE_LATENCY_S
                 + 2.0 * ((per_domain - 1.0) * a_su + a_net)
                 + 2.0 * message_bytes * intra.max((domains - 1.0) / (domains * sharp_bytes_per_s));
@@ -184,11 +199,17 @@ pub(crate) mod tests {
             link_bytes_per_s: 12.5e9,
             links_per_gpu: 1,
             efficiency: 1.0,
-            congestion_efficiency: 1.0,
             nic_latency_s: 0.0,
             switch_hop_latency_s: 0.0,
             switch_radix: 64,
             in_network_reduction_efficiency: 0.0,
+            load_balancing: crate::hardware::LoadBalancing::Adaptive,
+            load_balance_efficiency: 1.0,
+            qps_per_connection: 1.0,
+            tail_latency_factor: 1.0,
+            forwarding: crate::hardware::Forwarding::CutThrough,
+            mtu_bytes: 4096.0,
+            in_network_groups_per_leaf: 0,
         }
     }
     fn non_blocking() -> TopologySpec {

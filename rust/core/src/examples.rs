@@ -133,11 +133,32 @@ pub fn ib_ndr() -> FabricSpec {
         link_bytes_per_s: 50e9,
         links_per_gpu: 1,
         efficiency: 0.93,
-        congestion_efficiency: 0.95,
         nic_latency_s: 5e-6,
         switch_hop_latency_s: 0.2e-6,
         switch_radix: 64,
-        in_network_reduction_efficiency: 1.2,
+        in_network_reduction_efficiency: 1.5,
+        load_balancing: LoadBalancing::Adaptive,
+        load_balance_efficiency: 0.95,
+        qps_per_connection: 1.0,
+        tail_latency_factor: 1.0,
+        forwarding: Forwarding::CutThrough,
+        mtu_bytes: 4096.0,
+        in_network_groups_per_leaf: 0,
+    }
+}
+
+/// RoCE on a 51.2 Tb/s merchant switch with static ECMP, as data/fabrics.toml's roce-400g.
+pub fn roce_400g() -> FabricSpec {
+    FabricSpec {
+        efficiency: 0.95,
+        switch_radix: 128,
+        in_network_reduction_efficiency: 0.0,
+        load_balancing: LoadBalancing::Ecmp,
+        load_balance_efficiency: 1.0,
+        qps_per_connection: 2.0,
+        tail_latency_factor: 1.3,
+        switch_hop_latency_s: 0.4e-6,
+        ..ib_ndr()
     }
 }
 

@@ -68,6 +68,33 @@ pub struct ScaleUpSpec {
     pub switch_trays_per_domain: f64,
 }
 
+crate::named_enum! {
+    /// How a fabric spreads a collective's flows over the equal-cost paths between leaves.
+    pub enum LoadBalancing {
+        /// Static ECMP: each flow (queue pair) is hashed once onto one path (RoCE on merchant switches, TCP);
+        /// the hash collisions are computed from the flows, paths and queue pairs (`crate::topology`).
+        Ecmp = "ecmp",
+        /// Adaptive routing: switches steer packets to the least-loaded port (InfiniBand AR, Spectrum-X).
+        Adaptive = "adaptive",
+        /// Per-packet spraying with out-of-order placement at the NIC (Ultra Ethernet, AWS SRD).
+        Spraying = "spraying",
+    }
+}
+
+crate::named_enum! {
+    /// How a switch forwards a packet: once its header is in (cut-through) or once all of it is (store-and-forward,
+    /// one serialisation time per hop).
+    pub enum Forwarding {
+        CutThrough = "cut-through",
+        StoreAndForward = "store-and-forward",
+    }
+}
+
+/// NCCL's communication channels per NIC on an 8-GPU, 8-NIC node: 16 channels over 8 NICs, round-robin
+/// (NVIDIA/nccl src/graph/connect.cc:460 doubles the ring graph's 8 channels; search.cc:736 assigns NICs
+/// round-robin; log "Channel 05/16" in NVIDIA/nccl #1453; commit 5067397c, 2026-06).
+pub const NCCL_CHANNELS_PER_NIC: f64 = 2.0;
+
 /// The scale-out network technology.
 #[derive(Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "python", derive(pyo3::FromPyObject), pyo3(from_item_all))]
@@ -77,8 +104,6 @@ pub struct FabricSpec {
     pub links_per_gpu: u32,
     /// Achieved ring bus bandwidth / line rate between two nodes with no congestion.
     pub efficiency: f64,
-    /// Bandwidth kept by traffic that leaves its leaf (or group) under collective load.
-    pub congestion_efficiency: f64,
     /// One-message latency through both NICs and the host software stack, no switch.
     pub nic_latency_s: f64,
     pub switch_hop_latency_s: f64,
@@ -86,6 +111,23 @@ pub struct FabricSpec {
     pub switch_radix: u32,
     /// All-reduce bus bandwidth with in-network reduction (SHARP) / line rate; 0 = not available.
     pub in_network_reduction_efficiency: f64,
+    /// How flows that leave a leaf are spread over its uplinks.
+    pub load_balancing: LoadBalancing,
+    /// Fraction of the uplinks' capacity that leaf-crossing traffic keeps once the mechanism has spread it:
+    /// adaptive routing's and spraying's own losses (decisions on stale load, reordering, congestion control).
+    /// ECMP's hash collisions are computed, not folded in here (1 for plain ECMP).
+    pub load_balance_efficiency: f64,
+    /// Queue pairs per connection (NCCL_IB_QPS_PER_CONNECTION): each is hashed separately by ECMP.
+    pub qps_per_connection: f64,
+    /// Latency-bound network time under load / unloaded (tails of PFC pauses, incast, congestion control):
+    /// multiplies every network message's latency. 1 = no tail beyond the base latency.
+    pub tail_latency_factor: f64,
+    pub forwarding: Forwarding,
+    /// Largest packet: a store-and-forward hop waits for one.
+    pub mtu_bytes: f64,
+    /// Communication groups that can run in-network reduction at once through one leaf (0 = no limit): SHARP on
+    /// Quantum (HDR) runs one streaming aggregation tree per switch, Quantum-2 one per port.
+    pub in_network_groups_per_leaf: u32,
 }
 
 impl ScaleUpSpec {
@@ -99,6 +141,21 @@ impl FabricSpec {
     /// Achieved per-GPU scale-out bandwidth with no congestion: line rate x ports x efficiency.
     pub fn gpu_bytes_per_s(&self) -> f64 {
         self.link_bytes_per_s * self.links_per_gpu as f64 * self.efficiency
+    }
+
+    /// Time one switch adds to a message: its port-to-port latency, plus one packet's serialisation when it stores
+    /// and forwards (a 4,096 B packet at 400 Gb/s: 4096 x 8 / 400e9 = 81.92 ns).
+    pub fn hop_latency_s(&self) -> f64 {
+        match self.forwarding {
+            Forwarding::CutThrough => self.switch_hop_latency_s,
+            Forwarding::StoreAndForward => self.switch_hop_latency_s + self.mtu_bytes / self.link_bytes_per_s,
+        }
+    }
+
+    /// Flows one NIC port opens per connection that ECMP hashes separately: NCCL's channels per NIC x queue
+    /// pairs per connection.
+    pub fn flows_per_port(&self) -> f64 {
+        NCCL_CHANNELS_PER_NIC * self.qps_per_connection
     }
 }
 
@@ -165,6 +222,13 @@ pub(crate) fn fraction(field: &'static str, value: f64, max: f64) -> Result<(), 
         Err(ConfigError::InvalidFigure { field, value, expected: if max > 1.0 { "in (0, 2]" } else { "in (0, 1]" } })
     }
 }
+pub(crate) fn not_below_one(field: &'static str, value: f64) -> Result<(), ConfigError> {
+    if value.is_finite() && value >= 1.0 {
+        Ok(())
+    } else {
+        Err(ConfigError::InvalidFigure { field, value, expected: "a finite number >= 1" })
+    }
+}
 pub(crate) fn at_least_one(field: &'static str, value: u32) -> Result<(), ConfigError> {
     if value >= 1 {
         Ok(())
@@ -216,7 +280,10 @@ impl FabricSpec {
         positive("link_bytes_per_s", self.link_bytes_per_s)?;
         at_least_one("links_per_gpu", self.links_per_gpu)?;
         fraction("efficiency", self.efficiency, 1.0)?;
-        fraction("congestion_efficiency", self.congestion_efficiency, 1.0)?;
+        fraction("load_balance_efficiency", self.load_balance_efficiency, 1.0)?;
+        not_below_one("qps_per_connection", self.qps_per_connection)?;
+        not_below_one("tail_latency_factor", self.tail_latency_factor)?;
+        positive("mtu_bytes", self.mtu_bytes)?;
         non_negative("nic_latency_s", self.nic_latency_s)?;
         non_negative("switch_hop_latency_s", self.switch_hop_latency_s)?;
         if self.switch_radix < 4 {

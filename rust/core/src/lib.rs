@@ -13,6 +13,7 @@ pub mod error;
 pub mod evaluate;
 pub mod examples;
 pub mod hardware;
+pub mod loadbalance;
 pub mod memory;
 pub mod metrics;
 pub mod moe;
@@ -29,7 +30,9 @@ pub mod workload;
 
 pub use error::ConfigError;
 pub use evaluate::{evaluate, Config, Evaluation, HiddenComm, StepBreakdown};
-pub use hardware::{FabricSpec, Generation, GpuSpec, RailPlanes, ScaleUpSpec, TopologyKind, TopologySpec};
+pub use hardware::{
+    FabricSpec, Forwarding, Generation, GpuSpec, LoadBalancing, RailPlanes, ScaleUpSpec, TopologyKind, TopologySpec,
+};
 pub use memory::MemoryPerGpu;
 pub use parallelism::{AttentionKernel, Dispatcher, GradDtype, Overlap, Parallelism, Precision, Recompute, Training};
 pub use prices::{CostMode, Economics, FacilityMode, GpuPrices, NetworkPrices, Prices, ScaleUpPrices};

@@ -87,7 +87,10 @@ fn figure_mut<'a>(cfg: &'a mut Config, section: Section, field: &str) -> Option<
     Some(match (section, field) {
         (Section::Fabric, "link_bytes_per_s") => &mut f.link_bytes_per_s,
         (Section::Fabric, "efficiency") => &mut f.efficiency,
-        (Section::Fabric, "congestion_efficiency") => &mut f.congestion_efficiency,
+        (Section::Fabric, "load_balance_efficiency") => &mut f.load_balance_efficiency,
+        (Section::Fabric, "qps_per_connection") => &mut f.qps_per_connection,
+        (Section::Fabric, "tail_latency_factor") => &mut f.tail_latency_factor,
+        (Section::Fabric, "mtu_bytes") => &mut f.mtu_bytes,
         (Section::Fabric, "nic_latency_s") => &mut f.nic_latency_s,
         (Section::Fabric, "switch_hop_latency_s") => &mut f.switch_hop_latency_s,
         (Section::Fabric, "in_network_reduction_efficiency") => &mut f.in_network_reduction_efficiency,

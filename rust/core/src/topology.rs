@@ -3,7 +3,8 @@
 //! from are counted in `crate::bom`.
 
 pub use crate::bom::NetworkParts;
-use crate::hardware::{FabricSpec, RailPlanes, TopologyKind, TopologySpec};
+use crate::hardware::{FabricSpec, LoadBalancing, RailPlanes, TopologyKind, TopologySpec};
+use crate::loadbalance::crossing_slowdown;
 use crate::parallelism::GroupPlacement;
 
 /// The traffic a collective puts on the network.
@@ -21,7 +22,14 @@ pub enum Traffic {
 pub struct Network {
     pub(crate) kind: TopologyKind,
     oversubscription: f64,
-    congestion_efficiency: f64,
+    load_balancing: LoadBalancing,
+    load_balance_efficiency: f64,
+    /// Sub-flows per NIC port that ECMP hashes separately (channels x queue pairs).
+    flows_per_port: f64,
+    /// Switch time per hop (port-to-port, plus a packet's serialisation when store-and-forward).
+    hop_latency_s: f64,
+    tail_latency_factor: f64,
+    in_network_groups_per_leaf: u32,
     pub(crate) radix: f64,
     /// Switch ports at each leaf that face servers: k r / (r + 1) for oversubscription r.
     pub(crate) leaf_down_ports: f64,
@@ -83,7 +91,12 @@ impl Network {
         Network {
             kind: topology.kind,
             oversubscription: r,
-            congestion_efficiency: fabric.congestion_efficiency,
+            load_balancing: fabric.load_balancing,
+            load_balance_efficiency: fabric.load_balance_efficiency,
+            flows_per_port: fabric.flows_per_port(),
+            hop_latency_s: fabric.hop_latency_s(),
+            tail_latency_factor: fabric.tail_latency_factor,
+            in_network_groups_per_leaf: fabric.in_network_groups_per_leaf,
             radix: k,
             leaf_down_ports,
             tiers,
@@ -138,10 +151,11 @@ impl Network {
 
     /// Fraction of its NICs' achieved bandwidth a member of the group keeps on the network.
     ///
-    /// Leaf-based topologies [derived, see README "Topology"]: a fraction f of the group's traffic leaves its
-    /// leaf; the leaf's uplinks carry f of its downlink traffic with 1/r of the capacity, so that traffic slows
-    /// by max(1, f r); traffic that leaves the leaf also loses `congestion_efficiency` (ECMP collisions versus
-    /// adaptive routing). A ring runs at its slowest hop, so one crossing hop slows it all; all-to-all traffic
+    /// Leaf-based topologies [derived, see README "Topology"]: every leaf runs the same collective for all the
+    /// groups under it, and a fraction f of each group's traffic leaves the leaf (a ring crosses a leaf boundary
+    /// on `leaves` of its `domains` hops); so f x (down ports) NIC-rate flows share the leaf's uplinks, (down
+    /// ports) / r of them for oversubscription r, as the fabric's load-balance mechanism spreads them
+    /// (`crate::loadbalance`). A ring runs at its slowest hop, so one crossing hop slows it all; all-to-all traffic
     /// pays per byte. Torus: rings use neighbour links (three edge-disjoint rings cover all six links);
     /// all-to-all is bound by the bisection, 4N/k channels of B/6 against N B / 2 of demand: 4 / (3 k)
     /// (Dally & Towles 2004, Ch. 5, bisection of a k-ary n-cube).
@@ -160,15 +174,91 @@ impl Network {
             return 1.0;
         }
         let size = g.size as f64;
-        let (crossing, congestion) = match traffic {
-            Traffic::Neighbour => ((leaves / g.domains as f64).min(1.0), self.congestion_efficiency),
+        match traffic {
+            Traffic::Neighbour => {
+                let crossing = (leaves / g.domains as f64).min(1.0);
+                1.0 / self.crossing_slowdown(g, crossing, self.flows_per_port)
+            }
             Traffic::AllToAll => {
                 let per_leaf = size / leaves;
-                let f = 1.0 - (per_leaf - 1.0) / (size - 1.0);
-                (f, 1.0 / ((1.0 - f) + f / self.congestion_efficiency))
+                let crossing = 1.0 - (per_leaf - 1.0) / (size - 1.0);
+                // Every member sends to each peer off its leaf at once: that many more flows for ECMP to spread.
+                let peers_off_leaf = (size - per_leaf).max(1.0);
+                let slowdown = self.crossing_slowdown(g, crossing, self.flows_per_port * peers_off_leaf);
+                1.0 / ((1.0 - crossing) + crossing * slowdown)
             }
+        }
+    }
+
+    /// Slowdown of the traffic that leaves a leaf when a fraction `crossing` of every NIC's traffic does, each
+    /// NIC's share split into `sub_flows` separately routed flows.
+    fn crossing_slowdown(&self, g: &GroupPlacement, crossing: f64, sub_flows: f64) -> f64 {
+        let flows = crossing * self.leaf_down_ports;
+        let uplinks = self.leaf_down_ports / self.oversubscription;
+        crossing_slowdown(
+            self.load_balancing,
+            self.load_balance_efficiency,
+            flows,
+            uplinks,
+            sub_flows,
+            self.hashing_stages(g),
+        )
+    }
+
+    /// Links in series on which a leaf-crossing flow's path is chosen: up from the leaf and down into the
+    /// destination leaf in a leaf-spine; twice that across the pods of a 3-tier tree; local and global links of a
+    /// dragonfly.
+    fn hashing_stages(&self, g: &GroupPlacement) -> f64 {
+        if self.tiers > 2 && g.span_gpus() > self.pod_span_gpus {
+            4.0
+        } else {
+            2.0
+        }
+    }
+
+    /// One network message's latency beyond the NICs: the switches it crosses.
+    pub fn switching_latency_s(&self, g: &GroupPlacement, traffic: Traffic) -> f64 {
+        self.hops(g, traffic) * self.hop_latency_s
+    }
+
+    /// Latency-bound network time under load / unloaded (the fabric's tail: PFC pauses, incast, congestion
+    /// control); 1 on a lossless credit-based fabric.
+    pub fn tail_latency_factor(&self) -> f64 {
+        self.tail_latency_factor
+    }
+
+    /// Communication groups whose members share one leaf, all running the same collective at once: the leaf's
+    /// GPUs over the group's members on it (a rail leaf serves one rail: the group's members on that rail).
+    pub fn groups_per_leaf(&self, g: &GroupPlacement) -> f64 {
+        let leaves = self.leaves_spanned(g);
+        let members_on_span = g.size as f64 / leaves;
+        let span = self.leaf_span_gpus.min(self.endpoints / self.links_per_gpu);
+        let groups = match self.kind {
+            TopologyKind::RailFatTree => {
+                let rails = (g.per_domain as f64).min(self.server_gpus).max(1.0);
+                (span / self.server_gpus) / (members_on_span / rails)
+            }
+            _ => span / members_on_span,
         };
-        congestion / (crossing * self.oversubscription).max(1.0)
+        groups.max(1.0)
+    }
+
+    /// Can the group reduce in the network (SHARP) alongside the other groups on its leaves? Quantum (HDR) runs
+    /// one streaming aggregation tree per switch, Quantum-2 one per port (NVIDIA SHARP 3.13.0 docs, "General
+    /// Information"); a synchronous step waits for the groups that fell back to a ring.
+    pub fn in_network_reduction_fits(&self, g: &GroupPlacement) -> bool {
+        self.in_network_groups_per_leaf == 0 || self.groups_per_leaf(g) <= self.in_network_groups_per_leaf as f64
+    }
+
+    /// Fraction of its NICs' bandwidth a member keeps when the switches reduce (SHARP): each leaf sends one
+    /// stream per group up its aggregation tree, on paths the aggregation manager sets (no hashing).
+    pub fn in_network_bandwidth_factor(&self, g: &GroupPlacement) -> f64 {
+        if g.domains <= 1 || self.leaves_spanned(g) <= 1.0 {
+            return 1.0;
+        }
+        let streams = self.groups_per_leaf(g);
+        let uplinks = self.leaf_down_ports / self.oversubscription;
+        1.0 / (streams / uplinks).max(1.0)
     }
 
     /// Parts of the scale-out network, every link optical with one module per port end (see `crate::bom::parts`
@@ -187,11 +277,17 @@ pub(crate) mod tests {
             link_bytes_per_s: 50e9,
             links_per_gpu: 1,
             efficiency: 0.9,
-            congestion_efficiency: 0.8,
             nic_latency_s: 2e-6,
             switch_hop_latency_s: 0.2e-6,
             switch_radix: radix,
             in_network_reduction_efficiency: 0.0,
+            load_balancing: LoadBalancing::Adaptive,
+            load_balance_efficiency: 0.8,
+            qps_per_connection: 1.0,
+            tail_latency_factor: 1.0,
+            forwarding: crate::hardware::Forwarding::CutThrough,
+            mtu_bytes: 4096.0,
+            in_network_groups_per_leaf: 0,
         }
     }
     pub(crate) fn topo(kind: TopologyKind, r: f64) -> TopologySpec {

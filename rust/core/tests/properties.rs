@@ -127,3 +127,67 @@ proptest! {
         }
     }
 }
+
+/// Time of an all-reduce of `bytes` over a DP-like group of `size` members at `stride` GPUs on `gpus` H100s.
+fn all_reduce_s(fabric: &FabricSpec, topology: &TopologySpec, gpus: u32, size: u32, stride: u32, bytes: f64) -> f64 {
+    use scalefront_core::collectives::{Collective, Interconnect};
+    use scalefront_core::parallelism::GroupPlacement;
+    use scalefront_core::topology::Network;
+    let network = Network::new(fabric, topology, gpus, 8);
+    let scale_up = nvlink4();
+    let ic = Interconnect { scale_up: &scale_up, fabric, network: &network };
+    ic.collective_time_s(Collective::AllReduce, bytes, &GroupPlacement::in_cluster(size, stride, 8, gpus))
+}
+
+fn fabric_choice() -> impl Strategy<Value = FabricSpec> {
+    prop::sample::select(vec![ib_ndr(), roce_400g()])
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Oversubscription never speeds a collective up, and slows a DP group whose ring leaves every leaf.
+    #[test]
+    fn oversubscription_slows_traffic_that_crosses_it(
+        fabric in fabric_choice(), r in 1.5f64..8.0, members in 16u32..256, bytes in 1e8f64..4e9,
+    ) {
+        let gpus = 8192;
+        let stride = (gpus / members).max(8);
+        let mut tree = fat_tree(1.0);
+        let flat = all_reduce_s(&fabric, &tree, gpus, members, stride, bytes);
+        tree.oversubscription = r;
+        let tapered = all_reduce_s(&fabric, &tree, gpus, members, stride, bytes);
+        prop_assert!(tapered > flat * 1.05, "{tapered} vs {flat}");
+    }
+
+    /// With the same efficiency of its own, adaptive routing (or spraying) is never slower than static ECMP; more
+    /// queue pairs never slow ECMP down.
+    #[test]
+    fn adaptive_routing_is_never_slower_than_ecmp(c in config(), qps in 1.0f64..32.0, extra in 1.0f64..4.0) {
+        let mut ecmp = c.clone();
+        ecmp.fabric = roce_400g();
+        ecmp.fabric.qps_per_connection = qps;
+        let mut adaptive = ecmp.clone();
+        adaptive.fabric.load_balancing = LoadBalancing::Adaptive;
+        let mut spraying = ecmp.clone();
+        spraying.fabric.load_balancing = LoadBalancing::Spraying;
+        let mut more_qps = ecmp.clone();
+        more_qps.fabric.qps_per_connection = qps * extra;
+        let t = |c: &Config| evaluate(c).unwrap().step_time_s;
+        prop_assert!(t(&adaptive) <= t(&ecmp) * (1.0 + 1e-12));
+        prop_assert!(t(&spraying) <= t(&ecmp) * (1.0 + 1e-12));
+        prop_assert!(t(&more_qps) <= t(&ecmp) * (1.0 + 1e-12));
+    }
+
+    /// In-network reduction is never slower than the ring it replaces; a longer tail is never faster.
+    #[test]
+    fn sharp_is_never_slower_and_tails_never_help(c in config(), tail in 1.0f64..4.0) {
+        let mut without = c.clone();
+        without.fabric.in_network_reduction_efficiency = 0.0;
+        let t = |c: &Config| evaluate(c).unwrap().step_time_s;
+        prop_assert!(t(&c) <= t(&without) * (1.0 + 1e-12));
+        let mut slow_tail = c.clone();
+        slow_tail.fabric.tail_latency_factor = tail;
+        prop_assert!(t(&slow_tail) >= t(&c) * (1.0 - 1e-12));
+    }
+}

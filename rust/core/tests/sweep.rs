@@ -19,9 +19,7 @@ fn gpu_option(spec: GpuSpec, rent_usd_per_gpu_hour: f64, server_usd: f64) -> Gpu
 
 /// Llama 3 70B on 256 or 512 H100s, two fabrics, two topologies, a searched layout.
 pub fn small_space(objectives: Vec<Objective>, cost_mode: CostMode) -> SweepSpace {
-    let mut roce = ib_ndr();
-    roce.in_network_reduction_efficiency = 0.0;
-    roce.congestion_efficiency = 0.8;
+    let roce = roce_400g();
     let mut big = h100();
     big.hbm_bytes = 141e9;
     SweepSpace {
