@@ -220,6 +220,15 @@ def test_catalog_gpu_whose_default_domain_it_cannot_join(write, h100_entry):
         Catalog.load(write("gpu2.toml", toml_table("gpus.my-gpu", no_source)))
 
 
+def test_catalog_fabric_with_the_retired_congestion_constant_says_what_replaced_it(write, raw, capsys):
+    # A catalog written for 0.x sets `congestion_efficiency`: refused with the mechanisms that replaced it.
+    entry = {**raw("fabrics.toml")["roce-400g"], "congestion_efficiency": 0.8}
+    entry["sources"] = {**entry["sources"], "congestion_efficiency": "ours; 2026-11"}
+    path = write("fabric.toml", toml_table("fabrics.my-roce", entry))
+    code, out, err = run(["eval", "--fabric", "my-roce", "--catalog", str(path)], capsys)
+    assert_one_line_error(code, out, err, "fabric.toml", "[my-roce] congestion_efficiency", "load_balancing")
+
+
 # ---------------------------------------------------------------- objectives
 
 

@@ -136,8 +136,17 @@ def did_you_mean(name: str, known: Sequence[str], cutoff: float = 0.6) -> str:
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
+#: Fields earlier versions read, and what replaced them.
+RETIRED_FIELDS = {
+    "congestion_efficiency": "replaced by load_balancing, load_balance_efficiency and qps_per_connection "
+    "(see docs/fabrics.md)",
+}
+
+
 def unknown_key(key: str, known: Sequence[str], missing: Sequence[str] = ()) -> str:
     """'unknown field; did you mean ...?' with the closest missing key first, else the closest known one."""
+    if key in RETIRED_FIELDS:
+        return f"no longer read: {RETIRED_FIELDS[key]}"
     hint = did_you_mean(key, list(missing) or list(known), cutoff=0.5 if missing else 0.6)
     return f"unknown field{hint}" if hint else f"unknown field; known fields: {', '.join(known)}"
 

@@ -1,0 +1,58 @@
+"""What separates the fabrics, mechanism by mechanism: Llama 3 70B's data-parallel all-reduce and step time on
+each 2026 fabric, on a non-blocking and a 2:1 fat-tree, at 1,024-16,384 H100s (docs/fabrics.md quotes it).
+
+The layout is fixed (tp 8, pp 4, dp the rest, ZeRO 1, no DP overlap) so the network shows; `dp comm` is the
+exposed data-parallel time per step. RoCE appears twice: with NCCL's default of one queue pair per connection
+and with 4 (the usual RoCE tuning). Run: python benchmarks/fabric_mechanisms.py
+"""
+
+import dataclasses
+
+from scalefront.model import builtin_catalog, evaluate
+
+CAT = builtin_catalog()
+FABRICS = [
+    ("ib-ndr", "ib-ndr", {}),
+    ("ib-ndr, no SHARP", "ib-ndr", {"in_network_reduction_efficiency": 0.0}),
+    ("roce-400g, 1 QP", "roce-400g", {"qps_per_connection": 1.0}),
+    ("roce-400g, 4 QPs", "roce-400g", {"qps_per_connection": 4.0}),
+    ("spectrum-x", "spectrum-x", {}),
+    ("uec-800g at 400G", "uec-800g", {"link_gbps": 400.0}),
+]
+
+
+def catalog_with(name: str, update: dict[str, float]):
+    fabrics = {**CAT.fabrics, name: CAT.fabrics[name].model_copy(update=update)}
+    return dataclasses.replace(CAT, fabrics=fabrics)
+
+
+def main() -> None:
+    print("| fabric | tree | GPUs | DP all-reduce exposed (s) | step (s) |")
+    print("|---|---|---|---|---|")
+    for label, name, update in FABRICS:
+        cat = catalog_with(name, update)
+        for over in (1.0, 2.0):
+            for gpus in (1024, 4096, 16384):
+                r = evaluate(
+                    "llama3-70b",
+                    "h100-sxm",
+                    gpus,
+                    fabric=name,
+                    topology="fat-tree",
+                    oversubscription=over,
+                    tp=8,
+                    pp=4,
+                    dp=gpus // 32,
+                    micro_batch=1,
+                    global_batch=gpus // 32 * 16,
+                    seq_len=8192,
+                    zero=1,
+                    overlap="none",
+                    catalog=cat,
+                )
+                tree = "1:1" if over == 1.0 else f"{over:g}:1"
+                print(f"| {label} | {tree} | {gpus:,} | {r.breakdown.dp_comm_s:.3f} | {r.step_time_s:.3f} |")
+
+
+if __name__ == "__main__":
+    main()
