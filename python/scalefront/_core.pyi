@@ -102,7 +102,8 @@ def run_sweep(space: dict[str, Any], handle: SweepHandle, stream_rows: bool = Fa
     """Run a sweep (blocking, GIL released): the kept rows as numpy columns with `objective_<i>`, and the counts."""
 
 def collective_times(request: dict[str, Any]) -> list[float]:
-    """Times (s) of one collective over consecutive ranks for each message size (for nccl-tests validation)."""
+    """Times (s) of one collective (`op`: all_reduce, reduce_scatter, all_gather, all_to_all) over consecutive ranks
+    for each message size as nccl-tests counts it (for nccl-tests validation and `scalefront calibrate`)."""
 
 def network_bom(request: dict[str, Any]) -> dict[str, Any]:
     """The network's bill of materials for `gpus` GPUs: parts by tier, NVLink switch trays, capex and power."""

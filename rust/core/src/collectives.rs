@@ -21,11 +21,14 @@ pub const TREE_BANDWIDTH_FRACTION: f64 = 0.92;
 pub const NVLS_LATENCY_S: f64 = 25e-6;
 
 crate::named_enum! {
-    /// A collective operation, named as nccl-tests names its benchmarks (all_reduce_perf, ...).
+    /// A collective operation, named as nccl-tests names its benchmarks (all_reduce_perf, ..., alltoall_perf).
     pub enum Collective {
         AllReduce = "all_reduce",
         ReduceScatter = "reduce_scatter",
         AllGather = "all_gather",
+        /// Every member sends the message, spread evenly over the group (nccl-tests alltoall_perf: its size is
+        /// the bytes each rank sends in total).
+        AllToAll = "all_to_all",
     }
 }
 
@@ -66,10 +69,13 @@ impl Interconnect<'_> {
     }
 
     /// Time of an all-reduce, reduce-scatter or all-gather of `message_bytes` (the whole array, as nccl-tests
-    /// counts it) over the group.
+    /// counts it) over the group; an all-to-all of `message_bytes` per rank.
     pub fn collective_time_s(&self, op: Collective, message_bytes: f64, g: &GroupPlacement) -> f64 {
         if g.size <= 1 || message_bytes <= 0.0 {
             return 0.0;
+        }
+        if op == Collective::AllToAll {
+            return self.all_to_all_time_s(message_bytes, g);
         }
         let n = g.size as f64;
         // All-reduce = reduce-scatter + all-gather: twice the traffic and twice the ring steps.
@@ -229,6 +235,20 @@ pub(crate) mod tests {
         // An all-reduce of the same 140 GB between the two servers moves 2 (n-1)/n = 1 x S per rank: ~11.2 s.
         let t = ic.collective_time_s(Collective::AllReduce, 140e9, &pair);
         assert!((t - 11.2).abs() < 1e-3, "{t}");
+    }
+
+    #[test]
+    fn all_to_all_as_nccl_tests_sizes_it() {
+        // alltoall_perf's size is what each rank sends: 16 GB over 16 GPUs on 2 servers, half of it to the other
+        // server over 12.5 GB/s: 8 / 12.5 = 0.64 s (+ 7.8 us of latency; NVLink's 7/16 x 16 GB at 369 GB/s hides).
+        let su = nvlink4();
+        let f = ethernet_100g();
+        let net = Network::new(&f, &non_blocking(), 16, 8);
+        let ic = Interconnect { scale_up: &su, fabric: &f, network: &net };
+        let g = GroupPlacement::new(16, 1, 8);
+        let t = ic.collective_time_s(Collective::AllToAll, 16e9, &g);
+        assert!((t - 0.64).abs() < 1e-4, "{t}");
+        assert_eq!(t, ic.all_to_all_time_s(16e9, &g));
     }
 
     #[test]
