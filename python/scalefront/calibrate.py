@@ -1,0 +1,544 @@
+"""Calibrating a fabric from a buyer's own nccl-tests measurements (`scalefront calibrate`).
+
+The runs of a proof of concept (read by `scalefront.nccl_log`) are predicted by the Rust core
+(`_core.collective_times`, the same collective model `evaluate` and sweeps use) with a base fabric's figures; the
+figures the data identify (`FITTED_FIELDS`) are fitted by least squares on log bus bandwidth over the sizes that
+carry training traffic (>= 64 KiB); the rest stay the base's. The result is a fabric catalog entry, with a dated
+source per fitted figure saying what it was fitted from and how well, that loads with `--catalog`.
+
+No collective math here: the core predicts each run's times; this module only compares them with the measured ones
+(measured / predicted time = predicted / measured bus bandwidth at the same size and rank count) and moves the
+fabric's figures.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from scalefront import __version__, _core
+from scalefront.catalog import Catalog, FabricEntry, Range, _Entry
+from scalefront.errors import UsageError
+from scalefront.nccl_log import Run
+
+__all__ = [
+    "FITTED_FIELDS",
+    "MIN_SIZE_BYTES",
+    "Calibration",
+    "FittedField",
+    "calibrate",
+    "render",
+    "render_toml",
+]
+
+
+@dataclass(frozen=True)
+class FittedField:
+    """A fabric figure calibration may fit: its bounds, the load-balancing mechanisms it belongs to, and the data
+    that identify it (runs at `node_counts` or more node counts, and a prediction that moves with it)."""
+
+    name: str
+    low: float
+    high: float
+    #: Printed when the data do not identify the field.
+    identified_by: str
+    #: The fabric's `load_balancing` values it applies to.
+    mechanisms: tuple[str, ...]
+    #: Distinct node counts among the multi-node runs needed before it is fitted.
+    node_counts: int = 1
+    #: Decimals kept in the written catalog entry.
+    decimals: int = 3
+
+
+_ALL = ("ecmp", "adaptive", "spraying")
+#: What calibration fits, in this order (the one table to change when the fabric's fields change). Bounds: the
+#: catalog's own limits where it has them (efficiency and load-balance efficiency are fractions), else wide
+#: physical ones (a NIC + host round trip of 0-50 us; 1-64 queue pairs per connection).
+FITTED_FIELDS: tuple[FittedField, ...] = (
+    FittedField("efficiency", 0.2, 1.0, "bandwidth-bound sizes of runs over two or more nodes", _ALL),
+    FittedField(
+        "nic_latency_us", 0.0, 50.0, "latency-bound sizes (64 KiB up) of runs over two or more nodes", _ALL, 1, 2
+    ),
+    FittedField(
+        "in_network_reduction_efficiency",
+        0.0,
+        2.0,
+        "all-reduce runs whose time the model sets by in-network reduction (SHARP); 0 = not used",
+        _ALL,
+    ),
+    FittedField(
+        "load_balance_efficiency",
+        0.2,
+        1.0,
+        "runs at two or more node counts whose traffic leaves a leaf switch in the model's topology",
+        ("adaptive", "spraying"),
+        2,
+    ),
+    FittedField(
+        "qps_per_connection",
+        1.0,
+        64.0,
+        "runs at two or more node counts whose traffic leaves a leaf switch in the model's topology",
+        ("ecmp",),
+        2,
+        2,
+    ),
+)
+#: Smallest message fitted: below it NCCL's protocol choice (LL, LL128) and launch overheads dominate, which the
+#: model does not itemise (README, Fidelity).
+MIN_SIZE_BYTES = 64 * 1024
+#: Log residual above which a point counts less than quadratically in the fit (10%: beyond nccl-tests' own
+#: run-to-run spread of a few percent).
+ROBUST_SCALE = 0.1
+#: A field moves no prediction by more than this (log) from one end of its box to the other: not identified.
+_MIN_EFFECT = 0.005
+#: A field whose effect is this collinear with the fields before it (share of its effect the others explain) is
+#: not identified separately.
+_MAX_SHARED = 0.9
+
+
+@dataclass(frozen=True)
+class Setup:
+    """The cluster the runs were measured on, as the model sees it."""
+
+    fabric_id: str
+    fabric: FabricEntry
+    scale_up_id: str
+    scale_up: dict[str, Any]
+    topology_id: str
+    topology: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class PointFit:
+    run: Run
+    size_bytes: int
+    line: int
+    measured_busbw: float
+    fitted_busbw: float
+
+    @property
+    def residual(self) -> float:
+        """Fitted / measured bus bandwidth - 1 (positive: the calibrated model is too fast)."""
+        return self.fitted_busbw / self.measured_busbw - 1.0
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The result: fitted figures, what was not fitted and why, and every point's residual."""
+
+    setup: Setup
+    runs: tuple[Run, ...]
+    #: Runs not used, with why.
+    skipped: tuple[tuple[Run, str], ...]
+    fitted: dict[str, float]
+    #: Fields not fitted, with why.
+    not_fitted: dict[str, str]
+    points: tuple[PointFit, ...]
+    date: str
+    #: Fitted fields the data bound only loosely, with why.
+    notes: tuple[str, ...] = ()
+
+    @property
+    def files(self) -> list[str]:
+        return sorted({Path(r.file).name for r in self.runs})
+
+    @property
+    def median_abs_residual(self) -> float:
+        return statistics.median(abs(p.residual) for p in self.points)
+
+    @property
+    def worst(self) -> PointFit:
+        return max(self.points, key=lambda p: abs(p.residual))
+
+
+def calibrate(
+    runs: Sequence[Run],
+    catalog: Catalog,
+    fabric: str,
+    *,
+    gpu: str | None = None,
+    scale_up: str | None = None,
+    topology: str = "rail-fat-tree",
+    oversubscription: float | None = None,
+    date: str | None = None,
+) -> Calibration:
+    """Fit `fabric`'s identified figures to `runs`."""
+    base = catalog.fabric(fabric)
+    used, skipped = _usable(runs)
+    setup = _setup(catalog, fabric, base, used, gpu, scale_up, topology, oversubscription)
+    data = [(run, [p for p in run.points if p.size_bytes >= MIN_SIZE_BYTES]) for run in used]
+    measured = np.array([p.time_us * 1e-6 for _, pts in data for p in pts])
+
+    def log_residuals(values: dict[str, float]) -> np.ndarray:
+        return np.log(measured / _predict(setup, data, values))
+
+    fields, not_fitted = _identified(setup, used, log_residuals)
+    fitted = _fit(setup.fabric, fields, log_residuals)
+    notes = _loose(fields, fitted, log_residuals)
+    times = _predict(setup, data, fitted)
+    points = []
+    i = 0
+    for run, pts in data:
+        for p in pts:
+            # Same size and ranks: busbw scales as 1 / time (nccl-tests doc/PERFORMANCE.md).
+            fitted_busbw = p.busbw_gbytes_per_s * (p.time_us * 1e-6) / times[i]
+            points.append(PointFit(run, p.size_bytes, p.line, p.busbw_gbytes_per_s, float(fitted_busbw)))
+            i += 1
+    return Calibration(
+        setup, tuple(used), tuple(skipped), fitted, not_fitted, tuple(points), date or calibration_date(), notes
+    )
+
+
+def calibration_date() -> str:
+    """YYYY-MM of the sources: SOURCE_DATE_EPOCH when set (reproducible output), else today (UTC)."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    seconds = float(epoch) if epoch and epoch.strip().isdigit() else time.time()
+    return time.strftime("%Y-%m", time.gmtime(seconds))
+
+
+def _usable(runs: Sequence[Run]) -> tuple[list[Run], list[tuple[Run, str]]]:
+    used, skipped = [], []
+    for run in runs:
+        if run.nodes < 2:
+            skipped.append((run, "one node: its traffic never reaches the fabric"))
+        elif not any(p.size_bytes >= MIN_SIZE_BYTES for p in run.points):
+            skipped.append((run, f"no size of {_size(MIN_SIZE_BYTES)} or more"))
+        else:
+            used.append(run)
+    if not used:
+        why = "; ".join(f"{r.where}: {reason}" for r, reason in skipped)
+        raise UsageError(f"no run measures the fabric ({why}); calibrate needs runs over two or more nodes")
+    return used, skipped
+
+
+#: The GPU a Rank line's device name is, when --gpu is not given (first match wins; only the default scale-up
+#: domain depends on it).
+DEVICE_GPUS = (
+    ("GB200", "gb200"),
+    ("B200", "b200"),
+    ("H200", "h200"),
+    ("H100", "h100-sxm"),
+    ("H800", "h100-sxm"),
+    ("A100", "a100-80gb"),
+    ("MI300X", "mi300x"),
+)
+
+
+def _setup(
+    catalog: Catalog,
+    fabric_id: str,
+    base: FabricEntry,
+    runs: list[Run],
+    gpu: str | None,
+    scale_up: str | None,
+    topology: str,
+    oversubscription: float | None,
+) -> Setup:
+    if scale_up is None:
+        gpu = gpu or _gpu_of(catalog, runs)
+        scale_up = catalog.gpu(gpu).default_scale_up
+    elif gpu is not None:
+        catalog.check_scale_up(gpu, scale_up)
+    domain = catalog.scale_up_domain(scale_up).core_spec()
+    topo = catalog.topology(topology).core_spec(oversubscription)
+    return Setup(fabric_id, base, scale_up, domain, topology, topo)
+
+
+def _gpu_of(catalog: Catalog, runs: list[Run]) -> str:
+    devices = sorted({r.device for r in runs})
+    for token, gpu in DEVICE_GPUS:
+        if all(token in d.upper() for d in devices) and gpu in catalog.gpus:
+            return gpu
+    raise UsageError(
+        f"cannot tell the GPU from the Rank lines ({', '.join(repr(d) for d in devices)}); "
+        f"pass --gpu (one of {', '.join(sorted(catalog.gpus))}) or --scale-up"
+    )
+
+
+def _with(base: FabricEntry, values: dict[str, float]) -> FabricEntry:
+    return base.model_copy(update=values)
+
+
+def _predict(setup: Setup, data: list[tuple[Run, list[Any]]], values: dict[str, float]) -> np.ndarray:
+    """The core's time (s) of every point, the fabric's figures replaced by `values`."""
+    fabric = _with(setup.fabric, values).core_spec()
+    out: list[float] = []
+    for run, pts in data:
+        # The runs' nodes hold gpus_per_node GPUs each: a scale-up domain no larger than that.
+        domain = {**setup.scale_up, "domain_gpus": min(int(setup.scale_up["domain_gpus"]), run.gpus_per_node)}
+        out += _core.collective_times(
+            {
+                "scale_up": domain,
+                "fabric": fabric,
+                "topology": setup.topology,
+                "gpus": run.ranks,
+                "server_gpus": run.gpus_per_node,
+                "op": run.collective,
+                "sizes_bytes": [float(p.size_bytes) for p in pts],
+            }
+        )
+    return np.array(out)
+
+
+Residuals = Callable[[dict[str, float]], np.ndarray]
+
+
+def _identified(setup: Setup, runs: list[Run], residuals: Residuals) -> tuple[list[FittedField], dict[str, str]]:
+    """The fields the runs identify (in table order) and, for the others that apply, why not."""
+    base = setup.fabric
+    node_counts = len({r.nodes for r in runs})
+    fields: list[FittedField] = []
+    effects: list[np.ndarray] = []
+    not_fitted: dict[str, str] = {}
+    for f in FITTED_FIELDS:
+        if base.load_balancing not in f.mechanisms:
+            continue
+        kept = f"kept {setup.fabric_id}'s {_fmt(getattr(base, f.name))}"
+        if node_counts < f.node_counts:
+            counts = f"{node_counts} node count" + ("s" if node_counts != 1 else "")
+            not_fitted[f.name] = f"{kept}: runs at {counts} only (needs {f.identified_by})"
+            continue
+        # Over the whole box, not locally: the model takes the fastest of several algorithms, so a figure may
+        # matter only far from the base's value (in-network reduction capped by NVLink until it falls below
+        # the ring).
+        effect = residuals({f.name: f.high}) - residuals({f.name: f.low})
+        if float(np.max(np.abs(effect))) < _MIN_EFFECT:
+            not_fitted[f.name] = f"{kept}: no measured point depends on it (needs {f.identified_by})"
+            continue
+        if effects and _shared(effect, effects) > _MAX_SHARED:
+            not_fitted[f.name] = f"{kept}: its effect cannot be told from {', '.join(g.name for g in fields)}'s"
+            continue
+        fields.append(f)
+        effects.append(effect)
+    return fields, not_fitted
+
+
+def _loose(fields: list[FittedField], fitted: dict[str, float], residuals: Residuals) -> tuple[str, ...]:
+    """Fitted fields on which no point depends near the fitted value (+-5% of the box): the data bound them
+    only on one side (another part of the model, NVLink or a faster algorithm, sets those points)."""
+    notes = []
+    for f in fields:
+        step = 0.05 * (f.high - f.low)
+        lo, hi = max(f.low, fitted[f.name] - step), min(f.high, fitted[f.name] + step)
+        effect = residuals({**fitted, f.name: hi}) - residuals({**fitted, f.name: lo})
+        if float(np.max(np.abs(effect))) < _MIN_EFFECT:
+            notes.append(
+                f"{f.name} {_fmt(fitted[f.name])} is bounded, not measured: near it no point depends on it "
+                "(another part of the model sets those points)"
+            )
+    return tuple(notes)
+
+
+def _shared(effect: np.ndarray, others: list[np.ndarray]) -> float:
+    """Share of `effect` (its norm) the other fields' effects explain by least squares."""
+    basis = np.column_stack(others)
+    coef, *_ = np.linalg.lstsq(basis, effect, rcond=None)
+    rest = effect - basis @ coef
+    return 1.0 - float(np.linalg.norm(rest) / np.linalg.norm(effect))
+
+
+def _fit(base: FabricEntry, fields: list[FittedField], residuals: Residuals) -> dict[str, float]:
+    """Least squares on log bus bandwidth over the fields' boxes (Nelder-Mead on the fields scaled to [0, 1],
+    restarted from its own best point until it stops improving), then rounded to each field's decimals."""
+    if not fields:
+        return {}
+    lows = np.array([f.low for f in fields])
+    spans = np.array([f.high - f.low for f in fields])
+
+    def values(u: np.ndarray) -> dict[str, float]:
+        x = lows + spans * np.clip(u, 0.0, 1.0)
+        return {f.name: float(v) for f, v in zip(fields, x, strict=True)}
+
+    def cost(u: np.ndarray) -> float:
+        outside = float(np.sum((u - np.clip(u, 0.0, 1.0)) ** 2))
+        return _robust_loss(residuals(values(u))) + 1e3 * outside
+
+    u0 = np.array([(float(getattr(base, f.name)) - f.low) / (f.high - f.low) for f in fields]).clip(0.0, 1.0)
+    # The model takes the fastest of several algorithms, so the cost has kinks: start from the base's figures and
+    # from each figure at either end of its box, and keep the best.
+    starts = [u0] + [np.where(np.arange(len(fields)) == i, end, u0) for i in range(len(fields)) for end in (0.0, 1.0)]
+    u, best = u0, math.inf
+    for start in starts:
+        found_u, found = _minimise(cost, start)
+        if found < best - 1e-12:
+            u, best = found_u, found
+    return {f.name: round(v, f.decimals) for f, v in zip(fields, values(u).values(), strict=True)}
+
+
+def _minimise(cost: Callable[[np.ndarray], float], start: np.ndarray) -> tuple[np.ndarray, float]:
+    """Nelder-Mead from `start`, restarted from its own best point until a restart stops improving."""
+    u, best = _nelder_mead(cost, start, 0.1)
+    for _ in range(3):
+        again, found = _nelder_mead(cost, u, 0.05)
+        if found > best - 1e-12:
+            break
+        u, best = again, found
+    return u, best
+
+
+def _robust_loss(r: np.ndarray) -> float:
+    """Soft-L1 loss of log residuals, 2 d^2 (sqrt(1 + (r/d)^2) - 1): squares below d = ROBUST_SCALE, absolute
+    values above, so one disturbed point (a hiccup in the run) cannot drag the fit (Triggs et al. 2000, sec. 3.3;
+    scipy's least_squares loss='soft_l1')."""
+    d = ROBUST_SCALE
+    return float(np.sum(2.0 * d * d * (np.sqrt(1.0 + (r / d) ** 2) - 1.0)))
+
+
+def _nelder_mead(f: Callable[[np.ndarray], float], x0: np.ndarray, step: float) -> tuple[np.ndarray, float]:
+    """Minimise f from x0 (Nelder & Mead 1965, standard coefficients 1, 2, 1/2, 1/2)."""
+    n = len(x0)
+    simplex = [x0] + [x0 + step * np.eye(n)[i] for i in range(n)]
+    scores = [f(x) for x in simplex]
+    for _ in range(200 * n):
+        order = np.argsort(scores)
+        simplex = [simplex[i] for i in order]
+        scores = [scores[i] for i in order]
+        if scores[-1] - scores[0] < 1e-10 and np.max(np.abs(simplex[-1] - simplex[0])) < 1e-5:
+            break
+        centre = np.mean(simplex[:-1], axis=0)
+        reflected = centre + (centre - simplex[-1])
+        r = f(reflected)
+        if r < scores[0]:
+            expanded = centre + 2.0 * (centre - simplex[-1])
+            e = f(expanded)
+            simplex[-1], scores[-1] = (expanded, e) if e < r else (reflected, r)
+        elif r < scores[-2]:
+            simplex[-1], scores[-1] = reflected, r
+        else:
+            contracted = centre + 0.5 * (simplex[-1] - centre)
+            c = f(contracted)
+            if c < scores[-1]:
+                simplex[-1], scores[-1] = contracted, c
+            else:
+                simplex = [simplex[0]] + [simplex[0] + 0.5 * (x - simplex[0]) for x in simplex[1:]]
+                scores = [scores[0]] + [f(x) for x in simplex[1:]]
+    i = int(np.argmin(scores))
+    return simplex[i], scores[i]
+
+
+# ---------------------------------------------------------------- text
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.4g}"
+
+
+def _size(n: int) -> str:
+    for unit, factor in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= factor:
+            return f"{n / factor:g} {unit}"
+    return f"{n} B"
+
+
+def render(c: Calibration) -> str:
+    """The points per run, the fitted figures and the residuals, as `scalefront calibrate` prints them."""
+    s = c.setup
+    lines = [
+        f"calibrating {s.fabric_id} from {len(c.runs)} run{'s' if len(c.runs) != 1 else ''}, "
+        f"{len(c.points)} points of {_size(MIN_SIZE_BYTES)} and more; topology {s.topology_id} "
+        f"{s.topology['oversubscription']:g}:1, scale-up {s.scale_up_id}"
+    ]
+    for run, why in c.skipped:
+        lines.append(f"  not used: {run.where} {run.collective}, {run.nodes} node: {why}")
+    for run in c.runs:
+        pts = [p for p in c.points if p.run is run]
+        lines += [
+            "",
+            f"{run.where}  {run.collective}, {run.nodes} nodes x {run.gpus_per_node} GPUs ({run.ranks} ranks)",
+            f"  {'size':>9}  {'measured GB/s':>13}  {'fitted GB/s':>11}  {'residual':>8}",
+        ]
+        lines += [
+            f"  {_size(p.size_bytes):>9}  {p.measured_busbw:>13.2f}  {p.fitted_busbw:>11.2f}  {p.residual:>+8.1%}"
+            for p in pts
+        ]
+        med = statistics.median(abs(p.residual) for p in pts)
+        worst = max(pts, key=lambda p: abs(p.residual))
+        lines.append(f"  median |residual| {med:.1%}, worst {worst.residual:+.1%} at {_size(worst.size_bytes)}")
+    lines += ["", f"fitted figures ({s.fabric_id} -> calibrated):"]
+    for name, value in c.fitted.items():
+        lines.append(f"  {name:<24} {_fmt(getattr(s.fabric, name)):>8} -> {_fmt(value)}")
+    for name, why in c.not_fitted.items():
+        lines.append(f"  {name:<24} not fitted: {why}")
+    lines += [f"  note: {note}" for note in c.notes]
+    w = c.worst
+    lines.append(
+        f"all {len(c.points)} points: median |residual| {c.median_abs_residual:.1%}, worst {w.residual:+.1%} "
+        f"({w.run.file}:{w.line}, {_size(w.size_bytes)}); residual = fitted / measured bus bandwidth - 1"
+    )
+    return "\n".join(lines)
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, Range):
+        low, typical, high = (_toml_value(v) for v in value)
+        return f"{{ low = {low}, typical = {typical}, high = {high} }}"
+    if isinstance(value, int | float):
+        return repr(value)
+    return json.dumps(str(value), ensure_ascii=False)
+
+
+def _entry_lines(header: str, entry: _Entry, overrides: dict[str, Any], sources: dict[str, str]) -> list[str]:
+    lines = [f"[{header}]"]
+    for name in type(entry).model_fields:
+        if name in ("sources", "ranges") or (name not in entry.model_fields_set and name not in overrides):
+            continue
+        value = overrides.get(name, entry.ranges.get(name, getattr(entry, name)))
+        lines.append(f"{name} = {_toml_value(value)}")
+    lines += ["", f"[{header}.sources]"]
+    lines += [f"{name} = {_toml_value(text)}" for name, text in sources.items()]
+    return lines
+
+
+def fitted_source(c: Calibration) -> str:
+    """The source of every fitted figure."""
+    return (
+        f"fitted by scalefront calibrate from {', '.join(c.files)} ({len(c.points)} points, median |residual| "
+        f"{c.median_abs_residual:.1%}); {c.date}"
+    )
+
+
+def render_toml(c: Calibration, name: str, catalog: Catalog) -> str:
+    """The calibrated fabric as a catalog file: `[fabrics.NAME]` (fitted figures with their fit as source, the
+    base's figures and sources for the rest) and, when the base has one, a copy of its price as
+    `[prices.fabric.NAME]` so that `eval`, `bom` and `roi` can use it."""
+    s = c.setup
+    base = s.fabric
+    source = fitted_source(c)
+    sources = {k: source if k in c.fitted else v for k, v in base.sources.items()}
+    sources.update({k: source for k in c.fitted})
+    runs = [
+        f"#   {Path(r.file).name}:{r.line}  {r.collective}, {r.nodes} nodes x {r.gpus_per_node} GPUs" for r in c.runs
+    ]
+    w = c.worst
+    lines = [
+        f"# Fabric catalog entry written by scalefront calibrate ({__version__}) from nccl-tests output:",
+        *runs,
+        f"# Base fabric {s.fabric_id}; topology {s.topology_id} {s.topology['oversubscription']:g}:1, "
+        f"scale-up {s.scale_up_id}; sizes of {_size(MIN_SIZE_BYTES)} and more.",
+        f"# Fitted: {', '.join(c.fitted) or 'nothing'}; every other figure is {s.fabric_id}'s.",
+        *[f"# Not fitted: {k}: {why}." for k, why in c.not_fitted.items()],
+        *[f"# Note: {note}." for note in c.notes],
+        f"# Residuals (fitted / measured bus bandwidth - 1): median |r| {c.median_abs_residual:.1%}, "
+        f"worst {w.residual:+.1%} ({Path(w.run.file).name}:{w.line}).",
+        f"# Use: scalefront eval --catalog FILE --fabric {name} ...",
+        "",
+    ]
+    entry = _with(base, {}).model_copy(update={"name": f"{base.name}, calibrated"})
+    lines += _entry_lines(f"fabrics.{name}", entry, {**c.fitted, "name": entry.name}, sources)
+    price = catalog.fabric_prices.get(s.fabric_id)
+    if price is not None:
+        lines += [""]
+        lines += _entry_lines(f"prices.fabric.{name}", price, {}, dict(price.sources))
+    return "\n".join(lines) + "\n"
