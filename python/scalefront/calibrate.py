@@ -466,9 +466,9 @@ def render(c: Calibration) -> str:
         lines.append(f"  median |residual| {med:.1%}, worst {worst.residual:+.1%} at {_size(worst.size_bytes)}")
     lines += ["", f"fitted figures ({s.fabric_id} -> calibrated):"]
     for name, value in c.fitted.items():
-        lines.append(f"  {name:<24} {_fmt(getattr(s.fabric, name)):>8} -> {_fmt(value)}")
+        lines.append(f"  {name:<32} {_fmt(getattr(s.fabric, name)):>6} -> {_fmt(value)}")
     for name, why in c.not_fitted.items():
-        lines.append(f"  {name:<24} not fitted: {why}")
+        lines.append(f"  {name:<32} not fitted: {why}")
     lines += [f"  note: {note}" for note in c.notes]
     w = c.worst
     lines.append(

@@ -16,7 +16,16 @@ import polars as pl
 
 from scalefront.errors import UsageError
 
-__all__ = ["FORMATS", "StreamWriter", "check_target", "check_writable_dir", "read_frame", "write_frame", "write_text"]
+__all__ = [
+    "FORMATS",
+    "StreamWriter",
+    "check_target",
+    "check_text_target",
+    "check_writable_dir",
+    "read_frame",
+    "write_frame",
+    "write_text",
+]
 
 FORMATS = {".csv": "csv", ".parquet": "parquet"}
 
@@ -108,11 +117,16 @@ def write_frame(frame: pl.DataFrame, path: str | Path, force: bool = False) -> P
     return target
 
 
-def write_text(text: str, path: str | Path, force: bool = False) -> Path:
-    """Write `text` (UTF-8) to `path` atomically, as `write_frame` does (an existing file only with `force`)."""
+def check_text_target(path: str | Path, force: bool) -> Path:
+    """Fail early (before any work) when a text file cannot be written at `path` (see `check_target`)."""
     if not str(path).strip():
         raise UsageError("the file name is empty")
-    target = _check_path(Path(path), force)
+    return _check_path(Path(path), force)
+
+
+def write_text(text: str, path: str | Path, force: bool = False) -> Path:
+    """Write `text` (UTF-8) to `path` atomically, as `write_frame` does (an existing file only with `force`)."""
+    target = check_text_target(path, force)
     tmp = _temp_beside(target, ".tmp")
     try:
         tmp.write_text(text, encoding="utf-8")
