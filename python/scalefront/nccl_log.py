@@ -179,6 +179,8 @@ def _check_ended(d: _Draft, file: str, last_line: int | None = None) -> None:
             f"{file}:{where}: the run that starts at line {d.line} has no result table "
             "(no 'size count type redop root time algbw busbw #wrong' header); the log is cut off or not nccl-tests"
         )
+    if d.rows and len(d.rows[-1][1]) != d.width:
+        _points(d, file)  # the cut-off row is the clearer message
     last = d.rows[-1][0] if d.rows else d.line
     raise LogError(
         f"{file}:{last}: the run that starts at line {d.line} ends without '# Avg bus bandwidth': "
