@@ -180,7 +180,8 @@ def calibrate(
     measured = np.array([p.time_us * 1e-6 for _, pts in data for p in pts])
 
     def log_residuals(values: dict[str, float]) -> np.ndarray:
-        return np.log(measured / _predict(setup, data, values))
+        logs: np.ndarray = np.log(measured / _predict(setup, data, values))
+        return logs
 
     fields, not_fitted = _identified(setup, used, log_residuals)
     fitted = _fit(setup.fabric, fields, log_residuals)
