@@ -153,13 +153,14 @@ def _log_ratio(a: float, b: float) -> float:
 
 def _validation_residuals(catalog: Catalog) -> tuple[list[float], list[float]]:
     """ln(measured / predicted step time) of the held-out training rows; ln(measured / predicted time) of the
-    judged nccl-tests points over a network (not NVLink-only curves)."""
+    judged nccl-tests points over a network (not NVLink-only curves) in the regime of training's gradient and
+    parameter traffic: messages of 64 MiB and more (Megatron's buckets hold >= 40M parameters)."""
     from scalefront import validation
 
     training = validation.judged_training(validation.training_checks(catalog))
     common = sorted(_log_ratio(c.measured_step_time_s, c.predicted_step_time_s) for c in training)
     networked = {c["id"] for c in validation.load_table("collectives")["curve"] if c.get("fabric", "none") != "none"}
-    points = validation.judged_collectives(validation.collective_checks(catalog))
+    points = validation.judged_collectives(validation.collective_checks(catalog), validation.MEDIUM_COLLECTIVE_BYTES)
     # Time is inversely proportional to bus bandwidth: ln(t_meas / t_pred) = ln(bw_pred / bw_meas).
     collective = sorted(
         _log_ratio(p.predicted_busbw_gbytes_per_s, p.measured_busbw_gbytes_per_s) for p in points if p.id in networked

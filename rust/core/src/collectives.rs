@@ -4,9 +4,9 @@
 //! conventions from nccl-tests doc/PERFORMANCE.md (all-reduce moves 2(n-1)/n of the message per rank,
 //! reduce-scatter and all-gather (n-1)/n); algorithm choice as NCCL's tuning model does it
 //! (src/graph/tuning.cc: the minimum over ring, tree and in-network reduction of latency + size / bandwidth).
-//! A group that spans scale-up domains runs hierarchically and pipelined: its time is set by the slower
-//! level, S x max_i (D_i - 1) / (D_i W_i), with W the per-domain bandwidth (scaling book, "How to Think About
-//! GPUs", cross-node collectives).
+//! A ring that spans scale-up domains runs through every member at the pace of its slowest level: each NIC
+//! carries (n-1)/n of the message per pass and each step lasts a network step; trees and in-network reduction
+//! run hierarchically, S x max over levels of (D - 1) / (D W) (scaling book, "How to Think About GPUs").
 
 use crate::hardware::{FabricSpec, ScaleUpSpec};
 use crate::parallelism::GroupPlacement;
@@ -19,6 +19,28 @@ pub const COLLECTIVE_BASE_LATENCY_S: f64 = 6.8e-6;
 pub const TREE_BANDWIDTH_FRACTION: f64 = 0.92;
 /// Latency NCCL charges an NVLS (NVLink SHARP) collective per NVLink hop (src/graph/tuning.cc, hwLat NVLS: 25 us).
 pub const NVLS_LATENCY_S: f64 = 25e-6;
+/// Latency NCCL charges an NVLSTree collective per network level (src/graph/tuning.cc, hwLat NET NVLSTree Simple:
+/// 20.9 us @5067397c; 14 us at v2.28.7).
+pub const NVLS_TREE_NET_LATENCY_S: f64 = 20.9e-6;
+
+/// NCCL's static correction of the tree's bandwidth by message size, Simple protocol, powers of two from 64 B
+/// ("Trees are not perfectly sticking to the model for medium sizes": NVIDIA/nccl src/graph/tuning.cc,
+/// treeCorrectionFactor, ncclTopoGetAlgoTime, @5067397c, 2026-06); index floor(log2(bytes / 64)), none from 512 MiB.
+const TREE_CORRECTION_SIMPLE: [f64; 23] =
+    [0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.8, 0.7, 0.6, 0.6, 0.5, 0.5, 0.5, 0.5, 0.6, 0.7, 0.8, 0.7, 0.7, 0.8, 0.9, 0.9];
+
+/// The tree's bandwidth correction for a message of `message_bytes`: NCCL's table at each power of two,
+/// interpolated in log2(size) between them (so a larger message never takes less time), 1 beyond the table.
+pub fn tree_correction(message_bytes: f64) -> f64 {
+    let x = (message_bytes / 64.0).log2();
+    if x.is_nan() || x < 0.0 {
+        return 1.0;
+    }
+    let at = |i: usize| TREE_CORRECTION_SIMPLE.get(i).copied().unwrap_or(1.0);
+    let i = x.floor() as usize;
+    let frac = x - i as f64;
+    at(i) * (1.0 - frac) + at(i + 1) * frac
+}
 
 crate::named_enum! {
     /// A collective operation, named as nccl-tests names its benchmarks (all_reduce_perf, ..., alltoall_perf).
@@ -101,30 +123,43 @@ impl Interconnect<'_> {
         let intra =
             if per_domain > 1.0 { (per_domain - 1.0) / (per_domain * self.scale_up_bytes_per_s()) } else { 0.0 };
         let domain_bytes_per_s = per_domain * self.network_bytes_per_s(g, Traffic::Neighbour);
-        let inter = (domains - 1.0) / (domains * domain_bytes_per_s);
         let a_net = self.network_latency_s(g, Traffic::Neighbour);
-        // NCCL ring latency: (nsteps - nInterSteps) x intra + nInterSteps x inter (tuning.cc).
+        // NCCL's ring runs through every member, one ring per NIC: each NIC carries (n-1)/n of the message per
+        // pass whatever the number of domains (bus bandwidth = the domain's NICs: 2 x 8 H100 with NCCL_ALGO=Ring
+        // reach 392 GB/s on 8 x 400G, NVIDIA/nccl-tests #309), and every one of its steps moves a chunk on every
+        // edge at once, so each step lasts as long as a network step, not only the steps that cross domains (the
+        // same curve takes ~157 us from 1 to 8 MiB: 30 steps of ~5.2 us; NCCL's tuning.cc charges intra-node
+        // latency to 28 of them and predicts half that).
+        let ring_inter = (n - 1.0) / (n * domain_bytes_per_s);
         let ring = COLLECTIVE_BASE_LATENCY_S
-            + passes * ((n - domains) * a_su + (domains - 1.0) * a_net)
-            + passes * message_bytes * intra.max(inter);
+            + passes * (n - 1.0) * a_net.max(a_su)
+            + passes * message_bytes * intra.max(ring_inter);
         if op != Collective::AllReduce {
             return ring;
         }
         // Double binary tree across domains, chain inside: log2 latency, 2S / (0.92 busbw) (tuning.cc).
+        let tree_bytes_per_s = TREE_BANDWIDTH_FRACTION * domain_bytes_per_s * tree_correction(message_bytes);
         let tree = COLLECTIVE_BASE_LATENCY_S
             + 2.0 * ((per_domain - 1.0) * a_su + domains.log2().ceil() * a_net)
-            + 2.0 * message_bytes * intra.max(1.0 / (TREE_BANDWIDTH_FRACTION * domain_bytes_per_s));
+            + 2.0 * message_bytes * intra.max(1.0 / tree_bytes_per_s);
         let sharp = self.fabric.in_network_reduction_efficiency;
         let mut best = ring.min(tree);
         let nvls = self.nvls_efficiency(per_domain);
-        if nvls > self.scale_up.ring_efficiency && per_domain > 1.0 {
+        // NCCL offers NVLSTree wherever the domain has NVLink SHARP, whatever the members per domain (its gain inside
+        // the domain is what shrinks with few members).
+        if self.scale_up.in_switch_allreduce_efficiency > 0.0 && per_domain > 1.0 {
             // NVLSTree: NVLink SHARP inside the domain, a tree across domains (tuning.cc: base + intra +
             // 2 log2(nNodes) x inter latency).
             let intra_nvls = (per_domain - 1.0) / (per_domain * self.scale_up.bytes_per_s * nvls);
+            let a_nvls_tree = a_net.max(NVLS_TREE_NET_LATENCY_S * self.network.tail_latency_factor());
+            // Two domains exchange their halves directly: NCCL credits NVLSTree twice the network bandwidth there
+            // ("Handle 2 node case of NVLSTree", tuning.cc @5067397c; 2 x 8 H100 reach 465-469 GB/s busbw on
+            // 8 x 400G, NVIDIA/nccl-tests #309).
+            let nvls_tree_bytes_per_s = if g.domains == 2 { 2.0 * domain_bytes_per_s } else { domain_bytes_per_s };
             let nvls_tree = COLLECTIVE_BASE_LATENCY_S
                 + NVLS_LATENCY_S
-                + 2.0 * domains.log2().ceil() * a_net
-                + 2.0 * message_bytes * intra_nvls.max(1.0 / (TREE_BANDWIDTH_FRACTION * domain_bytes_per_s));
+                + 2.0 * domains.log2().ceil() * a_nvls_tree
+                + 2.0 * message_bytes * intra_nvls.max(1.0 / (TREE_BANDWIDTH_FRACTION * nvls_tree_bytes_per_s));
             best = best.min(nvls_tree);
         }
         if sharp > 0.0 && self.network.in_network_reduction_fits(g) {
@@ -269,15 +304,54 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn hierarchical_all_reduce_is_bound_by_the_node_nics() {
-        // 4 servers x 8 GPUs, a 32-rank group: the network level moves 2 * 3/4 * S over 8 x 12.5 GB/s.
+    fn ring_across_servers_is_bound_by_the_node_nics_and_paced_by_every_step() {
+        // 4 servers x 8 GPUs, a 32-rank ring: each server's 8 NICs carry 2 x 31/32 of S: 2 x 31/32 x 1 GB /
+        // (8 x 12.5 GB/s) = 19.375 ms; its 62 steps each last the slowest step (here NVLink's 1 us, the NIC's being
+        // 0 in this example): + 62 us, + NCCL's 6.8 us launch. (A double binary tree would take 2 x 1 GB /
+        // (0.92 x 100 GB/s) = 21.7 ms.)
         let su = nvlink4();
         let f = ethernet_100g();
         let net = Network::new(&f, &non_blocking(), 32, 8);
         let ic = Interconnect { scale_up: &su, fabric: &f, network: &net };
         let t = ic.collective_time_s(Collective::AllReduce, 1e9, &GroupPlacement::new(32, 1, 8));
-        let bandwidth_term = 2.0 * 0.75 * 1e9 / (8.0 * 12.5e9);
-        assert!(t > bandwidth_term && t < bandwidth_term * 1.01, "{t} vs {bandwidth_term}");
+        let expected = 2.0 * 31.0 / 32.0 * 1e9 / (8.0 * 12.5e9) + 62.0 * 1e-6 + 6.8e-6;
+        assert!((t - expected).abs() < 1e-9, "{t} vs {expected}");
+    }
+
+    #[test]
+    fn a_two_node_ring_pays_a_network_step_on_every_step() {
+        // nccl-tests #309, 2 x 8 H100 on 8 x 400G IB, NCCL_ALGO=Ring, 1 MiB: measured 12.53 GB/s busbw (157 us).
+        // Model: 30 steps x 5.2 us (5 us NIC + 1 leaf hop of 0.2 us) + 6.8 us + 2 x 15/16 x 1 MiB / (8 x 50 GB/s
+        // x 0.93) = 156 + 6.8 + 5.3 = 168 us -> busbw 1.875 x 1,048,576 / 168 us = 11.7 GB/s (-7%).
+        let su = nvlink4();
+        let f = FabricSpec {
+            link_bytes_per_s: 50e9,
+            efficiency: 0.93,
+            nic_latency_s: 5e-6,
+            switch_hop_latency_s: 0.2e-6,
+            ..ethernet_100g()
+        };
+        let net = Network::new(&f, &non_blocking(), 16, 8);
+        let ic = Interconnect { scale_up: &su, fabric: &f, network: &net };
+        let t = ic.collective_time_s(Collective::ReduceScatter, 1048576.0, &GroupPlacement::new(16, 1, 8))
+            + ic.collective_time_s(Collective::AllGather, 1048576.0, &GroupPlacement::new(16, 1, 8))
+            - COLLECTIVE_BASE_LATENCY_S;
+        let expected = 30.0 * 5.2e-6 + 6.8e-6 + 2.0 * 15.0 / 16.0 * 1048576.0 / (8.0 * 50e9 * 0.93);
+        assert!((t - expected).abs() < 1e-9, "{t} vs {expected}");
+        let busbw = 1.875 * 1048576.0 / t / 1e9;
+        assert!((busbw / 12.53 - 1.0).abs() < 0.10, "{busbw}");
+    }
+
+    #[test]
+    fn nccl_corrects_the_tree_for_medium_messages() {
+        // treeCorrectionFactor (Simple): 1 MiB = 64 B x 2^14 -> index 14 -> 0.5; 64 KiB -> index 10 -> 0.6;
+        // 1.5 MiB halfway (in log2) to index 15's 0.6; 1 GiB -> beyond the table -> 1.
+        assert!((tree_correction(1048576.0) - 0.5).abs() < 1e-12);
+        assert!((tree_correction(65536.0) - 0.6).abs() < 1e-12);
+        let mid = tree_correction(1048576.0 * 2f64.sqrt());
+        assert!((mid - 0.55).abs() < 1e-12, "{mid}");
+        assert_eq!(tree_correction(1073741824.0), 1.0);
+        assert_eq!(tree_correction(8.0), 1.0);
     }
 
     #[test]

@@ -191,3 +191,41 @@ proptest! {
         prop_assert!(t(&slow_tail) >= t(&c) * (1.0 - 1e-12));
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    /// A larger message never takes less time, and bus bandwidth never beats the wire: the NICs' line rate (x the
+    /// in-network gain where the switches reduce) or the scale-up domain's.
+    #[test]
+    fn collectives_grow_with_size_and_stay_under_the_wire(
+        fabric in fabric_choice(), nodes in 1u32..64, bytes in 1e3f64..1e10, factor in 1.0f64..4.0,
+        op in prop::sample::select(vec![
+            scalefront_core::collectives::Collective::AllReduce,
+            scalefront_core::collectives::Collective::AllGather,
+            scalefront_core::collectives::Collective::ReduceScatter,
+        ]),
+    ) {
+        use scalefront_core::collectives::{Collective, Interconnect};
+        use scalefront_core::parallelism::GroupPlacement;
+        use scalefront_core::topology::Network;
+        let gpus = nodes * 8;
+        let network = Network::new(&fabric, &rail_fat_tree(), gpus, 8);
+        let scale_up = nvlink4();
+        let ic = Interconnect { scale_up: &scale_up, fabric: &fabric, network: &network };
+        let g = GroupPlacement::new(gpus, 1, 8);
+        let small = ic.collective_time_s(op, bytes, &g);
+        let large = ic.collective_time_s(op, bytes * factor, &g);
+        prop_assert!(large >= small * (1.0 - 1e-12), "{small} -> {large}");
+        let n = gpus as f64;
+        let per_rank = if op == Collective::AllReduce { 2.0 * (n - 1.0) / n } else { (n - 1.0) / n };
+        let busbw = per_rank * bytes / small;
+        let gain = fabric.in_network_reduction_efficiency.max(1.0);
+        let wire = if nodes == 1 {
+            scale_up.bytes_per_s * scale_up.in_switch_allreduce_efficiency.max(1.0)
+        } else {
+            8.0 * fabric.link_bytes_per_s * gain
+        };
+        prop_assert!(busbw <= wire * (1.0 + 1e-9), "{busbw} > {wire}");
+    }
+}
