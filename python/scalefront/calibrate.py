@@ -116,6 +116,8 @@ class Setup:
     scale_up: dict[str, Any]
     topology_id: str
     topology: dict[str, Any]
+    #: The runs enabled in-network reduction (NCCL_COLLNET_ENABLE=1); NCCL's default is off.
+    collnet: bool = False
 
 
 @dataclass(frozen=True)
@@ -170,12 +172,13 @@ def calibrate(
     scale_up: str | None = None,
     topology: str = "rail-fat-tree",
     oversubscription: float | None = None,
+    collnet: bool = False,
     date: str | None = None,
 ) -> Calibration:
-    """Fit `fabric`'s identified figures to `runs`."""
+    """Fit `fabric`'s identified figures to `runs` (`collnet`: the runs enabled in-network reduction)."""
     base = catalog.fabric(fabric)
     used, skipped = _usable(runs)
-    setup = _setup(catalog, fabric, base, used, gpu, scale_up, topology, oversubscription)
+    setup = _setup(catalog, fabric, base, used, gpu, scale_up, topology, oversubscription, collnet)
     data = [(run, [p for p in run.points if p.size_bytes >= MIN_SIZE_BYTES]) for run in used]
     measured = np.array([p.time_us * 1e-6 for _, pts in data for p in pts])
 
@@ -244,6 +247,7 @@ def _setup(
     scale_up: str | None,
     topology: str,
     oversubscription: float | None,
+    collnet: bool,
 ) -> Setup:
     if scale_up is None:
         gpu = gpu or _gpu_of(catalog, runs)
@@ -252,7 +256,7 @@ def _setup(
         catalog.check_scale_up(gpu, scale_up)
     domain = catalog.scale_up_domain(scale_up).core_spec()
     topo = catalog.topology(topology).core_spec(oversubscription)
-    return Setup(fabric_id, base, scale_up, domain, topology, topo)
+    return Setup(fabric_id, base, scale_up, domain, topology, topo, collnet)
 
 
 def _gpu_of(catalog: Catalog, runs: list[Run]) -> str:
@@ -273,6 +277,10 @@ def _with(base: FabricEntry, values: dict[str, float]) -> FabricEntry:
 def _predict(setup: Setup, data: list[tuple[Run, list[Any]]], values: dict[str, float]) -> np.ndarray:
     """The core's time (s) of every point, the fabric's figures replaced by `values`."""
     fabric = _with(setup.fabric, values).core_spec()
+    if not setup.collnet:
+        # NCCL reduces in the network only when asked (NCCL_COLLNET_ENABLE defaults to 0, docs/userguide env.rst
+        # @5067397c), as the validation table's curves are judged.
+        fabric["in_network_reduction_efficiency"] = 0.0
     out: list[float] = []
     for run, pts in data:
         # The runs' nodes hold gpus_per_node GPUs each: a scale-up domain no larger than that.
@@ -305,6 +313,9 @@ def _identified(setup: Setup, runs: list[Run], residuals: Residuals) -> tuple[li
         if base.load_balancing not in f.mechanisms:
             continue
         kept = f"kept {setup.fabric_id}'s {_fmt(getattr(base, f.name))}"
+        if f.name == "in_network_reduction_efficiency" and not setup.collnet:
+            not_fitted[f.name] = f"{kept}: the runs did not enable it (NCCL's default; pass --collnet if they did)"
+            continue
         if node_counts < f.node_counts:
             counts = f"{node_counts} node count" + ("s" if node_counts != 1 else "")
             not_fitted[f.name] = f"{kept}: runs at {counts} only (needs {f.identified_by})"

@@ -647,6 +647,12 @@ def _add_calibrate(sub: _Commands) -> None:
         type=_oversubscription,
         help="leaf oversubscription (2, 2:1, or 3:2 = 1.5); default: the topology's",
     )
+    p.add_argument(
+        "--collnet",
+        action="store_true",
+        help="the runs enabled in-network reduction (NCCL_COLLNET_ENABLE=1, SHARP); without it the model leaves "
+        "SHARP out, as NCCL does by default, and keeps the base's figure",
+    )
     _add_catalog_option(p)
     p.set_defaults(run=_run_calibrate)
 
@@ -675,6 +681,7 @@ def _run_calibrate(args: argparse.Namespace) -> int:
         scale_up=args.scale_up,
         topology=args.topology,
         oversubscription=args.oversubscription,
+        collnet=args.collnet,
     )
     text = render_toml(result, name, catalog)
     print(render(result))
