@@ -261,9 +261,7 @@ impl<'a> ClusterStage<'a> {
         errors: &ErrorModel,
         gpus: u32,
     ) -> Result<Self, ConfigError> {
-        if training.precision == Precision::Fp8 && gpu.peak_fp8_flops <= 0.0 {
-            return Err(ConfigError::Fp8NotSupported);
-        }
+        check_cluster(gpu, training)?;
         let network = Network::new(fabric, topology, gpus, gpu.server_gpus);
         let parts = crate::bom::parts(&network, &crate::bom::Cabling::new(topology, &prices.network));
         let switch_trays = scale_up.switch_trays(gpus);
@@ -318,6 +316,15 @@ impl<'a> ClusterStage<'a> {
     fn links(&self) -> Interconnect<'_> {
         Interconnect { scale_up: self.scale_up, fabric: self.fabric, network: &self.network }
     }
+}
+
+/// The one check of a cluster design that does not depend on the layout: FP8 needs a GPU that has it. A sweep
+/// uses it to estimate a cell's cost without building the stage.
+pub fn check_cluster(gpu: &GpuSpec, training: &Training) -> Result<(), ConfigError> {
+    if training.precision == Precision::Fp8 && gpu.peak_fp8_flops <= 0.0 {
+        return Err(ConfigError::Fp8NotSupported);
+    }
+    Ok(())
 }
 
 /// Stage 2: what the parallel degrees, micro-batch size and sequence parallelism fix (per micro-batch compute,

@@ -3,19 +3,21 @@
 //!
 //! The space is a product of cluster axes (GPU, scale-up domain, GPU count, fabric, topology, precision) and
 //! parallel axes (tp, pp, cp, dp, ep, micro-batch, sequence parallelism, vpp, recompute, ZeRO, overlap). A
-//! *cell* is one cluster design plus the values of any parallel axes the caller groups by. The Pareto frontier
-//! of any coarser group (per fabric, per GPU count, ...) is contained in the union of its cells' frontiers, so
-//! keeping each cell's non-dominated set loses nothing the caller can ask for. Each configuration is evaluated
+//! *cell* is one cluster design; its frontiers are kept per value of any parallel axes the caller groups by. The
+//! Pareto frontier of any coarser group (per fabric, per GPU count, ...) is contained in the union of its cells'
+//! frontiers, so keeping each cell's non-dominated sets loses nothing the caller can ask for, and a sweep split
+//! by cells (`cells`: shards for other processes or machines) merges exactly. Each configuration is evaluated
 //! by the same staged code as `evaluate` (cluster, layout, schedule stages), reusing the first two stages.
+//!
+//! Modules: `cells` numbers the cells, counts and estimates their cost and splits them into shards; `engine`
+//! runs a set of cells on the rayon pool in windows of tasks, streaming rows in enumeration order;
+//! `accumulate` holds the per-cell frontiers and counts the workers fold into.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::SyncSender;
 use std::sync::{Condvar, Mutex};
 
-use rayon::prelude::*;
-
 use crate::error::{ConfigError, CATEGORIES};
-use crate::evaluate::{finish, ClusterStage, Config, Evaluation, LayoutStage};
+use crate::evaluate::{Config, Evaluation};
 use crate::hardware::{FabricSpec, GpuSpec, ScaleUpSpec, TopologySpec};
 use crate::parallelism::{
     AttentionKernel, Dispatcher, GradDtype, Overlap, Parallelism, Precision, Recompute, Training,
@@ -24,6 +26,13 @@ use crate::prices::{Economics, GpuPrices, NetworkPrices, Prices, ScaleUpPrices};
 use crate::reliability::ReliabilitySpec;
 use crate::uncertainty::ErrorModel;
 use crate::workload::TransformerSpec;
+
+mod accumulate;
+pub mod cells;
+mod engine;
+
+pub use cells::{cell_costs, cell_sizes, cluster_cells, shard_ranges, ClusterCell};
+pub use engine::{run, run_cells};
 
 /// A GPU type and what it costs.
 #[derive(Clone, Debug, PartialEq)]
@@ -238,7 +247,7 @@ pub const REASONS: [&str; CATEGORIES.len() + 1] = {
     out
 };
 
-fn reason_index(e: &ConfigError) -> usize {
+pub(crate) fn reason_index(e: &ConfigError) -> usize {
     REASONS.iter().position(|r| *r == e.category()).unwrap_or(0)
 }
 
@@ -251,12 +260,35 @@ pub struct Progress {
     pub feasible: AtomicU64,
     /// Rejected so far, by `REASONS` index.
     pub rejected: [AtomicU64; REASONS.len()],
+    /// Estimated work done so far, in the units of `cells::cell_costs` (it ends equal to their sum): a better
+    /// base for an ETA than configurations, most of which are rejected before any arithmetic.
+    pub work: AtomicU64,
     pub cancel: AtomicBool,
     paused: AtomicBool,
     gate: Mutex<()>,
     resumed: Condvar,
     /// Workers currently held at the gate.
     held: AtomicU64,
+}
+
+/// What one task did, added to `Progress` once per task.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct Counts {
+    pub evaluated: u64,
+    pub feasible: u64,
+    pub rejected: [u64; REASONS.len()],
+    pub work: u64,
+}
+
+impl Counts {
+    pub(crate) fn add(&mut self, other: &Counts) {
+        self.evaluated += other.evaluated;
+        self.feasible += other.feasible;
+        self.work += other.work;
+        for (a, b) in self.rejected.iter_mut().zip(other.rejected) {
+            *a += b;
+        }
+    }
 }
 
 impl Progress {
@@ -290,8 +322,26 @@ impl Progress {
         self.resumed.notify_all();
     }
 
+    /// Add what one task did to the live counters.
+    pub(crate) fn record(&self, c: &Counts) {
+        self.done.fetch_add(c.evaluated, Ordering::Relaxed);
+        self.work.fetch_add(c.work, Ordering::Relaxed);
+        if c.feasible > 0 {
+            self.feasible.fetch_add(c.feasible, Ordering::Relaxed);
+        }
+        for (counter, n) in self.rejected.iter().zip(c.rejected) {
+            if n > 0 {
+                counter.fetch_add(n, Ordering::Relaxed);
+            }
+        }
+    }
+
+    pub(crate) fn cancelled(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
+
     /// Block while paused (unless cancelled). One relaxed load when not paused.
-    fn wait_if_paused(&self) {
+    pub(crate) fn wait_if_paused(&self) {
         if !self.paused.load(Ordering::Relaxed) {
             return;
         }
@@ -314,7 +364,9 @@ pub struct SweepResult {
     pub cancelled: bool,
 }
 
-/// Every feasible configuration, for `--all` exports: sent in chunks as they are found.
+/// Every feasible configuration, for `--all` exports: sent in chunks, in enumeration order (cells in index
+/// order; in a cell, layouts as `factorizations` lists them, then micro-batch, sequence parallelism, vpp,
+/// recompute, ZeRO, overlap), whatever the number of threads.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RowChunk {
     pub choices: Vec<Choice>,
@@ -338,130 +390,7 @@ impl Objective {
     }
 }
 
-/// Non-dominated configurations of one cell; ties on every objective keep the configuration that comes first
-/// in enumeration order, so the result does not depend on thread scheduling.
-#[derive(Clone, Debug, Default)]
-struct Frontier {
-    kept: Vec<Kept>,
-}
-
-fn dominates(a: &[f64; 3], b: &[f64; 3], n: usize) -> bool {
-    let mut strictly = false;
-    for i in 0..n {
-        if a[i] > b[i] {
-            return false;
-        }
-        if a[i] < b[i] {
-            strictly = true;
-        }
-    }
-    strictly
-}
-
-impl Frontier {
-    /// Would a configuration with these objectives enter the frontier?
-    fn admits(&self, objectives: &[f64; 3], n: usize, choice: &Choice) -> bool {
-        !self.kept.iter().any(|k| {
-            dominates(&k.objectives, objectives, n) || (k.objectives[..n] == objectives[..n] && k.choice < *choice)
-        })
-    }
-
-    fn insert(&mut self, item: Kept, n: usize) {
-        if !self.admits(&item.objectives, n, &item.choice) {
-            return;
-        }
-        self.kept.retain(|k| {
-            !(dominates(&item.objectives, &k.objectives, n) || (k.objectives[..n] == item.objectives[..n]))
-        });
-        self.kept.push(item);
-    }
-}
-
-/// Cell frontiers keyed by (cluster cell index, grouped parallel-axis values), counts, and feasible rows not yet
-/// sent to `sink`.
-#[derive(Debug)]
-struct Accumulator {
-    frontiers: Vec<((u32, [u32; 11]), Frontier)>,
-    /// Each cluster cell's fastest configuration (shortest time to train), whatever the objectives, so that
-    /// "the fastest per (fabric, GPU count)" is always answerable from the kept rows.
-    fastest: Vec<(u32, Kept)>,
-    rejected: [u64; REASONS.len()],
-    feasible: u64,
-    evaluated: u64,
-    rows: RowChunk,
-    sink: Option<SyncSender<RowChunk>>,
-}
-
-impl Accumulator {
-    fn new(sink: Option<SyncSender<RowChunk>>) -> Self {
-        Accumulator {
-            frontiers: Vec::new(),
-            fastest: Vec::new(),
-            rejected: [0; REASONS.len()],
-            feasible: 0,
-            evaluated: 0,
-            rows: RowChunk::default(),
-            sink,
-        }
-    }
-
-    /// Keep `item` as its cell's fastest if it beats the current one (ties: first in enumeration order).
-    fn offer_fastest(&mut self, cell: u32, item: &Kept) {
-        let faster = |a: &Kept, b: &Kept| {
-            let (ta, tb) = (a.evaluation.time_to_train_s, b.evaluation.time_to_train_s);
-            ta < tb || (ta == tb && a.choice < b.choice)
-        };
-        match self.fastest.iter_mut().find(|(c, _)| *c == cell) {
-            Some((_, current)) => {
-                if faster(item, current) {
-                    *current = item.clone();
-                }
-            }
-            None => self.fastest.push((cell, item.clone())),
-        }
-    }
-
-    /// Send the buffered rows once there are enough of them (or all of them when `all`).
-    fn flush(&mut self, all: bool) {
-        if let Some(tx) = &self.sink {
-            if self.rows.choices.len() >= CHUNK_ROWS || (all && !self.rows.choices.is_empty()) {
-                // A closed receiver means the caller stopped listening (cancelled): drop the rows.
-                let _ = tx.send(std::mem::take(&mut self.rows));
-            }
-        }
-    }
-
-    fn frontier(&mut self, key: (u32, [u32; 11])) -> &mut Frontier {
-        if let Some(i) = self.frontiers.iter().position(|(k, _)| *k == key) {
-            return &mut self.frontiers[i].1;
-        }
-        self.frontiers.push((key, Frontier::default()));
-        &mut self.frontiers.last_mut().unwrap().1
-    }
-
-    fn merge(mut self, other: Accumulator, n: usize) -> Accumulator {
-        for (key, f) in other.frontiers {
-            let target = self.frontier(key);
-            for k in f.kept {
-                target.insert(k, n);
-            }
-        }
-        for (cell, k) in &other.fastest {
-            self.offer_fastest(*cell, k);
-        }
-        for (a, b) in self.rejected.iter_mut().zip(other.rejected) {
-            *a += b;
-        }
-        self.feasible += other.feasible;
-        self.evaluated += other.evaluated;
-        self.rows.choices.extend(other.rows.choices);
-        self.rows.evaluations.extend(other.rows.evaluations);
-        self.flush(false);
-        self
-    }
-}
-
-const PARALLEL_AXES: [Axis; 11] = [
+pub(crate) const PARALLEL_AXES: [Axis; 11] = [
     Axis::Tp,
     Axis::Pp,
     Axis::Dp,
@@ -528,32 +457,13 @@ pub fn factorizations(space: &SweepSpace, gpus: u32) -> Vec<[u32; 5]> {
     out
 }
 
-/// One cluster design: indices of GPU, scale-up, GPU count, fabric, topology, precision.
-type ClusterCell = [u32; 6];
-
-fn cluster_cells(space: &SweepSpace) -> Vec<ClusterCell> {
-    let mut cells = Vec::new();
-    for (g, gpu) in space.gpus.iter().enumerate() {
-        for &su in &gpu.scale_ups {
-            for c in 0..space.gpu_counts.len() {
-                for f in 0..space.fabrics.len() {
-                    for t in 0..space.topologies.len() {
-                        for p in 0..space.precisions.len() {
-                            cells.push([g as u32, su as u32, c as u32, f as u32, t as u32, p as u32]);
-                        }
-                    }
-                }
-            }
-        }
-    }
-    cells
-}
-
-fn inner_combinations(space: &SweepSpace) -> u64 {
+/// Schedule choices per layout: vpp x recompute x ZeRO x overlap.
+pub(crate) fn inner_combinations(space: &SweepSpace) -> u64 {
     space.vpp.len() as u64 * space.recompute.len() as u64 * space.zero.len() as u64 * space.overlap.len() as u64
 }
 
-fn outer_combinations(space: &SweepSpace) -> u64 {
+/// Tasks per layout: micro-batch x sequence parallelism.
+pub(crate) fn outer_combinations(space: &SweepSpace) -> u64 {
     space.micro_batch.len() as u64 * space.sequence_parallel.len() as u64
 }
 
@@ -671,7 +581,7 @@ impl SweepSpace {
     }
 
     /// The training run with the space's `precision`-th precision.
-    fn training(&self, precision: usize) -> Training {
+    pub(crate) fn training(&self, precision: usize) -> Training {
         Training {
             global_batch: self.global_batch,
             seq_len: self.seq_len,
@@ -687,233 +597,12 @@ impl SweepSpace {
     }
 
     /// Every price of one cluster design.
-    fn prices(&self, g: &GpuOption, f: &FabricOption, scale_up: usize) -> Prices {
+    pub(crate) fn prices(&self, g: &GpuOption, f: &FabricOption, scale_up: usize) -> Prices {
         Prices {
             gpu: g.prices.clone(),
             network: f.prices.clone(),
             scale_up: self.scale_ups[scale_up].prices.clone(),
             economics: self.economics.clone(),
-        }
-    }
-}
-
-/// Run the sweep on the current rayon pool. `rows`, when given, receives every feasible configuration in
-/// chunks (the send blocks when the receiver falls behind, so memory stays bounded). Check `progress.cancel`
-/// to stop early: the result then says `cancelled`.
-pub fn run(space: &SweepSpace, progress: &Progress, rows: Option<&SyncSender<RowChunk>>) -> SweepResult {
-    let n_obj = space.objectives.len().min(3);
-    let cells = cluster_cells(space);
-    let tasks_by_count: Vec<Vec<[u32; 5]>> = space.gpu_counts.iter().map(|&n| factorizations(space, n)).collect();
-    let inner = inner_combinations(space);
-    let group_axes: Vec<usize> =
-        PARALLEL_AXES.iter().enumerate().filter(|(_, a)| space.group_by.contains(a)).map(|(i, _)| i).collect();
-
-    let sink = rows.cloned();
-    let acc = cells
-        .par_iter()
-        .enumerate()
-        .map(|(cell_index, cell)| {
-            let [g, su, c, f, t, p] = *cell;
-            let gpu = &space.gpus[g as usize];
-            let fabric = &space.fabrics[f as usize];
-            let prices = space.prices(gpu, fabric, su as usize);
-            let training = space.training(p as usize);
-            let gpus = space.gpu_counts[c as usize];
-            let tasks = &tasks_by_count[c as usize];
-            let outer: Vec<(usize, usize, usize)> = (0..tasks.len())
-                .flat_map(|ti| {
-                    (0..space.micro_batch.len())
-                        .flat_map(move |mi| (0..space.sequence_parallel.len()).map(move |si| (ti, mi, si)))
-                })
-                .collect();
-            let cluster = ClusterStage::from_parts(
-                &space.model,
-                &gpu.spec,
-                &space.scale_ups[su as usize].spec,
-                &fabric.spec,
-                &space.topologies[t as usize],
-                &prices,
-                &training,
-                &space.reliability,
-                &space.settings.errors,
-                gpus,
-            );
-            outer
-                .par_iter()
-                .fold(
-                    || Accumulator::new(sink.clone()),
-                    |mut acc, &(ti, mi, si)| {
-                        progress.wait_if_paused();
-                        if progress.cancel.load(Ordering::Relaxed) {
-                            return acc;
-                        }
-                        let [tp, pp, cp, dp, ep] = tasks[ti];
-                        let mut choice = Choice {
-                            gpu: g,
-                            scale_up: su,
-                            gpus: c,
-                            fabric: f,
-                            topology: t,
-                            precision: p,
-                            tp,
-                            pp,
-                            dp,
-                            cp,
-                            ep,
-                            vpp: 0,
-                            micro_batch: mi as u32,
-                            sequence_parallel: si as u32,
-                            recompute: 0,
-                            zero: 0,
-                            overlap: 0,
-                        };
-                        let mut par = Parallelism {
-                            tp,
-                            pp,
-                            dp,
-                            cp,
-                            ep,
-                            vpp: 1,
-                            micro_batch: space.micro_batch[mi],
-                            zero_stage: 0,
-                            recompute: Recompute::None,
-                            sequence_parallel: space.sequence_parallel[si],
-                            ..space.shared_parallelism()
-                        };
-                        let feasible_before = acc.feasible;
-                        let rejected_before = acc.rejected;
-                        evaluate_task(
-                            space,
-                            &cluster,
-                            &mut par,
-                            &mut choice,
-                            cell_index as u32,
-                            &group_axes,
-                            n_obj,
-                            &mut acc,
-                        );
-                        acc.flush(false);
-                        progress.done.fetch_add(inner, Ordering::Relaxed);
-                        progress.feasible.fetch_add(acc.feasible - feasible_before, Ordering::Relaxed);
-                        for (i, counter) in progress.rejected.iter().enumerate() {
-                            let delta = acc.rejected[i] - rejected_before[i];
-                            if delta > 0 {
-                                counter.fetch_add(delta, Ordering::Relaxed);
-                            }
-                        }
-                        acc
-                    },
-                )
-                .reduce(|| Accumulator::new(sink.clone()), |a, b| a.merge(b, n_obj))
-        })
-        .reduce(|| Accumulator::new(sink.clone()), |a, b| a.merge(b, n_obj));
-    let mut acc = acc;
-    acc.flush(true);
-    let mut kept: Vec<Kept> = acc.frontiers.into_iter().flat_map(|(_, f)| f.kept).collect();
-    kept.extend(acc.fastest.into_iter().map(|(_, k)| k));
-    kept.sort_by_key(|k| k.choice);
-    kept.dedup_by_key(|k| k.choice);
-    SweepResult {
-        kept,
-        evaluated: acc.evaluated,
-        feasible: acc.feasible,
-        rejected: acc.rejected,
-        cancelled: progress.cancel.load(Ordering::Relaxed),
-    }
-}
-
-/// Evaluate every schedule choice (vpp, recompute, ZeRO, overlap) of one layout, reusing its stages.
-#[allow(clippy::too_many_arguments)]
-fn evaluate_task(
-    space: &SweepSpace,
-    cluster: &Result<ClusterStage, ConfigError>,
-    par: &mut Parallelism,
-    choice: &mut Choice,
-    cell_index: u32,
-    group_axes: &[usize],
-    n_obj: usize,
-    acc: &mut Accumulator,
-) {
-    let inner = inner_combinations(space);
-    acc.evaluated += inner;
-    let cluster = match cluster {
-        Ok(c) => c,
-        Err(e) => {
-            acc.rejected[reason_index(e)] += inner;
-            return;
-        }
-    };
-    let per_vpp = inner / space.vpp.len() as u64;
-    let mut stage: Option<LayoutStage> = None;
-    for (vi, &vpp) in space.vpp.iter().enumerate() {
-        par.vpp = vpp;
-        choice.vpp = vi as u32;
-        if vpp == 0 {
-            acc.rejected[reason_index(&ConfigError::ZeroDegree { field: "vpp" })] += per_vpp;
-            continue;
-        }
-        if stage.as_ref().is_none_or(|s| !s.serves(&space.model, par)) {
-            match LayoutStage::new(cluster, par) {
-                Ok(s) => stage = Some(s),
-                Err(e) => {
-                    // The degrees themselves are impossible: every remaining schedule choice is too.
-                    let remaining = (space.vpp.len() - vi) as u64 * per_vpp;
-                    acc.rejected[reason_index(&e)] += remaining;
-                    return;
-                }
-            }
-        }
-        let s = stage.as_ref().unwrap();
-        for (ri, &recompute) in space.recompute.iter().enumerate() {
-            par.recompute = recompute;
-            choice.recompute = ri as u32;
-            for (zi, &zero) in space.zero.iter().enumerate() {
-                par.zero_stage = zero;
-                choice.zero = zi as u32;
-                for (oi, overlap) in space.overlap.iter().enumerate() {
-                    choice.overlap = oi as u32;
-                    let e = match finish(cluster, s, par, overlap) {
-                        Ok(e) => e,
-                        Err(err) => {
-                            acc.rejected[reason_index(&err)] += 1;
-                            continue;
-                        }
-                    };
-                    if !e.feasible {
-                        acc.rejected[REASONS.len() - 1] += 1;
-                        continue;
-                    }
-                    acc.feasible += 1;
-                    let mut objectives = [0.0; 3];
-                    for (i, o) in space.objectives.iter().take(3).enumerate() {
-                        objectives[i] = o.value(&e);
-                    }
-                    let mut group = [0u32; 11];
-                    for &a in group_axes {
-                        group[a] = choice.axis(PARALLEL_AXES[a]);
-                    }
-                    if acc.sink.is_some() {
-                        acc.rows.choices.push(*choice);
-                        acc.rows.evaluations.push(e.clone());
-                    }
-                    let fastest = acc.fastest.iter().find(|(c, _)| *c == cell_index).map(|(_, k)| k);
-                    let is_fastest = fastest.is_none_or(|k| {
-                        e.time_to_train_s < k.evaluation.time_to_train_s
-                            || (e.time_to_train_s == k.evaluation.time_to_train_s && *choice < k.choice)
-                    });
-                    let frontier = acc.frontier((cell_index, group));
-                    let on_frontier = frontier.admits(&objectives, n_obj, choice);
-                    if on_frontier || is_fastest {
-                        let kept = Kept { choice: *choice, evaluation: e, objectives };
-                        if is_fastest {
-                            acc.offer_fastest(cell_index, &kept);
-                        }
-                        if on_frontier {
-                            acc.frontier((cell_index, group)).insert(kept, n_obj);
-                        }
-                    }
-                }
-            }
         }
     }
 }

@@ -232,3 +232,25 @@ proptest! {
         prop_assert!(busbw <= wire * (1.0 + 1e-9), "{busbw} > {wire}");
     }
 }
+
+proptest! {
+    /// Shards are contiguous, cover every cell once in order, and each is within one cell's cost of an equal share.
+    #[test]
+    fn shards_cover_cells_once_and_balance_cost(
+        costs in prop::collection::vec(0u64..1_000_000, 0..300),
+        shards in 1usize..70,
+    ) {
+        let ranges = scalefront_core::sweep::shard_ranges(&costs, shards);
+        prop_assert_eq!(ranges.len(), shards);
+        prop_assert_eq!(ranges[0].start, 0);
+        prop_assert_eq!(ranges[shards - 1].end, costs.len());
+        prop_assert!(ranges.windows(2).all(|w| w[0].end == w[1].start));
+        let total: u64 = costs.iter().sum();
+        let largest = costs.iter().copied().max().unwrap_or(0);
+        for r in ranges {
+            let cost: u64 = costs[r].iter().sum();
+            // |cost - total / shards| <= largest, in integers: |cost x shards - total| <= largest x shards.
+            prop_assert!((cost as i128 * shards as i128 - total as i128).abs() <= (largest as i128) * shards as i128);
+        }
+    }
+}

@@ -290,3 +290,98 @@ fn a_paused_sweep_holds_until_resumed_and_a_cancel_releases_it() {
     let result = worker.join().unwrap();
     assert!(result.cancelled && result.evaluated < space_size(&space));
 }
+
+/// Every feasible configuration in enumeration order, as the brute force lists it.
+fn feasible_in_order(space: &SweepSpace) -> Vec<Choice> {
+    brute_force(space).into_iter().filter(|(_, r)| r.as_ref().is_ok_and(|e| e.feasible)).map(|(c, _)| c).collect()
+}
+
+/// Run on a pool of `threads` threads, collecting the streamed rows in the order they arrive.
+fn streamed(space: &SweepSpace, cells: &[u32], threads: usize) -> (SweepResult, Vec<Choice>) {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+    let (tx, rx) = std::sync::mpsc::sync_channel(2);
+    std::thread::scope(|s| {
+        let h = s.spawn(|| pool.install(|| run_cells(space, cells, &Progress::default(), Some(&tx))));
+        let mut rows = Vec::new();
+        loop {
+            match rx.recv_timeout(std::time::Duration::from_millis(20)) {
+                Ok(chunk) => {
+                    assert!(chunk.choices.len() <= CHUNK_ROWS && chunk.choices.len() == chunk.evaluations.len());
+                    rows.extend(chunk.choices);
+                }
+                Err(_) if h.is_finished() => {
+                    rows.extend(rx.try_iter().flat_map(|c| c.choices));
+                    break (h.join().unwrap(), rows);
+                }
+                Err(_) => {}
+            }
+        }
+    })
+}
+
+#[test]
+fn streamed_rows_come_in_enumeration_order_whatever_the_pool_size() {
+    let space = small_space(vec![Objective::TimeToTrain, Objective::CostToTrain], CostMode::Rent);
+    let all: Vec<u32> = (0..cluster_cells(&space).len() as u32).collect();
+    let expected = feasible_in_order(&space);
+    assert!(expected.len() > 100);
+    for threads in [1, 2, 3, 7] {
+        let (result, rows) = streamed(&space, &all, threads);
+        assert_eq!(rows, expected, "{threads} threads");
+        assert_eq!(result.feasible, expected.len() as u64);
+    }
+}
+
+#[test]
+fn shards_of_cells_merge_to_the_whole_sweep() {
+    let space = small_space(vec![Objective::TimeToTrain, Objective::CostToTrain, Objective::Mfu], CostMode::Own);
+    let whole = run(&space, &Progress::default(), None);
+    let costs = cell_costs(&space);
+    let expected_rows = feasible_in_order(&space);
+    for shards in [1, 2, 3, 5, 16, 40] {
+        let mut kept = Vec::new();
+        let (mut evaluated, mut feasible, mut rows) = (0, 0, Vec::new());
+        let mut rejected = [0u64; REASONS.len()];
+        for range in shard_ranges(&costs, shards) {
+            let cells: Vec<u32> = range.map(|c| c as u32).collect();
+            let (part, part_rows) = streamed(&space, &cells, 2);
+            kept.extend(part.kept);
+            evaluated += part.evaluated;
+            feasible += part.feasible;
+            for (a, b) in rejected.iter_mut().zip(part.rejected) {
+                *a += b;
+            }
+            rows.extend(part_rows);
+        }
+        kept.sort_by_key(|k| k.choice);
+        assert_eq!(kept, whole.kept, "{shards} shards: the union of the shards' kept rows");
+        assert_eq!((evaluated, feasible, rejected), (whole.evaluated, whole.feasible, whole.rejected));
+        assert_eq!(rows, expected_rows, "{shards} shards: concatenated streams in enumeration order");
+    }
+}
+
+#[test]
+fn cell_sizes_and_costs_add_up_to_the_run() {
+    let mut space = small_space(vec![Objective::TimeToTrain, Objective::CostToTrain], CostMode::Rent);
+    space.precisions = vec![Precision::Bf16, Precision::Fp8];
+    space.gpus[1].spec.peak_fp8_flops = 0.0; // its FP8 cells are rejected at once: one unit per task
+    let sizes = cell_sizes(&space);
+    assert_eq!(sizes.len(), cluster_cells(&space).len());
+    assert_eq!(sizes.iter().sum::<u64>(), space_size(&space));
+    let costs = cell_costs(&space);
+    let progress = Progress::default();
+    let result = run(&space, &progress, None);
+    assert_eq!(result.evaluated, space_size(&space));
+    assert_eq!(progress.work.load(Ordering::Relaxed), costs.iter().sum::<u64>());
+    // 256 GPUs, global batch 512: dp x micro-batch must divide 512. dp = 256 / (tp pp) and micro-batch 1 or 2
+    // are powers of two with dp x micro-batch <= 512, and tp <= 8 divides Llama 3 70B's 64 heads and 8 KV heads:
+    // all 16 layouts x 2 micro-batches are valid, 32 tasks x (2 vpp x 3 recompute x 3 ZeRO x 2 overlap = 36)
+    // schedule choices = 1,152 units, as many as the cell's configurations.
+    let cells = cluster_cells(&space);
+    let bf16_h100_256 = cells.iter().position(|c| *c == [0, 0, 0, 0, 0, 0]).unwrap();
+    assert_eq!(costs[bf16_h100_256], 32 * 36);
+    assert_eq!(sizes[bf16_h100_256], 32 * 36);
+    // The same cell in FP8 on the GPU without FP8: 32 tasks rejected at once, one unit each.
+    let fp8_no = cells.iter().position(|c| *c == [1, 0, 0, 0, 0, 1]).unwrap();
+    assert_eq!(costs[fp8_no], 32);
+}

@@ -4,6 +4,7 @@
 //! `scalefront.errors.ConfigurationError`; a panic becomes `scalefront.errors.InternalError` with its message,
 //! never bad input. No model logic here.
 
+use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use scalefront_core as core;
@@ -174,16 +175,38 @@ mod _core {
         no_panic(py, || Ok(core::sweep::space_size(&super::sweep::space(py, space)?)))
     }
 
-    /// Run a sweep (blocking, GIL released); progress, cancellation and streamed rows go through `handle`.
+    /// Configurations of every cell (cluster design) of a space, in cell-index order, counted exactly.
     #[pyfunction]
-    #[pyo3(signature = (space, handle, stream_rows=false))]
+    fn cell_sizes<'py>(py: Python<'py>, space: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray1<u64>>> {
+        no_panic(py, || Ok(core::sweep::cell_sizes(&super::sweep::space(py, space)?).into_pyarray(py)))
+    }
+
+    /// Estimated cost of every cell, in the work units the sweep handle's `work()` counts.
+    #[pyfunction]
+    fn cell_costs<'py>(py: Python<'py>, space: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyArray1<u64>>> {
+        no_panic(py, || Ok(core::sweep::cell_costs(&super::sweep::space(py, space)?).into_pyarray(py)))
+    }
+
+    /// Split cells with these costs into `shards` contiguous (start, stop) ranges of about equal cost.
+    #[pyfunction]
+    fn shard_ranges(py: Python<'_>, costs: Vec<u64>, shards: usize) -> PyResult<Vec<(usize, usize)>> {
+        no_panic(py, || Ok(core::sweep::shard_ranges(&costs, shards).into_iter().map(|r| (r.start, r.end)).collect()))
+    }
+
+    /// Run a sweep (blocking, GIL released); progress, cancellation and streamed rows go through `handle`.
+    /// `cells` (ascending cell indices) restricts it to a shard; `threads` runs it on a pool of that many threads
+    /// (default: the global pool, all cores).
+    #[pyfunction]
+    #[pyo3(signature = (space, handle, stream_rows=false, cells=None, threads=None))]
     fn run_sweep<'py>(
         py: Python<'py>,
         space: &Bound<'py, PyAny>,
         handle: &Bound<'py, SweepHandle>,
         stream_rows: bool,
+        cells: Option<Vec<u32>>,
+        threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        super::sweep::run_sweep(py, space, handle.get(), stream_rows)
+        super::sweep::run_sweep(py, space, handle.get(), stream_rows, cells, threads)
     }
 
     /// Times (s) of one collective over `gpus` consecutive ranks, `server_gpus` per server, for each message size

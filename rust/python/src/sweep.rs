@@ -9,10 +9,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use numpy::IntoPyArray;
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use scalefront_core::metrics::{Kind, METRICS};
-use scalefront_core::sweep::{run, Axis, Choice, Progress, RowChunk, SweepSpace, REASONS};
+use scalefront_core::sweep::{cluster_cells, run_cells, Axis, Choice, Progress, RowChunk, SweepSpace, REASONS};
 use scalefront_core::Evaluation;
 
 use crate::{from_core, internal_error};
@@ -67,6 +68,10 @@ impl SweepHandle {
     /// Workers currently held by `pause()`: once this is > 0, the sweep is running and waiting on you.
     fn held(&self) -> u64 {
         self.progress.held()
+    }
+    /// Estimated work done so far, in the units of `cell_costs` (for ETAs: most configurations cost nothing).
+    fn work(&self) -> u64 {
+        self.progress.work.load(Ordering::Relaxed)
     }
     fn cancelled(&self) -> bool {
         self.progress.cancel.load(Ordering::Relaxed)
@@ -124,13 +129,39 @@ fn columns<'py>(
     Ok(d)
 }
 
+/// The cells to sweep: all of them, or the given ones after checking they are ascending cell indices.
+fn selected_cells(space: &SweepSpace, cells: Option<Vec<u32>>) -> PyResult<Vec<u32>> {
+    let n = cluster_cells(space).len() as u32;
+    match cells {
+        None => Ok((0..n).collect()),
+        Some(c) if c.windows(2).all(|w| w[0] < w[1]) && c.last().is_none_or(|&l| l < n) => Ok(c),
+        Some(_) => Err(PyValueError::new_err(format!("cells must be ascending cell indices below {n}"))),
+    }
+}
+
+/// A pool of `threads` threads, or None for the global pool (all cores).
+fn pool(threads: Option<usize>) -> PyResult<Option<rayon::ThreadPool>> {
+    threads
+        .map(|n| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(n.max(1))
+                .build()
+                .map_err(|e| PyValueError::new_err(format!("cannot start {n} sweep threads: {e}")))
+        })
+        .transpose()
+}
+
 pub(crate) fn run_sweep<'py>(
     py: Python<'py>,
     space_dict: &Bound<'py, PyAny>,
     handle: &SweepHandle,
     stream_rows: bool,
+    cells: Option<Vec<u32>>,
+    threads: Option<usize>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let space = crate::no_panic(py, || space(py, space_dict))?;
+    let cells = selected_cells(&space, cells)?;
+    let pool = pool(threads)?;
     let (tx, rx) = if stream_rows {
         let (tx, rx) = sync_channel::<RowChunk>(4);
         (Some(tx), Some(rx))
@@ -140,7 +171,11 @@ pub(crate) fn run_sweep<'py>(
     *handle.rows.lock().unwrap_or_else(|p| p.into_inner()) = rx;
     let progress = handle.progress.clone();
     let outcome = py.detach(move || {
-        let result = catch_unwind(AssertUnwindSafe(|| run(&space, &progress, tx.as_ref())));
+        let sweep = || run_cells(&space, &cells, &progress, tx.as_ref());
+        let result = catch_unwind(AssertUnwindSafe(|| match &pool {
+            Some(p) => p.install(sweep),
+            None => sweep(),
+        }));
         drop(tx); // closes the stream: the reader sees the end once the buffered chunks are taken
         result
     });
