@@ -200,7 +200,7 @@ def configurations(doc: dict[str, Any]) -> list[dict[str, Any]]:
             for fi, fabric in enumerate(cl["fabric"]):
                 for ti, topo in enumerate(cl["topology"]):
                     for pi, precision in enumerate(wl["precision"]):
-                        for tp, pp, dp, cp, ep in layouts(par, n):
+                        for li, (tp, pp, dp, cp, ep) in enumerate(layouts(par, n)):
                             for rest in itertools.product(
                                 *(
                                     enumerate(par[a])
@@ -214,6 +214,9 @@ def configurations(doc: dict[str, Any]) -> list[dict[str, Any]]:
                                 out.append(
                                     dict(
                                         order=(gi, ci, fi, ti, pi, tp, pp, dp, cp, ep, vi, mi, si, ri, zi, oi),
+                                        # The order --all streams rows in: cells, then layouts as listed,
+                                        # micro-batch, sequence parallelism, then the schedule axes.
+                                        enumeration=(gi, ci, fi, ti, pi, li, mi, si, vi, ri, zi, oi),
                                         kw=dict(
                                             model=wl["model"],
                                             gpu=gpu,
@@ -298,7 +301,8 @@ def config_key(row: dict[str, Any]) -> tuple:
 
 
 def brute_sweep(doc: dict[str, Any]) -> tuple[list[dict[str, Any]], Counter]:
-    """Feasible rows (in enumeration order) and rejection counts, from evaluate() on every configuration."""
+    """Feasible rows (in the engine's tie-break order) and rejection counts, from evaluate() on every
+    configuration. Each row also carries its `_enumeration` key (see `configurations`)."""
     feasible, rejected = [], Counter()
     for c in configurations(doc):
         try:
@@ -307,7 +311,7 @@ def brute_sweep(doc: dict[str, Any]) -> tuple[list[dict[str, Any]], Counter]:
             rejected[err.args[1]] += 1  # (message, category, field)
             continue
         if e.feasible:
-            feasible.append(eval_row(e, c["kw"]))
+            feasible.append({**eval_row(e, c["kw"]), "_enumeration": c["enumeration"]})
         else:
             rejected["out_of_memory"] += 1
     return feasible, rejected
@@ -527,7 +531,9 @@ def test_random_scenarios_equal_brute_force(tmp_path, doc):
 
     rows = pl.concat(streamed) if streamed else pl.DataFrame()
     assert rows.height == len(feasible)
-    assert sorted(config_key(r) for r in rows.iter_rows(named=True)) == sorted(config_key(r) for r in feasible)
+    # Every feasible configuration once, in enumeration order (whatever the threads did).
+    in_order = sorted(feasible, key=lambda r: r["_enumeration"])
+    assert [config_key(r) for r in rows.iter_rows(named=True)] == [config_key(r) for r in in_order]
 
     group_by, objectives = scenario.space["group_by"], scenario.space["objectives"]
     frontier = result.frontier()
@@ -613,22 +619,28 @@ def test_progress_reports_reach_the_total(default):
     assert all(p.total == scenario.size() for p in seen)
 
 
-def test_progress_keeps_coming_while_rows_stream(default, monkeypatch):
+def test_progress_keeps_coming_while_rows_stream(default):
     # run_sweep: "on_progress is called from this thread every poll_s" -- also while --all rows are being
-    # written (the CLI's --time-limit and disk-space checks run in on_progress). A consumer slower than the
-    # engine must still see progress between the first and the last chunk. The slow consumer is an injected
-    # clock that moves 1 s per reading (far beyond poll_s), not a sleep, so the test does not depend on timing.
-    scenario, result = default
-    assert result.feasible > 2 * 16_384  # the rows come in several chunks (the engine's CHUNK_ROWS)
-    clock = itertools.count()
-    monkeypatch.setattr(sweep_module, "time", SimpleNamespace(perf_counter=lambda: float(next(clock))))
+    # written (the CLI's --time-limit and disk-space checks run in on_progress). Here each chunk takes the writer
+    # a second of the injected clock, longer than a poll: while the engine still runs, a progress call must come
+    # before the next chunk. On 2 threads the default scenario streams its 57,900 rows in windows of 341 tasks
+    # (8,192 rows per thread / 48 schedule choices), a chunk per window with rows: more chunks than the
+    # stream's buffer of 4, so the engine is still running (blocked) when the first ones are written.
+    scenario, _ = default
+    now = [0.0]
     events: list[str] = []
-    run_sweep(
-        scenario, on_rows=lambda _: events.append("rows"), on_progress=lambda p: events.append("progress"), poll_s=0.02
-    )
-    first, last = events.index("rows"), len(events) - 1 - events[::-1].index("rows")
-    assert events.count("rows") >= 2
-    assert "progress" in events[first:last], events
+
+    def rows(frame: pl.DataFrame) -> None:
+        events.append("rows")
+        now[0] += 1.0
+
+    run_sweep(scenario, on_rows=rows, on_progress=lambda p: events.append("progress"), threads=2, clock=lambda: now[0])
+    assert events.count("rows") >= 6
+    # The first two chunks are each followed by a progress call (the engine cannot have finished before the
+    # sixth chunk was taken); polls in which no chunk came add progress calls, merged here.
+    after = events[events.index("rows") :]
+    merged = [e for i, e in enumerate(after) if i == 0 or not (e == "progress" == after[i - 1])]
+    assert merged[:4] == ["rows", "progress", "rows", "progress"], events
 
 
 def test_label_rows_of_nothing_has_the_schema(default):

@@ -3,24 +3,32 @@ Ctrl-C, one-line errors, what goes to stderr. In-process through scalefront.cli.
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import pty
+import select
 import signal
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import polars as pl
 import pytest
 
+import scalefront.cli
+import scalefront.sweep
+from scalefront import _core
+from scalefront.cli import main
+
 from conftest import assert_one_line_error, run
 from scalefront.errors import UsageError
 from scalefront.export import StreamWriter, read_frame, write_frame
+from scalefront.limits import LimitExceeded, SweepLimits, projected_s
 from scalefront.scenario import builtin_scenarios, load_scenario
 from scalefront.schema import INPUT_COLUMNS, METRIC_COLUMNS
-from scalefront.sweep import COLUMNS, run_sweep
+from scalefront.sweep import COLUMNS, Progress, run_sweep
 
 # 1 GPU x 2 counts x 2 fabrics x 2 topologies; tp 1,2,4,8 x pp 1,2 x vpp 2 x mb 2 x recompute 2 x ZeRO 2 x
 # overlap 2 (one of them a bare fraction, written as "0.5").
@@ -187,9 +195,24 @@ def test_same_scenario_twice_gives_identical_bytes(tmp_path, capsys):
         )
         assert code == 0, err
     assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()
-    # --all rows are streamed as the engine finds them: the same rows, their order is not promised.
-    a, b = pl.read_csv(tmp_path / "a-all.csv"), pl.read_csv(tmp_path / "b-all.csv")
-    assert a.sort(INPUT_COLUMNS).equals(b.sort(INPUT_COLUMNS))
+    # --all rows come in enumeration order, whatever the threads did: the same bytes too.
+    assert (tmp_path / "a-all.csv").read_bytes() == (tmp_path / "b-all.csv").read_bytes()
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_all_export_is_the_same_whatever_the_number_of_threads(small, tmp_path, suffix):
+    # One thread, two, and more threads than this machine has cores: the same rows in the same order, and for
+    # CSV the same bytes.
+    scenario = load_scenario(small)
+    for threads in (1, 2, 5):
+        writer = StreamWriter(tmp_path / f"all-{threads}{suffix}")
+        result = run_sweep(scenario, on_rows=writer.write, threads=threads)
+        writer.commit(result.kept.clear())
+    frames = [read_frame(tmp_path / f"all-{t}{suffix}") for t in (1, 2, 5)]
+    assert frames[0].height == result.feasible > 0
+    assert frames[0].equals(frames[1]) and frames[0].equals(frames[2])
+    if suffix == ".csv":
+        assert len({(tmp_path / f"all-{t}.csv").read_bytes() for t in (1, 2, 5)}) == 1
 
 
 def test_same_scenario_twice_gives_equal_parquet(small, tmp_path, capsys):
@@ -325,6 +348,24 @@ def test_out_when_not_a_terminal_writes_only_the_wrote_line(small, tmp_path, cap
     assert code == 0 and stdout == "" and stderr == f"wrote {tmp_path / 'g.csv'}, {every}\n"
 
 
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_all_with_stdout_piped_says_what_it_wrote_on_stderr(small, tmp_path, monkeypatch):
+    # `sweep --all F | less` on a terminal: the frontiers go to the pipe, "wrote F" to the terminal (stderr),
+    # never into the piped result.
+    out, err = io.StringIO(), _Terminal()
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.setattr(sys, "stderr", err)
+    every = tmp_path / "all.csv"
+    assert main(["sweep", str(small), "--all", str(every)]) == 0
+    assert f"wrote {every}\n" in err.getvalue()
+    assert "wrote" not in out.getvalue()
+    assert out.getvalue().startswith("scenario small: ") and "Pareto frontier" in out.getvalue()
+
+
 def test_without_out_the_frontier_is_printed(small, capsys):
     code, stdout, stderr = run(
         ["sweep", str(small), "--group-by", "gpus", "--objectives", "mfu,cost_to_train_usd"], capsys
@@ -337,49 +378,135 @@ def test_without_out_the_frontier_is_printed(small, capsys):
     assert "fastest configuration per fabric and GPU count:" in stdout
 
 
-def test_time_limit_stops_a_long_sweep(tmp_path, capsys):
-    # The large scenario with eight times its GPU counts (~0.9G configurations, several seconds here even on a
-    # fast day; twice the counts no longer sufficed once the sweep got faster): projected over 1 s after the
-    # first second, so it stops then, writing nothing.
-    path = tmp_path / "larger.toml"
-    path.write_text(builtin_scenarios()["large"].replace("step = 512", "step = 64"), encoding="utf-8")
-    out = tmp_path / "f.csv"
-    start = time.perf_counter()
-    code, stdout, err = run(["sweep", str(path), "--out", str(out), "--time-limit", "1"], capsys)
-    assert time.perf_counter() - start < 5
-    assert_one_line_error(code, stdout, err, str(path), "over --time-limit 1 s")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["larger.toml"]
+class TickingClock:
+    """An injected clock that moves `step` seconds each time it is read."""
+
+    def __init__(self, step: float):
+        self.now, self.step = 0.0, step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def test_time_limit_projection_uses_the_work_rate():
+    limits = SweepLimits("s.toml", 1_000_000, time_limit_s=100.0)
+    # 2 s for 10% of the work (100 of 1,000 units): 18 s left, 20 s in all, under the limit of 100.
+    p = Progress(done=990_000, total=1_000_000, feasible=5, elapsed_s=2.0, work_done=100, work_total=1000)
+    assert projected_s(p) == 20.0
+    limits(p)
+    # 2 s for 1% of the work: 198 s left, 200 s in all; although 99% of the configurations are done (most were
+    # rejected at once), the work rate stops it.
+    p = Progress(done=990_000, total=1_000_000, feasible=5, elapsed_s=2.0, work_done=10, work_total=1000)
+    assert projected_s(p) == 200.0
+    with pytest.raises(LimitExceeded, match=r"would take about 200 s .* over --time-limit 100 s"):
+        limits(p)
+    # Not before the first second (a projection from the first moments says little) ...
+    limits(Progress(done=1, total=1_000_000, feasible=0, elapsed_s=0.5, work_done=1, work_total=1000))
+    # ... and a finished sweep is never stopped, even past the limit.
+    limits(Progress(done=1_000_000, total=1_000_000, feasible=5, elapsed_s=150.0, work_done=1000, work_total=1000))
+
+
+def test_time_limit_stops_a_held_sweep_at_the_first_check_past_the_limit(small, tmp_path, capsys, monkeypatch):
+    # Gated on events, timed by an injected clock: the engine is held at the pause gate before its first task, so
+    # nothing is ever done and no projection exists; the clock moves 2 s per read (two reads per poll with --all:
+    # the stream's deadline and the progress), so the checks see 4, 8 s: the first past --time-limit 5 stops it.
+    # The sweep is cancelled, the error is one line, and neither output nor any temporary file is left.
+    handle = _core.SweepHandle()
+    handle.pause()
+    monkeypatch.setattr(scalefront.sweep._core, "SweepHandle", lambda: handle)
+    monkeypatch.setattr(scalefront.cli, "CLOCK", TickingClock(2.0))
+    seen: list[float] = []
+    check = SweepLimits.check_time
+
+    def spy(self, p):
+        seen.append(p.elapsed_s)
+        check(self, p)
+
+    monkeypatch.setattr(SweepLimits, "check_time", spy)
+    out, every = tmp_path / "f.csv", tmp_path / "all.csv"
+    code, stdout, err = run(["sweep", str(small), "--out", str(out), "--all", str(every), "--time-limit", "5"], capsys)
+    assert_one_line_error(code, stdout, err, str(small), "over --time-limit 5 s", "(0 done in 8 s)")
+    assert seen == [4.0, 8.0]
+    assert handle.cancelled() and handle.done() == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["small.toml"]
 
 
 # ---------------------------------------------------------------- Ctrl-C
 
 
-@pytest.mark.parametrize(
-    "name, force",
-    [("OUT.csv", False), ("OUT.parquet", False), ("OUT.csv", True)],
-    ids=["csv", "parquet", "csv-force-existing"],
-)
-def test_ctrl_c_exits_130_and_leaves_nothing(tmp_path, name, force):
-    if force:
-        (tmp_path / name).write_text("precious\n", encoding="utf-8")
-    cmd = [sys.executable, "-m", "scalefront", "sweep", "large", "--all", name] + (["--force"] if force else [])
-    p = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def larger_scenario(directory: Path) -> Path:
+    """The large scenario with eight times its GPU counts: ~0.9G configurations, seconds to sweep."""
+    path = directory / "larger.toml"
+    path.write_text(builtin_scenarios()["large"].replace("step = 512", "step = 64"), encoding="utf-8")
+    return path
+
+
+def start_on_a_terminal(cmd: list[str], cwd: Path) -> tuple[subprocess.Popen, int]:
+    """Start `cmd` with its stderr on a pseudo-terminal (so that it draws its progress line) and wait until the
+    progress line appears: the sweep is then running. Returns the process and the terminal's reading end."""
+    master, slave = pty.openpty()
+    p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=slave)
+    os.close(slave)
+    seen = b""
+    while b"\rsweep " not in seen:
+        ready, _, _ = select.select([master], [], [], 120)
+        assert ready, f"no progress line in 120 s: {seen!r}"
+        try:
+            seen += os.read(master, 4096)
+        except OSError:  # the terminal closed: the process ended before drawing progress
+            pytest.fail(f"the sweep ended before its progress line: {seen!r} {p.communicate()}")
+    return p, master
+
+
+def finish_on_a_terminal(p: subprocess.Popen, master: int) -> tuple[str, str]:
+    """Wait for the process; its stdout and what it wrote to the terminal after the gate."""
     try:
-        time.sleep(1.5)
-        assert p.poll() is None, f"the sweep ended before the signal: {p.communicate()}"
-        sent = time.monotonic()
-        p.send_signal(signal.SIGINT)
-        out, err = p.communicate(timeout=5)
-        assert time.monotonic() - sent < 5
+        out, _ = p.communicate(timeout=120)
     finally:
         if p.poll() is None:
             p.kill()
             p.communicate()
-    assert p.returncode == 130, err
-    assert "Traceback" not in err and err == "scalefront: interrupted; nothing was written\n"
-    assert out == ""
+    err = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        err += chunk
+    os.close(master)
+    return out.decode(), err.decode(errors="replace")
+
+
+@pytest.mark.parametrize(
+    "name, force, signum",
+    [
+        ("OUT.csv", False, signal.SIGINT),
+        ("OUT.parquet", False, signal.SIGINT),
+        ("OUT.csv", True, signal.SIGINT),
+        ("OUT.csv", False, signal.SIGTERM),
+        ("OUT.parquet", False, signal.SIGTERM),
+    ],
+    ids=["csv", "parquet", "csv-force-existing", "sigterm-csv", "sigterm-parquet"],
+)
+def test_ctrl_c_and_sigterm_stop_the_sweep_and_leave_nothing(tmp_path, name, force, signum):
+    # A real process, interrupted once it shows progress (an event, not a delay): Ctrl-C exits 130, SIGTERM
+    # (kill, a job scheduler's stop) 143; neither OUT nor any hidden temporary file or directory is left, and
+    # an existing file is untouched.
+    larger_scenario(tmp_path)
     if force:
-        assert sorted(os.listdir(tmp_path)) == [name]
+        (tmp_path / name).write_text("precious\n", encoding="utf-8")
+    cmd = [sys.executable, "-m", "scalefront", "sweep", "larger.toml", "--all", name] + (["--force"] if force else [])
+    p, master = start_on_a_terminal(cmd, tmp_path)
+    p.send_signal(signum)
+    out, err = finish_on_a_terminal(p, master)
+    word = "interrupted" if signum == signal.SIGINT else "terminated"
+    assert p.returncode == (130 if signum == signal.SIGINT else 143), err
+    assert "Traceback" not in err and err.strip().endswith(f"scalefront: {word}; nothing was written"), err
+    assert out == ""
+    left = sorted(os.listdir(tmp_path))
+    assert left == sorted(["larger.toml", *([name] if force else [])]), left
+    if force:
         assert (tmp_path / name).read_text(encoding="utf-8") == "precious\n"
-    else:
-        assert os.listdir(tmp_path) == []  # neither OUT nor any .OUT.* temporary file or directory

@@ -16,6 +16,8 @@ __all__ = [
     "SweepHandle",
     "__version__",
     "_panic_for_test",
+    "cell_costs",
+    "cell_sizes",
     "collective_times",
     "data_files",
     "error_categories",
@@ -27,6 +29,7 @@ __all__ = [
     "roi_summarise",
     "run_sweep",
     "schema",
+    "shard_ranges",
     "space_size",
 ]
 
@@ -67,6 +70,15 @@ def space_size(space: dict[str, Any]) -> int:
     """Configurations in a sweep space (`scalefront_core::sweep::SweepSpace` as a dict), counted without evaluating
     any; checks the space first."""
 
+def cell_sizes(space: dict[str, Any]) -> npt.NDArray[Any]:
+    """Configurations of every cell (cluster design), in cell-index order (uint64)."""
+
+def cell_costs(space: dict[str, Any]) -> npt.NDArray[Any]:
+    """Estimated cost of every cell, in the work units `SweepHandle.work()` counts (uint64)."""
+
+def shard_ranges(costs: list[int], shards: int) -> list[tuple[int, int]]:
+    """Contiguous (start, stop) ranges of cells of about equal cost."""
+
 @final
 class SweepHandle:
     """Progress, pause and cancellation of one sweep, shared by the thread running it and the one watching it."""
@@ -86,6 +98,8 @@ class SweepHandle:
     def paused(self) -> bool: ...
     def held(self) -> int:
         """Workers currently held by `pause()`: once > 0, the sweep is running and waiting."""
+    def work(self) -> int:
+        """Estimated work done so far, in the units of `cell_costs` (for ETAs: most configurations cost nothing)."""
     def cancelled(self) -> bool: ...
     def next_rows(self, timeout_s: float) -> _Columns | None:
         """The next chunk of streamed feasible rows, waiting up to `timeout_s` (GIL released); None when nothing came
@@ -98,8 +112,15 @@ class _SweepResult(TypedDict):
     rejected: dict[str, int]
     cancelled: bool
 
-def run_sweep(space: dict[str, Any], handle: SweepHandle, stream_rows: bool = False) -> _SweepResult:
-    """Run a sweep (blocking, GIL released): the kept rows as numpy columns with `objective_<i>`, and the counts."""
+def run_sweep(
+    space: dict[str, Any],
+    handle: SweepHandle,
+    stream_rows: bool = False,
+    cells: list[int] | None = None,
+    threads: int | None = None,
+) -> _SweepResult:
+    """Run a sweep (blocking, GIL released) of every cell or the given ones (ascending cell indices), on all cores
+    or a pool of `threads`: the kept rows as numpy columns with `objective_<i>`, and the counts."""
 
 def collective_times(request: dict[str, Any]) -> list[float]:
     """Times (s) of one collective (`op`: all_reduce, reduce_scatter, all_gather, all_to_all) over consecutive ranks

@@ -7,17 +7,21 @@ stderr and exit with status 2; no traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
+import signal
 import sys
-from collections.abc import Callable, Sequence
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from scalefront import __version__
 from scalefront.catalog import Catalog
-from scalefront.errors import InternalError, ScalefrontError, UsageError, message_of
+from scalefront.errors import ClusterError, InternalError, ScalefrontError, UsageError, message_of
 from scalefront.model import builtin_catalog, evaluate
 from scalefront.report import render
 
@@ -385,31 +389,84 @@ def _add_sweep(sub: _Commands) -> None:
         metavar="SECONDS",
         help="stop (with a message) when the sweep is projected to take longer than this",
     )
+    p.add_argument(
+        "--shard",
+        type=_shard,
+        metavar="K/N",
+        help="sweep only shard K of N (cells split by estimated cost) and write its part to --out (.parquet), "
+        "for job arrays; `scalefront merge` joins the parts",
+    )
+    p.add_argument(
+        "--cluster",
+        default="auto",
+        metavar="auto|local|ADDRESS",
+        help="where to run: `local` starts a Dask cluster on this machine (127.0.0.1, no dashboard), ADDRESS "
+        "attaches to a Dask scheduler (tcp://host:8786); `auto`: local with --workers > 1 when the cluster extra "
+        "is installed, else this process",
+    )
+    p.add_argument(
+        "--workers",
+        type=_positive_int,
+        metavar="N",
+        help="worker processes of a local cluster: with --cluster auto, more than 1 starts one; with --cluster "
+        "local, default one per core",
+    )
     p.set_defaults(run=_run_sweep)
 
 
-class _Abort(Exception):
-    """A projected limit was hit while sweeping."""
+def _shard(text: str) -> tuple[int, int]:
+    from scalefront.shards import parse_shard
+
+    try:
+        return parse_shard(text)
+    except UsageError as err:
+        raise argparse.ArgumentTypeError(str(err).removeprefix("--shard: ")) from None
 
 
-#: CSV bytes per exported row, for disk projections (measured on the default scenario: ~420 bytes).
-_ROW_BYTES = 450
+#: The clock sweeps are timed with (tests inject their own).
+CLOCK = time.perf_counter
+
+
+def _load_sweep_scenario(args: argparse.Namespace):
+    from scalefront.scenario import load_scenario
+
+    return load_scenario(
+        args.scenario, _catalog(args), group_by=args.group_by, objectives=args.objectives, workload=args.workload
+    )
+
+
+def _check_sweep_outputs(args: argparse.Namespace) -> None:
+    """Every output writable, before any work; a shard writes Parquet parts."""
+    _check_outputs(args.force, out=args.out, all_out=args.all_out)
+    if args.shard:
+        if not args.out:
+            raise UsageError("--shard K/N writes the shard's part: give --out PART.parquet")
+        for flag, path in (("--out", args.out), ("--all", args.all_out)):
+            if path and Path(path).suffix.lower() != ".parquet":
+                raise UsageError(f"{path}: a shard's {flag} part must be a .parquet file (it carries the metadata)")
+
+
+def _where(args: argparse.Namespace) -> str | None:
+    """None (this process) or the cluster to run on."""
+    from scalefront.cluster import resolve
+
+    where = resolve(args.cluster, args.workers)
+    if where is not None and args.shard:
+        raise UsageError("--shard runs one shard in this process; drop --cluster (or run the whole sweep on it)")
+    if where not in (None, "local") and args.all_out:
+        raise UsageError(
+            "--all from a cluster needs the workers to write beside it: use --cluster local, or run "
+            "`sweep --shard K/N --all PART.parquet` jobs and `scalefront merge` their parts"
+        )
+    return where
 
 
 def _run_sweep(args: argparse.Namespace) -> int:
-    import shutil
-
-    from scalefront.export import StreamWriter, write_frame
-    from scalefront.progress import ProgressLine
-    from scalefront.scenario import load_scenario
-    from scalefront.sweep import COLUMNS, Progress, run_sweep
-
-    _check_outputs(args.force, out=args.out, all_out=args.all_out)
-    catalog = _catalog(args)
-    scenario = load_scenario(
-        args.scenario, catalog, group_by=args.group_by, objectives=args.objectives, workload=args.workload
-    )
-    size = scenario.size()
+    _check_sweep_outputs(args)
+    scenario = _load_sweep_scenario(args)
+    where = _where(args)
+    shard = _plan_shard(scenario, args.shard)
+    size = shard.configurations if shard else scenario.size()
     if size > args.max_configs:
         raise UsageError(
             f"{scenario.path}: the space has {size:,} configurations, over --max-configs {args.max_configs:,.0f}; "
@@ -417,53 +474,95 @@ def _run_sweep(args: argparse.Namespace) -> int:
         )
     tty = sys.stderr.isatty()
     if tty:
-        print(f"{scenario.name}: {size:,} configurations", file=sys.stderr)
-    writer = StreamWriter(args.all_out, args.force) if args.all_out else None
-    line = ProgressLine("sweep")
-    free = shutil.disk_usage(Path(args.all_out).resolve().parent).free if args.all_out else 0
-
-    def watch(p: Progress) -> None:
-        line(p)
-        if p.elapsed_s < 1.0 or p.done >= p.total or p.rate <= 0:
-            return
-        projected = p.elapsed_s + (p.eta_s or 0.0)
-        if projected > args.time_limit:
-            raise _Abort(
-                f"{scenario.path}: {size:,} configurations at {p.rate:,.0f}/s would take about {projected:,.0f} s, "
-                f"over --time-limit {args.time_limit:g} s; narrow an axis or raise --time-limit"
-            )
-        if writer is not None and p.done:
-            rows = p.feasible / p.done * p.total
-            if rows * _ROW_BYTES > free:
-                raise _Abort(
-                    f"{args.all_out}: about {rows:,.0f} feasible rows (~{rows * _ROW_BYTES / 1e9:,.1f} GB) will not "
-                    f"fit in the {free / 1e9:,.1f} GB free there; write the frontier only or narrow the space"
-                )
-
-    try:
-        result = run_sweep(scenario, on_progress=watch, on_rows=writer.write if writer else None)
-    except (_Abort, KeyboardInterrupt) as err:
-        line.close()
-        if writer is not None:
-            writer.abort()
-        if isinstance(err, KeyboardInterrupt):
-            raise
-        raise UsageError(str(err)) from None
-    except BaseException:
-        line.close()
-        if writer is not None:
-            writer.abort()
-        raise
-    line.close()
+        what = f"shard {shard.label}, " if shard else ""
+        print(f"{scenario.name}: {what}{size:,} configurations", file=sys.stderr)
+    result = _sweep(args, scenario, shard, size, where)
     frontier = result.frontier()
-    if writer is not None:
-        import polars as pl
+    if args.out and shard:
+        from scalefront.shards import write_part
 
-        writer.commit(pl.DataFrame(schema=result.kept.schema).select(COLUMNS))
-    if args.out:
+        write_part(result, scenario, shard, args.out, args.force)
+    elif args.out:
+        from scalefront.export import write_frame
+
         write_frame(frontier, args.out, args.force)
     _print_sweep(result, frontier, tty, args)
     return 0
+
+
+def _plan_shard(scenario, spec: tuple[int, int] | None):
+    if spec is None:
+        return None
+    from scalefront.shards import plan_shards
+
+    k, n = spec
+    return plan_shards(scenario, n)[k - 1]
+
+
+def _sweep(args: argparse.Namespace, scenario, shard, size: int, where: str | None):
+    """Run the sweep (here, on a shard's cells, or on a cluster) with the progress line and the limits; stream
+    --all rows to their file. Any stop (a limit, Ctrl-C, SIGTERM, an error) removes every temporary file."""
+    import shutil
+
+    from scalefront.limits import LimitExceeded, SweepLimits
+    from scalefront.progress import ProgressLine
+
+    free = shutil.disk_usage(Path(args.all_out).resolve().parent).free if args.all_out else 0
+    limits = SweepLimits(scenario.path, size, args.time_limit, args.all_out, free)
+    line = ProgressLine("sweep")
+
+    def watch(p) -> None:
+        line(p)
+        limits(p)
+
+    writer = None if where is not None else _all_writer(args, scenario, shard)
+    try:
+        if where is not None:
+            from scalefront.shards import run_sweep_sharded
+
+            result = run_sweep_sharded(
+                scenario,
+                cluster=where,
+                workers=args.workers,
+                on_progress=watch,
+                clock=CLOCK,
+                all_out=args.all_out,
+                force=args.force,
+            )
+        else:
+            from scalefront.sweep import run_sweep
+
+            on_rows = writer.write if writer else None
+            cells = shard.cells if shard else None
+            result = run_sweep(scenario, on_progress=watch, on_rows=on_rows, cells=cells, clock=CLOCK)
+    except BaseException as err:
+        line.close()
+        if writer is not None:
+            writer.abort()
+        if isinstance(err, LimitExceeded):
+            raise UsageError(str(err)) from None
+        raise
+    line.close()
+    if writer is not None:
+        import polars as pl
+
+        from scalefront.sweep import COLUMNS
+
+        writer.commit(pl.DataFrame(schema=result.kept.schema).select(COLUMNS))
+    return result
+
+
+def _all_writer(args: argparse.Namespace, scenario, shard):
+    """The --all writer: a plain export, or a shard's --all part (Parquet with the part's metadata)."""
+    if not args.all_out:
+        return None
+    from scalefront.export import StreamWriter
+
+    if shard is None:
+        return StreamWriter(args.all_out, args.force)
+    from scalefront.shards import part_metadata
+
+    return StreamWriter(args.all_out, args.force, metadata=part_metadata(scenario, shard, "all"))
 
 
 def _print_sweep(result: SweepResult, frontier: pl.DataFrame, tty: bool, args: argparse.Namespace) -> None:
@@ -472,8 +571,8 @@ def _print_sweep(result: SweepResult, frontier: pl.DataFrame, tty: bool, args: a
     from scalefront.report import render_sweep
 
     out = sys.stdout
-    if args.out or args.all_out:
-        written = [p for p in (args.out, args.all_out) if p]
+    written = [p for p in (args.out, getattr(args, "all_out", None)) if p]
+    if written:
         print(f"wrote {', '.join(written)}", file=sys.stderr if not tty else out)
         if not tty:
             return
@@ -487,6 +586,42 @@ def _print_sweep(result: SweepResult, frontier: pl.DataFrame, tty: bool, args: a
         thousands_separator=True,
     ):
         print(render_sweep(result, frontier), file=out)
+
+
+def _add_merge(sub: _Commands) -> None:
+    p = sub.add_parser(
+        "merge",
+        help="merge the parts of a sharded sweep (sweep --shard K/N) into its frontier or --all export",
+        description="Check that the parts come from one scenario and catalog and that every shard is there once, "
+        "then merge them: frontier parts into the sweep's frontier (the rows and bytes a one-machine run writes), "
+        "--all parts into its every-feasible-row export. Without --out, prints the frontiers.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    p.add_argument("parts", nargs="+", metavar="PART", help="the parts (.parquet), in any order")
+    p.add_argument("--out", help="write the merged frontier (or rows) here (.csv or .parquet)")
+    p.add_argument("--force", action="store_true", help="replace an existing output file")
+    p.set_defaults(run=_run_merge)
+
+
+def _run_merge(args: argparse.Namespace) -> int:
+    from scalefront.export import check_target, write_frame
+    from scalefront.shards import merge_all_parts, merge_parts, read_parts
+
+    if args.out:
+        check_target(args.out, args.force)
+    parts = read_parts(args.parts)
+    if parts[0].meta["kind"] == "all":
+        if not args.out:
+            raise UsageError("merging --all parts writes every feasible row: give --out FILE")
+        merge_all_parts(args.parts, args.out, args.force)
+        print(f"wrote {args.out}", file=sys.stderr)
+        return 0
+    result = merge_parts(args.parts)
+    frontier = result.frontier()
+    if args.out:
+        write_frame(frontier, args.out, args.force)
+    _print_sweep(result, frontier, sys.stderr.isatty(), args)
+    return 0
 
 
 def _add_validate(sub: _Commands) -> None:
@@ -958,6 +1093,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
     _add_eval(sub)
     _add_sweep(sub)
+    _add_merge(sub)
     _add_validate(sub)
     _add_bom(sub)
     _add_roi(sub)
@@ -965,6 +1101,38 @@ def build_parser() -> argparse.ArgumentParser:
     _add_tui(sub)
     _add_serve(sub)
     return parser
+
+
+class _Abort(Exception):
+    """A projected limit was hit while running the ROI Monte Carlo."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a job scheduler's stop, `kill`): handled like Ctrl-C, so work is cancelled and temporaries removed."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """While the command runs, SIGTERM raises Terminated in the main thread (elsewhere it cannot be handled)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+#: Exit statuses: bad input (EX_USAGE-like 2), a bug (EX_SOFTWARE), a lost cluster worker (EX_TEMPFAIL: retrying
+#: may work), Ctrl-C and SIGTERM (128 + the signal, as shells report them).
+EXIT_TEMPFAIL = 75
+EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -975,16 +1143,23 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         args = argparse.Namespace(run=_run_default, scenario=DEFAULT_SCENARIO)
     try:
-        return _run_command(args)
+        with _sigterm_as_interrupt():
+            return _run_command(args)
     except ScalefrontError as err:
         print(f"scalefront: error: {message_of(err)}", file=sys.stderr)
         return EXIT_USAGE
     except InternalError as err:
         print(f"scalefront: internal error (a bug, please report it): {message_of(err)}", file=sys.stderr)
         return EXIT_INTERNAL
+    except ClusterError as err:
+        print(f"scalefront: error: {message_of(err)}", file=sys.stderr)
+        return EXIT_TEMPFAIL
+    except Terminated:
+        print("scalefront: terminated; nothing was written", file=sys.stderr)
+        return EXIT_TERMINATED
     except KeyboardInterrupt:
         print("scalefront: interrupted; nothing was written", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         return 0
 

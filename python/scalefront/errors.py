@@ -18,6 +18,7 @@ from __future__ import annotations
 __all__ = [
     "CATEGORIES",
     "CatalogError",
+    "ClusterError",
     "ConfigurationError",
     "InternalError",
     "ScalefrontError",
@@ -74,6 +75,11 @@ class UsageError(ScalefrontError, ValueError):
 
 class InternalError(RuntimeError):
     """A bug in scalefront: the Rust core panicked. The message is the panic's."""
+
+
+class ClusterError(RuntimeError):
+    """Distributed work failed for a reason other than its input: a shard's worker was lost twice, or the cluster
+    cannot be reached. Nothing was written; running it again may succeed."""
 
 
 def message_of(err: BaseException) -> str:

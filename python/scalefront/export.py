@@ -24,6 +24,7 @@ __all__ = [
     "check_writable_dir",
     "read_frame",
     "write_frame",
+    "write_lazy",
     "write_text",
 ]
 
@@ -102,15 +103,37 @@ def _temp_beside(target: Path, suffix: str) -> Path:
     return Path(name)
 
 
-def write_frame(frame: pl.DataFrame, path: str | Path, force: bool = False) -> Path:
-    """Write `frame` to `path` (.csv or .parquet) atomically."""
+def write_frame(
+    frame: pl.DataFrame, path: str | Path, force: bool = False, metadata: dict[str, str] | None = None
+) -> Path:
+    """Write `frame` to `path` (.csv or .parquet) atomically; `metadata` goes into a Parquet file's key-value
+    metadata (a CSV file has none: asking for it there is an error)."""
+    target = check_target(path, force)
+    fmt = _format(target)
+    if metadata and fmt != "parquet":
+        raise UsageError(f"{target}: this file carries metadata and must be a .parquet file")
+    tmp = _temp_beside(target, ".tmp")
+    try:
+        if fmt == "csv":
+            frame.write_csv(tmp)
+        else:
+            frame.write_parquet(tmp, metadata=metadata)
+        _place(tmp, target, force)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return target
+
+
+def write_lazy(frame: pl.LazyFrame, path: str | Path, force: bool = False) -> Path:
+    """Stream a lazy frame (e.g. Parquet files scanned in order) to `path` (.csv or .parquet) atomically,
+    without holding it in memory; row order is kept."""
     target = check_target(path, force)
     tmp = _temp_beside(target, ".tmp")
     try:
         if _format(target) == "csv":
-            frame.write_csv(tmp)
+            frame.sink_csv(tmp)
         else:
-            frame.write_parquet(tmp)
+            frame.sink_parquet(tmp)
         _place(tmp, target, force)
     finally:
         tmp.unlink(missing_ok=True)
@@ -156,10 +179,14 @@ class StreamWriter:
     `abort()` (remove everything written). CSV appends to one temporary file; Parquet writes one temporary
     part per chunk and streams them into the target at the end."""
 
-    def __init__(self, path: str | Path, force: bool = False):
+    def __init__(self, path: str | Path, force: bool = False, metadata: dict[str, str] | None = None):
         self.target = check_target(path, force)
         self.force = force
         self.format = _format(self.target)
+        if metadata and self.format != "parquet":
+            raise UsageError(f"{self.target}: this file carries metadata and must be a .parquet file")
+        #: Key-value metadata of a Parquet target, set before `commit` (it may hold counts known only then).
+        self.metadata = metadata
         self.rows = 0
         self._parts: Path | None = None
         self._tmp: Path | None = None
@@ -189,7 +216,8 @@ class StreamWriter:
             if self.format == "parquet":
                 assert self._parts is not None
                 tmp = _temp_beside(self.target, ".tmp")
-                pl.scan_parquet(self._parts / "*.parquet").sink_parquet(tmp)
+                parts = sorted(self._parts.glob("part-*.parquet"))  # chunk order is row order
+                pl.scan_parquet(parts).sink_parquet(tmp, metadata=self.metadata)
             assert tmp is not None
             _place(tmp, self.target, self.force)
         finally:

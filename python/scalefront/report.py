@@ -136,13 +136,13 @@ def _cost_mode_note(result: SweepResult) -> str:
 
 def render_sweep(result: SweepResult, frontier: pl.DataFrame) -> str:
     """The frontiers per group, the best configuration per (fabric, GPU count), and the sweep's counts."""
-    groups = result.scenario.space["group_by"]
+    groups = result.group_by
     objectives = result.objectives
     shown = [c for c in [*groups, *objectives, *_FRONTIER_COLUMNS] if c in frontier.columns]
     shown = list(dict.fromkeys(shown))
     rejected = ", ".join(f"{k} {v:,}" for k, v in sorted(result.rejected.items(), key=lambda kv: -kv[1]))
     lines = [
-        f"scenario {result.scenario.name}: {result.evaluated:,} configurations in {result.wall_s:.2f} s "
+        f"scenario {result.name}: {result.evaluated:,} configurations in {result.wall_s:.2f} s "
         f"({result.evaluated / max(result.wall_s, 1e-9) / 1e6:,.1f}M/s), {result.feasible:,} feasible"
         + (" (CANCELLED)" if result.cancelled else ""),
         f"rejected: {rejected or 'none'}",

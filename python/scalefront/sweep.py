@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,9 +18,19 @@ import numpy as np
 import polars as pl
 
 from scalefront import _core, schema
-from scalefront.scenario import Scenario
+from scalefront.scenario import AXES, Scenario
 
-__all__ = ["COLUMNS", "Progress", "SweepResult", "best_per", "label_rows", "objective_column", "pareto", "run_sweep"]
+__all__ = [
+    "COLUMNS",
+    "Progress",
+    "SweepResult",
+    "best_per",
+    "choice_frame",
+    "label_rows",
+    "objective_column",
+    "pareto",
+    "run_sweep",
+]
 
 #: Column order of every exported frame: the core's schema (inputs, then metrics; see scalefront.schema).
 COLUMNS = schema.COLUMNS
@@ -35,20 +45,31 @@ class Progress:
     elapsed_s: float
     #: Rejected so far, by reason.
     rejected: dict[str, int] = field(default_factory=dict)
+    #: Estimated work done and in all, in the engine's cost units (see `scalefront.shards.cell_costs`): most
+    #: configurations are rejected before any arithmetic, so work, not configurations, predicts the time left.
+    work_done: int | None = None
+    work_total: int | None = None
 
     @property
     def rate(self) -> float:
+        """Configurations per second so far."""
         return self.done / self.elapsed_s if self.elapsed_s > 0 else 0.0
 
     @property
     def eta_s(self) -> float | None:
+        """Seconds left at the rate so far: by work when known, else by configurations; None before any."""
+        if self.work_done is not None and self.work_total is not None:
+            if self.work_done <= 0 or self.elapsed_s <= 0:
+                return None
+            return max(self.work_total - self.work_done, 0) * self.elapsed_s / self.work_done
         return (self.total - self.done) / self.rate if self.rate > 0 else None
 
 
 @dataclass
 class SweepResult:
-    scenario: Scenario
-    #: Every configuration kept by the engine (the union of each cell's frontier), labelled.
+    scenario: Scenario | None
+    #: Every configuration kept by the engine (the union of each cell's frontier), labelled, in the engine's
+    #: order (by each axis's index, `choices`).
     kept: pl.DataFrame
     evaluated: int
     feasible: int
@@ -56,10 +77,15 @@ class SweepResult:
     cancelled: bool
     wall_s: float
     objectives: list[str] = field(default_factory=list)
+    #: The scenario's name and group-by axes (kept here so that a merged result needs no scenario).
+    name: str = ""
+    group_by: list[str] = field(default_factory=list)
+    #: The engine's index of each kept row on every axis (`AXES` order), the order a merge of shards restores.
+    choices: pl.DataFrame | None = None
 
     def frontier(self, group_by: list[str] | None = None, objectives: list[str] | None = None) -> pl.DataFrame:
         """Non-dominated configurations per group (default: the scenario's group-by and objectives)."""
-        return pareto(self.kept, group_by or self.scenario.space["group_by"], objectives or self.objectives)
+        return pareto(self.kept, group_by or self.group_by, objectives or self.objectives)
 
     def best_per_fabric_and_size(self) -> pl.DataFrame:
         """The fastest configuration (shortest time to train) for each (fabric, GPU count), and what it costs.
@@ -170,6 +196,47 @@ def best_per(frame: pl.DataFrame, by: list[str], objective: str) -> pl.DataFrame
     )
 
 
+def choice_frame(columns: dict[str, np.ndarray]) -> pl.DataFrame:
+    """The engine's axis indices of each row (`choice_<axis>`, uint32, in `AXES` order): sorting by them gives the
+    engine's order of kept rows, which a merge of shards restores."""
+    return pl.DataFrame([pl.Series(f"choice_{a}", columns[a], dtype=pl.UInt32) for a in AXES])
+
+
+def _stream(
+    handle: _core.SweepHandle,
+    scenario: Scenario,
+    on_rows: Callable[[pl.DataFrame], None] | None,
+    clock: Callable[[], float],
+) -> Callable[..., None]:
+    """A function that hands the rows arriving within `timeout` to `on_rows` (all of them when `until_empty`),
+    then returns, so that progress and limits are checked every poll even when the writer is slower than the
+    engine (the deadline is read from `clock`)."""
+
+    def drain(timeout: float, until_empty: bool = False) -> None:
+        if on_rows is None:
+            time.sleep(timeout)
+            return
+        deadline = clock() + timeout
+        chunk = handle.next_rows(timeout)
+        while chunk is not None:
+            on_rows(label_rows(chunk, scenario))
+            if not until_empty and clock() >= deadline:
+                return
+            chunk = handle.next_rows(0.0 if not until_empty else 0.05)
+
+    return drain
+
+
+def _cancel_and_wait(handle: _core.SweepHandle, thread: threading.Thread, streaming: bool) -> None:
+    """Stop the engine and wait for it (a task, milliseconds), draining rows so no worker stays blocked."""
+    handle.cancel()
+    while thread.is_alive():
+        if streaming:
+            handle.next_rows(0.05)
+        else:
+            thread.join(0.05)
+
+
 def run_sweep(
     scenario: Scenario,
     *,
@@ -177,73 +244,72 @@ def run_sweep(
     on_rows: Callable[[pl.DataFrame], None] | None = None,
     poll_s: float = 0.1,
     handle: _core.SweepHandle | None = None,
+    cells: Sequence[int] | None = None,
+    threads: int | None = None,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> SweepResult:
     """Run the scenario's sweep. `on_progress` is called from this thread every `poll_s`; `on_rows`, when
-    given, receives every feasible configuration in labelled chunks (for `--all` exports). Ctrl-C cancels the
-    engine, waits for it (milliseconds) and re-raises KeyboardInterrupt. `handle`, when given, is the engine's
-    handle to use: a caller may `pause()` it before or during the run (workers wait at their next task until
-    `resume()`), `cancel()` it from another thread, or read `done()` / `held()`."""
+    given, receives every feasible configuration in labelled chunks, in enumeration order (for `--all`
+    exports). An exception in either (Ctrl-C, a limit) cancels the engine, waits for it (milliseconds) and is
+    re-raised. `handle`, when given, is the engine's handle to use: a caller may `pause()` it before or during
+    the run (workers wait at their next task until `resume()`), `cancel()` it from another thread, or read
+    `done()` / `held()`. `cells` (ascending cell indices, see `scalefront.shards`) sweeps a shard only;
+    `threads` limits the engine to that many threads (default: all cores). `clock` gives the elapsed times."""
     handle = handle or _core.SweepHandle()
-    total = scenario.size()
+    selected = None if cells is None else [int(c) for c in cells]
+    total, work_total = _totals(scenario, selected)
     box: dict[str, Any] = {}
 
     def work() -> None:
         try:
-            box["result"] = _core.run_sweep(scenario.space, handle, on_rows is not None)
+            box["result"] = _core.run_sweep(scenario.space, handle, on_rows is not None, selected, threads)
         except BaseException as err:  # handed to the caller's thread
             box["error"] = err
 
-    start = time.perf_counter()
+    def progress(now: float) -> Progress:
+        rejected = dict(handle.rejected())
+        return Progress(handle.done(), total, handle.feasible(), now - start, rejected, handle.work(), work_total)
+
+    start = clock()
     thread = threading.Thread(target=work, name="scalefront-sweep", daemon=True)
     thread.start()
-
-    def drain(timeout: float, until_empty: bool = False) -> None:
-        """Write the rows that arrive within `timeout` (all of them when `until_empty`), then return, so that
-        progress and limits are checked every poll even when the writer is slower than the engine."""
-        if on_rows is None:
-            time.sleep(timeout)
-            return
-        deadline = time.perf_counter() + timeout
-        chunk = handle.next_rows(timeout)
-        while chunk is not None:
-            on_rows(label_rows(chunk, scenario))
-            if not until_empty and time.perf_counter() >= deadline:
-                return
-            chunk = handle.next_rows(0.0 if not until_empty else 0.05)
-
+    drain = _stream(handle, scenario, on_rows, clock)
     try:
         while thread.is_alive():
             drain(poll_s)
             if on_progress:
-                on_progress(
-                    Progress(
-                        handle.done(), total, handle.feasible(), time.perf_counter() - start, dict(handle.rejected())
-                    )
-                )
+                on_progress(progress(clock()))
         drain(0.0, until_empty=True)
     except BaseException:
-        handle.cancel()
-        while thread.is_alive():  # keep draining so no worker stays blocked on a full stream
-            if on_rows is not None:
-                handle.next_rows(0.05)
-            else:
-                thread.join(0.05)
+        _cancel_and_wait(handle, thread, on_rows is not None)
         raise
     if "error" in box:
         raise box["error"]
     raw = box["result"]
-    wall = time.perf_counter() - start
+    wall = clock() - start
+    rejected = {k: v for k, v in raw["rejected"].items() if v}
     if on_progress:
-        on_progress(
-            Progress(raw["evaluated"], total, raw["feasible"], wall, {k: v for k, v in raw["rejected"].items() if v})
-        )
+        on_progress(Progress(raw["evaluated"], total, raw["feasible"], wall, rejected, handle.work(), work_total))
     return SweepResult(
         scenario=scenario,
         kept=label_rows(raw["frontier"], scenario),
         evaluated=raw["evaluated"],
         feasible=raw["feasible"],
-        rejected={k: v for k, v in raw["rejected"].items() if v},
+        rejected=rejected,
         cancelled=raw["cancelled"],
         wall_s=wall,
         objectives=list(scenario.space["objectives"]),
+        name=scenario.name,
+        group_by=list(scenario.space["group_by"]),
+        choices=choice_frame(raw["frontier"]),
     )
+
+
+def _totals(scenario: Scenario, cells: list[int] | None) -> tuple[int, int]:
+    """Configurations and estimated work of the whole space, or of the given cells."""
+    if cells is None:
+        return scenario.size(), int(_core.cell_costs(scenario.space).sum())
+    sizes, costs = _core.cell_sizes(scenario.space), _core.cell_costs(scenario.space)
+    if cells and (cells[-1] >= len(sizes) or cells[0] < 0):
+        raise ValueError(f"cell indices must be below {len(sizes)}")
+    return int(sizes[cells].sum()), int(costs[cells].sum())
