@@ -121,23 +121,29 @@ impl ConfigError {
 
     /// A short stable name of the failure, to count rejected configurations by reason.
     pub fn category(&self) -> &'static str {
+        CATEGORIES[self.category_index()]
+    }
+
+    /// The position of `category()` in `CATEGORIES` (sweeps count rejections by it, once per rejected
+    /// configuration: an index, not a string search).
+    pub fn category_index(&self) -> usize {
         match self {
-            ConfigError::InvalidFigure { .. } => "invalid_figure",
-            ConfigError::ZeroDegree { .. } => "zero_degree",
-            ConfigError::GpuCountMismatch { .. } => "gpu_count_mismatch",
-            ConfigError::TpDoesNotDivideHeads { .. } => "tp_heads",
-            ConfigError::PipelineDeeperThanLayers { .. } => "pp_layers",
-            ConfigError::InterleavingNeedsPipeline { .. } => "vpp_without_pp",
-            ConfigError::LayersNotSplitOverStages { .. } => "pp_vpp_layers",
-            ConfigError::InterleavingMicroBatches { .. } => "vpp_micro_batches",
-            ConfigError::GlobalBatchNotDivisible { .. } => "global_batch",
-            ConfigError::CpDoesNotDivideSequence { .. } => "cp_seq_len",
-            ConfigError::ExpertParallelOnDenseModel { .. } => "ep_dense",
-            ConfigError::EpDoesNotDivideExperts { .. } => "ep_experts",
-            ConfigError::EpDoesNotDivideDataParallel { .. } => "ep_dp",
-            ConfigError::ZeroStageOutOfRange { .. } => "zero_stage",
-            ConfigError::Fp8NotSupported => "fp8_unsupported",
-            ConfigError::UnevenStages { .. } => "uneven_stages",
+            ConfigError::InvalidFigure { .. } => 0,                // invalid_figure
+            ConfigError::ZeroDegree { .. } => 1,                   // zero_degree
+            ConfigError::GpuCountMismatch { .. } => 2,             // gpu_count_mismatch
+            ConfigError::TpDoesNotDivideHeads { .. } => 3,         // tp_heads
+            ConfigError::PipelineDeeperThanLayers { .. } => 4,     // pp_layers
+            ConfigError::InterleavingNeedsPipeline { .. } => 5,    // vpp_without_pp
+            ConfigError::LayersNotSplitOverStages { .. } => 6,     // pp_vpp_layers
+            ConfigError::InterleavingMicroBatches { .. } => 7,     // vpp_micro_batches
+            ConfigError::GlobalBatchNotDivisible { .. } => 8,      // global_batch
+            ConfigError::CpDoesNotDivideSequence { .. } => 9,      // cp_seq_len
+            ConfigError::ExpertParallelOnDenseModel { .. } => 10,  // ep_dense
+            ConfigError::EpDoesNotDivideExperts { .. } => 11,      // ep_experts
+            ConfigError::EpDoesNotDivideDataParallel { .. } => 12, // ep_dp
+            ConfigError::ZeroStageOutOfRange { .. } => 13,         // zero_stage
+            ConfigError::Fp8NotSupported => 14,                    // fp8_unsupported
+            ConfigError::UnevenStages { .. } => 15,                // uneven_stages
         }
     }
 }

@@ -247,8 +247,9 @@ pub const REASONS: [&str; CATEGORIES.len() + 1] = {
     out
 };
 
+/// The `REASONS` index of a rejection: its category's (REASONS starts with CATEGORIES).
 pub(crate) fn reason_index(e: &ConfigError) -> usize {
-    REASONS.iter().position(|r| *r == e.category()).unwrap_or(0)
+    e.category_index()
 }
 
 /// Live progress, cancellation and a pause gate, shared with whoever watches the sweep (the Python layer polls

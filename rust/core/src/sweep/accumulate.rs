@@ -1,8 +1,6 @@
 //! What the workers fold into: per-cell Pareto sets, each cell's fastest configuration, counts, and (for `--all`
 //! exports) the feasible rows with the task that found them.
 
-use std::collections::BTreeMap;
-
 use crate::evaluate::Evaluation;
 
 use super::{Choice, Counts, Kept, RowChunk};
@@ -88,15 +86,72 @@ impl Rows {
     }
 }
 
+/// A map kept as a vector sorted by key. Workers visit tasks in order, so lookups mostly hit the last entry and
+/// the pieces a fold joins mostly follow each other (an append): cheaper than a tree for this pattern.
+#[derive(Debug)]
+pub(crate) struct SortedMap<K, V> {
+    entries: Vec<(K, V)>,
+}
+
+impl<K, V> Default for SortedMap<K, V> {
+    fn default() -> Self {
+        SortedMap { entries: Vec::new() }
+    }
+}
+
+impl<K: Ord + Copy, V> SortedMap<K, V> {
+    fn position(&self, key: &K) -> Result<usize, usize> {
+        match self.entries.last() {
+            Some((last, _)) if last == key => Ok(self.entries.len() - 1),
+            Some((last, _)) if last < key => Err(self.entries.len()),
+            _ => self.entries.binary_search_by(|(k, _)| k.cmp(key)),
+        }
+    }
+
+    pub(crate) fn get(&self, key: &K) -> Option<&V> {
+        self.position(key).ok().map(|i| &self.entries[i].1)
+    }
+
+    pub(crate) fn get_or_insert_with(&mut self, key: K, make: impl FnOnce() -> V) -> &mut V {
+        let i = match self.position(&key) {
+            Ok(i) => i,
+            Err(i) => {
+                self.entries.insert(i, (key, make()));
+                i
+            }
+        };
+        &mut self.entries[i].1
+    }
+
+    /// Fold `other` in, combining values of equal keys with `combine`; entries past this map's last key are
+    /// appended in one go.
+    fn absorb(&mut self, other: SortedMap<K, V>, mut combine: impl FnMut(&mut V, V)) {
+        let mut rest = other.entries.into_iter().peekable();
+        while let Some((k, v)) = rest.next_if(|(k, _)| self.entries.last().is_some_and(|(last, _)| k <= last)) {
+            match self.position(&k) {
+                Ok(i) => combine(&mut self.entries[i].1, v),
+                Err(i) => self.entries.insert(i, (k, v)),
+            }
+        }
+        self.entries.extend(rest);
+    }
+
+    fn into_values(self) -> impl Iterator<Item = V> {
+        self.entries.into_iter().map(|(_, v)| v)
+    }
+}
+
 /// Per-cell frontiers, each cell's fastest configuration (shortest time to train, whatever the objectives, so
 /// that "the fastest per (fabric, GPU count)" is always answerable from the kept rows), counts, and the rows of
 /// the current window when they are streamed.
 #[derive(Debug, Default)]
 pub(crate) struct Accumulator {
-    frontiers: BTreeMap<FrontierKey, Frontier>,
-    fastest: BTreeMap<u32, Kept>,
+    frontiers: SortedMap<FrontierKey, Frontier>,
+    fastest: SortedMap<u32, Kept>,
     pub(crate) counts: Counts,
     pub(crate) rows: Option<Rows>,
+    /// The position of the cell of the last task folded in (where the next one most likely is).
+    pub(crate) cell_hint: usize,
 }
 
 /// Is `a` faster than `b` (ties: the smaller choice)?
@@ -110,52 +165,60 @@ impl Accumulator {
         Accumulator { rows: stream_rows.then(Rows::default), ..Accumulator::default() }
     }
 
-    /// Would `item` replace its cell's fastest configuration?
-    pub(crate) fn is_fastest(&self, cell: u32, item: &Kept) -> bool {
-        self.fastest.get(&cell).is_none_or(|current| faster(item, current))
+    /// Would a configuration of `cell` with this time replace the cell's fastest?
+    fn is_fastest(&self, cell: u32, time_to_train_s: f64, choice: &Choice) -> bool {
+        self.fastest.get(&cell).is_none_or(|k| {
+            let t = k.evaluation.time_to_train_s;
+            time_to_train_s < t || (time_to_train_s == t && *choice < k.choice)
+        })
     }
 
-    /// Would `item` enter the frontier under `key`?
-    pub(crate) fn admits(&self, key: &FrontierKey, item: &Kept, n_obj: usize) -> bool {
-        self.frontiers.get(key).is_none_or(|f| f.admits(&item.objectives, n_obj, &item.choice))
-    }
-
-    /// Keep `item` where it belongs: as its cell's fastest, on its frontier, or both.
-    pub(crate) fn offer(&mut self, key: FrontierKey, item: Kept, n_obj: usize) {
-        let fastest = self.is_fastest(key.0, &item);
-        let on_frontier = self.admits(&key, &item, n_obj);
+    /// Keep a feasible configuration where it belongs: as its cell's fastest, on its frontier, or both. The
+    /// checks come first, so that the (large) evaluation is only moved when it is kept.
+    #[inline]
+    pub(crate) fn offer(
+        &mut self,
+        key: FrontierKey,
+        choice: Choice,
+        evaluation: Evaluation,
+        objectives: [f64; 3],
+        n_obj: usize,
+    ) {
+        let fastest = self.is_fastest(key.0, evaluation.time_to_train_s, &choice);
+        let on_frontier = self.frontiers.get(&key).is_none_or(|f| f.admits(&objectives, n_obj, &choice));
+        if !(fastest || on_frontier) {
+            return;
+        }
+        let item = Kept { choice, evaluation, objectives };
         match (fastest, on_frontier) {
             (true, true) => {
-                self.fastest.insert(key.0, item.clone());
-                self.frontiers.entry(key).or_default().insert(item, n_obj);
+                self.set_fastest(key.0, item.clone());
+                self.frontiers.get_or_insert_with(key, Frontier::default).insert(item, n_obj);
             }
-            (true, false) => {
-                self.fastest.insert(key.0, item);
-            }
-            (false, true) => self.frontiers.entry(key).or_default().insert(item, n_obj),
-            (false, false) => {}
+            (true, false) => self.set_fastest(key.0, item),
+            _ => self.frontiers.get_or_insert_with(key, Frontier::default).insert(item, n_obj),
+        }
+    }
+
+    fn set_fastest(&mut self, cell: u32, item: Kept) {
+        match self.fastest.position(&cell) {
+            Ok(i) => self.fastest.entries[i].1 = item,
+            Err(i) => self.fastest.entries.insert(i, (cell, item)),
         }
     }
 
     /// Fold `other` (the pieces that come after this one, for rows) into this accumulator.
     pub(crate) fn merge(mut self, other: Accumulator, n_obj: usize) -> Accumulator {
-        for (key, f) in other.frontiers {
-            match self.frontiers.get_mut(&key) {
-                None => {
-                    self.frontiers.insert(key, f);
-                }
-                Some(target) => {
-                    for k in f.kept {
-                        target.insert(k, n_obj);
-                    }
-                }
+        self.frontiers.absorb(other.frontiers, |target, f| {
+            for k in f.kept {
+                target.insert(k, n_obj);
             }
-        }
-        for (cell, k) in other.fastest {
-            if self.is_fastest(cell, &k) {
-                self.fastest.insert(cell, k);
+        });
+        self.fastest.absorb(other.fastest, |current, k| {
+            if faster(&k, current) {
+                *current = k;
             }
-        }
+        });
         self.counts.add(&other.counts);
         if let (Some(rows), Some(more)) = (self.rows.as_mut(), other.rows) {
             rows.append(more);

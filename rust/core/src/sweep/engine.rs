@@ -16,8 +16,8 @@ use crate::prices::Prices;
 use super::accumulate::{Accumulator, FrontierKey};
 use super::cells::{cluster_cells, ClusterCell};
 use super::{
-    factorizations, inner_combinations, reason_index, Choice, Counts, Kept, Progress, RowChunk, SweepResult,
-    SweepSpace, CHUNK_ROWS, PARALLEL_AXES, REASONS,
+    factorizations, inner_combinations, reason_index, Choice, Counts, Progress, RowChunk, SweepResult, SweepSpace,
+    CHUNK_ROWS, PARALLEL_AXES, REASONS,
 };
 
 /// Tasks per thread in a window when no rows are streamed (the window only bounds the cluster stages built).
@@ -96,10 +96,20 @@ impl<'a> Plan<'a> {
         self.offsets.partition_point(|&o| o <= t) - 1
     }
 
+    /// `cell_of(t)`, trying first the cell of the previous task a worker took (`hint`) and the one after it.
+    fn cell_near(&self, t: u64, hint: usize) -> usize {
+        for pos in [hint, hint + 1] {
+            if pos + 1 < self.offsets.len() && self.offsets[pos] <= t && t < self.offsets[pos + 1] {
+                return pos;
+            }
+        }
+        self.cell_of(t)
+    }
+
     /// The configuration task `t` starts from: its cell, layout, micro-batch and sequence parallelism; schedule
-    /// axes at their first value.
-    fn task(&self, t: u64) -> (usize, Choice, Parallelism) {
-        let pos = self.cell_of(t);
+    /// axes at their first value. `hint`: the cell of the worker's previous task.
+    fn task(&self, t: u64, hint: usize) -> (usize, Choice, Parallelism) {
+        let pos = self.cell_near(t, hint);
         let (_, [g, su, c, f, tp_, p]) = self.cells[pos];
         let local = t - self.offsets[pos];
         let (mbs, sps) = (self.space.micro_batch.len() as u64, self.space.sequence_parallel.len() as u64);
@@ -207,11 +217,7 @@ fn evaluate_schedules(
                         for (i, o) in space.objectives.iter().take(3).enumerate() {
                             objectives[i] = o.value(&e);
                         }
-                        acc.offer(
-                            frontier_key(plan, cell, choice),
-                            Kept { choice: *choice, evaluation: e, objectives },
-                            plan.n_obj,
-                        );
+                        acc.offer(frontier_key(plan, cell, choice), *choice, e, objectives, plan.n_obj);
                     }
                 }
             }
@@ -286,7 +292,8 @@ fn process_task(
     if progress.cancelled() {
         return acc;
     }
-    let (pos, mut choice, mut par) = plan.task(t);
+    let (pos, mut choice, mut par) = plan.task(t, acc.cell_hint);
+    acc.cell_hint = pos;
     let before = acc.counts;
     let cell = plan.cells[pos].0;
     let work = evaluate_task(plan, &stages.stages[pos - stages.first], (cell, t), &mut par, &mut choice, &mut acc);
