@@ -204,17 +204,18 @@ def choice_frame(columns: dict[str, np.ndarray]) -> pl.DataFrame:
 
 def _stream(
     handle: _core.SweepHandle,
+    thread: threading.Thread,
     scenario: Scenario,
     on_rows: Callable[[pl.DataFrame], None] | None,
     clock: Callable[[], float],
 ) -> Callable[..., None]:
     """A function that hands the rows arriving within `timeout` to `on_rows` (all of them when `until_empty`),
     then returns, so that progress and limits are checked every poll even when the writer is slower than the
-    engine (the deadline is read from `clock`)."""
+    engine (the deadline is read from `clock`). Without rows it waits for the engine, at most `timeout`."""
 
     def drain(timeout: float, until_empty: bool = False) -> None:
         if on_rows is None:
-            time.sleep(timeout)
+            thread.join(timeout)
             return
         deadline = clock() + timeout
         chunk = handle.next_rows(timeout)
@@ -273,7 +274,7 @@ def run_sweep(
     start = clock()
     thread = threading.Thread(target=work, name="scalefront-sweep", daemon=True)
     thread.start()
-    drain = _stream(handle, scenario, on_rows, clock)
+    drain = _stream(handle, thread, scenario, on_rows, clock)
     try:
         while thread.is_alive():
             drain(poll_s)
