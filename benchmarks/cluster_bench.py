@@ -93,8 +93,13 @@ def part_a(scenario, runs: int) -> dict:
         pairs = []
         reference = None
         for i in range(runs):
-            w1, csv1, r1 = one_process(scenario)
-            w2, csv2, r2 = on_cluster(scenario, address)
+            # Alternate which goes first, so that a drift in the machine's load does not favour one.
+            if i % 2 == 0:
+                w1, csv1, r1 = one_process(scenario)
+                w2, csv2, r2 = on_cluster(scenario, address)
+            else:
+                w2, csv2, r2 = on_cluster(scenario, address)
+                w1, csv1, r1 = one_process(scenario)
             reference = reference or csv1
             identical = csv1 == csv2 == reference
             assert identical, "the cluster's frontier differs from the one-process frontier"

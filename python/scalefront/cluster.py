@@ -134,12 +134,19 @@ def _run_task(
     topic: str,
     cancel_name: str,
     threads_by_host: dict[str, int],
+    version: str,
 ) -> R:
     """Run one shard on a Dask worker, with `report`, `cancelled` and `threads` wired to the caller."""
     from distributed import get_worker
     from distributed.utils import sync
 
+    from scalefront import __version__
+
     worker = get_worker()
+    if __version__ != version:
+        raise ClusterError(
+            f"worker {worker.address} runs scalefront {__version__}, this machine {version}; install one version"
+        )
     host = worker.address.rsplit(":", 1)[0]
 
     def is_set() -> bool:
@@ -315,10 +322,11 @@ def _map_on(
     cancel = Event(cancel_name, client=client)
     by_host = _threads_by_host(client)
 
+    from scalefront import __version__
+
     def submit(i: int, attempt: int) -> Any:
-        return client.submit(
-            _run_task, fn, shards[i], i, attempt, topic, cancel_name, by_host, key=f"shard-{run}-{i}-{attempt}"
-        )
+        args = (fn, shards[i], i, attempt, topic, cancel_name, by_host, __version__)
+        return client.submit(_run_task, *args, key=f"shard-{run}-{i}-{attempt}")
 
     futures = {submit(i, 0): (i, 0) for i in range(len(shards))}
     results: dict[int, R] = {}

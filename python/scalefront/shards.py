@@ -317,8 +317,11 @@ def merge_all_parts(paths: Sequence[str | Path], out: str | Path, force: bool = 
 
 # ---------------------------------------------------------------------------------------------- on a cluster
 
-#: Shards per cluster task slot: enough that a slow shard does not leave the other workers idle at the end.
-SHARDS_PER_SLOT = 4
+#: Shards per cluster task slot: enough that a slow shard does not leave the other workers idle at the end. The
+#: cost estimate balances work units, but a unit's time varies about 2x between cells (measured on
+#: benchmarks/ten_billion.toml: 0.05-0.11 s per million units across 64 equal shards), and a shard costs ~10 ms
+#: to send and return, so many small shards beat a few equal ones.
+SHARDS_PER_SLOT = 16
 
 
 def _sweep_on_worker(job: tuple[Scenario, Shard, str | None]) -> SweepResult:
