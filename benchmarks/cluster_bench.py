@@ -7,9 +7,10 @@ simulated on this machine), with the merge. Needs the cluster extra (`pip instal
 
 (a) One process (the engine on all cores) and the local cluster (2 workers, one core each; the cluster is started
 once, its start time reported apart) alternate 3 times; each pair's throughput ratio is taken within the pair (the
-machine is shared: other work slows both of a pair alike). The merged frontier must be byte-identical to the
-one-process frontier. Overhead per shard: the cluster's core-seconds (wall x workers) less the shards' own sweep
-time, per shard; and the round trip of an empty shard.
+machine is shared: other work slows both of a pair alike), and so is the ratio of their CPU seconds (this process
+and the cluster's processes), which other work on the machine does not inflate. The merged frontier must be
+byte-identical to the one-process frontier. Overhead per shard: the cluster's core-seconds (wall x workers) less
+the shards' own sweep time, per shard; and the round trip of an empty shard.
 (b) 64 shards swept one after another in this process, each written as a Parquet part (as `sweep --shard K/64`
 would), then merged (`scalefront merge`); per-shard time, merge time (3 runs), the merged CSV compared with (a)'s,
 and the projected wall time on 64 machines of 32 cores: the slowest shard's sweep time scaled by the core ratio
@@ -22,6 +23,7 @@ Prints a readable report, then one JSON line. Medians of 3 runs.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -30,6 +32,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import psutil
 
 import scalefront
 from scalefront import cluster
@@ -59,19 +63,31 @@ def _noop(_: int) -> int:
     return 0
 
 
-def one_process(scenario) -> tuple[float, str, object]:
-    start = time.perf_counter()
+def cpu_seconds() -> float:
+    """CPU time of this process and every process it started (the local cluster's nannies and workers): busy
+    time, which other work on a shared machine does not inflate the way it inflates wall time."""
+    me = psutil.Process()
+    total = sum(me.cpu_times()[:2])
+    for child in me.children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            total += sum(child.cpu_times()[:2])
+    return total
+
+
+def one_process(scenario) -> tuple[float, float, str, object]:
+    """Wall time, CPU seconds, frontier CSV and result of the sweep in this process (all cores)."""
+    start, cpu = time.perf_counter(), cpu_seconds()
     result = run_sweep(scenario)
     csv = result.frontier().write_csv()
-    return time.perf_counter() - start, csv, result
+    return time.perf_counter() - start, cpu_seconds() - cpu, csv, result
 
 
-def on_cluster(scenario, address: str) -> tuple[float, str, object]:
-    """Wall time, frontier CSV and merged result of the sweep on the cluster (as `sweep --cluster ADDRESS`)."""
-    start = time.perf_counter()
+def on_cluster(scenario, address: str) -> tuple[float, float, str, object]:
+    """The same on the cluster (as `sweep --cluster ADDRESS`); CPU seconds of the driver and the workers."""
+    start, cpu = time.perf_counter(), cpu_seconds()
     result = run_sweep_sharded(scenario, cluster=address)
     csv = result.frontier().write_csv()
-    return time.perf_counter() - start, csv, result
+    return time.perf_counter() - start, cpu_seconds() - cpu, csv, result
 
 
 def shard_seconds(scenario, address: str) -> tuple[float, float, int]:
@@ -90,23 +106,26 @@ def part_a(scenario, runs: int) -> dict:
     with cluster.local_cluster(2) as address:
         start_s = time.perf_counter() - started
         print(f"  local cluster started in {start_s:.2f} s (not counted below)")
-        pairs = []
+        pairs: list[tuple[float, float]] = []
+        cpu_pairs: list[tuple[float, float]] = []
         reference = None
         for i in range(runs):
             # Alternate which goes first, so that a drift in the machine's load does not favour one.
             if i % 2 == 0:
-                w1, csv1, r1 = one_process(scenario)
-                w2, csv2, r2 = on_cluster(scenario, address)
+                w1, c1, csv1, r1 = one_process(scenario)
+                w2, c2, csv2, r2 = on_cluster(scenario, address)
             else:
-                w2, csv2, r2 = on_cluster(scenario, address)
-                w1, csv1, r1 = one_process(scenario)
+                w2, c2, csv2, r2 = on_cluster(scenario, address)
+                w1, c1, csv1, r1 = one_process(scenario)
             reference = reference or csv1
             identical = csv1 == csv2 == reference
             assert identical, "the cluster's frontier differs from the one-process frontier"
             pairs.append((w1, w2))
+            cpu_pairs.append((c1, c2))
             print(
-                f"  run {i + 1}: one process {w1:7.2f} s ({r1.evaluated / w1 / 1e6:6.1f}M/s), "
-                f"cluster {w2:7.2f} s ({r2.evaluated / w2 / 1e6:6.1f}M/s), ratio {w1 / w2:.2f}, frontier identical"
+                f"  run {i + 1}: one process {w1:7.2f} s ({r1.evaluated / w1 / 1e6:6.1f}M/s, {c1:6.1f} CPU s), "
+                f"cluster {w2:7.2f} s ({r2.evaluated / w2 / 1e6:6.1f}M/s, {c2:6.1f} CPU s), "
+                f"wall ratio {w1 / w2:.2f}, CPU ratio {c1 / c2:.2f}, frontier identical"
             )
         # The cost of distribution: per shard of the sweep, and an empty shard's round trip.
         wall, shard_s, shards = shard_seconds(scenario, address)
@@ -116,11 +135,13 @@ def part_a(scenario, runs: int) -> dict:
     one = statistics.median(w for w, _ in pairs)
     many = statistics.median(w for _, w in pairs)
     ratio = statistics.median(w1 / w2 for w1, w2 in pairs)
+    cpu_ratio = statistics.median(c1 / c2 for c1, c2 in cpu_pairs)
     per_shard = (wall * 2 - shard_s) / shards
     configs = scenario.size()
     print(
         f"  medians: one process {one:.2f} s, cluster {many:.2f} s: {configs / many / 1e6:.1f}M "
-        f"configurations/s on the cluster, {ratio:.0%} of the one-process throughput (median of the pairs' ratios)"
+        f"configurations/s on the cluster, {ratio:.0%} of the one-process throughput (median of the pairs' ratios); "
+        f"CPU time: the one process needs {cpu_ratio:.0%} of the cluster's CPU seconds for the same sweep"
     )
     print(
         f"  overhead per shard ({shards} shards): {per_shard:.3f} s of a worker (cluster core-seconds less the "
@@ -133,6 +154,8 @@ def part_a(scenario, runs: int) -> dict:
         "cluster_configs_per_s": round(configs / many),
         "one_process_configs_per_s": round(configs / one),
         "throughput_ratio": round(ratio, 3),
+        "cpu_ratio": round(cpu_ratio, 3),
+        "cpu_pairs_s": [[round(a, 1), round(b, 1)] for a, b in cpu_pairs],
         "pairs_s": [[round(a, 2), round(b, 2)] for a, b in pairs],
         "cluster_start_s": round(start_s, 2),
         "shards": shards,

@@ -123,6 +123,15 @@ def test_without_a_cluster_shards_run_here_in_order():
     assert cluster.resolve("auto", 1) is None  # one worker: no cluster
 
 
+@pytest.mark.parametrize("value", ["foo", "", "tcp://host", "http://host:8786", "host:port"])
+def test_a_cluster_that_is_no_address_is_refused(value, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code = main(["sweep", "--cluster", value, "--out", "x.csv"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "expected auto, local or a Dask scheduler address" in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_without_the_extra_a_cluster_is_refused_with_the_install_line(monkeypatch):
     monkeypatch.setattr(cluster, "available", lambda: False)
     assert cluster.resolve("auto", 4) is None  # auto falls back to this process

@@ -22,6 +22,7 @@ import contextlib
 import contextvars
 import importlib.util
 import os
+import re
 import threading
 import time
 import uuid
@@ -64,11 +65,19 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
+#: A Dask scheduler address: [scheme://]host:port.
+_ADDRESS = re.compile(r"(?:(?:tcp|tls|ws|wss|ucx)://)?(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}")
+
+
 def resolve(cluster: str | None, workers: int | None = None) -> str | None:
     """Where shards run: None (this process), "local" or a scheduler address. "auto" (or None) is "local" when
     the extra is installed and more than one worker is asked for, else this process."""
     if cluster in (None, "auto"):
         return "local" if available() and (workers or 1) > 1 else None
+    if cluster != "local" and not _ADDRESS.fullmatch(cluster):
+        raise UsageError(
+            f"--cluster: expected auto, local or a Dask scheduler address such as tcp://host:8786, got {cluster!r}"
+        )
     if not available():
         raise UsageError(f"--cluster {cluster} needs the cluster extra: {INSTALL_HINT}")
     return cluster
@@ -250,7 +259,7 @@ def _client(cluster: str, workers: int | None) -> Iterator[Any]:
         return
     try:
         client = Client(cluster, timeout="10s")
-    except OSError as err:
+    except (OSError, ValueError) as err:
         raise ClusterError(f"--cluster {cluster}: cannot reach a Dask scheduler there ({err})") from None
     with client:
         yield client
