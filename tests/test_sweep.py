@@ -12,7 +12,6 @@ import itertools
 import math
 from collections import Counter
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -23,7 +22,6 @@ from hypothesis import strategies as st
 
 from conftest import scenario_text
 from scalefront import ConfigurationError, evaluate, schema
-from scalefront import sweep as sweep_module
 from scalefront.progress import ProgressLine
 from scalefront.scenario import AXES, OBJECTIVES, load_scenario
 from scalefront.schema import INPUT_COLUMNS

@@ -19,10 +19,9 @@ import pytest
 
 import scalefront.cli
 import scalefront.sweep
+from conftest import assert_one_line_error, run
 from scalefront import _core
 from scalefront.cli import main
-
-from conftest import assert_one_line_error, run
 from scalefront.errors import UsageError
 from scalefront.export import StreamWriter, read_frame, write_frame
 from scalefront.limits import LimitExceeded, SweepLimits, projected_s

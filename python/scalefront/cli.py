@@ -486,7 +486,7 @@ def _run_sweep(args: argparse.Namespace) -> int:
         from scalefront.export import write_frame
 
         write_frame(frontier, args.out, args.force)
-    _print_sweep(result, frontier, tty, args)
+    _print_sweep(result, frontier, args)
     return 0
 
 
@@ -565,17 +565,18 @@ def _all_writer(args: argparse.Namespace, scenario, shard):
     return StreamWriter(args.all_out, args.force, metadata=part_metadata(scenario, shard, "all"))
 
 
-def _print_sweep(result: SweepResult, frontier: pl.DataFrame, tty: bool, args: argparse.Namespace) -> None:
+def _print_sweep(result: SweepResult, frontier: pl.DataFrame, args: argparse.Namespace) -> None:
+    """What was written goes to stderr (always, so that a piped stdout still gets only the result); the frontiers
+    go to stdout unless --out took them and stdout is not a terminal."""
     import polars as pl
 
     from scalefront.report import render_sweep
 
-    out = sys.stdout
     written = [p for p in (args.out, getattr(args, "all_out", None)) if p]
     if written:
-        print(f"wrote {', '.join(written)}", file=sys.stderr if not tty else out)
-        if not tty:
-            return
+        print(f"wrote {', '.join(written)}", file=sys.stderr)
+    if args.out and not sys.stdout.isatty():
+        return
     with pl.Config(
         tbl_rows=-1,
         tbl_cols=-1,
@@ -585,7 +586,7 @@ def _print_sweep(result: SweepResult, frontier: pl.DataFrame, tty: bool, args: a
         float_precision=3,
         thousands_separator=True,
     ):
-        print(render_sweep(result, frontier), file=out)
+        print(render_sweep(result, frontier), file=sys.stdout)
 
 
 def _add_merge(sub: _Commands) -> None:
@@ -620,7 +621,7 @@ def _run_merge(args: argparse.Namespace) -> int:
     frontier = result.frontier()
     if args.out:
         write_frame(frontier, args.out, args.force)
-    _print_sweep(result, frontier, sys.stderr.isatty(), args)
+    _print_sweep(result, frontier, args)
     return 0
 
 

@@ -129,7 +129,7 @@ _FRONTIER_COLUMNS = [
 
 def _cost_mode_note(result: SweepResult) -> str:
     """Which cost `cost_to_train_usd` is: rent (GPU-hours at the rental price) or own (the levelised TCO)."""
-    if result.scenario.space["economics"]["cost_mode"] == "rent":
+    if result.cost_mode == "rent":
         return "(cost_to_train_usd in rent mode: GPU-hours at the rental price; network prices do not enter it)"
     return "(cost_to_train_usd in own mode: the run's busy time at the cluster's levelised total cost of ownership)"
 

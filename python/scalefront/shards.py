@@ -150,6 +150,7 @@ def part_metadata(scenario: Scenario, shard: Shard, kind: str, result: SweepResu
         "configurations": shard.configurations,
         "group_by": list(scenario.space["group_by"]),
         "objectives": list(scenario.space["objectives"]),
+        "cost_mode": scenario.space["economics"]["cost_mode"],
     }
     if result is not None:
         doc.update(evaluated=result.evaluated, feasible=result.feasible, rejected=result.rejected, wall_s=result.wall_s)
@@ -276,6 +277,7 @@ def merge_results(results: Sequence[SweepResult], wall_s: float | None = None) -
         objectives=list(first.objectives),
         name=first.name,
         group_by=list(first.group_by),
+        cost_mode=first.cost_mode,
         choices=order.select(CHOICE_COLUMNS),
     )
 
@@ -294,6 +296,7 @@ def _part_result(part: Part) -> SweepResult:
         objectives=list(m["objectives"]),
         name=m["scenario"],
         group_by=list(m["group_by"]),
+        cost_mode=str(m["cost_mode"]),
         choices=frame.select(CHOICE_COLUMNS),
     )
 

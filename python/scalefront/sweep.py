@@ -80,6 +80,8 @@ class SweepResult:
     #: The scenario's name and group-by axes (kept here so that a merged result needs no scenario).
     name: str = ""
     group_by: list[str] = field(default_factory=list)
+    #: Which cost `cost_to_train_usd` is: "rent" or "own" (the scenario's economics.cost_mode).
+    cost_mode: str = "rent"
     #: The engine's index of each kept row on every axis (`AXES` order), the order a merge of shards restores.
     choices: pl.DataFrame | None = None
 
@@ -302,6 +304,7 @@ def run_sweep(
         objectives=list(scenario.space["objectives"]),
         name=scenario.name,
         group_by=list(scenario.space["group_by"]),
+        cost_mode=str(scenario.space["economics"]["cost_mode"]),
         choices=choice_frame(raw["frontier"]),
     )
 

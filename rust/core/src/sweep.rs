@@ -568,7 +568,7 @@ impl SweepSpace {
     }
 
     /// The parallelism settings every configuration shares; the degrees and schedule choices are placeholders.
-    fn shared_parallelism(&self) -> Parallelism {
+    pub(crate) fn shared_parallelism(&self) -> Parallelism {
         let s = &self.settings;
         Parallelism {
             etp: s.etp,

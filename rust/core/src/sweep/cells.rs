@@ -64,6 +64,7 @@ fn valid_tasks(space: &SweepSpace, gpus: u32) -> (u64, u64) {
                 zero_stage: 0,
                 recompute: Recompute::None,
                 sequence_parallel: false,
+                ..space.shared_parallelism()
             };
             all += sp;
             if placement(&space.model, &par, &training, gpus, 1).is_ok() {

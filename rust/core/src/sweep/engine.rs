@@ -10,7 +10,7 @@ use rayon::prelude::*;
 
 use crate::error::ConfigError;
 use crate::evaluate::{finish, ClusterStage, LayoutStage};
-use crate::parallelism::{layers_per_gpu, Parallelism, Recompute, Training};
+use crate::parallelism::{Parallelism, Recompute, Training};
 use crate::prices::Prices;
 
 use super::accumulate::{Accumulator, FrontierKey};
@@ -145,6 +145,7 @@ impl<'a> Plan<'a> {
             zero_stage: 0,
             recompute: Recompute::None,
             sequence_parallel: self.space.sequence_parallel[si],
+            ..self.space.shared_parallelism()
         };
         (pos, choice, par)
     }
@@ -168,6 +169,7 @@ impl<'a> Plan<'a> {
             prices,
             &self.trainings[p as usize],
             &s.reliability,
+            &s.settings.errors,
             s.gpu_counts[c as usize],
         )
     }
@@ -253,31 +255,42 @@ fn evaluate_task(
             return 1;
         }
     };
-    par.vpp = space.vpp[0];
-    let mut stage = match LayoutStage::new(cluster, par) {
-        Ok(s) => s,
-        Err(e) => {
-            // The degrees themselves are impossible (the check does not depend on vpp): every choice is too.
-            acc.counts.rejected[reason_index(&e)] += inner;
-            return 1;
-        }
-    };
+    let per_vpp = inner / space.vpp.len() as u64;
+    let mut stage: Option<LayoutStage> = None;
     for (vi, &vpp) in space.vpp.iter().enumerate() {
         par.vpp = vpp;
         choice.vpp = vi as u32;
-        if layers_per_gpu(&space.model, par) != stage.layers_per_gpu() {
-            // vpp changes only the layers per GPU; the degrees passed above, so this cannot fail.
+        if stage.as_ref().is_none_or(|s| !s.serves(&space.model, par)) {
             match LayoutStage::new(cluster, par) {
-                Ok(s) => stage = s,
+                Ok(s) => stage = Some(s),
                 Err(e) => {
-                    acc.counts.rejected[reason_index(&e)] += inner / space.vpp.len() as u64;
+                    if vi == 0 && degrees_impossible(cluster, par) {
+                        // The degrees themselves are impossible (whatever the vpp): every choice is too.
+                        acc.counts.rejected[reason_index(&e)] += inner;
+                        return 1;
+                    }
+                    // Only this vpp is (the layers do not split over pp x vpp chunks, or vpp needs pp > 1).
+                    acc.counts.rejected[reason_index(&e)] += per_vpp;
+                    stage = None;
                     continue;
                 }
             }
         }
-        evaluate_schedules(plan, cluster, &stage, task, par, choice, acc);
+        if let Some(s) = stage.as_ref() {
+            evaluate_schedules(plan, cluster, s, task, par, choice, acc);
+        }
     }
     inner
+}
+
+/// Whether `par`'s degrees are impossible without interleaving (vpp 1): a layout that fails then fails at every
+/// vpp (divisibility by pp x vpp implies divisibility by pp), so the whole task is rejected at once.
+fn degrees_impossible(cluster: &ClusterStage, par: &mut Parallelism) -> bool {
+    let vpp = par.vpp;
+    par.vpp = 1;
+    let impossible = LayoutStage::new(cluster, par).is_err();
+    par.vpp = vpp;
+    impossible
 }
 
 /// Process task `t` into `acc` (unless cancelled), holding at the pause gate first, and report it to `progress`.
