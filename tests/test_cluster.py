@@ -236,3 +236,19 @@ def test_ctrl_c_stops_the_whole_cluster_and_leaves_nothing(tmp_path, signum):
     assert out == "" and sorted(os.listdir(tmp_path)) == ["larger.toml"]
     _, alive = psutil.wait_procs(workers, timeout=60)
     assert alive == []
+
+
+def test_the_roi_monte_carlo_on_the_cluster_equals_the_one_machine_run(address):
+    # Shards of samples on the cluster, each drawn from (seed, sample index) whatever shard draws it: every frame
+    # of the comparison (samples, summaries, table, tornado) equals the one-process run's, value for value.
+    from scalefront.roi import RoiOptions, compare
+    from test_roi_compare import small
+
+    options = RoiOptions(samples=203, seed=11)  # not a multiple of the shard count: uneven shards
+    here = compare(small(), options=options)
+    seen: list[int] = []
+    there = compare(small(), options=options, cluster=address, on_progress=lambda p: seen.append(p.done))
+    for name in ("samples", "table", "tornado", "workloads", "breakdown", "frontier"):
+        assert getattr(there, name).equals(getattr(here, name)), name
+    assert there.verdict == here.verdict and not there.mc_cancelled
+    assert seen and seen[-1] == 203

@@ -286,13 +286,22 @@ def test_own_cost_of_a_run_is_its_busy_time_at_the_levelised_tco():
     assert math.isfinite(r.cost_own_usd)
 
 
-def test_cluster_is_a_seam_refused_clearly_without_the_engine(capsys):
-    import importlib.util
+@pytest.mark.parametrize("value", ["local", "tcp://127.0.0.1:8786"])
+def test_cluster_without_the_extra_is_refused_before_any_work(value, capsys, monkeypatch, tmp_path):
+    # Without Dask installed (the `cluster` extra), --cluster names the install line; nothing is written. (With
+    # the extra, tests/test_cluster.py runs the Monte Carlo on a local cluster.)
+    from scalefront import cluster
 
-    if importlib.util.find_spec("scalefront.cluster") is not None:
-        pytest.skip("the distributed engine is installed")
-    code, out, err = run(["roi", "--cluster", "local", "--samples", "10"], capsys)
-    assert_one_line_error(code, out, err, "--cluster needs the distributed engine")
+    monkeypatch.setattr(cluster, "available", lambda: False)
+    out = tmp_path / "t.csv"
+    code, stdout, err = run(["roi", "--cluster", value, "--samples", "10", "--out", str(out)], capsys)
+    assert_one_line_error(code, stdout, err, f"--cluster {value} needs the cluster extra: pip install")
+    assert files_in(tmp_path) == []
+
+
+def test_a_cluster_that_is_no_address_is_refused(capsys):
+    code, out, err = run(["roi", "--cluster", "my-laptop", "--samples", "10"], capsys)
+    assert_one_line_error(code, out, err, "expected auto, local or a Dask scheduler address")
 
 
 def test_the_cheapest_design_rule_says_which_design_each_fabric_has():

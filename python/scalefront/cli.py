@@ -29,7 +29,10 @@ if TYPE_CHECKING:
     import polars as pl
 
     from scalefront.api import UserInterface
-    from scalefront.sweep import SweepResult
+    from scalefront.export import StreamWriter
+    from scalefront.scenario import Scenario
+    from scalefront.shards import Shard
+    from scalefront.sweep import Progress, SweepResult
 
 EXIT_USAGE = 2
 #: A bug in scalefront (the core panicked): EX_SOFTWARE from sysexits.h, distinct from bad input.
@@ -427,7 +430,7 @@ def _shard(text: str) -> tuple[int, int]:
 CLOCK = time.perf_counter
 
 
-def _load_sweep_scenario(args: argparse.Namespace):
+def _load_sweep_scenario(args: argparse.Namespace) -> Scenario:
     from scalefront.scenario import load_scenario
 
     return load_scenario(
@@ -490,7 +493,7 @@ def _run_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
-def _plan_shard(scenario, spec: tuple[int, int] | None):
+def _plan_shard(scenario: Scenario, spec: tuple[int, int] | None) -> Shard | None:
     if spec is None:
         return None
     from scalefront.shards import plan_shards
@@ -499,7 +502,9 @@ def _plan_shard(scenario, spec: tuple[int, int] | None):
     return plan_shards(scenario, n)[k - 1]
 
 
-def _sweep(args: argparse.Namespace, scenario, shard, size: int, where: str | None):
+def _sweep(
+    args: argparse.Namespace, scenario: Scenario, shard: Shard | None, size: int, where: str | None
+) -> SweepResult:
     """Run the sweep (here, on a shard's cells, or on a cluster) with the progress line and the limits; stream
     --all rows to their file. Any stop (a limit, Ctrl-C, SIGTERM, an error) removes every temporary file."""
     import shutil
@@ -511,7 +516,7 @@ def _sweep(args: argparse.Namespace, scenario, shard, size: int, where: str | No
     limits = SweepLimits(scenario.path, size, args.time_limit, args.all_out, free)
     line = ProgressLine("sweep")
 
-    def watch(p) -> None:
+    def watch(p: Progress) -> None:
         line(p)
         limits(p)
 
@@ -552,7 +557,7 @@ def _sweep(args: argparse.Namespace, scenario, shard, size: int, where: str | No
     return result
 
 
-def _all_writer(args: argparse.Namespace, scenario, shard):
+def _all_writer(args: argparse.Namespace, scenario: Scenario, shard: Shard | None) -> StreamWriter | None:
     """The --all writer: a plain export, or a shard's --all part (Parquet with the part's metadata)."""
     if not args.all_out:
         return None
@@ -881,9 +886,13 @@ def _add_roi(sub: _Commands) -> None:
     )
     g.add_argument(
         "--cluster",
-        metavar="WHERE",
-        help="run the Monte Carlo on the distributed engine (auto, local or a scheduler address)",
+        default="auto",
+        metavar="auto|local|ADDRESS",
+        help="where to run the Monte Carlo, in shards of samples (the same numbers as here): `local` starts a Dask "
+        "cluster on this machine (127.0.0.1), ADDRESS attaches to a Dask scheduler (tcp://host:8786); `auto`: local "
+        "with --workers > 1 when the cluster extra is installed, else this process",
     )
+    g.add_argument("--workers", type=_positive_int, metavar="N", help="worker processes of a local cluster")
     g = p.add_argument_group("output")
     g.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     g.add_argument("--out", help="write the per-GPU-count table here (.csv or .parquet)")
@@ -940,6 +949,7 @@ def _run_roi(args: argparse.Namespace) -> int:
             options=options,
             on_progress=watch,
             cluster=args.cluster,
+            workers=args.workers,
         )
     except _Abort as err:
         line.close()

@@ -34,6 +34,7 @@ from scalefront.errors import ClusterError, UsageError
 
 __all__ = [
     "ClusterError",
+    "ShardCancelled",
     "ShardProgress",
     "available",
     "cancelled",
@@ -129,6 +130,18 @@ def cancelled() -> bool:
     return task.stop
 
 
+class ShardCancelled(Exception):
+    """Raised inside a shard whose caller gave up, to unwind it. An Exception, not a KeyboardInterrupt: Dask
+    reports an Exception as the task's error, while a KeyboardInterrupt escapes its executor and takes the worker
+    process down with a traceback on the caller's terminal."""
+
+
+def stop_if_cancelled() -> None:
+    """Raise `ShardCancelled` in a shard whose caller gave up (see `cancelled`)."""
+    if cancelled():
+        raise ShardCancelled("the caller cancelled this shard")
+
+
 def threads() -> int | None:
     """Cores the running shard may use (its worker's share of its machine); None: all of them."""
     task = _TASK.get()
@@ -193,7 +206,7 @@ class ShardProgress:
     def total(self, key: str) -> float:
         """The sum over shards of their latest `key`."""
         with self.lock:
-            return sum(v.get(key, 0) for v in self.values.values())
+            return float(sum(v.get(key, 0) for v in self.values.values()))
 
     def restart(self, index: int, attempt: int) -> None:
         """A shard starts again: its earlier progress no longer counts."""
@@ -204,9 +217,11 @@ class ShardProgress:
 def _workers(client: Any) -> dict[str, dict[str, Any]]:
     """Every worker the scheduler knows, by address (newer Dask lists only a few unless asked for all)."""
     try:
-        return client.scheduler_info(n_workers=-1)["workers"]
+        info = client.scheduler_info(n_workers=-1)
     except TypeError:  # Dask before the n_workers argument lists them all
-        return client.scheduler_info()["workers"]
+        info = client.scheduler_info()
+    workers: dict[str, dict[str, Any]] = info["workers"]
+    return workers
 
 
 def _threads_by_host(client: Any) -> dict[str, int]:

@@ -19,7 +19,6 @@ This module only gathers inputs and formats: the Rust core (`rust/core/src/roi.r
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import math
 import threading
@@ -412,6 +411,7 @@ _DESIGN_KEYS = ["fabric", "gpus", "topology", "oversubscription", "scale_up", "p
 def _candidates(result: SweepResult, k: int) -> dict[tuple[str, int, str], list[dict[str, Any]]]:
     """The fastest `k` feasible rows (one per parallel-degree combination) per design."""
     scenario = result.scenario
+    assert scenario is not None, "candidates come from a sweep run here"
     kept = result.kept.filter(pl.col("feasible")).sort([*_DESIGN_KEYS, "time_to_train_s"])
     best = kept.group_by([*_DESIGN_KEYS, "tp", "pp", "cp", "ep", "dp"], maintain_order=True).first()
     out: dict[tuple[str, int, str], list[dict[str, Any]]] = {}
@@ -471,15 +471,16 @@ def _monte_carlo(
     on_progress: Callable[[McProgress], None] | None,
     handle: _core.RoiHandle | None,
     poll_s: float = 0.1,
+    first: int = 0,
 ) -> dict[str, Any]:
-    """The Monte Carlo in a worker thread (GIL released), progress polled here; Ctrl-C or an exception from
-    `on_progress` cancels it (milliseconds) and is re-raised."""
+    """Samples `first .. first + samples` of the Monte Carlo in a worker thread (GIL released), progress polled here;
+    Ctrl-C or an exception from `on_progress` cancels it (milliseconds) and is re-raised."""
     handle = handle or _core.RoiHandle()
     box: dict[str, Any] = {}
 
     def work() -> None:
         try:
-            box["result"] = _core.roi_monte_carlo(problem, uncertainty, handle, 0, samples)
+            box["result"] = _core.roi_monte_carlo(problem, uncertainty, handle, first, samples)
         except BaseException as err:  # handed to the caller's thread
             box["error"] = err
 
@@ -503,43 +504,66 @@ def _monte_carlo(
     return result
 
 
-def _check_cluster_engine() -> None:
-    """The distributed engine (`scalefront.cluster`, the `dist` work) is a seam: refuse clearly without it."""
-    if importlib.util.find_spec("scalefront.cluster") is None:
-        raise UsageError(
-            "--cluster needs the distributed engine (scalefront.cluster), which this version does not have; "
-            "without --cluster the Monte Carlo runs on all cores here"
-        )
+def _mc_shard(job: tuple[dict[str, Any], dict[str, Any], int, int]) -> dict[str, Any]:
+    """Samples `first .. first + count` on a cluster worker (a module-level function, so that it pickles), with its
+    progress sent to the caller; the caller's Ctrl-C or limit cancels it."""
+    from scalefront import cluster
 
+    problem, uncertainty, first, count = job
 
-def _mc_shard(args: tuple[dict[str, Any], dict[str, Any], int, int]) -> dict[str, Any]:
-    """One shard of samples (a module-level function, so a cluster can pickle it)."""
-    problem, uncertainty, first, count = args
-    result: dict[str, Any] = _core.roi_monte_carlo(problem, uncertainty, _core.RoiHandle(), first, count)
+    def watch(p: McProgress) -> None:
+        cluster.report(done=p.done)
+        cluster.stop_if_cancelled()  # _monte_carlo cancels the run and re-raises
+
+    result = _monte_carlo(problem, uncertainty, count, watch, None, first=first)
+    cluster.report(done=count, final=True)
     return result
 
 
+def _sample_shards(
+    problem: dict[str, Any], uncertainty: dict[str, Any], samples: int, slots: int
+) -> list[tuple[dict[str, Any], dict[str, Any], int, int]]:
+    """Contiguous ranges of samples, four per task slot of the cluster (so that a slow worker's share is small)."""
+    n = max(1, min(samples, 4 * slots))
+    edges = [samples * i // n for i in range(n + 1)]
+    return [(problem, uncertainty, lo, hi - lo) for lo, hi in itertools.pairwise(edges) if hi > lo]
+
+
 def _monte_carlo_on_cluster(
-    problem: dict[str, Any], uncertainty: dict[str, Any], samples: int, cluster: str
+    problem: dict[str, Any],
+    uncertainty: dict[str, Any],
+    samples: int,
+    where: str,
+    workers: int | None,
+    on_progress: Callable[[McProgress], None] | None,
 ) -> dict[str, Any]:
-    """The Monte Carlo in shards on the distributed engine (`scalefront.cluster.map_shards`): sample i depends on
-    (seed, i) only, so the merged shards equal the one-machine run."""
-    _check_cluster_engine()
-    engine: Any = importlib.import_module("scalefront.cluster")
-
-    def shards(slots: int) -> list[tuple[dict[str, Any], dict[str, Any], int, int]]:
-        n = max(1, min(samples, 4 * slots))
-        edges = [samples * i // n for i in range(n + 1)]
-        return [(problem, uncertainty, lo, hi - lo) for lo, hi in itertools.pairwise(edges) if hi > lo]
-
-    parts: list[dict[str, Any]] = engine.map_shards(_mc_shard, shards, cluster=cluster)
+    """The Monte Carlo in shards of samples on a cluster (`scalefront.cluster.map_shards`). Sample i is drawn from a
+    counter-based hash of (seed, i, input), whatever shard or thread draws it, so the shards' outcome columns,
+    concatenated in shard order, are the one-machine run's, and so are the summaries computed from them."""
     import numpy as np
 
+    from scalefront import cluster
+
+    start = time.perf_counter()
+
+    def watch(state: cluster.ShardProgress) -> None:
+        if on_progress:
+            on_progress(McProgress(int(state.total("done")), samples, time.perf_counter() - start))
+
+    parts: list[dict[str, Any]] = cluster.map_shards(
+        _mc_shard,
+        lambda slots: _sample_shards(problem, uncertainty, samples, slots),
+        cluster=where,
+        workers=workers,
+        on_progress=watch,
+    )
     counts = []
     for c, first in enumerate(parts[0]["counts"]):
         columns = {k: np.concatenate([p["counts"][c]["outcomes"][k] for p in parts]) for k in first["outcomes"]}
         summary = _core.roi_summarise(first["gpus"], columns)
         counts.append({"gpus": first["gpus"], "outcomes": columns, "summary": summary})
+    if on_progress:
+        on_progress(McProgress(samples, samples, time.perf_counter() - start))
     return {"counts": counts, "cancelled": False, "payback_kinds": parts[0]["payback_kinds"]}
 
 
@@ -553,19 +577,23 @@ def compare(
     on_progress: Callable[[McProgress], None] | None = None,
     handle: _core.RoiHandle | None = None,
     cluster: str | None = None,
+    workers: int | None = None,
 ) -> RoiResult:
     """Compare fabric A with fabric B over a scenario's GPU counts and workloads, owning the cluster for its life.
 
     `scenario` is a built-in id, a file, or an already parsed scenario `(raw, name)`. `on_progress` is called about
     every 0.1 s during the Monte Carlo; `handle` (a `scalefront._core.RoiHandle`) lets a caller cancel it from
-    another thread; `cluster` runs the Monte Carlo on the distributed engine. Raises `UsageError`, `CatalogError`
+    another thread (in this process); `cluster` (auto, local or a Dask scheduler address; `workers` for a local
+    one, see `scalefront.cluster`) runs the Monte Carlo in shards of samples on a cluster, with the same numbers as
+    here (Ctrl-C or an exception from `on_progress` cancels every shard). Raises `UsageError`, `CatalogError`
     or `ConfigurationError` for bad input, one line each.
     """
     opts = options or RoiOptions()
     cat = catalog or builtin_catalog()
     _check_fabrics(cat, fabric_a, fabric_b)
-    if cluster is not None:
-        _check_cluster_engine()
+    from scalefront.cluster import resolve
+
+    where = resolve(cluster, workers)  # a bad value or a missing extra is refused before any work
     if opts.samples < 1:
         raise UsageError(f"samples={opts.samples}: expected at least 1")
     if opts.premium is not None and not (math.isfinite(opts.premium) and opts.premium > 0):
@@ -622,8 +650,8 @@ def compare(
         "seed": opts.seed,
     }  # fmt: skip
     typical = _core.roi_compare(problem, uncertainty)
-    if cluster is not None:
-        mc = _monte_carlo_on_cluster(problem, uncertainty, opts.samples, cluster)
+    if where is not None:
+        mc = _monte_carlo_on_cluster(problem, uncertainty, opts.samples, where, workers, on_progress)
     else:
         mc = _monte_carlo(problem, uncertainty, opts.samples, on_progress, handle)
     from scalefront.roi_text import verdict_text

@@ -337,8 +337,7 @@ def _sweep_on_worker(job: tuple[Scenario, Shard, str | None]) -> SweepResult:
 
     def watch(p: Progress) -> None:
         cluster.report(done=p.done, work=p.work_done or 0, feasible=p.feasible)
-        if cluster.cancelled():
-            raise KeyboardInterrupt  # run_sweep cancels the engine and re-raises
+        cluster.stop_if_cancelled()  # run_sweep cancels the engine and re-raises
 
     writer = StreamWriter(Path(rows_dir) / _rows_file(shard), force=True) if rows_dir else None
     try:
