@@ -13,9 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import toml_table
+from conftest import assert_one_line_error, run, toml_table
 from scalefront.catalog import Catalog
-from scalefront.cli import main
 from scalefront.errors import UsageError
 from scalefront.export import StreamWriter
 from scalefront.scenario import load_scenario
@@ -60,15 +59,6 @@ def small(tmp_path) -> Path:
     path = tmp_path / "small.toml"
     path.write_text(SMALL, encoding="utf-8")
     return path
-
-
-def run(argv: list[str], capsys) -> tuple[int, str, str]:
-    try:
-        code = main(argv)
-    except SystemExit as exit_:
-        code = exit_.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def write_parts(scenario, count: int, directory: Path, all_rows: bool = False) -> list[Path]:
@@ -195,10 +185,7 @@ def parts(small, tmp_path):
 
 def assert_refused(argv: list[str], capsys, *mentions: str) -> None:
     code, out, err = run(argv, capsys)
-    assert code == 2 and out == "", err
-    assert err.count("\n") == 1 and err.startswith("scalefront: error: ") and "Traceback" not in err, err
-    for m in mentions:
-        assert m in err, err
+    assert_one_line_error(code, out, err, *mentions)
 
 
 def test_a_missing_part_is_refused(parts, tmp_path, capsys):
