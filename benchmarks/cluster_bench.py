@@ -2,7 +2,7 @@
 Dask cluster of 2 worker processes, and the same sweep split in 64 shards run one after another (a job array
 simulated on this machine), with the merge. Needs the cluster extra (`pip install '.[cluster]'`).
 
-    python benchmarks/cluster_bench.py             # everything: ~15-25 min on 2 shared cores
+    python benchmarks/cluster_bench.py             # everything: ~10 min on 2 shared cores
     python benchmarks/cluster_bench.py --quick     # the built-in `large` scenario instead (~1 min)
 
 (a) One process (the engine on all cores) and the local cluster (2 workers, one core each; the cluster is started

@@ -621,7 +621,7 @@ def test_progress_keeps_coming_while_rows_stream(default):
     # run_sweep: "on_progress is called from this thread every poll_s" -- also while --all rows are being
     # written (the CLI's --time-limit and disk-space checks run in on_progress). Here each chunk takes the writer
     # a second of the injected clock, longer than a poll: while the engine still runs, a progress call must come
-    # before the next chunk. On 2 threads the default scenario streams its 57,900 rows in windows of 341 tasks
+    # before the next chunk. On 2 threads the default scenario streams its 47,424 rows in windows of 341 tasks
     # (8,192 rows per thread / 48 schedule choices), a chunk per window with rows: more chunks than the
     # stream's buffer of 4, so the engine is still running (blocked) when the first ones are written.
     scenario, _ = default
