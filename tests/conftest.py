@@ -154,3 +154,35 @@ def my_gpu_catalog(write, h100_entry, h100_price) -> Path:
     gpu = {**h100_entry, "name": "My GPU", "hbm_gb": 200.0}
     text = toml_table("gpus.my-gpu", gpu) + toml_table("prices.gpu.my-gpu", h100_price)
     return write("my-catalog.toml", text)
+
+
+#: A small sweep (two GPUs, two counts, two fabrics, two topologies, a searched layout) for the shard and cluster
+#: tests: enough cells to split, fast enough to run many times.
+SMALL_SCENARIO = """\
+name = "small"
+[workload]
+model = "llama3-8b"
+tokens = 1e11
+global_batch = 64
+[cluster]
+gpu = ["h100-sxm", "a100-80gb"]
+gpus = [64, 128]
+fabric = ["ib-ndr", "roce-400g"]
+topology = ["rail-fat-tree", { name = "fat-tree", oversubscription = 2.0 }]
+[parallelism]
+tp = [1, 2, 4, 8]
+pp = [1, 2]
+vpp = [1, 2]
+micro_batch = [1, 2]
+recompute = ["selective", "full"]
+zero = [1, 3]
+overlap = ["dp", 0.5]
+"""
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> Path:
+    """SMALL_SCENARIO written to a file."""
+    path = tmp_path / "small.toml"
+    path.write_text(SMALL_SCENARIO, encoding="utf-8")
+    return path

@@ -29,40 +29,12 @@ from scalefront.sweep import run_sweep  # noqa: E402
 # Shard functions defined here travel to the workers by value (this module is not importable there).
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
-SMALL = """\
-name = "small"
-[workload]
-model = "llama3-8b"
-tokens = 1e11
-global_batch = 64
-[cluster]
-gpu = ["h100-sxm", "a100-80gb"]
-gpus = [64, 128]
-fabric = ["ib-ndr", "roce-400g"]
-topology = ["rail-fat-tree", { name = "fat-tree", oversubscription = 2.0 }]
-[parallelism]
-tp = [1, 2, 4, 8]
-pp = [1, 2]
-vpp = [1, 2]
-micro_batch = [1, 2]
-recompute = ["selective", "full"]
-zero = [1, 3]
-overlap = ["dp", 0.5]
-"""
-
 
 @pytest.fixture(scope="module")
 def address():
     """A local cluster for the module: 2 single-threaded worker processes on 127.0.0.1, stopped afterwards."""
     with cluster.local_cluster(2) as addr:
         yield addr
-
-
-@pytest.fixture
-def small(tmp_path) -> Path:
-    path = tmp_path / "small.toml"
-    path.write_text(SMALL, encoding="utf-8")
-    return path
 
 
 def _mark(directory: Path, name: str, text: str) -> None:

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import assert_one_line_error, run, toml_table
+from conftest import SMALL_SCENARIO, assert_one_line_error, run, toml_table
 from scalefront.catalog import Catalog
 from scalefront.errors import UsageError
 from scalefront.export import StreamWriter
@@ -31,34 +31,6 @@ from scalefront.shards import (
 )
 from scalefront.sweep import COLUMNS, run_sweep
 from test_sweep import _load, scenarios
-
-SMALL = """\
-name = "small"
-[workload]
-model = "llama3-8b"
-tokens = 1e11
-global_batch = 64
-[cluster]
-gpu = ["h100-sxm", "a100-80gb"]
-gpus = [64, 128]
-fabric = ["ib-ndr", "roce-400g"]
-topology = ["rail-fat-tree", { name = "fat-tree", oversubscription = 2.0 }]
-[parallelism]
-tp = [1, 2, 4, 8]
-pp = [1, 2]
-vpp = [1, 2]
-micro_batch = [1, 2]
-recompute = ["selective", "full"]
-zero = [1, 3]
-overlap = ["dp", 0.5]
-"""
-
-
-@pytest.fixture
-def small(tmp_path) -> Path:
-    path = tmp_path / "small.toml"
-    path.write_text(SMALL, encoding="utf-8")
-    return path
 
 
 def write_parts(scenario, count: int, directory: Path, all_rows: bool = False) -> list[Path]:
@@ -162,10 +134,10 @@ def test_the_fingerprint_follows_the_space_not_the_file(small, tmp_path, write, 
     scenario = load_scenario(small)
     assert fingerprint(scenario) == fingerprint(load_scenario(small))
     copy = tmp_path / "copy.toml"
-    copy.write_text(SMALL.replace('name = "small"', 'name = "renamed"'), encoding="utf-8")
+    copy.write_text(SMALL_SCENARIO.replace('name = "small"', 'name = "renamed"'), encoding="utf-8")
     assert fingerprint(load_scenario(copy)) == fingerprint(scenario)  # same space, same rows
     other = tmp_path / "other.toml"
-    other.write_text(SMALL.replace("tokens = 1e11", "tokens = 2e11"), encoding="utf-8")
+    other.write_text(SMALL_SCENARIO.replace("tokens = 1e11", "tokens = 2e11"), encoding="utf-8")
     assert fingerprint(load_scenario(other)) != fingerprint(scenario)
     # A catalog that changes a figure the space uses (the H100's rent) changes it too.
     quote = write("quote.toml", toml_table("prices.gpu.h100-sxm", {**h100_price, "rent_usd_per_gpu_hour": 1.99}))
@@ -205,7 +177,7 @@ def test_a_repeated_part_is_refused(parts, tmp_path, capsys):
 
 def test_a_part_of_another_scenario_or_catalog_is_refused(parts, small, tmp_path, capsys):
     other = tmp_path / "other.toml"
-    other.write_text(SMALL.replace("tokens = 1e11", "tokens = 2e11"), encoding="utf-8")
+    other.write_text(SMALL_SCENARIO.replace("tokens = 1e11", "tokens = 2e11"), encoding="utf-8")
     d = tmp_path / "other"
     d.mkdir()
     foreign = write_parts(load_scenario(other), 3, d)[1]

@@ -231,7 +231,12 @@ def _threads_by_host(client: Any) -> dict[str, int]:
     for address, info in workers.items():
         host = address.rsplit(":", 1)[0]
         slots[host] = slots.get(host, 0) + int(info.get("nthreads", 1))
-    cores = client.run(_cores)  # {worker address: cores of its machine}
+    # {worker address: cores of its machine}; a worker that has just died (the scheduler may still list it) is left
+    # out rather than failing the whole map.
+    try:
+        cores = client.run(_cores, on_error="ignore")
+    except TypeError:  # distributed before on_error
+        cores = client.run(_cores)
     by_host: dict[str, int] = {}
     for address, n in cores.items():
         host = address.rsplit(":", 1)[0]
