@@ -211,6 +211,13 @@ class ScaleUpEntry(_Entry):
     #: The GPU port its switches (or mesh) connect: a GPU joins the domain only with the same `scale_up_link`;
     #: `pcie` joins any GPU through its PCIe host interface.
     link: str
+    #: Time of one ring step with NCCL's LL and LL128 protocols (`step_latency_us` is Simple's).
+    ll_step_latency_us: NonNegative
+    ll128_step_latency_us: NonNegative
+    #: Channels NCCL opens for a ring inside the domain.
+    nccl_channels: Count
+    #: Compute capability (major) of the GPUs the domain joins: the rows of NCCL's tuning tables.
+    compute_capability: Count
     _SOURCED_TEXT = ("link",)
 
     def accepts(self, gpu: GpuEntry) -> bool:
@@ -226,6 +233,10 @@ class ScaleUpEntry(_Entry):
             "ring_efficiency": self.ring_efficiency,
             "in_switch_allreduce_efficiency": self.in_switch_allreduce_efficiency,
             "switch_trays_per_domain": self.switch_trays_per_domain,
+            "ll_step_latency_s": self.ll_step_latency_us * 1e-6,
+            "ll128_step_latency_s": self.ll128_step_latency_us * 1e-6,
+            "nccl_channels": self.nccl_channels,
+            "compute_capability": self.compute_capability,
         }
 
 
@@ -251,6 +262,9 @@ class FabricEntry(_Entry):
     mtu_bytes: Positive
     #: Groups that can reduce in the network at once through one leaf (0 = no limit; SHARP on HDR: 1).
     in_network_groups_per_leaf: Annotated[int, Field(ge=0, le=2**31)]
+    #: Time NCCL's LL and LL128 protocols save per network ring step against Simple (calibrated per fabric).
+    ll_step_saving_us: NonNegative
+    ll128_step_saving_us: NonNegative
 
     def core_spec(self) -> dict[str, Any]:
         """The entry in the SI units the core takes (`scalefront_core::FabricSpec`)."""
@@ -269,6 +283,8 @@ class FabricEntry(_Entry):
             "forwarding": self.forwarding,
             "mtu_bytes": float(self.mtu_bytes),
             "in_network_groups_per_leaf": self.in_network_groups_per_leaf,
+            "ll_step_saving_s": self.ll_step_saving_us * 1e-6,
+            "ll128_step_saving_s": self.ll128_step_saving_us * 1e-6,
         }
 
 

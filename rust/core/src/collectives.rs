@@ -8,7 +8,8 @@
 //! carries (n-1)/n of the message per pass and each step lasts a network step; trees and in-network reduction
 //! run hierarchically, S x max over levels of (D - 1) / (D W) (scaling book, "How to Think About GPUs").
 
-use crate::hardware::{FabricSpec, ScaleUpSpec};
+use crate::hardware::{FabricSpec, ScaleUpSpec, NCCL_CHANNELS_PER_NIC};
+use crate::nccl::{self, StepLatency};
 use crate::parallelism::GroupPlacement;
 use crate::topology::{Network, Traffic};
 
@@ -22,25 +23,6 @@ pub const NVLS_LATENCY_S: f64 = 25e-6;
 /// Latency NCCL charges an NVLSTree collective per network level (src/graph/tuning.cc, hwLat NET NVLSTree Simple:
 /// 20.9 us @5067397c; 14 us at v2.28.7).
 pub const NVLS_TREE_NET_LATENCY_S: f64 = 20.9e-6;
-
-/// NCCL's static correction of the tree's bandwidth by message size, Simple protocol, powers of two from 64 B
-/// ("Trees are not perfectly sticking to the model for medium sizes": NVIDIA/nccl src/graph/tuning.cc,
-/// treeCorrectionFactor, ncclTopoGetAlgoTime, @5067397c, 2026-06); index floor(log2(bytes / 64)), none from 512 MiB.
-const TREE_CORRECTION_SIMPLE: [f64; 23] =
-    [0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.8, 0.7, 0.6, 0.6, 0.5, 0.5, 0.5, 0.5, 0.6, 0.7, 0.8, 0.7, 0.7, 0.8, 0.9, 0.9];
-
-/// The tree's bandwidth correction for a message of `message_bytes`: NCCL's table at each power of two,
-/// interpolated in log2(size) between them (so a larger message never takes less time), 1 beyond the table.
-pub fn tree_correction(message_bytes: f64) -> f64 {
-    let x = (message_bytes / 64.0).log2();
-    if x.is_nan() || x < 0.0 {
-        return 1.0;
-    }
-    let at = |i: usize| TREE_CORRECTION_SIMPLE.get(i).copied().unwrap_or(1.0);
-    let i = x.floor() as usize;
-    let frac = x - i as f64;
-    at(i) * (1.0 - frac) + at(i + 1) * frac
-}
 
 crate::named_enum! {
     /// A collective operation, named as nccl-tests names its benchmarks (all_reduce_perf, ..., alltoall_perf).
@@ -78,6 +60,27 @@ impl Interconnect<'_> {
         (self.fabric.nic_latency_s + self.network.switching_latency_s(g, traffic)) * self.network.tail_latency_factor()
     }
 
+    /// One ring step inside the domain, per protocol (NCCL's LL, LL128, Simple).
+    fn scale_up_step(&self) -> StepLatency {
+        let su = self.scale_up;
+        StepLatency { by_protocol: [su.ll_step_latency_s, su.ll128_step_latency_s, su.step_latency_s] }
+    }
+
+    /// One network ring step per protocol: the network latency `a_net` is Simple's step; LL and LL128 save the
+    /// fabric's calibrated per-step figures.
+    fn network_step(&self, a_net: f64) -> StepLatency {
+        let f = self.fabric;
+        StepLatency {
+            by_protocol: [(a_net - f.ll_step_saving_s).max(0.0), (a_net - f.ll128_step_saving_s).max(0.0), a_net],
+        }
+    }
+
+    /// Channels of a ring that leaves the domain: NCCL opens 2 per NIC (1 graph channel per NIC, doubled,
+    /// search.cc:736, connect.cc:460), at most MAXCHANNELS (device.h:91) [NVIDIA/nccl @5067397c].
+    fn network_channels(&self, per_domain: f64) -> f64 {
+        (NCCL_CHANNELS_PER_NIC * self.fabric.links_per_gpu as f64 * per_domain).clamp(1.0, nccl::MAX_CHANNELS)
+    }
+
     /// All-reduce bus bandwidth / line rate with NVLink SHARP over `members` GPUs of one domain: no gain at 2-4
     /// GPUs, rising about linearly to the full figure at 8 (8 x H100: ring 370 GB/s; NVLS 370, 420, 440, 460, 480
     /// GB/s at 4-8 GPUs, NVIDIA/nccl #1455, 2024-09); the ring's figure where NVLS is absent.
@@ -103,10 +106,19 @@ impl Interconnect<'_> {
         // All-reduce = reduce-scatter + all-gather: twice the traffic and twice the ring steps.
         let passes = if op == Collective::AllReduce { 2.0 } else { 1.0 };
         let a_su = self.scale_up.step_latency_s;
+        let su_step = self.scale_up_step();
+        let cc = self.scale_up.compute_capability;
         if g.domains <= 1 {
-            let ring = COLLECTIVE_BASE_LATENCY_S
-                + passes * (n - 1.0) * a_su
-                + passes * (n - 1.0) / n * message_bytes / self.scale_up_bytes_per_s();
+            let ring = nccl::Ring {
+                ranks: n,
+                steps: passes * (n - 1.0),
+                channels: self.scale_up.nccl_channels as f64,
+                bus_bytes_per_s: self.scale_up_bytes_per_s(),
+                step: su_step,
+                compute_capability: cc,
+                nodes: 1,
+            }
+            .best_time_s(message_bytes);
             let nvls = self.nvls_efficiency(n);
             if op == Collective::AllReduce && nvls > self.scale_up.ring_efficiency {
                 // NVLink SHARP: the switch reduces; bus bandwidth nvls x line rate, NCCL's NVLS latency.
@@ -124,24 +136,39 @@ impl Interconnect<'_> {
             if per_domain > 1.0 { (per_domain - 1.0) / (per_domain * self.scale_up_bytes_per_s()) } else { 0.0 };
         let domain_bytes_per_s = per_domain * self.network_bytes_per_s(g, Traffic::Neighbour);
         let a_net = self.network_latency_s(g, Traffic::Neighbour);
+        let net_step = self.network_step(a_net);
+        let channels = self.network_channels(per_domain);
         // NCCL's ring runs through every member, one ring per NIC: each NIC carries (n-1)/n of the message per
         // pass whatever the number of domains (bus bandwidth = the domain's NICs: 2 x 8 H100 with NCCL_ALGO=Ring
         // reach 392 GB/s on 8 x 400G, NVIDIA/nccl-tests #309), and every one of its steps moves a chunk on every
-        // edge at once, so each step lasts as long as a network step, not only the steps that cross domains (the
-        // same curve takes ~157 us from 1 to 8 MiB: 30 steps of ~5.2 us; NCCL's tuning.cc charges intra-node
-        // latency to 28 of them and predicts half that).
+        // edge at once, so each step lasts as long as the slower of a network and a domain step (the same curve
+        // takes ~157 us from 1 to 8 MiB: 30 steps of ~5.2 us).
         let ring_inter = (n - 1.0) / (n * domain_bytes_per_s);
-        let ring = COLLECTIVE_BASE_LATENCY_S
-            + passes * (n - 1.0) * a_net.max(a_su)
-            + passes * message_bytes * intra.max(ring_inter);
+        let ring = nccl::Ring {
+            ranks: n,
+            steps: passes * (n - 1.0),
+            channels,
+            bus_bytes_per_s: (n - 1.0) / n / intra.max(ring_inter),
+            step: net_step.max(&su_step),
+            compute_capability: cc,
+            nodes: g.domains,
+        }
+        .best_time_s(message_bytes);
         if op != Collective::AllReduce {
             return ring;
         }
-        // Double binary tree across domains, chain inside: log2 latency, 2S / (0.92 busbw) (tuning.cc).
-        let tree_bytes_per_s = TREE_BANDWIDTH_FRACTION * domain_bytes_per_s * tree_correction(message_bytes);
-        let tree = COLLECTIVE_BASE_LATENCY_S
-            + 2.0 * ((per_domain - 1.0) * a_su + domains.log2().ceil() * a_net)
-            + 2.0 * message_bytes * intra.max(1.0 / tree_bytes_per_s);
+        // Double binary tree across domains, chain inside, each protocol at NCCL's bandwidth and latency.
+        let tree = nccl::Tree {
+            per_domain,
+            domains,
+            intra_s_per_byte: intra,
+            domain_bytes_per_s,
+            channels,
+            intra_step: su_step,
+            net_step,
+            compute_capability: cc,
+        }
+        .best_time_s(message_bytes);
         let sharp = self.fabric.in_network_reduction_efficiency;
         let mut best = ring.min(tree);
         let nvls = self.nvls_efficiency(per_domain);
@@ -232,6 +259,10 @@ pub(crate) mod tests {
             ring_efficiency: 0.82,
             in_switch_allreduce_efficiency: 0.0,
             switch_trays_per_domain: 0.0,
+            ll_step_latency_s: 0.6e-6,
+            ll128_step_latency_s: 1.9e-6,
+            nccl_channels: 24,
+            compute_capability: 9,
         }
     }
     /// A 100 Gb/s NIC per GPU, ideal efficiency, for hand-worked examples.
@@ -251,6 +282,8 @@ pub(crate) mod tests {
             forwarding: crate::hardware::Forwarding::CutThrough,
             mtu_bytes: 4096.0,
             in_network_groups_per_leaf: 0,
+            ll_step_saving_s: 1.5e-6,
+            ll128_step_saving_s: 1.0e-6,
         }
     }
     fn non_blocking() -> TopologySpec {

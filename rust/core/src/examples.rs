@@ -125,6 +125,10 @@ pub fn nvlink4() -> ScaleUpSpec {
         ring_efficiency: 0.82,
         in_switch_allreduce_efficiency: 1.06,
         switch_trays_per_domain: 0.0,
+        ll_step_latency_s: 0.6e-6,
+        ll128_step_latency_s: 1.9e-6,
+        nccl_channels: 24,
+        compute_capability: 9,
     }
 }
 
@@ -144,6 +148,8 @@ pub fn ib_ndr() -> FabricSpec {
         forwarding: Forwarding::CutThrough,
         mtu_bytes: 4096.0,
         in_network_groups_per_leaf: 0,
+        ll_step_saving_s: 1.5e-6,
+        ll128_step_saving_s: 1.0e-6,
     }
 }
 

@@ -66,6 +66,15 @@ pub struct ScaleUpSpec {
     /// NVLink switch trays per domain outside the servers (GB200 NVL72: 9); 0 when the switches are on the
     /// server's baseboard (HGX) and priced with it.
     pub switch_trays_per_domain: f64,
+    /// Time of one ring step over the domain with NCCL's LL protocol (`step_latency_s` is Simple's).
+    pub ll_step_latency_s: f64,
+    /// Time of one ring step over the domain with NCCL's LL128 protocol.
+    pub ll128_step_latency_s: f64,
+    /// Channels NCCL opens for a ring inside the domain (8 x H100: 24).
+    pub nccl_channels: u32,
+    /// Compute capability (major) of the GPUs the domain joins: selects the rows of NCCL's tuning tables
+    /// (8 Ampere, 9 Hopper, 10 Blackwell).
+    pub compute_capability: u32,
 }
 
 crate::named_enum! {
@@ -128,6 +137,10 @@ pub struct FabricSpec {
     /// Communication groups that can run in-network reduction at once through one leaf (0 = no limit): SHARP on
     /// Quantum (HDR) runs one streaming aggregation tree per switch, Quantum-2 one per port.
     pub in_network_groups_per_leaf: u32,
+    /// Time NCCL's LL protocol saves per network ring step against Simple (whose step is the network latency).
+    pub ll_step_saving_s: f64,
+    /// Time NCCL's LL128 protocol saves per network ring step against Simple.
+    pub ll128_step_saving_s: f64,
 }
 
 impl ScaleUpSpec {
@@ -268,6 +281,10 @@ impl ScaleUpSpec {
         non_negative("step_latency_s", self.step_latency_s)?;
         fraction("ring_efficiency", self.ring_efficiency, 1.0)?;
         non_negative("switch_trays_per_domain", self.switch_trays_per_domain)?;
+        non_negative("ll_step_latency_s", self.ll_step_latency_s)?;
+        non_negative("ll128_step_latency_s", self.ll128_step_latency_s)?;
+        at_least_one("nccl_channels", self.nccl_channels)?;
+        at_least_one("compute_capability", self.compute_capability)?;
         if self.in_switch_allreduce_efficiency != 0.0 {
             fraction("in_switch_allreduce_efficiency", self.in_switch_allreduce_efficiency, 2.0)?;
         }
@@ -286,6 +303,8 @@ impl FabricSpec {
         positive("mtu_bytes", self.mtu_bytes)?;
         non_negative("nic_latency_s", self.nic_latency_s)?;
         non_negative("switch_hop_latency_s", self.switch_hop_latency_s)?;
+        non_negative("ll_step_saving_s", self.ll_step_saving_s)?;
+        non_negative("ll128_step_saving_s", self.ll128_step_saving_s)?;
         if self.switch_radix < 4 {
             return Err(ConfigError::InvalidFigure {
                 field: "switch_radix",

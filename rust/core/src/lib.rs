@@ -19,6 +19,7 @@ pub mod metrics;
 pub mod moe;
 pub mod montecarlo;
 pub mod names;
+pub mod nccl;
 pub mod parallelism;
 pub mod prices;
 pub mod reliability;

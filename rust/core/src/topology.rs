@@ -288,6 +288,8 @@ pub(crate) mod tests {
             forwarding: crate::hardware::Forwarding::CutThrough,
             mtu_bytes: 4096.0,
             in_network_groups_per_leaf: 0,
+            ll_step_saving_s: 1.5e-6,
+            ll128_step_saving_s: 1.0e-6,
         }
     }
     pub(crate) fn topo(kind: TopologyKind, r: f64) -> TopologySpec {

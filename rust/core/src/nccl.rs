@@ -1,0 +1,258 @@
+//! NCCL's cost model: protocols (LL, LL128, Simple), their per-step latency and bandwidth, channels by message
+//! size and chunk loops, for rings and trees.
+//!
+//! Every constant is NCCL's own, read at NVIDIA/nccl commit 5067397c (NCCL 2.30.7, 2026-06-11); file:line at that
+//! commit. The figures NCCL only estimates and a system must be measured for (each protocol's time per step on a
+//! link, the channels a domain opens) are catalog inputs (`ScaleUpSpec`, `FabricSpec`), calibrated per scale-up
+//! domain and per fabric on named nccl-tests curves (tests/validation/collectives.toml).
+//!
+//! A ring collective of `steps` steps over `n` ranks and `k` channels moves, per step and channel, a chunk of
+//! c = S / (n k) bytes (enqueue.cc:2343-2364: nchunksPerLoop = nRanks); the steps depend on each other, so
+//!
+//!   T = base + steps x (alpha + c / b + (L - 1) x max(0, alpha - C / b)),   L = ceil(c / C),
+//!
+//! with alpha the protocol's time per step, b its bandwidth per channel and C its chunk: a message larger than one
+//! chunk per channel loops, and a later loop's fixed cost hides behind its predecessor's transfer (two chunks in
+//! flight per connection: NCCL_STEPS / CHUNKSTEPS = 8 / 4, device.h:26, collectives.h:19-34) unless that transfer
+//! is shorter. Summed over the steps the bandwidth term is passes x (n-1)/n x S / (k b): the bus bandwidth.
+//! Small messages open fewer channels (enqueue.cc:2092-2105), so their chunks stay larger than S / (n k).
+
+/// A protocol: how NCCL packs data and flags into its buffers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Protocol {
+    /// 8-byte stores of 4 B data + 4 B flag: lowest latency, half the bandwidth.
+    Ll,
+    /// 128-byte lines of 120 B data + 8 B flag.
+    Ll128,
+    /// Plain copies with a handshake per step: full bandwidth, the highest latency.
+    Simple,
+}
+
+pub const PROTOCOLS: [Protocol; 3] = [Protocol::Ll, Protocol::Ll128, Protocol::Simple];
+
+/// NCCL's base latency of one collective, Ring {LL, LL128, Simple} (us): tuning.cc:149-155 baseLatencies.
+const RING_BASE_LATENCY_S: [f64; 3] = [6.6e-6, 14.0e-6, 8.4e-6];
+/// NCCL's base latency, Tree {LL, LL128, Simple} (us): tuning.cc:149-155.
+const TREE_BASE_LATENCY_S: [f64; 3] = [6.8e-6, 14.0e-6, 8.4e-6];
+
+/// Share of a channel's bus bandwidth a ring protocol carries: LL 0.5 (4 B of flag per 4 B of data), LL128 0.92
+/// ("120.0/128.0"), Simple 1 (tuning.cc:327-329).
+const RING_PROTOCOL_FRACTION: [f64; 3] = [0.5, 0.92, 1.0];
+/// The same for a tree all-reduce: Simple 0.92 (tuning.cc:330), LL 0.92 / 3.8 (tuning.cc:331), LL128 0.92 x
+/// 120/128 between nodes (tuning.cc:332).
+const TREE_PROTOCOL_FRACTION: [f64; 3] = [0.92 / 3.8, 0.92 * 120.0 / 128.0, 0.92];
+
+/// Data bytes per channel and loop (the ring chunk) with the default buffers: Simple 4 MiB / 8 steps x 4 chunk
+/// steps = 2,097,152 B; LL 524,288 / 8 / 2 = 32,768 B; LL128 4,915,200 / 8 x 15/16 = 576,000 B (init.cc:810-813,
+/// enqueue.cc:2222-2227, device.h:110-112).
+const CHUNK_BYTES: [f64; 3] = [32_768.0, 576_000.0, 2_097_152.0];
+
+/// Bytes per channel below which NCCL opens fewer channels: threads x threshold, LL 512 x 8 (x ranks, tuning.cc:593),
+/// LL128 640 x 8, Simple 512 x 64 (enqueue.cc:2092-2105, comm.h:49-51, device.h:95-97,114).
+const CHANNEL_THRESHOLD_BYTES: [f64; 3] = [4096.0, 5120.0, 32_768.0];
+
+/// Most channels a communicator opens (MAXCHANNELS, device.h:91).
+pub const MAX_CHANNELS: f64 = 64.0;
+
+/// NCCL's cap on LL bus bandwidth between nodes (GB/s), llMaxBws rows indexed by CPU vendor when nNodes > 1:
+/// Intel {39.0 at 2 nodes, 20.4 at 3 or more} (tuning.cc:178-183, 269-271). Hosts taken to be Intel x86 (the
+/// AMD row is 22.5 / 19.0).
+const LL_MAX_BUS_BYTES_PER_S_2_NODES: f64 = 39.0e9;
+const LL_MAX_BUS_BYTES_PER_S_MANY_NODES: f64 = 20.4e9;
+
+/// Architecture rows of NCCL's tables: compute capability major 7 Volta, 8 Ampere, 9 Hopper, 10+ Blackwell
+/// (tuning.cc:263-276).
+fn arch_row(compute_capability: u32) -> usize {
+    match compute_capability {
+        0..=7 => 0,
+        8 => 1,
+        9 => 2,
+        _ => 3,
+    }
+}
+
+/// Column of NCCL's per-channel tables: 1 node, 2 nodes, 3 or more (tuning.cc:272).
+fn nodes_column(nodes: u32) -> usize {
+    (nodes.max(1) as usize - 1).min(2)
+}
+
+/// LL bus bandwidth cap inside one node by architecture (GB/s): llMaxBws N1 column, Volta 39.0, Ampere 87.7,
+/// Hopper 141.0, Blackwell 282.0 (tuning.cc:178-183).
+const LL_MAX_ONE_NODE: [f64; 4] = [39.0e9, 87.7e9, 141.0e9, 282.0e9];
+/// Ring LL128 bandwidth per (graph) channel, GB/s: perChMaxRingLL128Bws (tuning.cc:185-190).
+const RING_LL128_PER_CHANNEL: [f64; 4] = [20.0e9, 20.0e9, 36.7e9, 40.0e9];
+/// Tree Simple bandwidth per (graph) channel by nodes column: perChMaxTreeBws (tuning.cc:199-204).
+const TREE_PER_CHANNEL: [[f64; 3]; 4] =
+    [[26.5e9, 18.5e9, 10.0e9], [24.0e9, 23.6e9, 17.8e9], [38.7e9, 41.4e9, 36.0e9], [70.0e9, 42.8e9, 24.0e9]];
+/// Tree LL128 bandwidth per (graph) channel by nodes column: perChMaxTreeLL128Bws (tuning.cc:192-197).
+const TREE_LL128_PER_CHANNEL: [[f64; 3]; 4] =
+    [[20.0e9, 20.0e9, 20.0e9], [20.0e9, 20.0e9, 20.0e9], [36.7e9, 36.7e9, 29.0e9], [55.6e9, 31.67e9, 20.0e9]];
+
+/// NCCL's static correction of the tree's bandwidth by message size, {LL, LL128, Simple}, powers of two from 64 B
+/// ("Trees are not perfectly sticking to the model for medium sizes", treeCorrectionFactor, tuning.cc:620-655).
+const TREE_CORRECTION: [[f64; 24]; 3] = [
+    [
+        1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.7, 0.7, 0.7, 0.7, 0.6, 0.5, 0.4, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.0, 1.0,
+        1.0, 1.0,
+    ],
+    [
+        1.0, 1.0, 1.0, 1.0, 1.0, 0.9, 0.8, 0.8, 0.8, 0.7, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.8, 0.9, 0.9, 0.9, 0.9, 1.0,
+        1.0, 1.0,
+    ],
+    [
+        0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.8, 0.7, 0.6, 0.6, 0.5, 0.5, 0.5, 0.5, 0.6, 0.7, 0.8, 0.7, 0.7, 0.8, 0.9,
+        0.9, 0.9,
+    ],
+];
+
+/// The tree's bandwidth correction for a message of `message_bytes` and protocol `p`: NCCL's table (applied for
+/// index floor(log2(bytes / 64)) < 23, tuning.cc:640) at each power of two, interpolated in log2(size) between them
+/// (so a larger message never takes less time), 1 beyond the table.
+pub fn tree_correction(p: Protocol, message_bytes: f64) -> f64 {
+    let x = (message_bytes / 64.0).log2();
+    if x.is_nan() || x < 0.0 {
+        return 1.0;
+    }
+    let table = &TREE_CORRECTION[p as usize];
+    let at = |i: usize| if i < 23 { table[i] } else { 1.0 };
+    let i = x.floor() as usize;
+    let frac = x - i as f64;
+    at(i) * (1.0 - frac) + at(i + 1) * frac
+}
+
+/// One protocol's time per step on each level (s).
+#[derive(Clone, Copy, Debug)]
+pub struct StepLatency {
+    pub by_protocol: [f64; 3],
+}
+
+impl StepLatency {
+    pub fn of(&self, p: Protocol) -> f64 {
+        self.by_protocol[p as usize]
+    }
+    /// The slower of two levels, protocol by protocol (a ring's step waits for its slowest edge).
+    pub fn max(&self, other: &StepLatency) -> StepLatency {
+        let [a, b, c] = self.by_protocol;
+        let [x, y, z] = other.by_protocol;
+        StepLatency { by_protocol: [a.max(x), b.max(y), c.max(z)] }
+    }
+}
+
+/// A ring as NCCL runs it: `ranks` members, `steps` steps, `channels` channels at most, the ring's Simple bus
+/// bandwidth (its slowest level's), NCCL's architecture and node count (for its per-channel caps).
+#[derive(Clone, Copy, Debug)]
+pub struct Ring {
+    pub ranks: f64,
+    pub steps: f64,
+    pub channels: f64,
+    pub bus_bytes_per_s: f64,
+    pub step: StepLatency,
+    pub compute_capability: u32,
+    pub nodes: u32,
+}
+
+impl Ring {
+    /// Bus bandwidth protocol `p` reaches with every channel open: its share of the link, capped by NCCL's
+    /// per-protocol ceilings (LL: llMaxBw; LL128: channels x perChMaxRingLL128Bw, graph channels being half the
+    /// communicator's, connect.cc:460).
+    pub fn bus_bytes_per_s(&self, p: Protocol) -> f64 {
+        let bw = RING_PROTOCOL_FRACTION[p as usize] * self.bus_bytes_per_s;
+        let arch = arch_row(self.compute_capability);
+        match p {
+            Protocol::Ll => bw.min(ll_max_bus_bytes_per_s(arch, self.nodes)),
+            Protocol::Ll128 => bw.min(self.channels / 2.0 * RING_LL128_PER_CHANNEL[arch]),
+            Protocol::Simple => bw,
+        }
+    }
+
+    /// Time of `message_bytes` (the nccl-tests size) with protocol `p`: NCCL's base latency, then every step pays
+    /// its fixed cost and moves one chunk per channel (module doc).
+    pub fn time_s(&self, p: Protocol, message_bytes: f64) -> f64 {
+        let i = p as usize;
+        let alpha = self.step.of(p);
+        let per_channel = self.bus_bytes_per_s(p) / self.channels;
+        let threshold =
+            if p == Protocol::Ll { CHANNEL_THRESHOLD_BYTES[i] * self.ranks } else { CHANNEL_THRESHOLD_BYTES[i] };
+        let open = (message_bytes / threshold).clamp(1.0, self.channels);
+        let chunk = message_bytes / (self.ranks * open);
+        let loops = (chunk / CHUNK_BYTES[i]).ceil().max(1.0);
+        let hidden_loop_cost = (alpha - CHUNK_BYTES[i] / per_channel).max(0.0);
+        RING_BASE_LATENCY_S[i] + self.steps * (alpha + chunk / per_channel + (loops - 1.0) * hidden_loop_cost)
+    }
+
+    /// The fastest protocol's time, as NCCL's tuner picks the minimum (enqueue.cc:2035-2044).
+    pub fn best_time_s(&self, message_bytes: f64) -> f64 {
+        PROTOCOLS.iter().map(|&p| self.time_s(p, message_bytes)).fold(f64::INFINITY, f64::min)
+    }
+}
+
+fn ll_max_bus_bytes_per_s(arch: usize, nodes: u32) -> f64 {
+    match nodes {
+        0 | 1 => LL_MAX_ONE_NODE[arch],
+        2 => LL_MAX_BUS_BYTES_PER_S_2_NODES,
+        _ => LL_MAX_BUS_BYTES_PER_S_MANY_NODES,
+    }
+}
+
+/// NCCL's tree all-reduce across domains (a chain inside each, a double binary tree between them): per protocol,
+/// base + 2 x ((per-domain members - 1) x intra step + ceil(log2 domains) x network step) + 2 S / tree bus
+/// bandwidth (tuning.cc:330-336, 400-401, 640), the pace set by the slower of the chain and the tree.
+#[derive(Clone, Copy, Debug)]
+pub struct Tree {
+    pub per_domain: f64,
+    pub domains: f64,
+    /// Seconds per byte of the chain inside a domain (0 with one member).
+    pub intra_s_per_byte: f64,
+    /// The domain's network bandwidth (its NICs).
+    pub domain_bytes_per_s: f64,
+    pub channels: f64,
+    pub intra_step: StepLatency,
+    pub net_step: StepLatency,
+    pub compute_capability: u32,
+}
+
+impl Tree {
+    pub fn bus_bytes_per_s(&self, p: Protocol, message_bytes: f64) -> f64 {
+        let arch = arch_row(self.compute_capability);
+        let nodes = self.domains.max(1.0) as u32;
+        let column = nodes_column(nodes);
+        let graph_channels = self.channels / 2.0;
+        let bw = TREE_PROTOCOL_FRACTION[p as usize] * self.domain_bytes_per_s;
+        let capped = match p {
+            Protocol::Ll => bw.min(ll_max_bus_bytes_per_s(arch, nodes)),
+            Protocol::Ll128 => bw.min(graph_channels * TREE_LL128_PER_CHANNEL[arch][column]),
+            Protocol::Simple => bw.min(graph_channels * TREE_PER_CHANNEL[arch][column]),
+        };
+        capped * tree_correction(p, message_bytes)
+    }
+
+    pub fn time_s(&self, p: Protocol, message_bytes: f64) -> f64 {
+        let latency = TREE_BASE_LATENCY_S[p as usize]
+            + 2.0
+                * ((self.per_domain - 1.0) * self.intra_step.of(p) + self.domains.log2().ceil() * self.net_step.of(p));
+        let tree_s_per_byte = 1.0 / self.bus_bytes_per_s(p, message_bytes);
+        latency + 2.0 * message_bytes * self.intra_s_per_byte.max(tree_s_per_byte)
+    }
+
+    pub fn best_time_s(&self, message_bytes: f64) -> f64 {
+        PROTOCOLS.iter().map(|&p| self.time_s(p, message_bytes)).fold(f64::INFINITY, f64::min)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tree_correction_follows_nccls_table() {
+        // Simple: 1 MiB = 64 B x 2^14 -> index 14 -> 0.5; 64 KiB -> index 10 -> 0.6; 1.5 MiB halfway (in log2) to
+        // index 15's 0.6; 1 GiB -> beyond the table -> 1. LL at 256 KiB (index 12): 0.4.
+        assert!((tree_correction(Protocol::Simple, 1048576.0) - 0.5).abs() < 1e-12);
+        assert!((tree_correction(Protocol::Simple, 65536.0) - 0.6).abs() < 1e-12);
+        let mid = tree_correction(Protocol::Simple, 1048576.0 * 2f64.sqrt());
+        assert!((mid - 0.55).abs() < 1e-12, "{mid}");
+        assert_eq!(tree_correction(Protocol::Simple, 1073741824.0), 1.0);
+        assert_eq!(tree_correction(Protocol::Simple, 8.0), 1.0);
+        assert!((tree_correction(Protocol::Ll, 262144.0) - 0.4).abs() < 1e-12);
+    }
+}
