@@ -92,6 +92,8 @@ class CollectiveCheck:
     #: "validation" (judged), "calibration" (a catalog figure was read from the curve) or "reference" (the run
     #: forces an algorithm or protocol; the model predicts NCCL's default choice): the last two shown, not judged.
     role: str = "validation"
+    #: The curve's scale-out fabric id ("none" inside one scale-up domain).
+    fabric: str = "none"
 
     @property
     def error(self) -> float:
@@ -518,7 +520,11 @@ def collective_checks(catalog: Catalog | None = None) -> list[CollectiveCheck]:
         role = curve.get("role", "validation")
         for (size, measured), t in zip(curve["points"], times, strict=True):
             busbw = size / t * factor / 1e9
-            out.append(CollectiveCheck(curve["id"], curve["source"], float(size), float(measured), busbw, op, role))
+            out.append(
+                CollectiveCheck(
+                    curve["id"], curve["source"], float(size), float(measured), busbw, op, role, curve["fabric"]
+                )
+            )
     return out
 
 
@@ -587,6 +593,40 @@ def collective_summary_lines(collectives: list[CollectiveCheck]) -> list[str]:
             lines.append(
                 f"- {op} (>= 64 KiB): {s['rows']} points, median {s['median_ape_pct']:.1f}%, "
                 f"worst {s['worst_ape_pct']:.1f}%."
+            )
+    for fabric in sorted({c.fabric for c in collectives}):
+        judged = [c for c in judged_collectives(collectives) if c.fabric == fabric]
+        if judged:
+            s = summary([c.error for c in judged])
+            lines.append(
+                f"- fabric {fabric} (>= 64 KiB): {s['rows']} points on {len({c.id for c in judged})} curves, median "
+                f"{s['median_ape_pct']:.1f}%, worst {s['worst_ape_pct']:.1f}%."
+            )
+    return lines
+
+
+def collective_curve_lines(collectives: list[CollectiveCheck], markdown: bool) -> list[str]:
+    """Median and worst |error| per curve at sizes >= 64 KiB (calibration and reference curves marked)."""
+    lines = (
+        ["| curve | fabric | role | points >= 64 KiB | median |error| | worst |error| |", "|---|---|---|---|---|---|"]
+        if markdown
+        else [f"{'curve':48} {'fabric':10} {'role':11} {'points':>6} {'median':>7} {'worst':>7}"]
+    )
+    for cid in dict.fromkeys(c.id for c in collectives):
+        points = [c for c in collectives if c.id == cid and c.size_bytes >= JUDGED_COLLECTIVE_BYTES]
+        if not points:
+            continue
+        s = summary([c.error for c in points])
+        c = points[0]
+        if markdown:
+            lines.append(
+                f"| {cid} | {c.fabric} | {c.role} | {s['rows']} | {s['median_ape_pct']:.1f}% | "
+                f"{s['worst_ape_pct']:.1f}% |"
+            )
+        else:
+            lines.append(
+                f"{cid[:48]:48} {c.fabric:10} {c.role:11} {s['rows']:6d} {s['median_ape_pct']:6.1f}% "
+                f"{s['worst_ape_pct']:6.1f}%"
             )
     return lines
 
@@ -721,6 +761,7 @@ def render(
                 f"{c.measured_step_time_s:.3f} | {c.predicted_step_time_s:.3f} | "
                 f"{c.predicted_lo_s:.3f}-{c.predicted_hi_s:.3f}{inside} | {c.error:+.1%} |"
             )
+        lines += ["", *collective_curve_lines(collectives, markdown=True)]
         lines += [
             "",
             "| curve | op | bytes | measured busbw GB/s | predicted GB/s | error | judged |",
@@ -747,6 +788,7 @@ def render(
             f"{k.id[:36]:36} {k.size_bytes:14,.0f} {k.measured_busbw_gbytes_per_s:13.2f} "
             f"{k.predicted_busbw_gbytes_per_s:10.2f} {k.error:+8.1%}{mark}"
         )
+    lines += ["", *collective_curve_lines(collectives, markdown=False)]
     lines += ["", *(line.replace("**", "") for line in _training_summary_lines(training, coverage) if line)]
     lines += [line.replace("**", "") for line in collective_summary_lines(collectives)]
     return "\n".join(lines)

@@ -321,13 +321,15 @@ pub(crate) mod tests {
 
     #[test]
     fn ring_all_reduce_inside_a_server_uses_bus_bandwidth() {
-        // 8 GPUs on NVLink4 at 82%: busbw 369 GB/s; 1 GB all-reduce = 2 * 7/8 * 1e9 / 369e9 = 4.74 ms (+ latency).
+        // 8 GPUs on NVLink4 at 82%: busbw 369 GB/s; 1 GB all-reduce, Simple (24 channels, 3 chunk loops hidden
+        // behind 136 us transfers): 8.4 us + 14 steps x 1 us + 2 x 7/8 x 1e9 / 369e9 = 4.7425 ms. LL128 (92% of the
+        // bandwidth) and LL (141 GB/s cap) are slower at this size.
         let su = nvlink4();
         let f = ethernet_100g();
         let net = Network::new(&f, &non_blocking(), 8, 8);
         let ic = Interconnect { scale_up: &su, fabric: &f, network: &net };
         let t = ic.collective_time_s(Collective::AllReduce, 1e9, &GroupPlacement::new(8, 1, 8));
-        let expected = 2.0 * 7.0 / 8.0 * 1e9 / (450e9 * 0.82) + 6.8e-6 + 14e-6;
+        let expected = 2.0 * 7.0 / 8.0 * 1e9 / (450e9 * 0.82) + 8.4e-6 + 14e-6;
         assert!((t - expected).abs() < 1e-12, "{t} vs {expected}");
         // NVLS at busbw 1.07 x 450 GB/s wins for large messages.
         let mut nvls = nvlink4();
@@ -338,53 +340,39 @@ pub(crate) mod tests {
 
     #[test]
     fn ring_across_servers_is_bound_by_the_node_nics_and_paced_by_every_step() {
-        // 4 servers x 8 GPUs, a 32-rank ring: each server's 8 NICs carry 2 x 31/32 of S: 2 x 31/32 x 1 GB /
-        // (8 x 12.5 GB/s) = 19.375 ms; its 62 steps each last the slowest step (here NVLink's 1 us, the NIC's being
-        // 0 in this example): + 62 us, + NCCL's 6.8 us launch. (A double binary tree would take 2 x 1 GB /
-        // (0.92 x 100 GB/s) = 21.7 ms.)
+        // 4 servers x 8 GPUs, a 32-rank ring on 16 channels (2 per NIC): each server's 8 NICs carry 2 x 31/32 of S:
+        // 2 x 31/32 x 1 GB / (8 x 12.5 GB/s) = 19.375 ms; its 62 steps each last the slowest step (here NVLink's
+        // 1 us Simple step, the NIC's being 0 in this example): + 62 us, + NCCL's Simple base 8.4 us. The chunk,
+        // 1e9 / (32 x 16) = 1.95 MB, fits one loop. (A double binary tree would take 2 x 1 GB / (0.92 x 100 GB/s).)
         let su = nvlink4();
         let f = ethernet_100g();
         let net = Network::new(&f, &non_blocking(), 32, 8);
         let ic = Interconnect { scale_up: &su, fabric: &f, network: &net };
         let t = ic.collective_time_s(Collective::AllReduce, 1e9, &GroupPlacement::new(32, 1, 8));
-        let expected = 2.0 * 31.0 / 32.0 * 1e9 / (8.0 * 12.5e9) + 62.0 * 1e-6 + 6.8e-6;
+        let expected = 2.0 * 31.0 / 32.0 * 1e9 / (8.0 * 12.5e9) + 62.0 * 1e-6 + 8.4e-6;
         assert!((t - expected).abs() < 1e-9, "{t} vs {expected}");
     }
 
     #[test]
-    fn a_two_node_ring_pays_a_network_step_on_every_step() {
-        // nccl-tests #309, 2 x 8 H100 on 8 x 400G IB, NCCL_ALGO=Ring, 1 MiB: measured 12.53 GB/s busbw (157 us).
-        // Model: 30 steps x 5.2 us (5 us NIC + 1 leaf hop of 0.2 us) + 6.8 us + 2 x 15/16 x 1 MiB / (8 x 50 GB/s
-        // x 0.93) = 156 + 6.8 + 5.3 = 168 us -> busbw 1.875 x 1,048,576 / 168 us = 11.7 GB/s (-7%).
+    fn a_two_node_all_gather_pays_a_network_step_on_every_step() {
+        // 2 x 8 GPUs, 8 x 400G at 93%, 5 us NIC + one 0.2 us leaf hop = 5.2 us per network step, no LL/LL128
+        // saving: all_gather of 1 MiB, 15 steps, 16 channels, chunk 4,096 B. Simple: 8.4 + 15 x (5.2 + 4096 /
+        // 23.25 GB/s) = 89.04 us (LL128 95.35, LL 109.8: the nccl::tests arithmetic with 15 steps).
         let su = nvlink4();
         let f = FabricSpec {
             link_bytes_per_s: 50e9,
             efficiency: 0.93,
             nic_latency_s: 5e-6,
             switch_hop_latency_s: 0.2e-6,
+            ll_step_saving_s: 0.0,
+            ll128_step_saving_s: 0.0,
             ..ethernet_100g()
         };
         let net = Network::new(&f, &non_blocking(), 16, 8);
         let ic = Interconnect { scale_up: &su, fabric: &f, network: &net };
-        let t = ic.collective_time_s(Collective::ReduceScatter, 1048576.0, &GroupPlacement::new(16, 1, 8))
-            + ic.collective_time_s(Collective::AllGather, 1048576.0, &GroupPlacement::new(16, 1, 8))
-            - COLLECTIVE_BASE_LATENCY_S;
-        let expected = 30.0 * 5.2e-6 + 6.8e-6 + 2.0 * 15.0 / 16.0 * 1048576.0 / (8.0 * 50e9 * 0.93);
-        assert!((t - expected).abs() < 1e-9, "{t} vs {expected}");
-        let busbw = 1.875 * 1048576.0 / t / 1e9;
-        assert!((busbw / 12.53 - 1.0).abs() < 0.10, "{busbw}");
-    }
-
-    #[test]
-    fn nccl_corrects_the_tree_for_medium_messages() {
-        // treeCorrectionFactor (Simple): 1 MiB = 64 B x 2^14 -> index 14 -> 0.5; 64 KiB -> index 10 -> 0.6;
-        // 1.5 MiB halfway (in log2) to index 15's 0.6; 1 GiB -> beyond the table -> 1.
-        assert!((tree_correction(1048576.0) - 0.5).abs() < 1e-12);
-        assert!((tree_correction(65536.0) - 0.6).abs() < 1e-12);
-        let mid = tree_correction(1048576.0 * 2f64.sqrt());
-        assert!((mid - 0.55).abs() < 1e-12, "{mid}");
-        assert_eq!(tree_correction(1073741824.0), 1.0);
-        assert_eq!(tree_correction(8.0), 1.0);
+        let t = ic.collective_time_s(Collective::AllGather, 1048576.0, &GroupPlacement::new(16, 1, 8));
+        let expected = 8.4e-6 + 15.0 * (5.2e-6 + 4096.0 / 23.25e9);
+        assert!((t - expected).abs() < 1e-10, "{t} vs {expected}");
     }
 
     #[test]

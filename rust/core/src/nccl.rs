@@ -243,6 +243,95 @@ impl Tree {
 mod tests {
     use super::*;
 
+    fn us(x: f64) -> f64 {
+        x * 1e-6
+    }
+
+    /// 2 x 8 GPUs on 8 x 400G NICs: 16 ranks, 16 channels (2 per NIC), `bus` the ring's Simple bus bandwidth.
+    fn two_node_ring(steps: f64, bus: f64, step_us: [f64; 3]) -> Ring {
+        Ring {
+            ranks: 16.0,
+            steps,
+            channels: 16.0,
+            bus_bytes_per_s: bus,
+            step: StepLatency { by_protocol: step_us.map(us) },
+            compute_capability: 9,
+            nodes: 2,
+        }
+    }
+
+    #[test]
+    fn simple_regime_two_node_ring_all_reduce_at_1_mib() {
+        // nccl-tests #309, 2 x 8 H100, IB NDR (372 GB/s = 8 x 50 x 0.93), NCCL_ALGO=Ring, 1 MiB: measured 156.9 us.
+        // Every protocol pays the 5.2 us network step (ib-ndr saves nothing). 30 steps, 16 channels open
+        // (1 MiB / 32 KiB = 32 > 16), chunk 1,048,576 / (16 x 16) = 4,096 B.
+        // Simple: 23.25 GB/s per channel -> 0.1762 us; 8.4 + 30 x 5.3762 = 169.69 us.
+        // LL: min(0.5 x 372, 39) = 39 GB/s -> 2.4375 per channel -> 1.6804 us; 6.6 + 30 x 6.8804 = 213.01 us.
+        // LL128: min(0.92 x 372, 8 x 36.7) = 293.6 GB/s -> 18.35 per channel -> 0.2232 us; 14 + 30 x 5.4232 = 176.70.
+        let ring = two_node_ring(30.0, 372e9, [5.2, 5.2, 5.2]);
+        let simple = 8.4 + 30.0 * (5.2 + 4096.0 / 23.25e3);
+        assert!((ring.time_s(Protocol::Simple, 1048576.0) - us(simple)).abs() < 1e-10);
+        let ll = 6.6 + 30.0 * (5.2 + 4096.0 / 2.4375e3);
+        assert!((ring.time_s(Protocol::Ll, 1048576.0) - us(ll)).abs() < 1e-10);
+        let ll128 = 14.0 + 30.0 * (5.2 + 4096.0 / 18.35e3);
+        assert!((ring.time_s(Protocol::Ll128, 1048576.0) - us(ll128)).abs() < 1e-10);
+        assert_eq!(ring.best_time_s(1048576.0), ring.time_s(Protocol::Simple, 1048576.0));
+        // 169.7 us against the measured 156.9: +8% in time.
+        assert!((simple / 156.9 - 1.0).abs() < 0.10, "{simple}");
+    }
+
+    #[test]
+    fn ll_regime_two_node_all_gather_at_64_kib() {
+        // GCP A3 Ultra, 2 x 8 H200, 8 x 400G RoCE (380 GB/s = 8 x 50 x 0.95), all_gather 64 KiB: measured 59.7 us.
+        // Network steps LL 2.0, LL128 4.0, Simple 7.3 us (roce-400g's 7.3 us step less its fitted savings), 15 steps.
+        // LL: 39 GB/s cap -> 2.4375 per channel; LL opens a channel per 4 KiB x 16 ranks = 64 KiB: 1 channel,
+        //   chunk 65,536 / 16 = 4,096 B -> 1.6804 us; 6.6 + 15 x 3.6804 = 61.81 us.
+        // LL128: 293.6 GB/s -> 18.35 per channel, 65,536 / 5,120 = 12.8 channels, chunk 320 B -> 0.0174 us;
+        //   14 + 15 x 4.0174 = 74.26 us.  Simple: 2 channels, chunk 2,048 B at 23.75 GB/s: 8.4 + 15 x 7.3862 = 119.2.
+        let ring = two_node_ring(15.0, 380e9, [2.0, 4.0, 7.3]);
+        let ll = 6.6 + 15.0 * (2.0 + 4096.0 / 2.4375e3);
+        assert!((ring.best_time_s(65536.0) - us(ll)).abs() < 1e-10);
+        let ll128 = 14.0 + 15.0 * (4.0 + 320.0 / 18.35e3);
+        assert!((ring.time_s(Protocol::Ll128, 65536.0) - us(ll128)).abs() < 1e-10);
+        let simple = 8.4 + 15.0 * (7.3 + 2048.0 / 23.75e3);
+        assert!((ring.time_s(Protocol::Simple, 65536.0) - us(simple)).abs() < 1e-10);
+        assert!((ll / 59.7 - 1.0).abs() < 0.05, "{ll}");
+    }
+
+    #[test]
+    fn ll128_regime_two_node_all_gather_at_16_mib() {
+        // The same ring at 16 MiB (measured 122.8 us): chunk 16,777,216 / 256 = 65,536 B on every protocol.
+        // LL128: 65,536 / 18.35 GB/s = 3.5714 us; 14 + 15 x 7.5714 = 127.57 us (best).
+        // Simple: 65,536 / 23.75 GB/s = 2.7594 us; 8.4 + 15 x 10.0594 = 159.29 us.
+        // LL: 2 loops of 32 KiB; 65,536 / 2.4375 GB/s = 26.887 us, the second loop's 2 us hidden behind 13.4 us of
+        //   transfer; 6.6 + 15 x 28.887 = 439.9 us.
+        let ring = two_node_ring(15.0, 380e9, [2.0, 4.0, 7.3]);
+        let s = 16777216.0;
+        let ll128 = 14.0 + 15.0 * (4.0 + 65536.0 / 18.35e3);
+        assert!((ring.best_time_s(s) - us(ll128)).abs() < 1e-10);
+        let simple = 8.4 + 15.0 * (7.3 + 65536.0 / 23.75e3);
+        assert!((ring.time_s(Protocol::Simple, s) - us(simple)).abs() < 1e-10);
+        let ll = 6.6 + 15.0 * (2.0 + 65536.0 / 2.4375e3);
+        assert!((ring.time_s(Protocol::Ll, s) - us(ll)).abs() < 1e-10);
+        assert!((ll128 / 122.8 - 1.0).abs() < 0.05, "{ll128}");
+    }
+
+    #[test]
+    fn chunk_loops_pay_their_fixed_cost_only_when_the_transfer_is_shorter() {
+        // #309 ring at 8 GiB (measured 41,015 us): chunk 8,589,934,592 / 256 = 33,554,432 B = 16 Simple chunks;
+        // each 2 MiB chunk takes 90.2 us at 23.25 GB/s, longer than the 5.2 us step, so later loops cost nothing:
+        // 8.4 + 30 x (5.2 + 33,554,432 / 23.25e3) = 43,460 us (busbw 1.875 x 8 GiB / 43,460 us = 370.6 GB/s, -5.6%).
+        let ring = two_node_ring(30.0, 372e9, [5.2, 5.2, 5.2]);
+        let t = 8.4 + 30.0 * (5.2 + 33554432.0 / 23.25e3);
+        assert!((ring.time_s(Protocol::Simple, 8589934592.0) - us(t)).abs() < 1e-9);
+        // A 20 us LL step against 32 KiB chunks at 2.4375 GB/s (13.443 us): each later loop adds 6.557 us.
+        // 1 MiB over 16 ranks and 16 channels: 4,096 B per chunk, one loop; 16 MiB: 65,536 B, two loops:
+        // 6.6 + 15 x (20 + 26.887 + 6.557) = 808.2 us.
+        let slow = two_node_ring(15.0, 380e9, [20.0, 4.0, 7.3]);
+        let t = 6.6 + 15.0 * (20.0 + 65536.0 / 2.4375e3 + (20.0 - 32768.0 / 2.4375e3));
+        assert!((slow.time_s(Protocol::Ll, 16777216.0) - us(t)).abs() < 1e-10);
+    }
+
     #[test]
     fn tree_correction_follows_nccls_table() {
         // Simple: 1 MiB = 64 B x 2^14 -> index 14 -> 0.5; 64 KiB -> index 10 -> 0.6; 1.5 MiB halfway (in log2) to
