@@ -76,6 +76,9 @@ def test_calibration_and_forced_algorithm_curves_are_not_judged(collectives):
     roles = {c.id: c.role for c in collectives}
     assert roles["h100-efa-32gpu-4node-p5"] == "calibration"
     assert roles["h100-roce-1024gpu-128node-ring-ll128"] == "reference"
+    # The curves the fabrics' LL/LL128 per-step savings were fitted on (data/fabrics.toml) are not judged.
+    assert roles["h200-roce-16gpu-2node-gcp-a3ultra-allgather"] == "calibration"
+    assert roles["h100-ib-ndr-32gpu-4node-default-gjaion"] == "calibration"
     assert not any(c.id in ("h100-efa-32gpu-4node-p5",) for c in validation.judged_collectives(collectives))
 
 

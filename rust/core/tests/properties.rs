@@ -231,6 +231,47 @@ proptest! {
         };
         prop_assert!(busbw <= wire * (1.0 + 1e-9), "{busbw} > {wire}");
     }
+
+    /// NCCL's protocols (LL, LL128, Simple) never beat the efficiency ceiling: a ring collective (all-gather,
+    /// reduce-scatter) reaches at most line rate x efficiency of the NICs (or of the domain inside one), at every
+    /// size; and more bandwidth, on either level, never makes a collective slower.
+    #[test]
+    fn nccl_protocols_stay_under_the_efficiency_ceiling_and_bandwidth_never_hurts(
+        fabric in fabric_choice(), nodes in 1u32..64, bytes in 1e3f64..1e10, factor in 1.0f64..4.0,
+        op in prop::sample::select(vec![
+            scalefront_core::collectives::Collective::AllReduce,
+            scalefront_core::collectives::Collective::AllGather,
+            scalefront_core::collectives::Collective::ReduceScatter,
+        ]),
+    ) {
+        use scalefront_core::collectives::{Collective, Interconnect};
+        use scalefront_core::parallelism::GroupPlacement;
+        use scalefront_core::topology::Network;
+        let gpus = nodes * 8;
+        let network = Network::new(&fabric, &rail_fat_tree(), gpus, 8);
+        let scale_up = nvlink4();
+        let ic = Interconnect { scale_up: &scale_up, fabric: &fabric, network: &network };
+        let g = GroupPlacement::new(gpus, 1, 8);
+        let t = ic.collective_time_s(op, bytes, &g);
+        if op != Collective::AllReduce {
+            let n = gpus as f64;
+            let busbw = (n - 1.0) / n * bytes / t;
+            let ceiling = if nodes == 1 {
+                scale_up.bytes_per_s * scale_up.ring_efficiency
+            } else {
+                8.0 * fabric.link_bytes_per_s * fabric.efficiency
+            };
+            prop_assert!(busbw <= ceiling * (1.0 + 1e-9), "{busbw} > {ceiling}");
+        }
+        let mut fast_fabric = fabric.clone();
+        fast_fabric.link_bytes_per_s *= factor;
+        let fast_network = Network::new(&fast_fabric, &rail_fat_tree(), gpus, 8);
+        let mut fast_scale_up = nvlink4();
+        fast_scale_up.bytes_per_s *= factor;
+        let fast = Interconnect { scale_up: &fast_scale_up, fabric: &fast_fabric, network: &fast_network };
+        let t_fast = fast.collective_time_s(op, bytes, &g);
+        prop_assert!(t_fast <= t * (1.0 + 1e-12), "{t} -> {t_fast}");
+    }
 }
 
 proptest! {
