@@ -46,10 +46,13 @@ const TREE_PROTOCOL_FRACTION: [f64; 3] = [0.92 / 3.8, 0.92 * 120.0 / 128.0, 0.92
 /// steps = 2,097,152 B; LL 524,288 / 8 / 2 = 32,768 B; LL128 4,915,200 / 8 x 15/16 = 576,000 B (init.cc:810-813,
 /// enqueue.cc:2222-2227, device.h:110-112).
 const CHUNK_BYTES: [f64; 3] = [32_768.0, 576_000.0, 2_097_152.0];
+const INV_CHUNK_BYTES: [f64; 3] = [1.0 / CHUNK_BYTES[0], 1.0 / CHUNK_BYTES[1], 1.0 / CHUNK_BYTES[2]];
 
 /// Bytes per channel below which NCCL opens fewer channels: threads x threshold, LL 512 x 8 (x ranks, tuning.cc:593),
 /// LL128 640 x 8, Simple 512 x 64 (enqueue.cc:2092-2105, comm.h:49-51, device.h:95-97,114).
 const CHANNEL_THRESHOLD_BYTES: [f64; 3] = [4096.0, 5120.0, 32_768.0];
+const INV_CHANNEL_THRESHOLD: [f64; 3] =
+    [1.0 / CHANNEL_THRESHOLD_BYTES[0], 1.0 / CHANNEL_THRESHOLD_BYTES[1], 1.0 / CHANNEL_THRESHOLD_BYTES[2]];
 
 /// Most channels a communicator opens (MAXCHANNELS, device.h:91).
 pub const MAX_CHANNELS: f64 = 64.0;
@@ -109,15 +112,35 @@ const TREE_CORRECTION: [[f64; 24]; 3] = [
 /// index floor(log2(bytes / 64)) < 23, tuning.cc:640) at each power of two, interpolated in log2(size) between them
 /// (so a larger message never takes less time), 1 beyond the table.
 pub fn tree_correction(p: Protocol, message_bytes: f64) -> f64 {
-    let x = (message_bytes / 64.0).log2();
-    if x.is_nan() || x < 0.0 {
-        return 1.0;
+    TreeIndex::of(message_bytes).correction(p)
+}
+
+/// Where a message size falls in NCCL's tree correction table, computed once for all protocols.
+#[derive(Clone, Copy)]
+struct TreeIndex {
+    i: usize,
+    frac: f64,
+    beyond: bool,
+}
+
+impl TreeIndex {
+    fn of(message_bytes: f64) -> TreeIndex {
+        let x = (message_bytes / 64.0).log2();
+        if x.is_nan() || x < 0.0 {
+            return TreeIndex { i: 0, frac: 0.0, beyond: true };
+        }
+        let i = x.floor();
+        TreeIndex { i: i as usize, frac: x - i, beyond: false }
     }
-    let table = &TREE_CORRECTION[p as usize];
-    let at = |i: usize| if i < 23 { table[i] } else { 1.0 };
-    let i = x.floor() as usize;
-    let frac = x - i as f64;
-    at(i) * (1.0 - frac) + at(i + 1) * frac
+
+    fn correction(self, p: Protocol) -> f64 {
+        if self.beyond {
+            return 1.0;
+        }
+        let table = &TREE_CORRECTION[p as usize];
+        let at = |i: usize| if i < 23 { table[i] } else { 1.0 };
+        at(self.i) * (1.0 - self.frac) + at(self.i + 1) * self.frac
+    }
 }
 
 /// One protocol's time per step on each level (s).
@@ -138,14 +161,15 @@ impl StepLatency {
     }
 }
 
-/// A ring as NCCL runs it: `ranks` members, `steps` steps, `channels` channels at most, the ring's Simple bus
-/// bandwidth (its slowest level's), NCCL's architecture and node count (for its per-channel caps).
+/// A ring as NCCL runs it: `ranks` members, `steps` steps, `channels` channels at most, seconds per byte of the
+/// ring's Simple bus bandwidth (its slowest level's), NCCL's architecture and node count (for its per-channel caps).
+/// (Seconds per byte rather than bytes per second: the evaluation multiplies where it would divide.)
 #[derive(Clone, Copy, Debug)]
 pub struct Ring {
     pub ranks: f64,
     pub steps: f64,
     pub channels: f64,
-    pub bus_bytes_per_s: f64,
+    pub s_per_bus_byte: f64,
     pub step: StepLatency,
     pub compute_capability: u32,
     pub nodes: u32,
@@ -156,12 +180,17 @@ impl Ring {
     /// per-protocol ceilings (LL: llMaxBw; LL128: channels x perChMaxRingLL128Bw, graph channels being half the
     /// communicator's, connect.cc:460).
     pub fn bus_bytes_per_s(&self, p: Protocol) -> f64 {
-        let bw = RING_PROTOCOL_FRACTION[p as usize] * self.bus_bytes_per_s;
+        1.0 / self.s_per_byte(p)
+    }
+
+    /// Seconds per bus byte of protocol `p` (the inverse of `bus_bytes_per_s`).
+    fn s_per_byte(&self, p: Protocol) -> f64 {
+        let share = self.s_per_bus_byte / RING_PROTOCOL_FRACTION[p as usize];
         let arch = arch_row(self.compute_capability);
         match p {
-            Protocol::Ll => bw.min(ll_max_bus_bytes_per_s(arch, self.nodes)),
-            Protocol::Ll128 => bw.min(self.channels / 2.0 * RING_LL128_PER_CHANNEL[arch]),
-            Protocol::Simple => bw,
+            Protocol::Ll => share.max(1.0 / ll_max_bus_bytes_per_s(arch, self.nodes)),
+            Protocol::Ll128 => share.max(1.0 / (self.channels / 2.0 * RING_LL128_PER_CHANNEL[arch])),
+            Protocol::Simple => share,
         }
     }
 
@@ -170,19 +199,33 @@ impl Ring {
     pub fn time_s(&self, p: Protocol, message_bytes: f64) -> f64 {
         let i = p as usize;
         let alpha = self.step.of(p);
-        let per_channel = self.bus_bytes_per_s(p) / self.channels;
-        let threshold =
-            if p == Protocol::Ll { CHANNEL_THRESHOLD_BYTES[i] * self.ranks } else { CHANNEL_THRESHOLD_BYTES[i] };
-        let open = (message_bytes / threshold).clamp(1.0, self.channels);
+        // Seconds per byte of one channel.
+        let channel_s_per_byte = self.s_per_byte(p) * self.channels;
+        let per_threshold =
+            if p == Protocol::Ll { INV_CHANNEL_THRESHOLD[i] / self.ranks } else { INV_CHANNEL_THRESHOLD[i] };
+        let open = (message_bytes * per_threshold).clamp(1.0, self.channels);
         let chunk = message_bytes / (self.ranks * open);
-        let loops = (chunk / CHUNK_BYTES[i]).ceil().max(1.0);
-        let hidden_loop_cost = (alpha - CHUNK_BYTES[i] / per_channel).max(0.0);
-        RING_BASE_LATENCY_S[i] + self.steps * (alpha + chunk / per_channel + (loops - 1.0) * hidden_loop_cost)
+        let mut step = alpha + chunk * channel_s_per_byte;
+        if chunk > CHUNK_BYTES[i] {
+            let loops = (chunk * INV_CHUNK_BYTES[i]).ceil();
+            step += (loops - 1.0) * (alpha - CHUNK_BYTES[i] * channel_s_per_byte).max(0.0);
+        }
+        RING_BASE_LATENCY_S[i] + self.steps * step
     }
 
-    /// The fastest protocol's time, as NCCL's tuner picks the minimum (enqueue.cc:2035-2044).
+    /// The fastest protocol's time, as NCCL's tuner picks the minimum (enqueue.cc:2035-2044). Simple first; LL128
+    /// and LL only when their lower bound (base latency + the message at their full-channel bandwidth, at most 0.92
+    /// and 0.5 of Simple's) could beat it: the same minimum, without their arithmetic for large messages.
     pub fn best_time_s(&self, message_bytes: f64) -> f64 {
-        PROTOCOLS.iter().map(|&p| self.time_s(p, message_bytes)).fold(f64::INFINITY, f64::min)
+        let mut best = self.time_s(Protocol::Simple, message_bytes);
+        let simple_bandwidth_s = self.steps / self.ranks * message_bytes * self.s_per_bus_byte;
+        for p in [Protocol::Ll128, Protocol::Ll] {
+            let i = p as usize;
+            if RING_BASE_LATENCY_S[i] + simple_bandwidth_s / RING_PROTOCOL_FRACTION[i] < best {
+                best = best.min(self.time_s(p, message_bytes));
+            }
+        }
+        best
     }
 }
 
@@ -213,6 +256,11 @@ pub struct Tree {
 
 impl Tree {
     pub fn bus_bytes_per_s(&self, p: Protocol, message_bytes: f64) -> f64 {
+        self.capped_bus_bytes_per_s(p) * tree_correction(p, message_bytes)
+    }
+
+    /// NCCL's tree bus bandwidth before its size correction.
+    fn capped_bus_bytes_per_s(&self, p: Protocol) -> f64 {
         let arch = arch_row(self.compute_capability);
         let nodes = self.domains.max(1.0) as u32;
         let column = nodes_column(nodes);
@@ -223,19 +271,35 @@ impl Tree {
             Protocol::Ll128 => bw.min(graph_channels * TREE_LL128_PER_CHANNEL[arch][column]),
             Protocol::Simple => bw.min(graph_channels * TREE_PER_CHANNEL[arch][column]),
         };
-        capped * tree_correction(p, message_bytes)
+        capped
     }
 
     pub fn time_s(&self, p: Protocol, message_bytes: f64) -> f64 {
+        self.time_at(p, message_bytes, TreeIndex::of(message_bytes), self.domains.log2().ceil())
+    }
+
+    fn time_at(&self, p: Protocol, message_bytes: f64, index: TreeIndex, levels: f64) -> f64 {
         let latency = TREE_BASE_LATENCY_S[p as usize]
-            + 2.0
-                * ((self.per_domain - 1.0) * self.intra_step.of(p) + self.domains.log2().ceil() * self.net_step.of(p));
-        let tree_s_per_byte = 1.0 / self.bus_bytes_per_s(p, message_bytes);
+            + 2.0 * ((self.per_domain - 1.0) * self.intra_step.of(p) + levels * self.net_step.of(p));
+        let tree_s_per_byte = 1.0 / (self.capped_bus_bytes_per_s(p) * index.correction(p));
         latency + 2.0 * message_bytes * self.intra_s_per_byte.max(tree_s_per_byte)
     }
 
+    /// The fastest protocol's time; LL128 and LL only when their lower bound (base latency + 2 S at their share
+    /// of the domain's bandwidth, before caps and corrections, which only lower it) could beat Simple's.
     pub fn best_time_s(&self, message_bytes: f64) -> f64 {
-        PROTOCOLS.iter().map(|&p| self.time_s(p, message_bytes)).fold(f64::INFINITY, f64::min)
+        let index = TreeIndex::of(message_bytes);
+        let levels = self.domains.log2().ceil();
+        let mut best = self.time_at(Protocol::Simple, message_bytes, index, levels);
+        for p in [Protocol::Ll128, Protocol::Ll] {
+            let i = p as usize;
+            let bound =
+                TREE_BASE_LATENCY_S[i] + 2.0 * message_bytes / (TREE_PROTOCOL_FRACTION[i] * self.domain_bytes_per_s);
+            if bound < best {
+                best = best.min(self.time_at(p, message_bytes, index, levels));
+            }
+        }
+        best
     }
 }
 
@@ -253,7 +317,7 @@ mod tests {
             ranks: 16.0,
             steps,
             channels: 16.0,
-            bus_bytes_per_s: bus,
+            s_per_bus_byte: 1.0 / bus,
             step: StepLatency { by_protocol: step_us.map(us) },
             compute_capability: 9,
             nodes: 2,
