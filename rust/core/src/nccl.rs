@@ -266,12 +266,11 @@ impl Tree {
         let column = nodes_column(nodes);
         let graph_channels = self.channels / 2.0;
         let bw = TREE_PROTOCOL_FRACTION[p as usize] * self.domain_bytes_per_s;
-        let capped = match p {
+        match p {
             Protocol::Ll => bw.min(ll_max_bus_bytes_per_s(arch, nodes)),
             Protocol::Ll128 => bw.min(graph_channels * TREE_LL128_PER_CHANNEL[arch][column]),
             Protocol::Simple => bw.min(graph_channels * TREE_PER_CHANNEL[arch][column]),
-        };
-        capped
+        }
     }
 
     pub fn time_s(&self, p: Protocol, message_bytes: f64) -> f64 {
