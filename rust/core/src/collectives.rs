@@ -183,10 +183,16 @@ impl Interconnect<'_> {
             // ("Handle 2 node case of NVLSTree", tuning.cc @5067397c; 2 x 8 H100 reach 465-469 GB/s busbw on
             // 8 x 400G, NVIDIA/nccl-tests #309).
             let nvls_tree_bytes_per_s = if g.domains == 2 { 2.0 * domain_bytes_per_s } else { domain_bytes_per_s };
+            let levels = domains.log2().ceil();
+            let tree_s_per_byte = 1.0 / (TREE_BANDWIDTH_FRACTION * nvls_tree_bytes_per_s);
+            // Pipeline fill, as for NCCL's tree (nccl::Tree): one chunk per NVLS channel crosses each of the
+            // 2 x levels network hops before the pipeline streams.
+            let fill = 2.0 * levels * nccl::nvls_tree_fill_bytes(message_bytes, g.domains, cc) * tree_s_per_byte;
             let nvls_tree = COLLECTIVE_BASE_LATENCY_S
                 + NVLS_LATENCY_S
-                + 2.0 * domains.log2().ceil() * a_nvls_tree
-                + 2.0 * message_bytes * intra_nvls.max(1.0 / (TREE_BANDWIDTH_FRACTION * nvls_tree_bytes_per_s));
+                + 2.0 * levels * a_nvls_tree
+                + fill
+                + 2.0 * message_bytes * intra_nvls.max(tree_s_per_byte);
             best = best.min(nvls_tree);
         }
         if sharp > 0.0 && self.network.in_network_reduction_fits(g) {

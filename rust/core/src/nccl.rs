@@ -54,6 +54,25 @@ const CHANNEL_THRESHOLD_BYTES: [f64; 3] = [4096.0, 5120.0, 32_768.0];
 const INV_CHANNEL_THRESHOLD: [f64; 3] =
     [1.0 / CHANNEL_THRESHOLD_BYTES[0], 1.0 / CHANNEL_THRESHOLD_BYTES[1], 1.0 / CHANNEL_THRESHOLD_BYTES[2]];
 
+/// Bytes per channel a tree moves per step: Simple one 512 KiB step (chunkSteps 1 off the ring), LL 32 KiB,
+/// LL128 576,000 B (enqueue.cc:2222-2227).
+const TREE_CHUNK_BYTES: [f64; 3] = [32_768.0, 576_000.0, 524_288.0];
+
+/// NVLS channels: NVLS_NCHANNELS_SM90 16, NVLS_NCHANNELS_SM100 32 (src/transport/nvls.cc:155-157).
+const NVLS_CHANNELS: [f64; 4] = [16.0, 16.0, 16.0, 32.0];
+/// NVLSTree's largest chunk per channel: 262,144 B, at most 65,536 B from 4 nodes (enqueue.cc:2280-2285,
+/// nvls.cc:228-229).
+const NVLS_TREE_CHUNK_BYTES: f64 = 262_144.0;
+const NVLS_TREE_CHUNK_BYTES_4_NODES: f64 = 65_536.0;
+
+/// Bytes NVLSTree has in flight on its channels while its pipeline fills (one chunk per channel, or the whole
+/// message when smaller): each network hop of the tree carries them before the pipeline streams.
+pub fn nvls_tree_fill_bytes(message_bytes: f64, nodes: u32, compute_capability: u32) -> f64 {
+    let channels = NVLS_CHANNELS[arch_row(compute_capability)];
+    let chunk = if nodes >= 4 { NVLS_TREE_CHUNK_BYTES_4_NODES } else { NVLS_TREE_CHUNK_BYTES };
+    message_bytes.min(chunk * channels)
+}
+
 /// Most channels a communicator opens (MAXCHANNELS, device.h:91).
 pub const MAX_CHANNELS: f64 = 64.0;
 
@@ -239,7 +258,9 @@ fn ll_max_bus_bytes_per_s(arch: usize, nodes: u32) -> f64 {
 
 /// NCCL's tree all-reduce across domains (a chain inside each, a double binary tree between them): per protocol,
 /// base + 2 x ((per-domain members - 1) x intra step + ceil(log2 domains) x network step) + 2 S / tree bus
-/// bandwidth (tuning.cc:330-336, 400-401, 640), the pace set by the slower of the chain and the tree.
+/// bandwidth (tuning.cc:330-336, 400-401, 640), the pace set by the slower of the chain and the tree; plus the
+/// pipeline fill: before the chunks stream, one chunk per channel (or the whole message, when smaller) crosses each
+/// of the 2 x ceil(log2 domains) network hops, up the tree and down, at the tree's bandwidth.
 #[derive(Clone, Copy, Debug)]
 pub struct Tree {
     pub per_domain: f64,
@@ -281,7 +302,10 @@ impl Tree {
         let latency = TREE_BASE_LATENCY_S[p as usize]
             + 2.0 * ((self.per_domain - 1.0) * self.intra_step.of(p) + levels * self.net_step.of(p));
         let tree_s_per_byte = 1.0 / (self.capped_bus_bytes_per_s(p) * index.correction(p));
-        latency + 2.0 * message_bytes * self.intra_s_per_byte.max(tree_s_per_byte)
+        // Pipeline fill: a chunk per channel crosses each of the 2 x levels network hops (up the tree, then down)
+        // before the pipeline streams (chunk: NCCL's tree step, or the whole message per channel when smaller).
+        let fill = 2.0 * levels * message_bytes.min(TREE_CHUNK_BYTES[p as usize] * self.channels) * tree_s_per_byte;
+        latency + fill + 2.0 * message_bytes * self.intra_s_per_byte.max(tree_s_per_byte)
     }
 
     /// The fastest protocol's time; LL128 and LL only when their lower bound (base latency + 2 S at their share
@@ -377,6 +401,33 @@ mod tests {
         let ll = 6.6 + 15.0 * (2.0 + 65536.0 / 2.4375e3);
         assert!((ring.time_s(Protocol::Ll, s) - us(ll)).abs() < 1e-10);
         assert!((ll128 / 122.8 - 1.0).abs() < 0.05, "{ll128}");
+    }
+
+    #[test]
+    fn tree_pays_nccls_caps_correction_and_its_pipeline_fill() {
+        // 4 domains of one GPU each behind 372 GB/s, 16 channels, 5.2 us steps, Hopper; all-reduce of 64 MiB.
+        // Simple: min(0.92 x 372, 8 graph channels x 36.0 (perChMaxTreeBw, 3+ nodes)) = 288 GB/s x correction
+        // 0.8 (64 MiB = 64 B x 2^20) = 230.4 GB/s; latency 8.4 + 2 x 2 levels x 5.2 = 29.2 us; fill: 16 chunks of
+        // 512 KiB (8 MiB) over 4 network hops = 145.64 us; 2 x 64 MiB / 230.4 GB/s = 582.54 us; 757.4 us.
+        // LL128: min(0.8625 x 372, 8 x 29.0) = 232 x 0.9 = 208.8 GB/s: 14 + 20.8 + 4 x 9,216,000 / 208.8 +
+        // 642.8 = 854.2 us. LL: its bound alone, 6.8 + 2 x 64 MiB / (0.242 x 372 GB/s) = 1,491 us, loses.
+        let tree = Tree {
+            per_domain: 1.0,
+            domains: 4.0,
+            intra_s_per_byte: 0.0,
+            domain_bytes_per_s: 372e9,
+            channels: 16.0,
+            intra_step: StepLatency { by_protocol: [us(0.6), us(1.9), us(3.4)] },
+            net_step: StepLatency { by_protocol: [us(5.2); 3] },
+            compute_capability: 9,
+        };
+        let s = 67108864.0;
+        let simple = 8.4 + 20.8 + (4.0 * 8388608.0 + 2.0 * s) / 230.4e3;
+        assert!((tree.time_s(Protocol::Simple, s) - us(simple)).abs() < 1e-10, "{simple}");
+        let ll128 = 14.0 + 20.8 + (4.0 * 9216000.0 + 2.0 * s) / 208.8e3;
+        assert!((tree.time_s(Protocol::Ll128, s) - us(ll128)).abs() < 1e-10, "{ll128}");
+        assert_eq!(tree.best_time_s(s), tree.time_s(Protocol::Simple, s));
+        assert!((simple - 757.4).abs() < 0.1 && (ll128 - 854.2).abs() < 0.1, "{simple} {ll128}");
     }
 
     #[test]
