@@ -587,23 +587,22 @@ def collective_summary_lines(collectives: list[CollectiveCheck]) -> list[str]:
             f"**Collectives, held-out curves, sizes >= {label}**: {s['rows']} points on {curves} curves, median "
             f"|error| {s['median_ape_pct']:.1f}%, worst {s['worst_ape_pct']:.1f}%."
         )
+    judged_all = judged_collectives(collectives)
     for op in sorted({c.op for c in collectives}):
-        judged = [c for c in judged_collectives(collectives) if c.op == op]
-        if judged:
-            s = summary([c.error for c in judged])
-            lines.append(
-                f"- {op} (>= 64 KiB): {s['rows']} points, median {s['median_ape_pct']:.1f}%, "
-                f"worst {s['worst_ape_pct']:.1f}%."
-            )
+        lines += _group_line(f"- {op} (>= 64 KiB): {{points}} points, ", [c for c in judged_all if c.op == op])
     for fabric in sorted({c.fabric for c in collectives}):
-        judged = [c for c in judged_collectives(collectives) if c.fabric == fabric]
-        if judged:
-            s = summary([c.error for c in judged])
-            lines.append(
-                f"- fabric {fabric} (>= 64 KiB): {s['rows']} points on {len({c.id for c in judged})} curves, median "
-                f"{s['median_ape_pct']:.1f}%, worst {s['worst_ape_pct']:.1f}%."
-            )
+        judged = [c for c in judged_all if c.fabric == fabric]
+        lines += _group_line(f"- fabric {fabric} (>= 64 KiB): {{points}} points on {{curves}} curves, ", judged)
     return lines
+
+
+def _group_line(head: str, judged: list[CollectiveCheck]) -> list[str]:
+    """`head` (with {points} and {curves} filled in) and the group's median and worst |error|; nothing if empty."""
+    if not judged:
+        return []
+    s = summary([c.error for c in judged])
+    head = head.format(points=s["rows"], curves=len({c.id for c in judged}))
+    return [f"{head}median {s['median_ape_pct']:.1f}%, worst {s['worst_ape_pct']:.1f}%."]
 
 
 def collective_curve_lines(collectives: list[CollectiveCheck], markdown: bool) -> list[str]:

@@ -195,15 +195,13 @@ impl Interconnect<'_> {
                 + 2.0 * message_bytes * intra_nvls.max(tree_s_per_byte);
             best = best.min(nvls_tree);
         }
-        if sharp > 0.0 && self.network.in_network_reduction_fits(g) {
+        let in_network_factor = if sharp > 0.0 { self.network.in_network_bandwidth_factor(g) } else { None };
+        if let Some(factor) = in_network_factor {
             // In-network reduction (SHARP, all-reduce only: reduce-scatter and all-gather move (n-1)/n of the
             // message per NIC on a ring already, the least they can): the switches reduce, bus bandwidth sharp x
             // line rate, one stream per group up each leaf (NCCL CollNet, src/graph/tuning.cc @5067397c).
-            let sharp_bytes_per_s = per_domain
-                * self.fabric.link_bytes_per_s
-                * self.fabric.links_per_gpu as f64
-                * sharp
-                * self.network.in_network_bandwidth_factor(g);
+            let sharp_bytes_per_s =
+                per_domain * self.fabric.link_bytes_per_s * self.fabric.links_per_gpu as f64 * sharp * factor;
             let in_network = COLLECTIVE_BASE_LATENCY_S
                 + 2.0 * ((per_domain - 1.0) * a_su + a_net)
                 + 2.0 * message_bytes * intra.max((domains - 1.0) / (domains * sharp_bytes_per_s));

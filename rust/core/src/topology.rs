@@ -243,22 +243,21 @@ impl Network {
         groups.max(1.0)
     }
 
-    /// Can the group reduce in the network (SHARP) alongside the other groups on its leaves? Quantum (HDR) runs
-    /// one streaming aggregation tree per switch, Quantum-2 one per port (NVIDIA SHARP 3.13.0 docs, "General
+    /// Fraction of its NICs' bandwidth a member keeps when the switches reduce (SHARP), or None when the group
+    /// cannot reduce in the network alongside the other groups on its leaves. Each leaf sends one stream per group
+    /// up its aggregation tree, on paths the aggregation manager sets (no hashing). Quantum (HDR) runs one
+    /// streaming aggregation tree per switch, Quantum-2 one per port (NVIDIA SHARP 3.13.0 docs, "General
     /// Information"); a synchronous step waits for the groups that fell back to a ring.
-    pub fn in_network_reduction_fits(&self, g: &GroupPlacement) -> bool {
-        self.in_network_groups_per_leaf == 0 || self.groups_per_leaf(g) <= self.in_network_groups_per_leaf as f64
-    }
-
-    /// Fraction of its NICs' bandwidth a member keeps when the switches reduce (SHARP): each leaf sends one
-    /// stream per group up its aggregation tree, on paths the aggregation manager sets (no hashing).
-    pub fn in_network_bandwidth_factor(&self, g: &GroupPlacement) -> f64 {
-        if g.domains <= 1 || self.leaves_spanned(g) <= 1.0 {
-            return 1.0;
+    pub fn in_network_bandwidth_factor(&self, g: &GroupPlacement) -> Option<f64> {
+        let groups = self.groups_per_leaf(g);
+        if self.in_network_groups_per_leaf != 0 && groups > self.in_network_groups_per_leaf as f64 {
+            return None;
         }
-        let streams = self.groups_per_leaf(g);
+        if g.domains <= 1 || self.leaves_spanned(g) <= 1.0 {
+            return Some(1.0);
+        }
         let uplinks = self.leaf_down_ports / self.oversubscription;
-        1.0 / (streams / uplinks).max(1.0)
+        Some(1.0 / (groups / uplinks).max(1.0))
     }
 
     /// Parts of the scale-out network, every link optical with one module per port end (see `crate::bom::parts`

@@ -1,6 +1,7 @@
 //! Invariants the model must keep for any configuration (proptest).
 
 use proptest::prelude::*;
+use scalefront_core::collectives::Collective;
 use scalefront_core::examples::*;
 use scalefront_core::*;
 
@@ -130,13 +131,28 @@ proptest! {
 
 /// Time of an all-reduce of `bytes` over a DP-like group of `size` members at `stride` GPUs on `gpus` H100s.
 fn all_reduce_s(fabric: &FabricSpec, topology: &TopologySpec, gpus: u32, size: u32, stride: u32, bytes: f64) -> f64 {
-    use scalefront_core::collectives::{Collective, Interconnect};
+    use scalefront_core::collectives::Interconnect;
     use scalefront_core::parallelism::GroupPlacement;
     use scalefront_core::topology::Network;
     let network = Network::new(fabric, topology, gpus, 8);
     let scale_up = nvlink4();
     let ic = Interconnect { scale_up: &scale_up, fabric, network: &network };
     ic.collective_time_s(Collective::AllReduce, bytes, &GroupPlacement::in_cluster(size, stride, 8, gpus))
+}
+
+/// Time of `op` on `bytes` over every GPU of `nodes` 8-GPU servers on a rail-optimized fat-tree.
+fn whole_cluster_s(op: Collective, fabric: &FabricSpec, scale_up: &ScaleUpSpec, nodes: u32, bytes: f64) -> f64 {
+    use scalefront_core::collectives::Interconnect;
+    use scalefront_core::parallelism::GroupPlacement;
+    use scalefront_core::topology::Network;
+    let gpus = nodes * 8;
+    let network = Network::new(fabric, &rail_fat_tree(), gpus, 8);
+    let ic = Interconnect { scale_up, fabric, network: &network };
+    ic.collective_time_s(op, bytes, &GroupPlacement::new(gpus, 1, 8))
+}
+
+fn collective_choice() -> impl Strategy<Value = Collective> {
+    prop::sample::select(vec![Collective::AllReduce, Collective::AllGather, Collective::ReduceScatter])
 }
 
 fn fabric_choice() -> impl Strategy<Value = FabricSpec> {
@@ -200,22 +216,12 @@ proptest! {
     #[test]
     fn collectives_grow_with_size_and_stay_under_the_wire(
         fabric in fabric_choice(), nodes in 1u32..64, bytes in 1e3f64..1e10, factor in 1.0f64..4.0,
-        op in prop::sample::select(vec![
-            scalefront_core::collectives::Collective::AllReduce,
-            scalefront_core::collectives::Collective::AllGather,
-            scalefront_core::collectives::Collective::ReduceScatter,
-        ]),
+        op in collective_choice(),
     ) {
-        use scalefront_core::collectives::{Collective, Interconnect};
-        use scalefront_core::parallelism::GroupPlacement;
-        use scalefront_core::topology::Network;
         let gpus = nodes * 8;
-        let network = Network::new(&fabric, &rail_fat_tree(), gpus, 8);
         let scale_up = nvlink4();
-        let ic = Interconnect { scale_up: &scale_up, fabric: &fabric, network: &network };
-        let g = GroupPlacement::new(gpus, 1, 8);
-        let small = ic.collective_time_s(op, bytes, &g);
-        let large = ic.collective_time_s(op, bytes * factor, &g);
+        let small = whole_cluster_s(op, &fabric, &scale_up, nodes, bytes);
+        let large = whole_cluster_s(op, &fabric, &scale_up, nodes, bytes * factor);
         prop_assert!(large >= small * (1.0 - 1e-12), "{small} -> {large}");
         let n = gpus as f64;
         let per_rank = if op == Collective::AllReduce { 2.0 * (n - 1.0) / n } else { (n - 1.0) / n };
@@ -238,21 +244,11 @@ proptest! {
     #[test]
     fn nccl_protocols_stay_under_the_efficiency_ceiling_and_bandwidth_never_hurts(
         fabric in fabric_choice(), nodes in 1u32..64, bytes in 1e3f64..1e10, factor in 1.0f64..4.0,
-        op in prop::sample::select(vec![
-            scalefront_core::collectives::Collective::AllReduce,
-            scalefront_core::collectives::Collective::AllGather,
-            scalefront_core::collectives::Collective::ReduceScatter,
-        ]),
+        op in collective_choice(),
     ) {
-        use scalefront_core::collectives::{Collective, Interconnect};
-        use scalefront_core::parallelism::GroupPlacement;
-        use scalefront_core::topology::Network;
         let gpus = nodes * 8;
-        let network = Network::new(&fabric, &rail_fat_tree(), gpus, 8);
         let scale_up = nvlink4();
-        let ic = Interconnect { scale_up: &scale_up, fabric: &fabric, network: &network };
-        let g = GroupPlacement::new(gpus, 1, 8);
-        let t = ic.collective_time_s(op, bytes, &g);
+        let t = whole_cluster_s(op, &fabric, &scale_up, nodes, bytes);
         if op != Collective::AllReduce {
             let n = gpus as f64;
             let busbw = (n - 1.0) / n * bytes / t;
@@ -265,11 +261,9 @@ proptest! {
         }
         let mut fast_fabric = fabric.clone();
         fast_fabric.link_bytes_per_s *= factor;
-        let fast_network = Network::new(&fast_fabric, &rail_fat_tree(), gpus, 8);
         let mut fast_scale_up = nvlink4();
         fast_scale_up.bytes_per_s *= factor;
-        let fast = Interconnect { scale_up: &fast_scale_up, fabric: &fast_fabric, network: &fast_network };
-        let t_fast = fast.collective_time_s(op, bytes, &g);
+        let t_fast = whole_cluster_s(op, &fast_fabric, &fast_scale_up, nodes, bytes);
         prop_assert!(t_fast <= t * (1.0 + 1e-12), "{t} -> {t_fast}");
     }
 }
