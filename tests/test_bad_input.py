@@ -229,6 +229,26 @@ def test_catalog_fabric_with_the_retired_congestion_constant_says_what_replaced_
     assert_one_line_error(code, out, err, "fabric.toml", "[my-roce] congestion_efficiency", "load_balancing")
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "says"),
+    [
+        ("qps_per_connection", 0.5, "qps_per_connection"),
+        ("tail_latency_factor", 0.9, "tail_latency_factor"),
+        ("load_balance_efficiency", 1.5, "load_balance_efficiency"),
+        ("load_balancing", "magic", "load_balancing"),
+        ("forwarding", "teleport", "forwarding"),
+        ("mtu_bytes", -1.0, "mtu_bytes"),
+        ("in_network_groups_per_leaf", -1, "in_network_groups_per_leaf"),
+    ],
+)
+def test_catalog_fabric_mechanism_figures_out_of_range_are_refused(write, raw, capsys, field, value, says):
+    # The load-balance, tail and in-network fields of a user's fabric: one line naming file, entry and field.
+    entry = {**raw("fabrics.toml")["roce-400g"], field: value}
+    path = write("fabric.toml", toml_table("fabrics.my-roce", entry))
+    code, out, err = run(["eval", "--fabric", "my-roce", "--catalog", str(path)], capsys)
+    assert_one_line_error(code, out, err, "fabric.toml", "[my-roce]", says)
+
+
 # ---------------------------------------------------------------- objectives
 
 
