@@ -99,7 +99,7 @@ __all__ = [
 
 #: Version of this API. A front end states the version it was written for (:class:`UserInterface`); it changes
 #: only when a name here changes incompatibly.
-API_VERSION = 1
+API_VERSION = 2
 
 
 class SweepJob:
@@ -204,8 +204,20 @@ class UserInterface(Protocol):
     def run(self, scenario: str) -> None:
         """Open the UI on a scenario (built-in id or file) in this terminal, until the user quits."""
 
-    def serve(self, scenario: str, *, host: str, port: int, public_url: str | None = None) -> None:
-        """Serve the same UI to web browsers at http://host:port until interrupted."""
+    def serve(
+        self,
+        scenario: str,
+        *,
+        host: str,
+        port: int,
+        public_url: str | None = None,
+        export_dir: str | Path | None = None,
+        token: str | None = None,
+        max_sessions: int | None = None,
+    ) -> int:
+        """Serve the same UI to web browsers at http://host:port until SIGINT or SIGTERM, and return the exit
+        status (130 or 143): files written from a browser only inside `export_dir`, a `token` required beyond
+        loopback, at most `max_sessions` apps. Raises UsageError for an address it cannot serve."""
 
 
 def ui_missing_message() -> str:

@@ -1034,15 +1034,29 @@ def _add_serve(sub: _Commands) -> None:
     p = sub.add_parser(
         "serve",
         help="serve the UI to a web browser (needs scalefront-tui)",
-        description="Serve the terminal UI to web browsers (the same app, each browser tab its own session). "
-        "It listens on 127.0.0.1 only: open the address on this machine, or tunnel it (ssh -L 8000:localhost:8000 "
-        "HOST). To expose it on a network, pass --host 0.0.0.0 (anyone who can reach the port gets the app; "
-        "there is no login) and, behind a proxy, --public-url.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        description="Serve the terminal UI to web browsers (the same app, each browser tab its own session, at "
+        "most --max-sessions at once). It listens on 127.0.0.1 only and answers only pages it served itself: "
+        "open the address on this machine, or tunnel it (ssh -L 8000:localhost:8000 HOST). Files written from a "
+        "browser (exports, saved scenarios) go only into --export-dir. To expose it on a network, pass --host "
+        "0.0.0.0: a random token is then required (printed in the address) unless you give --token, and, behind "
+        "a proxy, --public-url.",
     )
     p.add_argument("scenario", nargs="?", default=DEFAULT_SCENARIO, help="built-in scenario id or TOML file")
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    p.add_argument("--port", type=_port, default=8000, help="port to listen on")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine)")
+    p.add_argument("--port", type=_port, default=8000, help="port to listen on (default: 8000)")
+    p.add_argument(
+        "--export-dir",
+        type=Path,
+        help="the only directory browser sessions may read model files from and write to (default: the working "
+        "directory)",
+    )
+    p.add_argument("--token", help="require this token in the address (default: none on 127.0.0.1, random beyond)")
+    p.add_argument(
+        "--max-sessions",
+        type=_positive_int,
+        default=4,
+        help="browser sessions (app processes, ~120 MB each) served at once (default: 4)",
+    )
     p.add_argument("--public-url", help="the address browsers use, if not http://HOST:PORT (a proxy, a DNS name)")
     p.set_defaults(run=_run_serve)
 
@@ -1063,14 +1077,15 @@ def _run_serve(args: argparse.Namespace) -> int:
         raise UsageError(ui_missing_message())
     load_scenario(args.scenario)
     scenario = args.scenario if not Path(args.scenario).exists() else str(Path(args.scenario).resolve())
-    public = args.public_url or f"http://{args.host}:{args.port}"
-    if args.host in ("127.0.0.1", "localhost", "::1"):
-        where = "this machine only; to reach it from elsewhere: ssh -L PORT:localhost:PORT HOST, or --host 0.0.0.0"
-    else:
-        where = f"every network {args.host} is on, without a login"
-    print(f"scalefront: serving the UI at {public} ({where}); Ctrl-C stops", file=sys.stderr)
-    ui.serve(scenario, host=args.host, port=args.port, public_url=args.public_url)
-    return 0
+    return ui.serve(
+        scenario,
+        host=args.host,
+        port=args.port,
+        public_url=args.public_url,
+        export_dir=args.export_dir,
+        token=args.token,
+        max_sessions=args.max_sessions,
+    )
 
 
 def _run_default(args: argparse.Namespace) -> int:

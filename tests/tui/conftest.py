@@ -65,6 +65,28 @@ def status(app: Any) -> str:
     return text_of(app, "#status")
 
 
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is `pid`, from /proc (Linux)."""
+    from pathlib import Path
+
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+@pytest.fixture
+def child_processes() -> Callable[[int], list[int]]:
+    """`child_processes(pid)`: the live children of a process (a server's session apps)."""
+    return _children
+
+
 def screen_lines(app: Any) -> list[str]:
     """What the terminal shows right now, line by line (the screen's composed strips, as text)."""
     return [strip.text for strip in app.screen._compositor.render_strips()]

@@ -171,7 +171,7 @@ async def drive(url: str, devtools_port: int, shot: Path, first: dict[str, str])
         return terminal.text()
 
 
-def test_the_app_in_a_headless_browser(tmp_path):
+def test_the_app_in_a_headless_browser(tmp_path, child_processes):
     if CHROMIUM is None:
         pytest.fail("SCALEFRONT_REQUIRE_BROWSER=1 but no chromium on PATH (apt-get install chromium)")
     draft = api.ScenarioDraft.open(api.DEFAULT_SCENARIO)
@@ -224,6 +224,11 @@ def test_the_app_in_a_headless_browser(tmp_path):
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
         for label in ("scalefront", "Frontier", "fabric", "GPUs", "days", "cost", "MFU", row["fabric"]):
             assert label in text, label
+        apps = child_processes(server.pid)
+        assert len(apps) == 1, "one app for the one page"
+        stop(browser)  # the page closes with the browser: its session's app must end within seconds
+        browser = None
+        wait_for(lambda: not any(Path(f"/proc/{pid}").exists() for pid in apps), "the app to end", timeout=10)
     finally:
         if browser is not None:
             stop(browser)

@@ -6,10 +6,12 @@ point: `api_version`, `run`, `serve`), so the core never imports it; it uses onl
 
 from __future__ import annotations
 
+from pathlib import Path
+
 __all__ = ["api_version", "run", "serve"]
 
 #: The version of `scalefront.api` this UI is written for.
-api_version = 1
+api_version = 2
 
 
 def run(scenario: str) -> None:
@@ -19,9 +21,29 @@ def run(scenario: str) -> None:
     run_app(scenario)
 
 
-def serve(scenario: str, *, host: str = "127.0.0.1", port: int = 8000, public_url: str | None = None) -> None:
-    """Serve the same UI to web browsers at http://host:port (each browser tab runs its own app) until
-    interrupted."""
+def serve(
+    scenario: str,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    public_url: str | None = None,
+    export_dir: str | Path | None = None,
+    token: str | None = None,
+    max_sessions: int | None = None,
+) -> int:
+    """Serve the same UI to web browsers at http://host:port (each browser tab runs its own app, at most
+    `max_sessions` at once) until SIGINT or SIGTERM; the exit status (130 or 143). Files written from a browser go
+    only into `export_dir` (default: the working directory); beyond loopback a `token` is required (generated
+    when not given)."""
+    from scalefront_tui.web import DEFAULT_MAX_SESSIONS
     from scalefront_tui.web import serve as serve_web
 
-    serve_web(scenario, host=host, port=port, public_url=public_url)
+    return serve_web(
+        scenario,
+        host=host,
+        port=port,
+        public_url=public_url,
+        export_dir=export_dir,
+        token=token,
+        max_sessions=max_sessions or DEFAULT_MAX_SESSIONS,
+    )

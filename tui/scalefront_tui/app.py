@@ -39,6 +39,7 @@ from scalefront.api import (
 )
 from scalefront_tui.charts import Chart, time_cost
 from scalefront_tui.fields import Field
+from scalefront_tui.files import FileAccess
 from scalefront_tui.frame_table import FrameTable
 from scalefront_tui.panes import (
     FRONTIER_COLUMNS,
@@ -81,8 +82,12 @@ class ScalefrontApp(App[None]):
         *[Binding(str(i + 1), f"tab('{tab}')", title, show=False) for i, (tab, title, _) in enumerate(TABS)],
     ]
 
-    def __init__(self, scenario: str = DEFAULT_SCENARIO, *, autostart: bool = True) -> None:
+    def __init__(
+        self, scenario: str = DEFAULT_SCENARIO, *, autostart: bool = True, files: FileAccess | None = None
+    ) -> None:
         super().__init__()
+        #: Where the app may read and write files (confined to the export directory when served).
+        self.files = files or FileAccess()
         #: The scenario as last run (or as opened).
         self.draft = ScenarioDraft.open(scenario)
         self.autostart = autostart
@@ -299,17 +304,32 @@ class ScalefrontApp(App[None]):
         self._redraw_charts()
 
     # ------------------------------------------------------------------------------------------------ scenario
+    def _form_values(self) -> tuple[dict[str, str], dict[str, str]]:
+        """The form's values, with a model file typed in the browser resolved inside the export directory, and
+        the problem if it is not there."""
+        values = self.query_one(ScenarioPane).values()
+        model = values.get("model", "").strip()
+        if not self.files.confined or not model.endswith(".toml") or model == self.draft.value("model"):
+            return values, {}
+        try:
+            return {**values, "model": str(self.files.resolve(model))}, {}
+        except ScalefrontError as err:
+            return values, {"model": message_of(err)}
+
     @on(Input.Changed, "#scenario-pane Field")
     def _form_changed(self) -> None:
         pane = self.query_one(ScenarioPane)
-        values = pane.values()
-        pane.show_check(self.draft.check(values), describe_changes(self.draft.values(), values))
+        values, problems = self._form_values()
+        problems = problems or self.draft.check(values)
+        pane.show_check(problems, describe_changes(self.draft.values(), values))
 
     def _edited_draft(self) -> ScenarioDraft | None:
         """The scenario with the form's edits, or None (the problems shown on the Scenario tab)."""
         pane = self.query_one(ScenarioPane)
-        values = pane.values()
+        values, problems = self._form_values()
         try:
+            if problems:
+                raise FormErrors(problems)
             return self.draft.edit(values)
         except FormErrors as err:
             pane.show_check(err.errors, "")
@@ -373,7 +393,9 @@ class ScalefrontApp(App[None]):
             def write_roi(path: str, force: bool) -> Path:
                 return export_roi(view, path, force=force)
 
-            self.push_screen(WriteFileScreen(f"Export the ROI table ({view.table.height} rows)", "roi.csv", write_roi))
+            self.push_screen(
+                WriteFileScreen(f"Export the ROI table ({view.table.height} rows)", "roi.csv", write_roi, self.files)
+            )
             return
         shown = self.shown
         if shown.is_empty():
@@ -384,7 +406,7 @@ class ScalefrontApp(App[None]):
             return export_rows(shown, path, force=force)
 
         what = f"the {shown.height} rows shown" + (f" (filter {self.filter.text})" if self.filter else "")
-        self.push_screen(WriteFileScreen(f"Export {what} to .csv or .parquet", "frontier.csv", write_rows))
+        self.push_screen(WriteFileScreen(f"Export {what} to .csv or .parquet", "frontier.csv", write_rows, self.files))
 
     def action_save_scenario(self) -> None:
         """Save the scenario with the form's edits to a TOML file."""
@@ -400,7 +422,7 @@ class ScalefrontApp(App[None]):
                 self.sub_title = saved.title
             return Path(saved.file)
 
-        self.push_screen(WriteFileScreen("Save the scenario as TOML", f"{draft.name}-edited.toml", write))
+        self.push_screen(WriteFileScreen("Save the scenario as TOML", f"{draft.name}-edited.toml", write, self.files))
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
@@ -454,6 +476,7 @@ class ScalefrontApp(App[None]):
         self.action_tab("frontier")
 
 
-def run(scenario: str = DEFAULT_SCENARIO) -> None:
-    """Open the app on a scenario (built-in id or file) until the user quits."""
-    ScalefrontApp(scenario).run()
+def run(scenario: str = DEFAULT_SCENARIO, *, export_dir: Path | None = None) -> None:
+    """Open the app on a scenario (built-in id or file) until the user quits. With `export_dir` (a served
+    session), files are read and written only inside it."""
+    ScalefrontApp(scenario, files=FileAccess(export_dir)).run()

@@ -16,6 +16,7 @@ from textual.widgets import Button, Checkbox, Input, Label, SelectionList, Stati
 from textual.widgets.selection_list import Selection
 
 from scalefront.api import ColumnSpec, ScalefrontError, message_of
+from scalefront_tui.files import FileAccess
 
 HELP = """\
 [b]scalefront[/b]: which cluster trains your model fastest and cheapest,
@@ -107,19 +108,23 @@ class HelpScreen(ModalScreen[None]):
 
 class WriteFileScreen(ModalScreen[Path | None]):
     """Ask for a file name and write it with `write(path, force)`; an existing file is replaced only when the
-    box is ticked. Dismissed with the path written, or None."""
+    box is ticked. The name goes through `files` first (served to a browser: only inside the export directory).
+    Dismissed with the path written, or None."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, title: str, default: str, write: Callable[[str, bool], Path]) -> None:
+    def __init__(
+        self, title: str, default: str, write: Callable[[str, bool], Path], files: FileAccess | None = None
+    ) -> None:
         super().__init__()
         self.title_text = title
         self.default = default
         self.write = write
+        self.files = files or FileAccess()
 
     def compose(self) -> ComposeResult:
         with Vertical(id="write-box"):
-            yield Label(self.title_text)
+            yield Label(self.title_text + (f" (in {self.files.where()})" if self.files.confined else ""))
             yield Input(self.default, id="write-path")
             yield Checkbox("replace the file if it exists", id="write-force")
             yield Static("", id="write-error")
@@ -130,10 +135,10 @@ class WriteFileScreen(ModalScreen[Path | None]):
     @on(Button.Pressed, "#write-ok")
     @on(Input.Submitted, "#write-path")
     def _write(self) -> None:
-        path = self.query_one("#write-path", Input).value.strip()
+        text = self.query_one("#write-path", Input).value
         force = self.query_one("#write-force", Checkbox).value
         try:
-            written = self.write(path, force)
+            written = self.write(str(self.files.resolve(text)), force)
         except ScalefrontError as err:
             text = message_of(err).replace("pass --force to replace it", "tick the box to replace it")
             self.query_one("#write-error", Static).update(text)
