@@ -7,6 +7,8 @@ import time
 from collections.abc import Callable
 from typing import Protocol, TextIO
 
+from scalefront.units import RATE_SCALES, scale_of
+
 
 class Progress(Protocol):
     """What a progress line shows: a sweep's (with its feasible count) or a Monte Carlo's."""
@@ -22,10 +24,8 @@ class Progress(Protocol):
 
 
 def _count(x: float) -> str:
-    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if x >= scale:
-            return f"{x / scale:.1f}{unit}"
-    return f"{x:.0f}"
+    scaled, suffix = scale_of(x, RATE_SCALES)
+    return f"{scaled:.1f}{suffix}" if suffix else f"{x:.0f}"
 
 
 class ProgressLine:

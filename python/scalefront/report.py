@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from scalefront.model import Evaluation
+from scalefront.units import REPORT_SCALES, scale_of
 
 if TYPE_CHECKING:
     from scalefront.sweep import SweepResult
@@ -49,10 +50,8 @@ def _seconds(s: float) -> str:
 
 
 def _count(x: float) -> str:
-    for unit, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
-        if x >= scale:
-            return f"{x / scale:.3g}{unit}"
-    return f"{x:.3g}"
+    scaled, suffix = scale_of(x, REPORT_SCALES)
+    return f"{scaled:.3g}{suffix}"
 
 
 def render(e: Evaluation) -> str:

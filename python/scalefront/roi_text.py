@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from scalefront.units import SI_SCALES, scale_of
+
 if TYPE_CHECKING:
     from scalefront.catalog import Catalog
     from scalefront.roi import RoiResult, UncertainInput
@@ -18,6 +20,9 @@ __all__ = ["WIDTH", "json_ready", "money", "months_text", "render", "tokens_text
 
 #: The terminal output fits this many columns.
 WIDTH = 100
+#: Money in prose and tables: $1.23B, $1.2M, $350K (thousands only from $10K), with these decimals per scale.
+_MONEY_SCALES = ((1e9, "B"), (1e6, "M"), (1e3, "K"))
+_MONEY_DIGITS = {"B": 2, "M": 1, "K": 0}
 
 
 def money(usd: float, signed: bool = False) -> str:
@@ -26,15 +31,10 @@ def money(usd: float, signed: bool = False) -> str:
         return "n/a"
     sign = ("+" if usd >= 0 else "-") if signed else ("-" if usd < 0 else "")
     a = abs(usd)
-    if a >= 1e9:
-        text = f"${a / 1e9:.2f}B"
-    elif a >= 1e6:
-        text = f"${a / 1e6:.1f}M"
-    elif a >= 1e4:
-        text = f"${a / 1e3:.0f}K"
-    else:
-        text = f"${a:,.0f}"
-    return sign + text
+    if a < 1e4:
+        return f"{sign}${a:,.0f}"
+    scaled, suffix = scale_of(a, _MONEY_SCALES)
+    return f"{sign}${scaled:.{_MONEY_DIGITS[suffix]}f}{suffix}"
 
 
 def months_text(months: float, kind: str) -> str:
@@ -66,10 +66,8 @@ def _premium(ratio: float) -> str:
 
 def tokens_text(tokens: float) -> str:
     """2e12 -> 2T, 1.5e11 -> 150B."""
-    for unit, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6)):
-        if tokens >= scale:
-            return f"{tokens / scale:.3g}{unit}"
-    return f"{tokens:,.0f}"
+    scaled, suffix = scale_of(tokens, SI_SCALES[:3])
+    return f"{scaled:.3g}{suffix}" if suffix else f"{tokens:,.0f}"
 
 
 def _workload_text(mix: list[MixPart]) -> str:

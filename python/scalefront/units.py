@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 
 __all__ = [
+    "SI_SCALES",
     "format_bytes",
     "format_count",
     "format_days",
@@ -22,6 +24,7 @@ __all__ = [
     "format_value",
     "parse_count",
     "parse_number",
+    "scale_of",
     "split_list",
 ]
 
@@ -87,7 +90,21 @@ def split_list(text: str) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------------------- output
-_SI = ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k"))
+#: Decimal scales and their suffixes, largest first, as tables, forms and the UI write them.
+SI_SCALES = ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k"))
+#: The same scales as `scalefront eval`'s report writes them (K), and as the progress line writes rates (G). The
+#: letters differ from SI_SCALES for the same scale; they are kept so that printed text stays as it was.
+REPORT_SCALES = ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K"))
+RATE_SCALES = ((1e9, "G"), (1e6, "M"), (1e3, "k"))
+
+
+def scale_of(value: float, scales: Sequence[tuple[float, str]] = SI_SCALES, at: float = 1.0) -> tuple[float, str]:
+    """The one SI scaling of every reader: `value` divided by the largest scale its size reaches (abs(value) >=
+    `at` x scale) and that scale's suffix, or (value, "") below them all. Each reader picks its digits."""
+    for scale, suffix in scales:
+        if abs(value) >= scale * at:
+            return value / scale, suffix
+    return value, ""
 
 
 def _sig3(value: float) -> str:
@@ -103,11 +120,10 @@ def _sig3(value: float) -> str:
 
 
 def _scaled(value: float) -> tuple[str, str]:
-    """Three significant figures of `value` scaled to k, M, B or T, and that suffix."""
-    for scale, suffix in _SI:
-        if abs(value) >= scale * 0.9995:
-            return _sig3(value / scale), suffix
-    return _sig3(value), ""
+    """Three significant figures of `value` scaled to k, M, B or T (from where it rounds up to one), and that
+    suffix."""
+    scaled, suffix = scale_of(value, SI_SCALES, at=0.9995)
+    return _sig3(scaled), suffix
 
 
 def format_si(value: float, unit: str = "") -> str:
