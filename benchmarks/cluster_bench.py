@@ -37,7 +37,7 @@ import psutil
 
 import scalefront
 from scalefront import cluster
-from scalefront.scenario import load_scenario
+from scalefront.inputs.scenario import load_scenario
 from scalefront.shards import (
     SHARDS_PER_SLOT,
     _sweep_on_worker,
@@ -239,7 +239,7 @@ def main() -> int:
     args = parser.parse_args()
     path = HERE / "ten_billion.toml"
     if args.quick:
-        from scalefront.scenario import builtin_scenarios
+        from scalefront.inputs.scenario import builtin_scenarios
 
         path = Path(tempfile.mkdtemp()) / "large.toml"
         path.write_text(builtin_scenarios()["large"], encoding="utf-8")

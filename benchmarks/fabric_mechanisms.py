@@ -8,7 +8,8 @@ and with 4 (the usual RoCE tuning). Run: python benchmarks/fabric_mechanisms.py
 
 import dataclasses
 
-from scalefront.model import builtin_catalog, evaluate
+from scalefront import evaluate
+from scalefront.inputs.catalog import builtin_catalog
 
 CAT = builtin_catalog()
 FABRICS = [

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 import scalefront
-from scalefront.scenario import builtin_scenarios, load_scenario
+from scalefront.inputs.scenario import builtin_scenarios, load_scenario
 from scalefront.sweep import run_sweep
 
 # Spaces of about 10^6 to 10^9 configurations for the memory-flatness runs: the large scenario with fewer or

@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 from scalefront import api, schema
-from scalefront.model import builtin_catalog
+from scalefront.inputs.catalog import builtin_catalog
 from scalefront.units import split_list
 
 

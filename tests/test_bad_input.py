@@ -12,9 +12,9 @@ import pytest
 
 from conftest import DATA, assert_one_line_error, files_in, run, toml_table
 from scalefront import ConfigurationError, evaluate
-from scalefront.catalog import Catalog
 from scalefront.errors import CatalogError, UsageError
-from scalefront.scenario import load_scenario
+from scalefront.inputs.catalog import Catalog
+from scalefront.inputs.scenario import load_scenario
 
 NOT_UTF8 = b'name = "x"\n\xff\xfe = 1\n'
 #: Words of pydantic's own messages that must never reach a user.

@@ -13,8 +13,7 @@ import pytest
 from conftest import REPO, files_in, run
 from scalefront import _core
 from scalefront.calibrate import FITTED_FIELDS, MIN_SIZE_BYTES, calibrate
-from scalefront.catalog import Catalog
-from scalefront.model import builtin_catalog
+from scalefront.inputs.catalog import Catalog, builtin_catalog
 from scalefront.nccl_log import parse_log
 
 NCCL = REPO / "tests" / "data" / "nccl"
@@ -138,7 +137,7 @@ def test_one_node_count_does_not_fit_load_balance(write):
 
 
 def test_fitted_field_table_names_real_fabric_fields():
-    from scalefront.catalog import FabricEntry
+    from scalefront.inputs.catalog import FabricEntry
 
     for f in FITTED_FIELDS:
         assert f.name in FabricEntry.model_fields, f.name

@@ -14,7 +14,7 @@ import pytest
 import scalefront
 from conftest import DATA, assert_one_line_error, run
 from scalefront import evaluate, schema
-from scalefront.catalog import Catalog
+from scalefront.inputs.catalog import Catalog
 
 #: `--json` has exactly the export columns (the core's schema), in their order.
 REQUIRED_KEYS = set(schema.COLUMNS)

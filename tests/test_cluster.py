@@ -21,8 +21,8 @@ import psutil  # noqa: E402  (comes with distributed)
 from scalefront import cluster  # noqa: E402
 from scalefront.cli import main  # noqa: E402
 from scalefront.errors import ClusterError, UsageError  # noqa: E402
+from scalefront.inputs.scenario import load_scenario  # noqa: E402
 from scalefront.limits import LimitExceeded  # noqa: E402
-from scalefront.scenario import load_scenario  # noqa: E402
 from scalefront.shards import run_sweep_sharded  # noqa: E402
 from scalefront.sweep import run_sweep  # noqa: E402
 

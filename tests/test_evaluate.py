@@ -19,7 +19,7 @@ from scalefront import (
     parse_overlap,
     schema,
 )
-from scalefront.model import builtin_catalog
+from scalefront.inputs.catalog import builtin_catalog
 
 H100_BF16_PEAK = 989e12  # NVIDIA H100 SXM datasheet, dense BF16 (data/gpus.toml)
 H100_FP8_PEAK = 1979e12

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import assert_one_line_error, run
 from scalefront import ConfigurationError, evaluate, validation
-from scalefront.catalog import ModelEntry
+from scalefront.inputs.catalog import ModelEntry
 
 
 def test_126_layers_run_on_pp16_vpp8_with_embedding_and_loss_in_the_split():

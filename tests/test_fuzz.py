@@ -61,7 +61,7 @@ CATALOG_SWEEP = ["sweep", "my-gpu.toml", "--catalog", "catalog.toml", "--out", "
 
 
 def _catalog_ids() -> list[list[str]]:
-    from scalefront.model import builtin_catalog
+    from scalefront.inputs.catalog import builtin_catalog
 
     c = builtin_catalog()
     return [list(d) for d in (c.gpus, c.scale_up, c.fabrics, c.topologies, c.models, c.reliability)]

@@ -10,7 +10,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from scalefront import Catalog, ConfigurationError, Overlap, evaluate
-from scalefront.model import builtin_catalog
+from scalefront.inputs.catalog import builtin_catalog
 
 CAT = builtin_catalog()
 MODELS = ["llama3-8b", "llama3-70b", "mixtral-8x7b", "gpt3-175b", "deepseek-v3"]

@@ -9,8 +9,8 @@ import pytest
 from scalefront import evaluate
 from scalefront.cli import main
 from scalefront.errors import CatalogError
-from scalefront.model import builtin_catalog
-from scalefront.network import bom
+from scalefront.inputs.catalog import builtin_catalog
+from scalefront.inputs.network import bom
 
 CAT = builtin_catalog()
 

@@ -14,10 +14,10 @@ import pytest
 from conftest import assert_one_line_error, files_in, run, scenario_text, toml_table
 from scalefront import _core, evaluate
 from scalefront.errors import UsageError
-from scalefront.model import builtin_catalog
+from scalefront.inputs.catalog import builtin_catalog
+from scalefront.inputs.scenario import read_scenario
 from scalefront.roi import RoiOptions, compare, model_error_residuals
 from scalefront.roi_text import WIDTH, render
-from scalefront.scenario import read_scenario
 
 CAT = builtin_catalog()
 
@@ -89,7 +89,7 @@ def test_a_dearer_a_wins_less_often():
     for k in ("switch_usd",):
         entry[k] = {"low": 64000.0, "typical": 72000.0, "high": 100000.0}
     cat = copy.deepcopy(CAT)
-    from scalefront.catalog import FabricPrice
+    from scalefront.inputs.catalog import FabricPrice
 
     cat.fabric_prices["ib-ndr"] = FabricPrice.model_validate(entry)
     dear = compare(small(), catalog=cat, options=RoiOptions(samples=300))

@@ -1,4 +1,4 @@
-"""Scenario files (scalefront.scenario): the built-ins, defaults, ranges, prices, sizes worked by hand, and bad
+"""Scenario files (scalefront.inputs.scenario): the built-ins, defaults, ranges, prices, sizes worked by hand, and bad
 files reported as one line naming the file, the key and the value."""
 
 from __future__ import annotations
@@ -10,8 +10,15 @@ import pytest
 
 from conftest import DATA, run
 from scalefront.errors import CatalogError, UsageError
-from scalefront.model import builtin_catalog
-from scalefront.scenario import AXES, DEFAULT_SCENARIO, OBJECTIVES, builtin_scenarios, load_scenario, read_scenario
+from scalefront.inputs.catalog import builtin_catalog
+from scalefront.inputs.scenario import (
+    AXES,
+    DEFAULT_SCENARIO,
+    OBJECTIVES,
+    builtin_scenarios,
+    load_scenario,
+    read_scenario,
+)
 from scalefront.schema import INPUT_COLUMNS
 from scalefront.sweep import run_sweep
 
@@ -363,7 +370,7 @@ def test_duplicate_axis_values_do_not_duplicate_configurations(write):
 
 
 def test_a_mix_is_one_scenario_per_workload():
-    from scalefront.scenario import load_mix
+    from scalefront.inputs.scenario import load_mix
 
     parts = load_mix("mix")
     assert [(p.name, p.share) for p in parts] == [("70b-pretraining", 0.6), ("moe", 0.25), ("long-context", 0.15)]
@@ -384,7 +391,7 @@ def test_a_mix_is_one_scenario_per_workload():
     ],
 )
 def test_mix_shares_are_checked(mix, message):
-    from scalefront.scenario import load_mix
+    from scalefront.inputs.scenario import load_mix
 
     raw, _ = read_scenario("ib-vs-roce")
     raw = {k: v for k, v in raw.items() if k != "workload"}
@@ -395,7 +402,7 @@ def test_mix_shares_are_checked(mix, message):
 
 
 def test_mix_needs_distinct_names_and_not_both_forms():
-    from scalefront.scenario import load_mix
+    from scalefront.inputs.scenario import load_mix
 
     raw, _ = read_scenario("ib-vs-roce")
     wl = raw["workload"]

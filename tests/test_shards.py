@@ -14,10 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import SMALL_SCENARIO, assert_one_line_error, run, toml_table
-from scalefront.catalog import Catalog
 from scalefront.errors import UsageError
 from scalefront.export import StreamWriter
-from scalefront.scenario import load_scenario
+from scalefront.inputs.catalog import Catalog
+from scalefront.inputs.scenario import load_scenario
 from scalefront.shards import (
     PART_KEY,
     fingerprint,

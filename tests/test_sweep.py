@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 from conftest import scenario_text
 from scalefront import ConfigurationError, evaluate, schema
+from scalefront.inputs.scenario import AXES, OBJECTIVES, load_scenario
 from scalefront.progress import ProgressLine
-from scalefront.scenario import AXES, OBJECTIVES, load_scenario
 from scalefront.schema import INPUT_COLUMNS
 from scalefront.sweep import COLUMNS, Progress, best_per, label_rows, pareto, run_sweep
 

@@ -24,8 +24,8 @@ from scalefront import _core
 from scalefront.cli import main
 from scalefront.errors import UsageError
 from scalefront.export import StreamWriter, read_frame, write_frame
+from scalefront.inputs.scenario import builtin_scenarios, load_scenario
 from scalefront.limits import LimitExceeded, SweepLimits, projected_s
-from scalefront.scenario import builtin_scenarios, load_scenario
 from scalefront.schema import INPUT_COLUMNS, METRIC_COLUMNS
 from scalefront.sweep import COLUMNS, Progress, run_sweep
 

@@ -6,9 +6,10 @@
 """
 
 from scalefront._core import __version__
-from scalefront.catalog import Catalog, ModelEntry, load_model_file
 from scalefront.errors import CatalogError, ConfigurationError, ScalefrontError, UsageError
-from scalefront.model import Breakdown, Evaluation, HiddenComm, Memory, Overlap, evaluate, parse_overlap
+from scalefront.inputs.catalog.entries import ModelEntry
+from scalefront.inputs.catalog.loader import Catalog, load_model_file
+from scalefront.inputs.model import Breakdown, Evaluation, HiddenComm, Memory, Overlap, evaluate, parse_overlap
 
 __all__ = [
     "Breakdown",

@@ -33,10 +33,11 @@ from typing import Any, Protocol
 import polars as pl
 
 from scalefront import _core, schema
-from scalefront.draft import FORM_FIELDS, FormErrors, FormField, ScenarioDraft
 from scalefront.errors import CatalogError, ConfigurationError, ScalefrontError, UsageError, message_of
 from scalefront.export import write_frame
-from scalefront.scenario import DEFAULT_SCENARIO, Scenario, builtin_scenarios
+from scalefront.inputs.scenario.build import Scenario, builtin_scenarios
+from scalefront.inputs.scenario.draft import FORM_FIELDS, FormErrors, FormField, ScenarioDraft
+from scalefront.inputs.scenario.file import DEFAULT_SCENARIO
 from scalefront.sweep import Progress, SweepResult, run_sweep
 from scalefront.table import ColumnSpec, Filter, column_spec, column_specs, export_frame_columns, parse_filter, present
 from scalefront.units import (

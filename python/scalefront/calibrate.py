@@ -26,8 +26,9 @@ from typing import Any
 import numpy as np
 
 from scalefront import __version__, _core
-from scalefront.catalog import Catalog, FabricEntry, Range, _Entry
 from scalefront.errors import UsageError
+from scalefront.inputs.catalog.entries import Entry, FabricEntry, Range
+from scalefront.inputs.catalog.loader import Catalog
 from scalefront.nccl_log import Run
 
 __all__ = [
@@ -501,7 +502,7 @@ def _toml_value(value: Any) -> str:
     return json.dumps(str(value), ensure_ascii=False)
 
 
-def _entry_lines(header: str, entry: _Entry, overrides: dict[str, Any], sources: dict[str, str]) -> list[str]:
+def _entry_lines(header: str, entry: Entry, overrides: dict[str, Any], sources: dict[str, str]) -> list[str]:
     lines = [f"[{header}]"]
     for name in type(entry).model_fields:
         if name in ("sources", "ranges") or (name not in entry.model_fields_set and name not in overrides):

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from scalefront import __version__
-from scalefront.catalog import Catalog
 from scalefront.errors import ClusterError, InternalError, ScalefrontError, UsageError, message_of
-from scalefront.model import builtin_catalog, evaluate
+from scalefront.inputs.catalog.loader import Catalog, builtin_catalog
+from scalefront.inputs.model import evaluate
 from scalefront.report import render
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from scalefront.api import UserInterface
     from scalefront.export import StreamWriter
-    from scalefront.scenario import Scenario
+    from scalefront.inputs.scenario.build import Scenario
     from scalefront.shards import Shard
     from scalefront.sweep import Progress, SweepResult
 
@@ -350,7 +350,7 @@ def _check_outputs(force: bool, **paths: str | None) -> None:
 
 
 def _add_sweep(sub: _Commands) -> None:
-    from scalefront.scenario import AXES, DEFAULT_SCENARIO, OBJECTIVES, group_by_problem, objectives_problem
+    from scalefront.inputs.scenario.file import AXES, DEFAULT_SCENARIO, OBJECTIVES, group_by_problem, objectives_problem
 
     p = sub.add_parser(
         "sweep",
@@ -431,7 +431,7 @@ CLOCK = time.perf_counter
 
 
 def _load_sweep_scenario(args: argparse.Namespace) -> Scenario:
-    from scalefront.scenario import load_scenario
+    from scalefront.inputs.scenario.build import load_scenario
 
     return load_scenario(
         args.scenario, _catalog(args), group_by=args.group_by, objectives=args.objectives, workload=args.workload
@@ -714,7 +714,7 @@ def _add_bom(sub: _Commands) -> None:
 
 
 def _run_bom(args: argparse.Namespace) -> int:
-    from scalefront.network import bom
+    from scalefront.inputs.network import bom
 
     b = bom(**_cluster_arguments(args))
     if args.json:
@@ -832,8 +832,8 @@ def _run_calibrate(args: argparse.Namespace) -> int:
 
 
 def _add_roi(sub: _Commands) -> None:
+    from scalefront.inputs.scenario.file import DEFAULT_SCENARIO
     from scalefront.roi import DEFAULT_SAMPLES
-    from scalefront.scenario import DEFAULT_SCENARIO
 
     p = sub.add_parser(
         "roi",
@@ -1004,7 +1004,7 @@ def _find_ui() -> UserInterface | None:
 
 
 def _add_tui(sub: _Commands) -> None:
-    from scalefront.scenario import DEFAULT_SCENARIO
+    from scalefront.inputs.scenario.file import DEFAULT_SCENARIO
 
     p = sub.add_parser("tui", help="browse a scenario's trade-offs in the terminal UI (needs scalefront-tui)")
     p.add_argument("scenario", nargs="?", default=DEFAULT_SCENARIO, help="built-in scenario id or TOML file")
@@ -1013,7 +1013,7 @@ def _add_tui(sub: _Commands) -> None:
 
 def _run_tui(args: argparse.Namespace) -> int:
     from scalefront.api import ui_missing_message
-    from scalefront.scenario import load_scenario
+    from scalefront.inputs.scenario.build import load_scenario
 
     ui = _find_ui()
     if ui is None:
@@ -1029,7 +1029,7 @@ def _run_tui(args: argparse.Namespace) -> int:
 
 
 def _add_serve(sub: _Commands) -> None:
-    from scalefront.scenario import DEFAULT_SCENARIO
+    from scalefront.inputs.scenario.file import DEFAULT_SCENARIO
 
     p = sub.add_parser(
         "serve",
@@ -1070,7 +1070,7 @@ def _port(text: str) -> int:
 
 def _run_serve(args: argparse.Namespace) -> int:
     from scalefront.api import ui_missing_message
-    from scalefront.scenario import load_scenario
+    from scalefront.inputs.scenario.build import load_scenario
 
     ui = _find_ui()
     if ui is None:
@@ -1165,7 +1165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not hasattr(args, "run"):
-        from scalefront.scenario import DEFAULT_SCENARIO
+        from scalefront.inputs.scenario.file import DEFAULT_SCENARIO
 
         args = argparse.Namespace(run=_run_default, scenario=DEFAULT_SCENARIO)
     try:

@@ -1,4 +1,4 @@
-"""Plain-text rendering of an :class:`~scalefront.model.Evaluation`: where the time goes, memory, the run."""
+"""Plain-text rendering of an :class:`~scalefront.Evaluation`: where the time goes, memory, the run."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from scalefront.model import Evaluation
+from scalefront._evaluation import Evaluation
 from scalefront.units import REPORT_SCALES, scale_of
 
 if TYPE_CHECKING:

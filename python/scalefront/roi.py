@@ -32,10 +32,10 @@ from typing import Any, Literal
 import polars as pl
 
 from scalefront import _core
-from scalefront.catalog import Catalog, FabricEntry, Range, _Entry
 from scalefront.errors import CatalogError, UsageError
-from scalefront.model import builtin_catalog
-from scalefront.scenario import MixPart, Scenario, load_mix
+from scalefront.inputs.catalog.entries import Entry, FabricEntry, Range
+from scalefront.inputs.catalog.loader import Catalog, builtin_catalog
+from scalefront.inputs.scenario.build import MixPart, Scenario, load_mix
 from scalefront.sweep import SweepResult, pareto, run_sweep
 
 __all__ = [
@@ -286,7 +286,7 @@ def _unit(field_name: str) -> str:
     return "fraction"
 
 
-def _ranged(entry: _Entry, fixed: set[str]) -> list[tuple[str, Any]]:
+def _ranged(entry: Entry, fixed: set[str]) -> list[tuple[str, Any]]:
     """(field, range) of every ranged figure of `entry`, except those a scenario override fixed."""
     return [(f, r) for f, r in entry.ranges.items() if f not in fixed and r.high > r.low]
 

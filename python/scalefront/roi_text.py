@@ -12,9 +12,9 @@ import polars as pl
 from scalefront.units import SI_SCALES, scale_of
 
 if TYPE_CHECKING:
-    from scalefront.catalog import Catalog
+    from scalefront.inputs.catalog.loader import Catalog
+    from scalefront.inputs.scenario.build import MixPart
     from scalefront.roi import RoiResult, UncertainInput
-    from scalefront.scenario import MixPart
 
 __all__ = ["WIDTH", "json_ready", "money", "months_text", "render", "tokens_text", "value_text", "verdict_text"]
 

@@ -29,7 +29,8 @@ import polars as pl
 from scalefront import __version__, _core
 from scalefront.errors import UsageError
 from scalefront.export import StreamWriter, check_target, write_frame, write_lazy
-from scalefront.scenario import AXES, Scenario
+from scalefront.inputs.scenario.build import Scenario
+from scalefront.inputs.scenario.file import AXES
 from scalefront.sweep import Progress, SweepResult, run_sweep
 
 __all__ = [

@@ -18,7 +18,8 @@ import numpy as np
 import polars as pl
 
 from scalefront import _core, schema
-from scalefront.scenario import AXES, Scenario
+from scalefront.inputs.scenario.build import Scenario
+from scalefront.inputs.scenario.file import AXES
 
 __all__ = [
     "COLUMNS",

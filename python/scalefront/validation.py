@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from scalefront import _core
-from scalefront.catalog import Catalog, ModelEntry
-from scalefront.model import builtin_catalog, evaluate
+from scalefront.inputs.catalog.entries import ModelEntry
+from scalefront.inputs.catalog.loader import Catalog, builtin_catalog
+from scalefront.inputs.model import evaluate
 
 __all__ = ["CollectiveCheck", "TrainingCheck", "collective_checks", "load_table", "summary", "training_checks"]
 
@@ -437,7 +438,7 @@ def fit_error_model(catalog: Catalog | None = None) -> str:
 def with_error_model(catalog: Catalog, text: str) -> Catalog:
     from dataclasses import replace
 
-    from scalefront.catalog import load_error_model
+    from scalefront.inputs.catalog.error_model import load_error_model
 
     return replace(catalog, errors=load_error_model(text, "model_error.toml"))
 

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from scalefront.draft import ScenarioDraft
+from scalefront.inputs.scenario.draft import ScenarioDraft
 from scalefront.roi import RoiOptions, RoiResult, compare
 from scalefront.roi_text import value_text
 from scalefront.table import ColumnSpec

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from scalefront import _core, validation
-from scalefront.model import builtin_catalog
+from scalefront.inputs.catalog import builtin_catalog
 
 DATED = re.compile(r"(19|20)\d{2}(-\d{2})?")
 

@@ -13,11 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scalefront.catalog import Catalog
 from scalefront.errors import CatalogError, ScalefrontError, UsageError, message_of
-from scalefront.model import builtin_catalog
-from scalefront.network import bom
-from scalefront.scenario import Scenario, build_scenario, read_scenario
+from scalefront.inputs.catalog.loader import Catalog, builtin_catalog
+from scalefront.inputs.network import bom
+from scalefront.inputs.scenario.build import Scenario, build_scenario, read_scenario
 from scalefront.units import format_count, format_money, format_si, parse_count, parse_number, split_list
 
 __all__ = ["FORM_FIELDS", "FormErrors", "FormField", "ScenarioDraft"]

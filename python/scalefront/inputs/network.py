@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from scalefront import _core
-from scalefront.catalog import Catalog, apply_price_overrides
+from scalefront._core import network_bom
 from scalefront.errors import UsageError
-from scalefront.model import _positive_int, builtin_catalog
+from scalefront.inputs.catalog.loader import Catalog, builtin_catalog
+from scalefront.inputs.catalog.prices import apply_price_overrides
+from scalefront.inputs.model import positive_int
 
 __all__ = ["bom"]
 
@@ -31,7 +32,7 @@ def bom(
     materials"). `prices` overrides catalog prices by field name as `evaluate` takes them (nic_usd, switch_usd,
     nic_optic_usd, switch_optic_usd, dac_usd, fibre_usd, support_fraction_per_year, ..., network_spares_fraction)."""
     cat = catalog or builtin_catalog()
-    gpus = _positive_int("gpus", gpus)
+    gpus = positive_int("gpus", gpus)
     gpu_entry = cat.gpu(gpu)
     su_name = scale_up or gpu_entry.default_scale_up
     cat.check_scale_up(gpu, su_name)
@@ -42,7 +43,7 @@ def bom(
         raise UsageError(f"oversubscription={over!r}: expected a ratio >= 1 (1 = non-blocking)")
     price = cat.prices(gpu, fabric, su_name)
     apply_price_overrides(price, prices or {})
-    result = _core.network_bom(
+    result = network_bom(
         {
             "gpu": gpu_entry.core_spec(),
             "scale_up": cat.scale_up_domain(su_name).core_spec(),

@@ -12,20 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from scalefront import _core
+from scalefront._core import evaluate as core_evaluate
+from scalefront._core import schema as core_schema
 from scalefront._evaluation import Breakdown, Evaluation, HiddenComm, Memory
-from scalefront.catalog import (
-    Catalog,
-    FabricEntry,
-    GpuEntry,
-    ModelEntry,
-    ScaleUpEntry,
-    TopologyEntry,
-    apply_price_overrides,
-    error_model_spec,
-    load_model_file,
-)
 from scalefront.errors import UsageError
+from scalefront.inputs.catalog.entries import FabricEntry, GpuEntry, ModelEntry, ScaleUpEntry, TopologyEntry
+from scalefront.inputs.catalog.loader import Catalog, builtin_catalog, error_model_spec, load_model_file
+from scalefront.inputs.catalog.prices import apply_price_overrides
 
 __all__ = [
     "DEFAULT_BATCH_TOKENS",
@@ -34,25 +27,16 @@ __all__ = [
     "HiddenComm",
     "Memory",
     "Overlap",
-    "builtin_catalog",
     "evaluate",
     "parse_overlap",
+    "positive_int",
 ]
 
 #: Default global batch: about 4M tokens (Llama 3 pre-training started at 4M, GPT-3 175B used 3.2M).
 DEFAULT_BATCH_TOKENS = 2**22
 
-_BUILTIN: Catalog | None = None
 #: The input columns of an evaluation, in the core's schema order (scalefront.schema reads the same).
-_INPUT_COLUMNS: list[str] = [str(i["name"]) for i in _core.schema()["inputs"]]
-
-
-def builtin_catalog() -> Catalog:
-    """The shipped catalogs, parsed once per process."""
-    global _BUILTIN
-    if _BUILTIN is None:
-        _BUILTIN = Catalog.builtin()
-    return _BUILTIN
+_INPUT_COLUMNS: list[str] = [str(i["name"]) for i in core_schema()["inputs"]]
 
 
 @dataclass(frozen=True)
@@ -142,7 +126,8 @@ def _default_global_batch(seq_len: int, dp: int, micro_batch: int, pp: int, vpp:
 MAX_COUNT = 2**31
 
 
-def _positive_int(name: str, value: Any) -> int:
+def positive_int(name: str, value: Any) -> int:
+    """`value` when it is a whole number from 1 to MAX_COUNT, else UsageError naming the argument `name`."""
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_COUNT:
         raise UsageError(f"{name}={value!r}: expected a positive integer up to {MAX_COUNT:,}")
     return value
@@ -193,7 +178,7 @@ def _data_parallel(gpus: int, tp: int, pp: int, cp: int, dp: int | None) -> int:
         if gpus % (tp * pp * cp):
             raise UsageError(f"tp x pp x cp = {tp} x {pp} x {cp} = {tp * pp * cp} does not divide gpus = {gpus}")
         dp = gpus // (tp * pp * cp)
-    return _positive_int("dp", dp)
+    return positive_int("dp", dp)
 
 
 def _check_tokens(tokens: Any) -> float:
@@ -280,22 +265,22 @@ def evaluate(
     cat = catalog or builtin_catalog()
     model_name, m = _resolve_model(model, cat)
     cluster = _resolve_cluster(cat, gpu, scale_up, fabric, topology, oversubscription)
-    gpus = _positive_int("gpus", gpus)
+    gpus = positive_int("gpus", gpus)
     for name, value in (("tp", tp), ("pp", pp), ("cp", cp), ("ep", ep), ("vpp", vpp), ("micro_batch", micro_batch)):
-        _positive_int(name, value)
+        positive_int(name, value)
     _check_choices(zero, recompute, precision, cost_mode)
     _check_software(grad_reduce_dtype, attention_kernel, moe_dispatcher, moe_imbalance, mtp_layers, interval)
-    etp = tp if etp is None else _positive_int("etp", etp)
+    etp = tp if etp is None else positive_int("etp", etp)
     for name, layers in (("first_stage_layers", first_stage_layers), ("last_stage_layers", last_stage_layers)):
         if layers is not None and (
             isinstance(layers, bool) or not isinstance(layers, int) or not 0 <= layers <= MAX_COUNT
         ):
             raise UsageError(f"{name}={layers!r}: expected a whole number of layers >= 0")
     dp = _data_parallel(gpus, tp, pp, cp, dp)
-    seq_len = _positive_int("seq_len", seq_len if seq_len is not None else m.seq_len)
+    seq_len = positive_int("seq_len", seq_len if seq_len is not None else m.seq_len)
     if global_batch is None:
         global_batch = _default_global_batch(seq_len, dp, micro_batch, pp, vpp)
-    global_batch = _positive_int("global_batch", global_batch)
+    global_batch = positive_int("global_batch", global_batch)
     tokens = _check_tokens(tokens)
     ov = parse_overlap(overlap)
     price = cat.prices(gpu, fabric, cluster.scale_up_name, cost_mode)
@@ -362,7 +347,7 @@ def evaluate(
         "interval": float(errors["level"]),
     }
     inputs = {name: values[name] for name in _INPUT_COLUMNS}
-    return Evaluation(**inputs, **_core.evaluate(config))
+    return Evaluation(**inputs, **core_evaluate(config))
 
 
 def _check_software(

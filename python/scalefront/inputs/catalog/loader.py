@@ -1,0 +1,255 @@
+"""The `Catalog`: every catalog the model needs, keyed by id, read from the built-in ``data/`` files (embedded in
+the extension at build time) and from user catalog files that add or replace entries; look-ups that name an
+unknown id with a suggestion; a model file (``--model PATH.toml``) read on its own."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import BaseModel
+
+from scalefront._core import data_files
+from scalefront.errors import CatalogError
+from scalefront.inputs.catalog.entries import (
+    Entry,
+    FabricEntry,
+    GpuEntry,
+    ModelEntry,
+    ReliabilityEntry,
+    ScaleUpEntry,
+    TopologyEntry,
+)
+from scalefront.inputs.catalog.error_model import NO_ERRORS, ErrorModelFile, load_error_model
+from scalefront.inputs.catalog.prices import Economics, FabricPrice, GpuPrice, ScaleUpPrice
+from scalefront.inputs.files import parse_toml, read_text, validated
+from scalefront.inputs.messages import did_you_mean, toml_repr
+
+__all__ = ["Catalog", "builtin_catalog", "error_model_spec", "load_model_file"]
+
+#: How prose names a fabric's family (`Catalog.fabric_label`), by its `kind`.
+FABRIC_FAMILIES = {
+    "infiniband": "InfiniBand",
+    "roce": "Ethernet",
+    "uec": "Ultra Ethernet",
+    "efa": "EFA",
+    "tcp": "TCP Ethernet",
+}
+
+
+def _unknown(kind: str, name: str, known: dict[str, Any]) -> CatalogError:
+    return CatalogError(f"unknown {kind} {name!r}{did_you_mean(name, list(known))}; known: {', '.join(sorted(known))}")
+
+
+def load_model_file(path: str | Path) -> ModelEntry:
+    """Read one model from a TOML file of its fields."""
+    path = Path(path)
+    return validated(ModelEntry, parse_toml(read_text(path), str(path)), str(path), path.stem)
+
+
+@dataclass
+class Catalog:
+    """Every catalog the model needs, keyed by id."""
+
+    gpus: dict[str, GpuEntry] = field(default_factory=dict)
+    scale_up: dict[str, ScaleUpEntry] = field(default_factory=dict)
+    fabrics: dict[str, FabricEntry] = field(default_factory=dict)
+    topologies: dict[str, TopologyEntry] = field(default_factory=dict)
+    models: dict[str, ModelEntry] = field(default_factory=dict)
+    gpu_prices: dict[str, GpuPrice] = field(default_factory=dict)
+    fabric_prices: dict[str, FabricPrice] = field(default_factory=dict)
+    scale_up_prices: dict[str, ScaleUpPrice] = field(default_factory=dict)
+    reliability: dict[str, ReliabilityEntry] = field(default_factory=dict)
+    economics: Economics | None = None
+    #: The prediction intervals' residuals by regime (data/model_error.toml), or None.
+    errors: ErrorModelFile | None = None
+
+    _KINDS: ClassVar[dict[str, tuple[str, type[BaseModel]]]] = {
+        "gpus": ("gpus", GpuEntry),
+        "scale_up": ("scale_up", ScaleUpEntry),
+        "fabrics": ("fabrics", FabricEntry),
+        "topologies": ("topologies", TopologyEntry),
+        "models": ("models", ModelEntry),
+        "reliability": ("reliability", ReliabilityEntry),
+    }
+
+    @classmethod
+    def builtin(cls) -> Catalog:
+        """The catalogs shipped with scalefront (data/ at build time)."""
+        files = data_files()
+        cat = cls()
+        for kind in ("gpus", "scale_up", "fabrics", "topologies", "reliability"):
+            name = f"{kind}.toml"
+            cat._add_table(kind, parse_toml(files[name], f"data/{name}"), f"data/{name}")
+        cat._add_prices(parse_toml(files["prices.toml"], "data/prices.toml"), "data/prices.toml")
+        if "model_error.toml" in files:
+            cat.errors = load_error_model(files["model_error.toml"], "data/model_error.toml")
+        for path, text in sorted(files.items()):
+            if path.startswith("models/"):
+                stem = path.removeprefix("models/").removesuffix(".toml")
+                cat.models[stem] = validated(ModelEntry, parse_toml(text, f"data/{path}"), f"data/{path}", stem)
+        cat._check_references("built-in data/")
+        return cat
+
+    @classmethod
+    def load(cls, *user_files: str | Path) -> Catalog:
+        """The built-in catalogs, extended or overridden by each user catalog file in turn."""
+        cat = cls.builtin()
+        for path in user_files:
+            cat.add_file(path)
+        return cat
+
+    def add_file(self, path: str | Path) -> None:
+        """Merge a user catalog file (tables by kind: gpus, scale_up, fabrics, topologies, models, prices)."""
+        file = str(path)
+        doc = parse_toml(read_text(Path(path)), file)
+        allowed = [*self._KINDS, "prices"]
+        for key, table in doc.items():
+            if key == "prices":
+                self._add_prices(table, file)
+            elif key in self._KINDS:
+                self._add_table(key, table, file)
+            else:
+                hint = did_you_mean(key, allowed)
+                raise CatalogError(f"{file}: [{key}] is not a catalog kind ({', '.join(allowed)}){hint}")
+        self._check_references(file)
+
+    def _add_table(self, kind: str, table: Any, file: str) -> None:
+        attr, model_cls = self._KINDS[kind]
+        if not isinstance(table, dict):
+            raise CatalogError(f"{file}: [{kind}] must be a table of entries, got {toml_repr(table)}")
+        target = getattr(self, attr)
+        for entry, raw in table.items():
+            target[entry] = validated(model_cls, raw, file, entry)
+
+    _PRICE_TABLES: ClassVar[dict[str, tuple[str, type[Entry]]]] = {
+        "gpu": ("gpu_prices", GpuPrice),
+        "fabric": ("fabric_prices", FabricPrice),
+        "scale_up": ("scale_up_prices", ScaleUpPrice),
+    }
+
+    def _add_prices(self, table: Any, file: str) -> None:
+        if not isinstance(table, dict):
+            raise CatalogError(f"{file}: prices must be a table, got {toml_repr(table)}")
+        for key, value in table.items():
+            if key == "economics":
+                self.economics = validated(Economics, value, file, "economics")
+                continue
+            if key not in self._PRICE_TABLES:
+                kinds = [*self._PRICE_TABLES, "economics"]
+                hint = did_you_mean(key, kinds)
+                raise CatalogError(f"{file}: [{key}] is not a price table ({', '.join(kinds)}){hint}")
+            if not isinstance(value, dict):
+                raise CatalogError(f"{file}: [{key}] must be a table of entries, got {toml_repr(value)}")
+            attr, model_cls = self._PRICE_TABLES[key]
+            target = getattr(self, attr)
+            for entry, raw in value.items():
+                target[entry] = validated(model_cls, raw, file, f"{key}.{entry}")
+
+    def _check_references(self, file: str) -> None:
+        for gid, gpu in self.gpus.items():
+            if gpu.default_scale_up not in self.scale_up:
+                raise CatalogError(
+                    f"{file}: [{gid}] default_scale_up: {gpu.default_scale_up!r} is not in the scale-up catalog "
+                    f"({', '.join(sorted(self.scale_up))})"
+                )
+            if not self.scale_up[gpu.default_scale_up].accepts(gpu):
+                raise CatalogError(f"{file}: [{gid}] default_scale_up: {self.mismatch(gid, gpu.default_scale_up)}")
+
+    def mismatch(self, gpu: str, scale_up: str) -> str:
+        """Why GPU `gpu` cannot join domain `scale_up` (both known ids), and which domains it can join."""
+        link, domain_link = self.gpus[gpu].scale_up_link, self.scale_up[scale_up].link
+        return (
+            f"GPU {gpu!r} ({link}) cannot join scale-up domain {scale_up!r}, whose switches connect {domain_link} "
+            f"ports; domains for it: {', '.join(self.scale_ups_for(gpu))}"
+        )
+
+    def scale_ups_for(self, gpu: str) -> list[str]:
+        """The scale-up domains GPU `gpu` can join, sorted."""
+        entry = self.gpu(gpu)
+        return sorted(name for name, domain in self.scale_up.items() if domain.accepts(entry))
+
+    def check_scale_up(self, gpu: str, scale_up: str) -> None:
+        """Raise CatalogError when GPU `gpu` cannot join domain `scale_up` (both known ids)."""
+        if not self.scale_up_domain(scale_up).accepts(self.gpu(gpu)):
+            raise CatalogError(self.mismatch(gpu, scale_up))
+
+    # Look-ups with a clear error for an unknown name.
+    def gpu(self, name: str) -> GpuEntry:
+        return self.gpus.get(name) or _raise(_unknown("GPU", name, self.gpus))
+
+    def scale_up_domain(self, name: str) -> ScaleUpEntry:
+        return self.scale_up.get(name) or _raise(_unknown("scale-up domain", name, self.scale_up))
+
+    def fabric(self, name: str) -> FabricEntry:
+        return self.fabrics.get(name) or _raise(_unknown("fabric", name, self.fabrics))
+
+    def topology(self, name: str) -> TopologyEntry:
+        return self.topologies.get(name) or _raise(_unknown("topology", name, self.topologies))
+
+    def model(self, name: str) -> ModelEntry:
+        return self.models.get(name) or _raise(_unknown("model", name, self.models))
+
+    def gpu_price(self, name: str) -> GpuPrice:
+        return self.gpu_prices.get(name) or _raise(CatalogError(f"no price for GPU {name!r} in the price catalog"))
+
+    def fabric_price(self, name: str) -> FabricPrice:
+        return self.fabric_prices.get(name) or _raise(
+            CatalogError(f"no price for fabric {name!r} in the price catalog")
+        )
+
+    def scale_up_price(self, name: str) -> ScaleUpPrice:
+        """NVLink switch tray price of a domain; zero for domains whose switches come with the servers."""
+        if name in self.scale_up_prices:
+            return self.scale_up_prices[name]
+        if self.scale_up_domain(name).switch_trays_per_domain > 0:
+            raise CatalogError(f"no switch tray price for scale-up domain {name!r} in the price catalog")
+        # No trays to buy: nothing to price (model_construct: no figures, so no sources to check).
+        return ScaleUpPrice.model_construct(switch_tray_usd=0.0, switch_tray_w=0.0, sources={})
+
+    def reliability_profile(self, name: str) -> ReliabilityEntry:
+        return self.reliability.get(name) or _raise(_unknown("reliability profile", name, self.reliability))
+
+    def economics_or_error(self) -> Economics:
+        return self.economics or _raise(CatalogError("the price catalog has no [economics] table"))
+
+    def prices(self, gpu: str, fabric: str, scale_up: str, cost_mode: str = "rent") -> dict[str, dict[str, Any]]:
+        """Every price of one cluster design, nested as the core takes it (`scalefront_core::Prices`): ``gpu``,
+        ``network``, ``scale_up`` and ``economics`` (with ``cost_mode``)."""
+        return {
+            "gpu": self.gpu_price(gpu).model_dump(),
+            "network": self.fabric_price(fabric).model_dump(),
+            "scale_up": self.scale_up_price(scale_up).model_dump(),
+            "economics": {**self.economics_or_error().model_dump(), "cost_mode": cost_mode},
+        }
+
+    def fabric_label(self, name: str) -> str:
+        """A fabric's family for prose, with its id: ``InfiniBand (ib-ndr)``; the id alone when it is unknown."""
+        try:
+            kind = self.fabric(name).kind
+        except CatalogError:
+            return name
+        return f"{FABRIC_FAMILIES.get(kind, kind)} ({name})"
+
+
+_BUILTIN: Catalog | None = None
+
+
+def builtin_catalog() -> Catalog:
+    """The shipped catalogs, parsed once per process."""
+    global _BUILTIN
+    if _BUILTIN is None:
+        _BUILTIN = Catalog.builtin()
+    return _BUILTIN
+
+
+def error_model_spec(catalog: Catalog, level: float | None = None) -> dict[str, Any]:
+    """The catalog's error model as the core takes it, at `level` (default: the file's)."""
+    if catalog.errors is None:
+        return {**NO_ERRORS, "level": NO_ERRORS["level"] if level is None else level}
+    return catalog.errors.core_spec(level)
+
+
+def _raise(err: Exception) -> Any:
+    raise err

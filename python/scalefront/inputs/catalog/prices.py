@@ -1,0 +1,91 @@
+"""Prices: a GPU's (rent, server, rack), a fabric's parts (NIC, switch, optics, copper, fibre, support, licences,
+power), a scale-up domain's switch trays, and the economics of owning a cluster; and price overrides by field name.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from scalefront.errors import UsageError
+from scalefront.inputs.catalog.entries import Entry, Fraction, NonNegative, Positive
+from scalefront.inputs.messages import did_you_mean
+
+__all__ = ["Economics", "FabricPrice", "GpuPrice", "ScaleUpPrice", "Share", "apply_price_overrides"]
+
+Share = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
+
+
+class GpuPrice(Entry):
+    rent_usd_per_gpu_hour: NonNegative
+    #: A server of the GPU's `server_gpus` GPUs without scale-out NICs (the fabric prices them).
+    server_usd: NonNegative
+    #: GPUs per compute rack (each rack gets an out-of-band management switch).
+    gpus_per_rack: Positive
+
+
+class FabricPrice(Entry):
+    """Parts of a fabric (see data/README.md): NIC port, switch, optical modules (NIC side, switch side), copper,
+    fibre, and the yearly support and licences of a quote."""
+
+    nic_usd: NonNegative
+    switch_usd: NonNegative
+    nic_optic_usd: NonNegative
+    switch_optic_usd: NonNegative
+    switch_ports_per_optic: Annotated[float, Field(ge=1, allow_inf_nan=False)]
+    dac_usd: NonNegative
+    dac_reach_m: NonNegative
+    fibre_usd: NonNegative
+    support_fraction_per_year: Share
+    nos_usd_per_switch_year: NonNegative
+    nic_w: NonNegative
+    switch_w: NonNegative
+    nic_optic_w: NonNegative
+    switch_optic_w: NonNegative
+    #: Sold only inside instance rent (AWS EFA): an owned cluster cannot be priced with it.
+    rented: bool = Field(default=False, exclude=True)
+
+
+class ScaleUpPrice(Entry):
+    switch_tray_usd: NonNegative
+    switch_tray_w: NonNegative
+
+
+class Economics(Entry):
+    """What owning a cluster costs beyond its parts: life, money, utilisation, power, facility, quote lines."""
+
+    amortization_years: Positive
+    pue: Annotated[float, Field(ge=1, allow_inf_nan=False)]
+    usd_per_kwh: NonNegative
+    gpu_power_fraction: Fraction
+    discount_rate: Annotated[float, Field(gt=-1, le=1, allow_inf_nan=False)]
+    residual_fraction: Share
+    utilisation: Fraction
+    idle_power_fraction: Share
+    facility: Literal["colocation", "build"] = "colocation"
+    colocation_usd_per_kw_month: NonNegative
+    facility_build_usd_per_kw: NonNegative
+    facility_life_years: Positive
+    server_spares_fraction: NonNegative
+    network_spares_fraction: NonNegative
+    installation_fraction: NonNegative
+    oob_usd_per_rack: NonNegative
+
+
+def apply_price_overrides(prices: dict[str, dict[str, Any]], overrides: dict[str, Any]) -> None:
+    """Set prices by field name (``switch_usd``, ``usd_per_kwh``, ...) in a nested price dict, wherever the field
+    is. Raises UsageError for an unknown name (with a suggestion) or a value that is not a finite number >= 0."""
+    where = {
+        key: section
+        for section, table in prices.items()
+        for key, value in table.items()
+        if isinstance(value, int | float) and not isinstance(value, bool)
+    }
+    for key, value in overrides.items():
+        if key not in where:
+            hint = did_you_mean(key, list(where)) or f"; known: {', '.join(sorted(where))}"
+            raise UsageError(f"unknown price {key!r}{hint}")
+        if isinstance(value, bool) or not isinstance(value, int | float) or not (0 <= value < float("inf")):
+            raise UsageError(f"price {key}={value!r}: expected a finite number >= 0")
+        prices[where[key]][key] = float(value)
