@@ -36,9 +36,8 @@ from pathlib import Path
 import psutil
 
 import scalefront
-from scalefront import cluster
-from scalefront.inputs.scenario import load_scenario
-from scalefront.shards import (
+from scalefront.engine import cluster
+from scalefront.engine.shards import (
     SHARDS_PER_SLOT,
     _sweep_on_worker,
     merge_parts,
@@ -48,7 +47,8 @@ from scalefront.shards import (
     run_sweep_sharded,
     write_part,
 )
-from scalefront.sweep import run_sweep
+from scalefront.engine.sweep import run_sweep
+from scalefront.inputs.scenario import load_scenario
 
 HERE = Path(__file__).resolve().parent
 TARGET_CORES = 32

@@ -25,8 +25,8 @@ import time
 from pathlib import Path
 
 import scalefront
+from scalefront.engine.sweep import run_sweep
 from scalefront.inputs.scenario import builtin_scenarios, load_scenario
-from scalefront.sweep import run_sweep
 
 # Spaces of about 10^6 to 10^9 configurations for the memory-flatness runs: the large scenario with fewer or
 # more GPU counts (beyond 16,384 GPUs most layouts fail the global-batch divisibility check and are rejected

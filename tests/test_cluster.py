@@ -1,5 +1,5 @@
-"""Sweeps on a Dask cluster (scalefront.cluster, the `cluster` extra): results in shard order, the merged frontier
-equal to a one-machine run's bytes, a killed worker's shard retried once then a clear failure, Ctrl-C leaving
+"""Sweeps on a Dask cluster (scalefront.engine.cluster, the `cluster` extra): results in shard order, the merged
+frontier equal to a one-machine run's bytes, a killed worker's shard retried once then a clear failure, Ctrl-C leaving
 nothing. One local cluster (2 worker processes on 127.0.0.1) serves the whole module; tests gate on events
 (marker files a shard writes, the progress line), never on delays."""
 
@@ -18,13 +18,13 @@ distributed = pytest.importorskip("distributed", reason="the cluster extra is no
 import cloudpickle  # noqa: E402  (comes with distributed)
 import psutil  # noqa: E402  (comes with distributed)
 
-from scalefront import cluster  # noqa: E402
 from scalefront.cli import main  # noqa: E402
+from scalefront.engine import cluster  # noqa: E402
+from scalefront.engine.limits import LimitExceeded  # noqa: E402
+from scalefront.engine.shards import run_sweep_sharded  # noqa: E402
+from scalefront.engine.sweep import run_sweep  # noqa: E402
 from scalefront.errors import ClusterError, UsageError  # noqa: E402
 from scalefront.inputs.scenario import load_scenario  # noqa: E402
-from scalefront.limits import LimitExceeded  # noqa: E402
-from scalefront.shards import run_sweep_sharded  # noqa: E402
-from scalefront.sweep import run_sweep  # noqa: E402
 
 # Shard functions defined here travel to the workers by value (this module is not importable there).
 cloudpickle.register_pickle_by_value(sys.modules[__name__])

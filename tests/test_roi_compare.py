@@ -290,7 +290,7 @@ def test_own_cost_of_a_run_is_its_busy_time_at_the_levelised_tco():
 def test_cluster_without_the_extra_is_refused_before_any_work(value, capsys, monkeypatch, tmp_path):
     # Without Dask installed (the `cluster` extra), --cluster names the install line; nothing is written. (With
     # the extra, tests/test_cluster.py runs the Monte Carlo on a local cluster.)
-    from scalefront import cluster
+    from scalefront.engine import cluster
 
     monkeypatch.setattr(cluster, "available", lambda: False)
     out = tmp_path / "t.csv"

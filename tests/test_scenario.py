@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import DATA, run
+from scalefront.engine.sweep import run_sweep
 from scalefront.errors import CatalogError, UsageError
 from scalefront.inputs.catalog import builtin_catalog
 from scalefront.inputs.scenario import (
@@ -20,7 +21,6 @@ from scalefront.inputs.scenario import (
     read_scenario,
 )
 from scalefront.schema import INPUT_COLUMNS
-from scalefront.sweep import run_sweep
 
 CAT = builtin_catalog()
 

@@ -1,4 +1,4 @@
-"""Sharded sweeps without an engine (scalefront.shards, `sweep --shard K/N`, `scalefront merge`): the merged
+"""Sharded sweeps without an engine (scalefront.engine.shards, `sweep --shard K/N`, `scalefront merge`): the merged
 frontier is the one-machine frontier byte for byte, merged --all parts are the one-machine --all export, and a
 merge refuses parts that are missing, repeated, foreign or of another kind, with one line and nothing written."""
 
@@ -14,11 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import SMALL_SCENARIO, assert_one_line_error, run, toml_table
-from scalefront.errors import UsageError
-from scalefront.export import StreamWriter
-from scalefront.inputs.catalog import Catalog
-from scalefront.inputs.scenario import load_scenario
-from scalefront.shards import (
+from scalefront.engine.export import StreamWriter
+from scalefront.engine.shards import (
     PART_KEY,
     fingerprint,
     merge_all_parts,
@@ -29,7 +26,10 @@ from scalefront.shards import (
     run_shard,
     write_part,
 )
-from scalefront.sweep import COLUMNS, run_sweep
+from scalefront.engine.sweep import COLUMNS, run_sweep
+from scalefront.errors import UsageError
+from scalefront.inputs.catalog import Catalog
+from scalefront.inputs.scenario import load_scenario
 from test_sweep import _load, scenarios
 
 

@@ -1,4 +1,4 @@
-"""Sweeps (scalefront.sweep): frontiers against brute force, every row against evaluate(), counts, progress.
+"""Sweeps (scalefront.engine.sweep): frontiers against brute force, every row against evaluate(), counts, progress.
 
 Brute force here is plain Python written from the documented semantics: a configuration is dominated when
 another of its group is no worse on every objective and better on one (MFU maximised), and of configurations
@@ -22,10 +22,10 @@ from hypothesis import strategies as st
 
 from conftest import scenario_text
 from scalefront import ConfigurationError, evaluate, schema
+from scalefront.engine.progress import ProgressLine
+from scalefront.engine.sweep import COLUMNS, Progress, best_per, label_rows, pareto, run_sweep
 from scalefront.inputs.scenario import AXES, OBJECTIVES, load_scenario
-from scalefront.progress import ProgressLine
 from scalefront.schema import INPUT_COLUMNS
-from scalefront.sweep import COLUMNS, Progress, best_per, label_rows, pareto, run_sweep
 
 # ---------------------------------------------------------------- brute force, independent of the package
 

@@ -1,4 +1,4 @@
-"""`scalefront sweep` and the exports behind it (scalefront.export): schema, determinism, no overwrite,
+"""`scalefront sweep` and the exports behind it (scalefront.engine.export): schema, determinism, no overwrite,
 Ctrl-C, one-line errors, what goes to stderr. In-process through scalefront.cli.main, except Ctrl-C."""
 
 from __future__ import annotations
@@ -18,16 +18,17 @@ import polars as pl
 import pytest
 
 import scalefront.cli
-import scalefront.sweep
+import scalefront.engine.job
+import scalefront.engine.sweep
 from conftest import assert_one_line_error, run
 from scalefront import _core
 from scalefront.cli import main
+from scalefront.engine.export import StreamWriter, read_frame, write_frame
+from scalefront.engine.limits import LimitExceeded, SweepLimits, projected_s
+from scalefront.engine.sweep import COLUMNS, Progress, run_sweep
 from scalefront.errors import UsageError
-from scalefront.export import StreamWriter, read_frame, write_frame
 from scalefront.inputs.scenario import builtin_scenarios, load_scenario
-from scalefront.limits import LimitExceeded, SweepLimits, projected_s
 from scalefront.schema import INPUT_COLUMNS, METRIC_COLUMNS
-from scalefront.sweep import COLUMNS, Progress, run_sweep
 
 # 1 GPU x 2 counts x 2 fabrics x 2 topologies; tp 1,2,4,8 x pp 1,2 x vpp 2 x mb 2 x recompute 2 x ZeRO 2 x
 # overlap 2 (one of them a bare fraction, written as "0.5").
@@ -413,8 +414,8 @@ def test_time_limit_stops_a_held_sweep_at_the_first_check_past_the_limit(small, 
     # The sweep is cancelled, the error is one line, and neither output nor any temporary file is left.
     handle = _core.SweepHandle()
     handle.pause()
-    monkeypatch.setattr(scalefront.sweep._core, "SweepHandle", lambda: handle)
-    monkeypatch.setattr(scalefront.cli, "CLOCK", TickingClock(2.0))
+    monkeypatch.setattr(scalefront.engine.sweep, "SweepHandle", lambda: handle)
+    monkeypatch.setattr(scalefront.engine.job, "CLOCK", TickingClock(2.0))
     seen: list[float] = []
     check = SweepLimits.check_time
 

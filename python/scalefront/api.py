@@ -32,13 +32,14 @@ from typing import Any, Protocol
 
 import polars as pl
 
-from scalefront import _core, schema
+from scalefront import schema
+from scalefront._core import SweepHandle
+from scalefront.engine.export import write_frame
+from scalefront.engine.sweep import Progress, SweepResult, run_sweep
 from scalefront.errors import CatalogError, ConfigurationError, ScalefrontError, UsageError, message_of
-from scalefront.export import write_frame
 from scalefront.inputs.scenario.build import Scenario, builtin_scenarios
 from scalefront.inputs.scenario.draft import FORM_FIELDS, FormErrors, FormField, ScenarioDraft
 from scalefront.inputs.scenario.file import DEFAULT_SCENARIO
-from scalefront.sweep import Progress, SweepResult, run_sweep
 from scalefront.table import ColumnSpec, Filter, column_spec, column_specs, export_frame_columns, parse_filter, present
 from scalefront.units import (
     format_count,
@@ -112,7 +113,7 @@ class SweepJob:
 
     def __init__(self, scenario: Scenario | ScenarioDraft, *, paused: bool = False):
         self.scenario: Scenario = scenario.scenario if isinstance(scenario, ScenarioDraft) else scenario
-        self._handle = _core.SweepHandle()
+        self._handle = SweepHandle()
         if paused:
             self._handle.pause()
 

@@ -13,13 +13,15 @@ import re
 import signal
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from scalefront import __version__
+from scalefront.engine.job import SweepPlan, SweepRequest, check_outputs, merge, sweep
+from scalefront.engine.progress import ProgressLine
+from scalefront.engine.sweep import SweepResult
 from scalefront.errors import ClusterError, InternalError, ScalefrontError, UsageError, message_of
 from scalefront.inputs.catalog.loader import Catalog, builtin_catalog
 from scalefront.inputs.model import evaluate
@@ -29,10 +31,6 @@ if TYPE_CHECKING:
     import polars as pl
 
     from scalefront.api import UserInterface
-    from scalefront.export import StreamWriter
-    from scalefront.inputs.scenario.build import Scenario
-    from scalefront.shards import Shard
-    from scalefront.sweep import Progress, SweepResult
 
 EXIT_USAGE = 2
 #: A bug in scalefront (the core panicked): EX_SOFTWARE from sysexits.h, distinct from bad input.
@@ -334,21 +332,6 @@ def _names(problem_of: Callable[[list[str]], str | None]) -> Callable[[str], lis
     return parse
 
 
-def _check_outputs(force: bool, **paths: str | None) -> None:
-    """Every output file (by option name) writable, and no two the same, before any work is done."""
-    from scalefront.export import check_target
-
-    given = {f"--{name.removesuffix('_out')}": path for name, path in paths.items() if path is not None}
-    for option, path in given.items():
-        try:
-            check_target(path, force)
-        except UsageError as err:
-            raise UsageError(f"{option}: {err}") from None
-    resolved = [Path(p).resolve() for p in given.values()]
-    if len(set(resolved)) < len(resolved):
-        raise UsageError(f"{' and '.join(given)} must be different files")
-
-
 def _add_sweep(sub: _Commands) -> None:
     from scalefront.inputs.scenario.file import AXES, DEFAULT_SCENARIO, OBJECTIVES, group_by_problem, objectives_problem
 
@@ -418,7 +401,7 @@ def _add_sweep(sub: _Commands) -> None:
 
 
 def _shard(text: str) -> tuple[int, int]:
-    from scalefront.shards import parse_shard
+    from scalefront.engine.shards import parse_shard
 
     try:
         return parse_shard(text)
@@ -426,161 +409,49 @@ def _shard(text: str) -> tuple[int, int]:
         raise argparse.ArgumentTypeError(str(err).removeprefix("--shard: ")) from None
 
 
-#: The clock sweeps are timed with (tests inject their own).
-CLOCK = time.perf_counter
-
-
-def _load_sweep_scenario(args: argparse.Namespace) -> Scenario:
-    from scalefront.inputs.scenario.build import load_scenario
-
-    return load_scenario(
-        args.scenario, _catalog(args), group_by=args.group_by, objectives=args.objectives, workload=args.workload
-    )
-
-
-def _check_sweep_outputs(args: argparse.Namespace) -> None:
-    """Every output writable, before any work; a shard writes Parquet parts."""
-    _check_outputs(args.force, out=args.out, all_out=args.all_out)
-    if args.shard:
-        if not args.out:
-            raise UsageError("--shard K/N writes the shard's part: give --out PART.parquet")
-        for flag, path in (("--out", args.out), ("--all", args.all_out)):
-            if path and Path(path).suffix.lower() != ".parquet":
-                raise UsageError(f"{path}: a shard's {flag} part must be a .parquet file (it carries the metadata)")
-
-
-def _where(args: argparse.Namespace) -> str | None:
-    """None (this process) or the cluster to run on."""
-    from scalefront.cluster import resolve
-
-    where = resolve(args.cluster, args.workers)
-    if where is not None and args.shard:
-        raise UsageError("--shard runs one shard in this process; drop --cluster (or run the whole sweep on it)")
-    if where not in (None, "local") and args.all_out:
-        raise UsageError(
-            "--all from a cluster needs the workers to write beside it: use --cluster local, or run "
-            "`sweep --shard K/N --all PART.parquet` jobs and `scalefront merge` their parts"
-        )
-    return where
-
-
 def _run_sweep(args: argparse.Namespace) -> int:
-    _check_sweep_outputs(args)
-    scenario = _load_sweep_scenario(args)
-    where = _where(args)
-    shard = _plan_shard(scenario, args.shard)
-    size = shard.configurations if shard else scenario.size()
-    if size > args.max_configs:
-        raise UsageError(
-            f"{scenario.path}: the space has {size:,} configurations, over --max-configs {args.max_configs:,.0f}; "
-            "narrow an axis (gpus, fabric, topology, the searched degrees) or raise --max-configs"
-        )
-    tty = sys.stderr.isatty()
-    if tty:
-        what = f"shard {shard.label}, " if shard else ""
-        print(f"{scenario.name}: {what}{size:,} configurations", file=sys.stderr)
-    result = _sweep(args, scenario, shard, size, where)
-    frontier = result.frontier()
-    if args.out and shard:
-        from scalefront.shards import write_part
-
-        write_part(result, scenario, shard, args.out, args.force)
-    elif args.out:
-        from scalefront.export import write_frame
-
-        write_frame(frontier, args.out, args.force)
-    _print_sweep(result, frontier, args)
+    request = SweepRequest(
+        args.scenario,
+        catalogs=tuple(args.catalog),
+        group_by=args.group_by,
+        objectives=args.objectives,
+        workload=args.workload,
+        out=args.out,
+        all_out=args.all_out,
+        force=args.force,
+        shard=args.shard,
+        cluster=args.cluster,
+        workers=args.workers,
+        max_configs=args.max_configs,
+        time_limit_s=args.time_limit,
+    )
+    line = ProgressLine("sweep")
+    try:
+        outcome = sweep(request, on_start=_announce, on_progress=line)
+    finally:
+        line.close()
+    assert outcome.result is not None and outcome.frontier is not None
+    _print_sweep(outcome.result, outcome.frontier, outcome.written, args.out)
     return 0
 
 
-def _plan_shard(scenario: Scenario, spec: tuple[int, int] | None) -> Shard | None:
-    if spec is None:
-        return None
-    from scalefront.shards import plan_shards
-
-    k, n = spec
-    return plan_shards(scenario, n)[k - 1]
+def _announce(plan: SweepPlan) -> None:
+    """On a terminal, what is about to be swept."""
+    if sys.stderr.isatty():
+        what = f"shard {plan.shard.label}, " if plan.shard else ""
+        print(f"{plan.scenario.name}: {what}{plan.size:,} configurations", file=sys.stderr)
 
 
-def _sweep(
-    args: argparse.Namespace, scenario: Scenario, shard: Shard | None, size: int, where: str | None
-) -> SweepResult:
-    """Run the sweep (here, on a shard's cells, or on a cluster) with the progress line and the limits; stream
-    --all rows to their file. Any stop (a limit, Ctrl-C, SIGTERM, an error) removes every temporary file."""
-    import shutil
-
-    from scalefront.limits import LimitExceeded, SweepLimits
-    from scalefront.progress import ProgressLine
-
-    free = shutil.disk_usage(Path(args.all_out).resolve().parent).free if args.all_out else 0
-    limits = SweepLimits(scenario.path, size, args.time_limit, args.all_out, free)
-    line = ProgressLine("sweep")
-
-    def watch(p: Progress) -> None:
-        line(p)
-        limits(p)
-
-    writer = None if where is not None else _all_writer(args, scenario, shard)
-    try:
-        if where is not None:
-            from scalefront.shards import run_sweep_sharded
-
-            result = run_sweep_sharded(
-                scenario,
-                cluster=where,
-                workers=args.workers,
-                on_progress=watch,
-                clock=CLOCK,
-                all_out=args.all_out,
-                force=args.force,
-            )
-        else:
-            from scalefront.sweep import run_sweep
-
-            on_rows = writer.write if writer else None
-            cells = shard.cells if shard else None
-            result = run_sweep(scenario, on_progress=watch, on_rows=on_rows, cells=cells, clock=CLOCK)
-    except BaseException as err:
-        line.close()
-        if writer is not None:
-            writer.abort()
-        if isinstance(err, LimitExceeded):
-            raise UsageError(str(err)) from None
-        raise
-    line.close()
-    if writer is not None:
-        import polars as pl
-
-        from scalefront.sweep import COLUMNS
-
-        writer.commit(pl.DataFrame(schema=result.kept.schema).select(COLUMNS))
-    return result
-
-
-def _all_writer(args: argparse.Namespace, scenario: Scenario, shard: Shard | None) -> StreamWriter | None:
-    """The --all writer: a plain export, or a shard's --all part (Parquet with the part's metadata)."""
-    if not args.all_out:
-        return None
-    from scalefront.export import StreamWriter
-
-    if shard is None:
-        return StreamWriter(args.all_out, args.force)
-    from scalefront.shards import part_metadata
-
-    return StreamWriter(args.all_out, args.force, metadata=part_metadata(scenario, shard, "all"))
-
-
-def _print_sweep(result: SweepResult, frontier: pl.DataFrame, args: argparse.Namespace) -> None:
+def _print_sweep(result: SweepResult, frontier: pl.DataFrame, written: list[str], out: str | None) -> None:
     """What was written goes to stderr (always, so that a piped stdout still gets only the result); the frontiers
     go to stdout unless --out took them and stdout is not a terminal."""
     import polars as pl
 
     from scalefront.report import render_sweep
 
-    written = [p for p in (args.out, getattr(args, "all_out", None)) if p]
     if written:
         print(f"wrote {', '.join(written)}", file=sys.stderr)
-    if args.out and not sys.stdout.isatty():
+    if out and not sys.stdout.isatty():
         return
     with pl.Config(
         tbl_rows=-1,
@@ -610,23 +481,11 @@ def _add_merge(sub: _Commands) -> None:
 
 
 def _run_merge(args: argparse.Namespace) -> int:
-    from scalefront.export import check_target, write_frame
-    from scalefront.shards import merge_all_parts, merge_parts, read_parts
-
-    if args.out:
-        check_target(args.out, args.force)
-    parts = read_parts(args.parts)
-    if parts[0].meta["kind"] == "all":
-        if not args.out:
-            raise UsageError("merging --all parts writes every feasible row: give --out FILE")
-        merge_all_parts(args.parts, args.out, args.force)
-        print(f"wrote {args.out}", file=sys.stderr)
+    outcome = merge(args.parts, args.out, args.force)
+    if outcome.result is None or outcome.frontier is None:
+        print(f"wrote {', '.join(outcome.written)}", file=sys.stderr)
         return 0
-    result = merge_parts(args.parts)
-    frontier = result.frontier()
-    if args.out:
-        write_frame(frontier, args.out, args.force)
-    _print_sweep(result, frontier, args)
+    _print_sweep(outcome.result, outcome.frontier, outcome.written, args.out)
     return 0
 
 
@@ -660,7 +519,7 @@ def _run_validate(args: argparse.Namespace) -> int:
     import datetime
 
     from scalefront import validation
-    from scalefront.export import write_text
+    from scalefront.engine.export import write_text
 
     if args.write and not args.calibrate:
         raise UsageError("--write goes with --calibrate")
@@ -804,7 +663,7 @@ _FABRIC_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 def _run_calibrate(args: argparse.Namespace) -> int:
     from scalefront.calibrate import calibrate, render, render_toml
-    from scalefront.export import check_text_target, write_text
+    from scalefront.engine.export import check_text_target, write_text
     from scalefront.nccl_log import parse_log
 
     name = args.name if args.name is not None else Path(args.out).name.removesuffix(".toml")
@@ -903,12 +762,11 @@ def _add_roi(sub: _Commands) -> None:
 
 
 def _run_roi(args: argparse.Namespace) -> int:
-    from scalefront.export import write_frame
-    from scalefront.progress import ProgressLine
+    from scalefront.engine.export import write_frame
     from scalefront.roi import McProgress, RoiOptions, compare
     from scalefront.roi_text import json_ready, render
 
-    _check_outputs(args.force, out=args.out)
+    check_outputs(args.force, out=args.out)
     if args.report is not None:
         from scalefront.roi_report import check_report_dir
 

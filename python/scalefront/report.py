@@ -10,7 +10,7 @@ from scalefront._evaluation import Evaluation
 from scalefront.units import REPORT_SCALES, scale_of
 
 if TYPE_CHECKING:
-    from scalefront.sweep import SweepResult
+    from scalefront.engine.sweep import SweepResult
 
 _BAR_WIDTH = 30
 

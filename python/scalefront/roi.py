@@ -32,11 +32,11 @@ from typing import Any, Literal
 import polars as pl
 
 from scalefront import _core
+from scalefront.engine.sweep import SweepResult, pareto, run_sweep
 from scalefront.errors import CatalogError, UsageError
 from scalefront.inputs.catalog.entries import Entry, FabricEntry, Range
 from scalefront.inputs.catalog.loader import Catalog, builtin_catalog
 from scalefront.inputs.scenario.build import MixPart, Scenario, load_mix
-from scalefront.sweep import SweepResult, pareto, run_sweep
 
 __all__ = [
     "DEFAULT_SAMPLES",
@@ -507,7 +507,7 @@ def _monte_carlo(
 def _mc_shard(job: tuple[dict[str, Any], dict[str, Any], int, int]) -> dict[str, Any]:
     """Samples `first .. first + count` on a cluster worker (a module-level function, so that it pickles), with its
     progress sent to the caller; the caller's Ctrl-C or limit cancels it."""
-    from scalefront import cluster
+    from scalefront.engine import cluster
 
     problem, uncertainty, first, count = job
 
@@ -537,12 +537,12 @@ def _monte_carlo_on_cluster(
     workers: int | None,
     on_progress: Callable[[McProgress], None] | None,
 ) -> dict[str, Any]:
-    """The Monte Carlo in shards of samples on a cluster (`scalefront.cluster.map_shards`). Sample i is drawn from a
-    counter-based hash of (seed, i, input), whatever shard or thread draws it, so the shards' outcome columns,
+    """The Monte Carlo in shards of samples on a cluster (`scalefront.engine.cluster.map_shards`). Sample i is drawn
+    from a counter-based hash of (seed, i, input), whatever shard or thread draws it, so the shards' outcome columns,
     concatenated in shard order, are the one-machine run's, and so are the summaries computed from them."""
     import numpy as np
 
-    from scalefront import cluster
+    from scalefront.engine import cluster
 
     start = time.perf_counter()
 
@@ -584,14 +584,14 @@ def compare(
     `scenario` is a built-in id, a file, or an already parsed scenario `(raw, name)`. `on_progress` is called about
     every 0.1 s during the Monte Carlo; `handle` (a `scalefront._core.RoiHandle`) lets a caller cancel it from
     another thread (in this process); `cluster` (auto, local or a Dask scheduler address; `workers` for a local
-    one, see `scalefront.cluster`) runs the Monte Carlo in shards of samples on a cluster, with the same numbers as
-    here (Ctrl-C or an exception from `on_progress` cancels every shard). Raises `UsageError`, `CatalogError`
+    one, see `scalefront.engine.cluster`) runs the Monte Carlo in shards of samples on a cluster, with the same
+    numbers as here (Ctrl-C or an exception from `on_progress` cancels every shard). Raises `UsageError`, `CatalogError`
     or `ConfigurationError` for bad input, one line each.
     """
     opts = options or RoiOptions()
     cat = catalog or builtin_catalog()
     _check_fabrics(cat, fabric_a, fabric_b)
-    from scalefront.cluster import resolve
+    from scalefront.engine.cluster import resolve
 
     where = resolve(cluster, workers)  # a bad value or a missing extra is refused before any work
     if opts.samples < 1:

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from scalefront.engine.export import check_writable_dir
 from scalefront.errors import UsageError
-from scalefront.export import check_writable_dir
 from scalefront.roi_text import money, months_text, value_text
 
 if TYPE_CHECKING:

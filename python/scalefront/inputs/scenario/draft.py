@@ -268,7 +268,7 @@ class ScenarioDraft:
     def save(self, path: str | Path, *, force: bool = False) -> ScenarioDraft:
         """Write the scenario to a TOML file (atomically; an existing file only with `force`); the draft that
         now stands for that file."""
-        from scalefront.export import write_text
+        from scalefront.engine.export import write_text
 
         target = Path(path)
         if target.suffix.lower() != ".toml":

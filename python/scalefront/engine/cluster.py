@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from scalefront._core import __version__
 from scalefront.errors import ClusterError, UsageError
 
 __all__ = [
@@ -161,8 +162,6 @@ def _run_task(
     """Run one shard on a Dask worker, with `report`, `cancelled` and `threads` wired to the caller."""
     from distributed import get_worker
     from distributed.utils import sync
-
-    from scalefront import __version__
 
     worker = get_worker()
     if __version__ != version:
@@ -350,8 +349,6 @@ def _map_on(
     client.subscribe_topic(topic, lambda event: state.update(event[1]))
     cancel = Event(cancel_name, client=client)
     by_host = _threads_by_host(client)
-
-    from scalefront import __version__
 
     def submit(i: int, attempt: int) -> Any:
         args = (fn, shards[i], i, attempt, topic, cancel_name, by_host, __version__)

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from scalefront.engine.sweep import Progress
 from scalefront.errors import UsageError
-from scalefront.sweep import Progress
 
 __all__ = ["ROW_BYTES", "LimitExceeded", "SweepLimits", "projected_s"]
 

@@ -17,7 +17,9 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from scalefront import _core, schema
+from scalefront import schema
+from scalefront._core import SweepHandle, cell_costs, cell_sizes
+from scalefront._core import run_sweep as core_run_sweep
 from scalefront.inputs.scenario.build import Scenario
 from scalefront.inputs.scenario.file import AXES
 
@@ -46,7 +48,7 @@ class Progress:
     elapsed_s: float
     #: Rejected so far, by reason.
     rejected: dict[str, int] = field(default_factory=dict)
-    #: Estimated work done and in all, in the engine's cost units (see `scalefront.shards.cell_costs`): most
+    #: Estimated work done and in all, in the engine's cost units (see `scalefront.engine.shards.cell_costs`): most
     #: configurations are rejected before any arithmetic, so work, not configurations, predicts the time left.
     work_done: int | None = None
     work_total: int | None = None
@@ -206,7 +208,7 @@ def choice_frame(columns: dict[str, np.ndarray]) -> pl.DataFrame:
 
 
 def _stream(
-    handle: _core.SweepHandle,
+    handle: SweepHandle,
     thread: threading.Thread,
     scenario: Scenario,
     on_rows: Callable[[pl.DataFrame], None] | None,
@@ -231,7 +233,7 @@ def _stream(
     return drain
 
 
-def _cancel_and_wait(handle: _core.SweepHandle, thread: threading.Thread, streaming: bool) -> None:
+def _cancel_and_wait(handle: SweepHandle, thread: threading.Thread, streaming: bool) -> None:
     """Stop the engine and wait for it (a task, milliseconds), draining rows so no worker stays blocked."""
     handle.cancel()
     while thread.is_alive():
@@ -247,7 +249,7 @@ def run_sweep(
     on_progress: Callable[[Progress], None] | None = None,
     on_rows: Callable[[pl.DataFrame], None] | None = None,
     poll_s: float = 0.1,
-    handle: _core.SweepHandle | None = None,
+    handle: SweepHandle | None = None,
     cells: Sequence[int] | None = None,
     threads: int | None = None,
     clock: Callable[[], float] = time.perf_counter,
@@ -257,36 +259,23 @@ def run_sweep(
     exports). An exception in either (Ctrl-C, a limit) cancels the engine, waits for it (milliseconds) and is
     re-raised. `handle`, when given, is the engine's handle to use: a caller may `pause()` it before or during
     the run (workers wait at their next task until `resume()`), `cancel()` it from another thread, or read
-    `done()` / `held()`. `cells` (ascending cell indices, see `scalefront.shards`) sweeps a shard only;
+    `done()` / `held()`. `cells` (ascending cell indices, see `scalefront.engine.shards`) sweeps a shard only;
     `threads` limits the engine to that many threads (default: all cores). `clock` gives the elapsed times."""
-    handle = handle or _core.SweepHandle()
+    handle = handle or SweepHandle()
     selected = None if cells is None else [int(c) for c in cells]
     total, work_total = _totals(scenario, selected)
-    box: dict[str, Any] = {}
 
-    def work() -> None:
-        try:
-            box["result"] = _core.run_sweep(scenario.space, handle, on_rows is not None, selected, threads)
-        except BaseException as err:  # handed to the caller's thread
-            box["error"] = err
-
-    def progress(now: float) -> Progress:
-        rejected = dict(handle.rejected())
-        return Progress(handle.done(), total, handle.feasible(), now - start, rejected, handle.work(), work_total)
+    def report() -> None:
+        if on_progress:
+            now = clock()
+            rejected = dict(handle.rejected())
+            p = Progress(handle.done(), total, handle.feasible(), now - start, rejected, handle.work(), work_total)
+            on_progress(p)
 
     start = clock()
-    thread = threading.Thread(target=work, name="scalefront-sweep", daemon=True)
-    thread.start()
+    thread, box = _start(scenario, handle, on_rows is not None, selected, threads)
     drain = _stream(handle, thread, scenario, on_rows, clock)
-    try:
-        while thread.is_alive():
-            drain(poll_s)
-            if on_progress:
-                on_progress(progress(clock()))
-        drain(0.0, until_empty=True)
-    except BaseException:
-        _cancel_and_wait(handle, thread, on_rows is not None)
-        raise
+    _poll(handle, thread, drain, report, poll_s, streaming=on_rows is not None)
     if "error" in box:
         raise box["error"]
     raw = box["result"]
@@ -294,6 +283,48 @@ def run_sweep(
     rejected = {k: v for k, v in raw["rejected"].items() if v}
     if on_progress:
         on_progress(Progress(raw["evaluated"], total, raw["feasible"], wall, rejected, handle.work(), work_total))
+    return _result(scenario, raw, rejected, wall)
+
+
+def _start(
+    scenario: Scenario, handle: SweepHandle, stream: bool, cells: list[int] | None, threads: int | None
+) -> tuple[threading.Thread, dict[str, Any]]:
+    """The engine, started in a worker thread (GIL released); its result or exception lands in the box."""
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["result"] = core_run_sweep(scenario.space, handle, stream, cells, threads)
+        except BaseException as err:  # handed to the caller's thread
+            box["error"] = err
+
+    thread = threading.Thread(target=work, name="scalefront-sweep", daemon=True)
+    thread.start()
+    return thread, box
+
+
+def _poll(
+    handle: SweepHandle,
+    thread: threading.Thread,
+    drain: Callable[..., None],
+    report: Callable[[], None],
+    poll_s: float,
+    streaming: bool,
+) -> None:
+    """Until the engine ends: hand over the rows that arrive, then report progress, every `poll_s`. Any exception
+    here (Ctrl-C, a limit raised by `report`) stops the engine, waits for it and is re-raised."""
+    try:
+        while thread.is_alive():
+            drain(poll_s)
+            report()
+        drain(0.0, until_empty=True)
+    except BaseException:
+        _cancel_and_wait(handle, thread, streaming)
+        raise
+
+
+def _result(scenario: Scenario, raw: dict[str, Any], rejected: dict[str, int], wall_s: float) -> SweepResult:
+    """The engine's raw result as a labelled SweepResult."""
     return SweepResult(
         scenario=scenario,
         kept=label_rows(raw["frontier"], scenario),
@@ -301,7 +332,7 @@ def run_sweep(
         feasible=raw["feasible"],
         rejected=rejected,
         cancelled=raw["cancelled"],
-        wall_s=wall,
+        wall_s=wall_s,
         objectives=list(scenario.space["objectives"]),
         name=scenario.name,
         group_by=list(scenario.space["group_by"]),
@@ -313,8 +344,8 @@ def run_sweep(
 def _totals(scenario: Scenario, cells: list[int] | None) -> tuple[int, int]:
     """Configurations and estimated work of the whole space, or of the given cells."""
     if cells is None:
-        return scenario.size(), int(_core.cell_costs(scenario.space).sum())
-    sizes, costs = _core.cell_sizes(scenario.space), _core.cell_costs(scenario.space)
+        return scenario.size(), int(cell_costs(scenario.space).sum())
+    sizes, costs = cell_sizes(scenario.space), cell_costs(scenario.space)
     if cells and (cells[-1] >= len(sizes) or cells[0] < 0):
         raise ValueError(f"cell indices must be below {len(sizes)}")
     return int(sizes[cells].sum()), int(costs[cells].sum())

@@ -26,12 +26,14 @@ from typing import Any
 
 import polars as pl
 
-from scalefront import __version__, _core
+from scalefront._core import __version__, cell_sizes, shard_ranges
+from scalefront._core import cell_costs as core_cell_costs
+from scalefront.engine import cluster as engine
+from scalefront.engine.export import StreamWriter, check_target, write_frame, write_lazy
+from scalefront.engine.sweep import Progress, SweepResult, run_sweep
 from scalefront.errors import UsageError
-from scalefront.export import StreamWriter, check_target, write_frame, write_lazy
 from scalefront.inputs.scenario.build import Scenario
 from scalefront.inputs.scenario.file import AXES
-from scalefront.sweep import Progress, SweepResult, run_sweep
 
 __all__ = [
     "PART_KEY",
@@ -89,7 +91,7 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 def cell_costs(scenario: Scenario) -> list[int]:
     """Estimated cost of each cell (see `scalefront_core::sweep::cells::cell_costs`)."""
-    return [int(c) for c in _core.cell_costs(scenario.space)]
+    return [int(c) for c in core_cell_costs(scenario.space)]
 
 
 def plan_shards(scenario: Scenario, count: int) -> list[Shard]:
@@ -97,8 +99,8 @@ def plan_shards(scenario: Scenario, count: int) -> list[Shard]:
     within one cell's cost of an equal share; with fewer cells than shards, some shards are empty)."""
     if count < 1:
         raise UsageError(f"the number of shards must be at least 1, got {count}")
-    sizes, costs = _core.cell_sizes(scenario.space), _core.cell_costs(scenario.space)
-    ranges = _core.shard_ranges(costs.tolist(), count)
+    sizes, costs = cell_sizes(scenario.space), core_cell_costs(scenario.space)
+    ranges = shard_ranges(costs.tolist(), count)
     return [Shard(k + 1, count, a, b, int(sizes[a:b].sum()), int(costs[a:b].sum())) for k, (a, b) in enumerate(ranges)]
 
 
@@ -329,28 +331,26 @@ SHARDS_PER_SLOT = 16
 
 
 def _sweep_on_worker(job: tuple[Scenario, Shard, str | None]) -> SweepResult:
-    """One shard's sweep inside `scalefront.cluster.map_shards`: on the worker's share of its cores, progress
+    """One shard's sweep inside `scalefront.engine.cluster.map_shards`: on the worker's share of its cores, progress
     reported, stopped when the caller cancels; the kept rows come back as polars (Arrow) columns. With a rows
     directory (a local cluster's --all), the shard's feasible rows are streamed to a Parquet file there."""
-    from scalefront import cluster
-
     scenario, shard, rows_dir = job
 
     def watch(p: Progress) -> None:
-        cluster.report(done=p.done, work=p.work_done or 0, feasible=p.feasible)
-        cluster.stop_if_cancelled()  # run_sweep cancels the engine and re-raises
+        engine.report(done=p.done, work=p.work_done or 0, feasible=p.feasible)
+        engine.stop_if_cancelled()  # run_sweep cancels the engine and re-raises
 
     writer = StreamWriter(Path(rows_dir) / _rows_file(shard), force=True) if rows_dir else None
     try:
         on_rows = writer.write if writer else None
-        result = run_shard(scenario, shard, threads=cluster.threads(), on_progress=watch, on_rows=on_rows)
+        result = run_shard(scenario, shard, threads=engine.threads(), on_progress=watch, on_rows=on_rows)
     except BaseException:
         if writer:
             writer.abort()
         raise
     if writer:
         writer.commit(result.kept.clear())
-    cluster.report(done=result.evaluated, work=shard.work, feasible=result.feasible, final=True)
+    engine.report(done=result.evaluated, work=shard.work, feasible=result.feasible, final=True)
     return replace(result, scenario=None)
 
 
@@ -369,15 +369,13 @@ def run_sweep_sharded(
     all_out: str | Path | None = None,
     force: bool = False,
 ) -> SweepResult:
-    """The scenario's sweep split into shards on a cluster (see `scalefront.cluster.map_shards`), merged exactly:
+    """The scenario's sweep split into shards on a cluster (see `scalefront.engine.cluster.map_shards`), merged exactly:
     its frontier is a one-machine run's, row for row. `shards` defaults to SHARDS_PER_SLOT per task slot of the
     cluster. `on_progress` gets the whole cluster's progress; raising in it (a limit) or Ctrl-C stops every shard.
     `all_out` (a local cluster only: the workers write beside it) also writes every feasible row there, in the
     one-machine order: each shard streams its rows to a hidden file, concatenated in shard order at the end and
     removed, whatever happens."""
-    from scalefront import cluster as engine
-
-    total, work_total = scenario.size(), int(_core.cell_costs(scenario.space).sum())
+    total, work_total = scenario.size(), int(core_cell_costs(scenario.space).sum())
     start = clock()
     rows_dir = _rows_dir(all_out, force, cluster)
 
