@@ -18,8 +18,9 @@ import os
 import statistics
 import time
 
-from scalefront import _core
+from scalefront._core import RoiHandle, roi_monte_carlo
 from scalefront.roi import RoiOptions, compare
+from scalefront.roi import run as roi_run
 
 
 def main() -> None:
@@ -29,23 +30,23 @@ def main() -> None:
     args = parser.parse_args()
 
     captured: dict[str, object] = {}
-    original = _core.roi_monte_carlo
+    original = roi_monte_carlo
 
     def timed(problem, uncertainty, handle, first, samples):  # type: ignore[no-untyped-def]
         captured["problem"], captured["uncertainty"] = problem, uncertainty
         return original(problem, uncertainty, handle, first, samples)
 
-    _core.roi_monte_carlo = timed  # type: ignore[assignment]
+    roi_run.roi_monte_carlo = timed  # type: ignore[assignment]
     whole = []
     for _ in range(args.repeat):
         start = time.perf_counter()
         result = compare("ib-vs-roce", options=RoiOptions(samples=args.samples))
         whole.append(time.perf_counter() - start)
-    _core.roi_monte_carlo = original  # type: ignore[assignment]
+    roi_run.roi_monte_carlo = original  # type: ignore[assignment]
     mc = []
     for _ in range(args.repeat):
         start = time.perf_counter()
-        out = _core.roi_monte_carlo(captured["problem"], captured["uncertainty"], _core.RoiHandle(), 0, args.samples)
+        out = roi_monte_carlo(captured["problem"], captured["uncertainty"], RoiHandle(), 0, args.samples)
         mc.append(time.perf_counter() - start)
     problem = captured["problem"]
     assert isinstance(problem, dict)

@@ -17,7 +17,7 @@ from scalefront.errors import UsageError
 from scalefront.inputs.catalog import builtin_catalog
 from scalefront.inputs.scenario import read_scenario
 from scalefront.roi import RoiOptions, compare, model_error_residuals
-from scalefront.roi_text import WIDTH, render
+from scalefront.roi.text import WIDTH, render, verdict
 
 CAT = builtin_catalog()
 
@@ -144,7 +144,7 @@ def test_tornado_flip_values_flip_the_verdict_when_fed_back():
 
 
 def test_verdict_names_the_payback_the_break_even_band_and_the_flips(result):
-    v = result.verdict
+    v = verdict(result)
     assert v.startswith("For this workload (llama3-70b, 2T tokens) at 16,384 GPUs, InfiniBand (ib-ndr) ")
     assert "premium of" in v and "P10-P90" in v and "flips if" in v
     row = result.table.filter(pl.col("gpus") == 16384).row(0, named=True)
@@ -221,7 +221,7 @@ def test_a_workload_mix_weighs_its_workloads():
     w = r.workloads
     assert sorted(set(w["workload"])) == ["long-context", "pretraining"]
     assert w.filter(pl.col("workload") == "pretraining")["share"][0] == 0.7
-    assert r.verdict.startswith("For this mix (pretraining 70%, long-context 30%)")
+    assert verdict(r).startswith("For this mix (pretraining 70%, long-context 30%)")
     # Each workload's own speed ratio bounds the mix's.
     for row in r.table.iter_rows(named=True):
         per = w.filter(pl.col("gpus") == row["gpus"])

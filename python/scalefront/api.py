@@ -40,6 +40,7 @@ from scalefront.errors import CatalogError, ConfigurationError, ScalefrontError,
 from scalefront.inputs.scenario.build import Scenario, builtin_scenarios
 from scalefront.inputs.scenario.draft import FORM_FIELDS, FormErrors, FormField, ScenarioDraft
 from scalefront.inputs.scenario.file import DEFAULT_SCENARIO
+from scalefront.roi.whatif import RoiView, TornadoBar, WhatIf, compare_fabrics, what_if_defaults
 from scalefront.table import ColumnSpec, Filter, column_spec, column_specs, export_frame_columns, parse_filter, present
 from scalefront.units import (
     format_count,
@@ -51,7 +52,6 @@ from scalefront.units import (
     parse_count,
     parse_number,
 )
-from scalefront.whatif import RoiView, TornadoBar, WhatIf, compare_fabrics, what_if_defaults
 
 __all__ = [
     "API_VERSION",

@@ -763,12 +763,12 @@ def _add_roi(sub: _Commands) -> None:
 
 def _run_roi(args: argparse.Namespace) -> int:
     from scalefront.engine.export import write_frame
-    from scalefront.roi import McProgress, RoiOptions, compare
-    from scalefront.roi_text import json_ready, render
+    from scalefront.roi import McProgress, RoiOptions, compare, result_dict
+    from scalefront.roi.text import render, verdict
 
     check_outputs(args.force, out=args.out)
     if args.report is not None:
-        from scalefront.roi_report import check_report_dir
+        from scalefront.roi.report import check_report_dir
 
         check_report_dir(args.report, args.force)
     if args.samples > args.max_samples:
@@ -818,40 +818,15 @@ def _run_roi(args: argparse.Namespace) -> int:
         write_frame(result.table, args.out, args.force)
         print(f"wrote {args.out}", file=sys.stderr)
     if args.report is not None:
-        from scalefront.roi_report import write_report
+        from scalefront.roi.report import write_report
 
         path = write_report(result, args.report, args.force)
         print(f"wrote {path} and {path.with_suffix('.md')}", file=sys.stderr)
     if args.json:
-        print(json.dumps(json_ready(result_dict(result)), indent=2))
+        print(json.dumps(result_dict(result, verdict(result)), indent=2))
     else:
         print(render(result))
     return 0
-
-
-def result_dict(result: Any) -> dict[str, Any]:
-    """The `roi --json` object: the verdict, the options, and every frame but the samples as lists of rows."""
-    from dataclasses import asdict
-
-    return {
-        "scenario": result.scenario,
-        "fabric_a": result.fabric_a,
-        "fabric_b": result.fabric_b,
-        "headline_gpus": result.headline_gpus,
-        "verdict": result.verdict,
-        "options": asdict(result.options),
-        "model_error": result.model_error,
-        "mc_cancelled": result.mc_cancelled,
-        "rows": result.table.to_dicts(),
-        "workloads": result.workloads.to_dicts(),
-        "tornado": result.tornado.to_dicts(),
-        "breakdown": result.breakdown.to_dicts(),
-        "inputs": [
-            {"name": i.name, "unit": i.unit, "low": i.low * i.display_scale, "typical": i.typical * i.display_scale,
-             "high": i.high * i.display_scale, "empirical": bool(i.empirical)}
-            for i in result.inputs
-        ],
-    }  # fmt: skip
 
 
 def _find_ui() -> UserInterface | None:

@@ -1,22 +1,18 @@
 """The ROI comparison in words and in a terminal table (at most 100 columns): the verdict sentence, the per-GPU-count
-table and the tornado of the headline GPU count. Formatting only; the numbers come from `scalefront.roi`."""
+table and the tornado of the headline GPU count. Formatting only; the numbers come from `scalefront.roi.compare`."""
 
 from __future__ import annotations
 
 import math
 import textwrap
-from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from scalefront.inputs.scenario.build import MixPart
+from scalefront.roi.result import RoiResult
 from scalefront.units import SI_SCALES, scale_of
 
-if TYPE_CHECKING:
-    from scalefront.inputs.catalog.loader import Catalog
-    from scalefront.inputs.scenario.build import MixPart
-    from scalefront.roi import RoiResult, UncertainInput
-
-__all__ = ["WIDTH", "json_ready", "money", "months_text", "render", "tokens_text", "value_text", "verdict_text"]
+__all__ = ["WIDTH", "money", "months_text", "render", "tokens_text", "value_text", "verdict"]
 
 #: The terminal output fits this many columns.
 WIDTH = 100
@@ -86,20 +82,12 @@ def _flips(tornado: pl.DataFrame, gpus: int, n: int = 2) -> list[str]:
     ]
 
 
-def verdict_text(
-    frames: dict[str, pl.DataFrame],
-    inputs: list[UncertainInput],
-    gpus: int,
-    a: str,
-    b: str,
-    catalog: Catalog,
-    mix: list[MixPart],
-) -> str:
-    """The buyer's sentence for one GPU count."""
-    from scalefront.roi import fabric_label
-
-    row = frames["table"].filter(pl.col("gpus") == gpus).row(0, named=True)
-    name_a, name_b = fabric_label(catalog, a), fabric_label(catalog, b)
+def verdict(result: RoiResult) -> str:
+    """The buyer's sentence for the headline GPU count."""
+    gpus, a = result.headline_gpus, result.fabric_a
+    row = result.table.filter(pl.col("gpus") == gpus).row(0, named=True)
+    name_a, name_b = result.fabric_labels
+    workload = _workload_text(result.mix)
     extra = row["capex_a_usd"] - row["capex_b_usd"]
     kind, months = row["payback"], row["payback_months"]
     life = row["life_months"]
@@ -119,10 +107,10 @@ def verdict_text(
         clause = f"costs {money(-extra)} less upfront but delivers less: a trade-off"
     p = row["p_payback_within_life"] if kind in ("months", "beyond life", "never") else row["p_a_cheaper"]
     chance = "probability" if kind in ("months", "beyond life", "never") else "P(cheaper per delivered token)"
-    flips = _flips(frames["tornado"], gpus)
+    flips = _flips(result.tornado, gpus)
     flip_text = " or ".join(flips) if flips else "no single input flips it within its range"
     return (
-        f"For {_workload_text(mix)} at {gpus:,} GPUs, {name_a} {clause} ({chance} {p:.0%}); it stays worth it up "
+        f"For {workload} at {gpus:,} GPUs, {name_a} {clause} ({chance} {p:.0%}); it stays worth it up "
         f"to a premium of {_premium(row['break_even_premium'])} over {name_b} (P10-P90: "
         f"{_premium(row['break_even_premium_p10'])} to {_premium(row['break_even_premium_p90'])}), against an "
         f"actual premium of {_premium(row['premium'])}; P({a} cheaper per delivered token) = "
@@ -174,7 +162,7 @@ def render(result: RoiResult) -> str:
     valued = (
         "B's own cost per busy GPU-hour" if o.value_usd_per_gpu_hour is None else f"${o.value_usd_per_gpu_hour:g}/GPU-h"
     )
-    lines = textwrap.wrap(result.verdict, WIDTH)
+    lines = textwrap.wrap(verdict(result), WIDTH)
     lines += [
         "",
         *textwrap.wrap(
@@ -201,14 +189,3 @@ def render(result: RoiResult) -> str:
         *_tornado(result),
     ]
     return "\n".join(lines)
-
-
-def json_ready(value: Any) -> Any:
-    """Infinities and NaN as null, for JSON."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: json_ready(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_ready(v) for v in value]
-    return value

@@ -1,9 +1,9 @@
-"""The fabric comparison (:func:`scalefront.roi.compare`) behind a stable, documented face for interactive use:
+"""The fabric comparison (:func:`scalefront.roi.compare.compare`) behind a stable, documented face for interactive use:
 what-if inputs (each fabric's network price, the GPU server price, rent, $/kWh, PUE, years, utilisation, rent or
 own) applied as the scenario's own price overrides (so they are certain, not sampled), a table with friendly
 columns for the chosen cost mode, the comparison's own verdict sentence, and the tornado bars with flip values.
 
-This module holds no formula: every figure comes from ``roi.compare`` (the Rust core) and the sweep.
+This module holds no formula: every figure comes from ``compare`` (the Rust core) and the sweep.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from typing import Any, Literal
 import polars as pl
 
 from scalefront.inputs.scenario.draft import ScenarioDraft
-from scalefront.roi import RoiOptions, RoiResult, compare
-from scalefront.roi_text import value_text
+from scalefront.roi.compare import compare
+from scalefront.roi.result import RoiOptions, RoiResult
+from scalefront.roi.text import value_text, verdict
 from scalefront.table import ColumnSpec
 
 __all__ = ["NETWORK_PRICE_KEYS", "RoiView", "TornadoBar", "WhatIf", "compare_fabrics", "what_if_defaults"]
@@ -141,14 +142,12 @@ def compare_fabrics(
     options = RoiOptions(samples=samples)
     result = compare((raw, draft.file), what_if.fabric_a, what_if.fabric_b, catalog=draft.catalog, options=options)
     table = _table(result, what_if)
-    verdict = result.verdict
-    if what_if.mode == "rent":
-        verdict = _rent_verdict(table, what_if)
+    sentence = _rent_verdict(table, what_if) if what_if.mode == "rent" else verdict(result)
     return RoiView(
         what_if=what_if,
         table=table,
         columns=_columns(what_if),
-        verdict=verdict,
+        verdict=sentence,
         tornado=_tornado(result) if sensitivity else None,
         result=result,
     )

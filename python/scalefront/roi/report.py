@@ -15,16 +15,14 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import polars as pl
 
 from scalefront.engine.export import check_writable_dir
 from scalefront.errors import UsageError
-from scalefront.roi_text import money, months_text, value_text
-
-if TYPE_CHECKING:
-    from scalefront.roi import RoiResult
+from scalefront.roi.result import RoiResult
+from scalefront.roi.text import money, months_text, value_text, verdict
 
 __all__ = ["CHARTS", "REPORT_FILES", "check_report_dir", "write_report"]
 
@@ -161,8 +159,9 @@ def _tornado_chart(r: RoiResult, rows: int = 12) -> str:
         ax.barh(i, lo - base / 1e6, left=base / 1e6, color="#4c72b0", height=0.6)
         ax.barh(i, hi - base / 1e6, left=base / 1e6, color="#dd8452", height=0.6)
         if b["flip"] is not None:
-            ax.text(max(lo, hi, base / 1e6), i, f"  flips {'<' if b['flip_direction'] == 'below' else '>'} "
-                    f"{value_text(b['flip'], b['unit'])}", va="center", fontsize=7)  # fmt: skip
+            side = "<" if b["flip_direction"] == "below" else ">"
+            label = f"  flips {side} {value_text(b['flip'], b['unit'])}"
+            ax.text(max(lo, hi, base / 1e6), i, label, va="center", fontsize=7)
     ax.set_yticks(range(bars.height))
     ax.set_yticklabels(bars["input"].to_list(), fontsize=7)
     ax.axvline(0, color="black", linewidth=0.8)
@@ -320,6 +319,7 @@ def write_report(result: RoiResult, directory: str | Path, force: bool = False) 
     """Write report.html, report.md and the charts into `directory`; returns the HTML file."""
     d = check_report_dir(directory, force)
     d.mkdir(parents=True, exist_ok=True)
+    sentence = verdict(result)
     charts = {
         "break_even.svg": ("Break-even premium against the GPU count", _break_even_chart(result)),
         "p_a_cheaper.svg": ("How sure: P(A cheaper) against the GPU count", _p_chart(result)),
@@ -329,7 +329,7 @@ def write_report(result: RoiResult, directory: str | Path, force: bool = False) 
     }
     title = f"{result.fabric_a} vs {result.fabric_b}: is the premium worth it? (scenario {result.scenario})"
     table, tornado = _table_rows(result), _tornado_rows(result)
-    md = [f"# {title}", "", f"**{result.verdict}**", "", *(f"- {a}" for a in _assumptions(result)), ""]
+    md = [f"# {title}", "", f"**{sentence}**", "", *(f"- {a}" for a in _assumptions(result)), ""]
     md += ["## Per GPU count", "", *_md_table(*table), ""]
     md += [f"## Tornado at {result.headline_gpus:,} GPUs", "", *_md_table(*tornado), ""]
     for name, (caption, _) in charts.items():
@@ -342,7 +342,7 @@ def write_report(result: RoiResult, directory: str | Path, force: bool = False) 
     )
     body = [
         f"<h1>{html.escape(title)}</h1>",
-        f"<p class='verdict'>{html.escape(result.verdict)}</p>",
+        f"<p class='verdict'>{html.escape(sentence)}</p>",
         "<ul>" + "".join(f"<li>{html.escape(a)}</li>" for a in _assumptions(result)) + "</ul>",
         "<h2>Per GPU count</h2>",
         _html_table(*table),

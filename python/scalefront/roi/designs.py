@@ -1,0 +1,93 @@
+"""The candidate designs of a comparison: each workload swept once at typical values over both fabrics; per
+(fabric, GPU count, topology) the fastest few distinct layouts, as the engine's choices, for each Monte Carlo
+sample to re-optimise among; and the own-mode frontier a report draws."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from scalefront.engine.sweep import SweepResult, pareto
+from scalefront.inputs.scenario.build import MixPart, Scenario
+
+__all__ = ["CANDIDATE_GROUPS", "designs", "own_frontier"]
+
+#: Sweep grouping that keeps the best schedule of every parallel-degree combination (the candidates).
+CANDIDATE_GROUPS = ["fabric", "tp", "pp", "cp", "ep"]
+
+
+def _choice(scenario: Scenario, row: dict[str, Any]) -> dict[str, int]:
+    """A labelled sweep row as the engine's choice: each axis's index into the scenario's space (the degrees tp,
+    pp, dp, cp and ep as values); the bindings turn it into the core's configuration (`SweepSpace::config`)."""
+    space = scenario.space
+    topology = next(
+        i
+        for i, (n, o) in enumerate(zip(scenario.topology_names, scenario.oversubscriptions, strict=True))
+        if n == row["topology"] and o == row["oversubscription"]
+    )
+    return {
+        "gpu": scenario.gpu_names.index(row["gpu"]),
+        "scale_up": scenario.scale_up_names.index(row["scale_up"]),
+        "gpus": scenario.gpu_counts.index(row["gpus"]),
+        "fabric": scenario.fabric_names.index(row["fabric"]),
+        "topology": topology,
+        "precision": list(space["precisions"]).index(row["precision"]),
+        "tp": row["tp"],
+        "pp": row["pp"],
+        "dp": row["dp"],
+        "cp": row["cp"],
+        "ep": row["ep"],
+        "vpp": list(space["vpp"]).index(row["vpp"]),
+        "micro_batch": list(space["micro_batch"]).index(row["micro_batch"]),
+        "sequence_parallel": list(space["sequence_parallel"]).index(row["sequence_parallel"]),
+        "recompute": list(space["recompute"]).index(row["recompute"]),
+        "zero": list(space["zero"]).index(row["zero"]),
+        "overlap": scenario.overlap_names.index(row["overlap"]),
+    }
+
+
+def _design_label(row: dict[str, Any], scale_ups: int) -> str:
+    label = f"{row['topology']} {row['oversubscription']:g}:1"
+    return f"{label} {row['scale_up']}" if scale_ups > 1 else label
+
+
+_DESIGN_KEYS = ["fabric", "gpus", "topology", "oversubscription", "scale_up", "precision"]
+
+
+def _candidates(result: SweepResult, k: int) -> dict[tuple[str, int, str], list[dict[str, Any]]]:
+    """The fastest `k` feasible rows (one per parallel-degree combination) per design."""
+    scenario = result.scenario
+    assert scenario is not None, "candidates come from a sweep run here"
+    kept = result.kept.filter(pl.col("feasible")).sort([*_DESIGN_KEYS, "time_to_train_s"])
+    best = kept.group_by([*_DESIGN_KEYS, "tp", "pp", "cp", "ep", "dp"], maintain_order=True).first()
+    out: dict[tuple[str, int, str], list[dict[str, Any]]] = {}
+    for row in best.sort([*_DESIGN_KEYS, "time_to_train_s"]).iter_rows(named=True):
+        key = (row["fabric"], row["gpus"], _design_label(row, len(scenario.scale_up_names)))
+        rows = out.setdefault(key, [])
+        if len(rows) < k:
+            rows.append(_choice(scenario, row))
+    return out
+
+
+def designs(parts: list[tuple[MixPart, SweepResult]], a: str, b: str, k: int) -> list[dict[str, Any]]:
+    """Every (fabric, GPU count, topology) with candidates for every workload of the mix."""
+    per_workload = [_candidates(result, k) for _, result in parts]
+    keys = set(per_workload[0]).intersection(*per_workload[1:])
+    out = []
+    for fabric, gpus, label in sorted(keys, key=lambda x: (x[1], x[0] != a, x[2])):
+        out.append(
+            {
+                "side": 0 if fabric == a else 1,
+                "gpus": gpus,
+                "topology": label,
+                "candidates": [cands[(fabric, gpus, label)] for cands in per_workload],
+            }
+        )
+    return out
+
+
+def own_frontier(result: SweepResult) -> pl.DataFrame:
+    """Own-mode (total cost of ownership) time-vs-cost frontier per (fabric, topology)."""
+    kept = result.kept.filter(pl.col("feasible")).with_columns(pl.col("cost_own_usd").alias("cost_to_train_usd"))
+    return pareto(kept, ["fabric", "topology", "oversubscription"], ["time_to_train_days", "cost_to_train_usd"])
