@@ -12,9 +12,9 @@ import pytest
 
 from conftest import REPO, files_in, run
 from scalefront import _core
-from scalefront.calibrate import FITTED_FIELDS, MIN_SIZE_BYTES, calibrate
+from scalefront.fidelity.calibrate import FITTED_FIELDS, MIN_SIZE_BYTES, calibrate
+from scalefront.fidelity.nccl_log import parse_log
 from scalefront.inputs.catalog import Catalog, builtin_catalog
-from scalefront.nccl_log import parse_log
 
 NCCL = REPO / "tests" / "data" / "nccl"
 GJ_AION = NCCL / "issue309-ib-ndr-h100-8-2-4-nodes.txt"

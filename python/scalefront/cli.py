@@ -518,8 +518,8 @@ def _add_validate(sub: _Commands) -> None:
 def _run_validate(args: argparse.Namespace) -> int:
     import datetime
 
-    from scalefront import validation
     from scalefront.engine.export import write_text
+    from scalefront.fidelity import validation
 
     if args.write and not args.calibrate:
         raise UsageError("--write goes with --calibrate")
@@ -662,9 +662,10 @@ _FABRIC_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
 def _run_calibrate(args: argparse.Namespace) -> int:
-    from scalefront.calibrate import calibrate, render, render_toml
     from scalefront.engine.export import check_text_target, write_text
-    from scalefront.nccl_log import parse_log
+    from scalefront.fidelity.calibrate import calibrate
+    from scalefront.fidelity.calibrate_text import render, render_toml
+    from scalefront.fidelity.nccl_log import parse_log
 
     name = args.name if args.name is not None else Path(args.out).name.removesuffix(".toml")
     if not _FABRIC_ID.match(name):

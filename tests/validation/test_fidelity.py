@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from scalefront import _core, validation
+from scalefront import _core
+from scalefront.fidelity import validation
 from scalefront.inputs.catalog import builtin_catalog
 
 DATED = re.compile(r"(19|20)\d{2}(-\d{2})?")

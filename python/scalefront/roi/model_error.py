@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from scalefront.errors import UsageError
+from scalefront.fidelity import validation
 from scalefront.inputs.catalog.loader import Catalog
 
 __all__ = ["model_error_residuals"]
@@ -24,8 +25,6 @@ def _validation_residuals(catalog: Catalog) -> tuple[list[float], list[float]]:
     """ln(measured / predicted step time) of the held-out training rows; ln(measured / predicted time) of the
     judged nccl-tests points over a network (not NVLink-only curves) in the regime of training's gradient and
     parameter traffic: messages of 64 MiB and more (Megatron's buckets hold >= 40M parameters)."""
-    from scalefront import validation  # the fidelity layer, imported when the validation residuals are used
-
     training = validation.judged_training(validation.training_checks(catalog))
     common = sorted(_log_ratio(c.measured_step_time_s, c.predicted_step_time_s) for c in training)
     networked = {c["id"] for c in validation.load_table("collectives")["curve"] if c.get("fabric", "none") != "none"}

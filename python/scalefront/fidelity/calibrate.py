@@ -1,7 +1,7 @@
 """Calibrating a fabric from a buyer's own nccl-tests measurements (`scalefront calibrate`).
 
 The runs of a proof of concept (read by `scalefront.nccl_log`) are predicted by the Rust core
-(`_core.collective_times`, the same collective model `evaluate` and sweeps use) with a base fabric's figures; the
+(`collective_times`, the same collective model `evaluate` and sweeps use) with a base fabric's figures; the
 figures the data identify (`FITTED_FIELDS`) are fitted by least squares on log bus bandwidth over the sizes that
 carry training traffic (>= 64 KiB); the rest stay the base's. The result is a fabric catalog entry, with a dated
 source per fitted figure saying what it was fitted from and how well, that loads with `--catalog`.
@@ -13,7 +13,6 @@ fabric's figures.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import statistics
@@ -25,11 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from scalefront import __version__, _core
+from scalefront._core import collective_times
 from scalefront.errors import UsageError
-from scalefront.inputs.catalog.entries import Entry, FabricEntry, Range
+from scalefront.fidelity.nccl_log import Run
+from scalefront.inputs.catalog.entries import FabricEntry
 from scalefront.inputs.catalog.loader import Catalog
-from scalefront.nccl_log import Run
 
 __all__ = [
     "FITTED_FIELDS",
@@ -37,8 +36,10 @@ __all__ = [
     "Calibration",
     "FittedField",
     "calibrate",
-    "render",
-    "render_toml",
+    "calibration_date",
+    "figure_text",
+    "size_text",
+    "with_figures",
 ]
 
 
@@ -217,7 +218,7 @@ def _usable(runs: Sequence[Run]) -> tuple[list[Run], list[tuple[Run, str]]]:
         if run.nodes < 2:
             skipped.append((run, "one node: its traffic never reaches the fabric"))
         elif not any(p.size_bytes >= MIN_SIZE_BYTES for p in run.points):
-            skipped.append((run, f"no size of {_size(MIN_SIZE_BYTES)} or more"))
+            skipped.append((run, f"no size of {size_text(MIN_SIZE_BYTES)} or more"))
         else:
             used.append(run)
     if not used:
@@ -271,13 +272,14 @@ def _gpu_of(catalog: Catalog, runs: list[Run]) -> str:
     )
 
 
-def _with(base: FabricEntry, values: dict[str, float]) -> FabricEntry:
+def with_figures(base: FabricEntry, values: dict[str, float]) -> FabricEntry:
+    """`base` with the figures in `values` replaced (its ranges and sources kept)."""
     return base.model_copy(update=values)
 
 
 def _predict(setup: Setup, data: list[tuple[Run, list[Any]]], values: dict[str, float]) -> np.ndarray:
     """The core's time (s) of every point, the fabric's figures replaced by `values`."""
-    fabric = _with(setup.fabric, values).core_spec()
+    fabric = with_figures(setup.fabric, values).core_spec()
     if not setup.collnet:
         # NCCL reduces in the network only when asked (NCCL_COLLNET_ENABLE defaults to 0, docs/userguide env.rst
         # @5067397c), as the validation table's curves are judged.
@@ -286,7 +288,7 @@ def _predict(setup: Setup, data: list[tuple[Run, list[Any]]], values: dict[str, 
     for run, pts in data:
         # The runs' nodes hold gpus_per_node GPUs each: a scale-up domain no larger than that.
         domain = {**setup.scale_up, "domain_gpus": min(int(setup.scale_up["domain_gpus"]), run.gpus_per_node)}
-        out += _core.collective_times(
+        out += collective_times(
             {
                 "scale_up": domain,
                 "fabric": fabric,
@@ -313,7 +315,7 @@ def _identified(setup: Setup, runs: list[Run], residuals: Residuals) -> tuple[li
     for f in FITTED_FIELDS:
         if base.load_balancing not in f.mechanisms:
             continue
-        kept = f"kept {setup.fabric_id}'s {_fmt(getattr(base, f.name))}"
+        kept = f"kept {setup.fabric_id}'s {figure_text(getattr(base, f.name))}"
         if f.name == "in_network_reduction_efficiency" and not setup.collnet:
             not_fitted[f.name] = f"{kept}: the runs did not enable it (NCCL's default; pass --collnet if they did)"
             continue
@@ -346,7 +348,7 @@ def _loose(fields: list[FittedField], fitted: dict[str, float], residuals: Resid
         effect = residuals({**fitted, f.name: hi}) - residuals({**fitted, f.name: lo})
         if float(np.max(np.abs(effect))) < _MIN_EFFECT:
             notes.append(
-                f"{f.name} {_fmt(fitted[f.name])} is bounded, not measured: near it no point depends on it "
+                f"{f.name} {figure_text(fitted[f.name])} is bounded, not measured: near it no point depends on it "
                 "(another part of the model sets those points)"
             )
     return tuple(notes)
@@ -439,119 +441,14 @@ def _nelder_mead(f: Callable[[np.ndarray], float], x0: np.ndarray, step: float) 
     return simplex[i], scores[i]
 
 
-# ---------------------------------------------------------------- text
-
-
-def _fmt(value: float) -> str:
+def figure_text(value: float) -> str:
+    """A fitted figure as messages and the report print it (4 significant figures)."""
     return f"{value:.4g}"
 
 
-def _size(n: int) -> str:
+def size_text(n: int) -> str:
+    """A message size as nccl-tests users read it: 64 KiB, 1 GiB."""
     for unit, factor in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if n >= factor:
             return f"{n / factor:g} {unit}"
     return f"{n} B"
-
-
-def render(c: Calibration) -> str:
-    """The points per run, the fitted figures and the residuals, as `scalefront calibrate` prints them."""
-    s = c.setup
-    lines = [
-        f"calibrating {s.fabric_id} from {len(c.runs)} run{'s' if len(c.runs) != 1 else ''}, "
-        f"{len(c.points)} points of {_size(MIN_SIZE_BYTES)} and more; topology {s.topology_id} "
-        f"{s.topology['oversubscription']:g}:1, scale-up {s.scale_up_id}"
-    ]
-    for run, why in c.skipped:
-        lines.append(f"  not used: {run.where} {run.collective}, {run.nodes} node: {why}")
-    for run in c.runs:
-        pts = [p for p in c.points if p.run is run]
-        lines += [
-            "",
-            f"{run.where}  {run.collective}, {run.nodes} nodes x {run.gpus_per_node} GPUs ({run.ranks} ranks)",
-            f"  {'size':>9}  {'measured GB/s':>13}  {'fitted GB/s':>11}  {'residual':>8}",
-        ]
-        lines += [
-            f"  {_size(p.size_bytes):>9}  {p.measured_busbw:>13.2f}  {p.fitted_busbw:>11.2f}  {p.residual:>+8.1%}"
-            for p in pts
-        ]
-        med = statistics.median(abs(p.residual) for p in pts)
-        worst = max(pts, key=lambda p: abs(p.residual))
-        lines.append(f"  median |residual| {med:.1%}, worst {worst.residual:+.1%} at {_size(worst.size_bytes)}")
-    lines += ["", f"fitted figures ({s.fabric_id} -> calibrated):"]
-    for name, value in c.fitted.items():
-        lines.append(f"  {name:<32} {_fmt(getattr(s.fabric, name)):>6} -> {_fmt(value)}")
-    for name, why in c.not_fitted.items():
-        lines.append(f"  {name:<32} not fitted: {why}")
-    lines += [f"  note: {note}" for note in c.notes]
-    w = c.worst
-    lines.append(
-        f"all {len(c.points)} points: median |residual| {c.median_abs_residual:.1%}, worst {w.residual:+.1%} "
-        f"({w.run.file}:{w.line}, {_size(w.size_bytes)}); residual = fitted / measured bus bandwidth - 1"
-    )
-    return "\n".join(lines)
-
-
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, Range):
-        low, typical, high = (_toml_value(v) for v in value)
-        return f"{{ low = {low}, typical = {typical}, high = {high} }}"
-    if isinstance(value, int | float):
-        return repr(value)
-    return json.dumps(str(value), ensure_ascii=False)
-
-
-def _entry_lines(header: str, entry: Entry, overrides: dict[str, Any], sources: dict[str, str]) -> list[str]:
-    lines = [f"[{header}]"]
-    for name in type(entry).model_fields:
-        if name in ("sources", "ranges") or (name not in entry.model_fields_set and name not in overrides):
-            continue
-        value = overrides.get(name, entry.ranges.get(name, getattr(entry, name)))
-        lines.append(f"{name} = {_toml_value(value)}")
-    lines += ["", f"[{header}.sources]"]
-    lines += [f"{name} = {_toml_value(text)}" for name, text in sources.items()]
-    return lines
-
-
-def fitted_source(c: Calibration) -> str:
-    """The source of every fitted figure."""
-    return (
-        f"fitted by scalefront calibrate from {', '.join(c.files)} ({len(c.points)} points, median |residual| "
-        f"{c.median_abs_residual:.1%}); {c.date}"
-    )
-
-
-def render_toml(c: Calibration, name: str, catalog: Catalog) -> str:
-    """The calibrated fabric as a catalog file: `[fabrics.NAME]` (fitted figures with their fit as source, the
-    base's figures and sources for the rest) and, when the base has one, a copy of its price as
-    `[prices.fabric.NAME]` so that `eval`, `bom` and `roi` can use it."""
-    s = c.setup
-    base = s.fabric
-    source = fitted_source(c)
-    sources = {k: source if k in c.fitted else v for k, v in base.sources.items()}
-    sources.update({k: source for k in c.fitted})
-    runs = [
-        f"#   {Path(r.file).name}:{r.line}  {r.collective}, {r.nodes} nodes x {r.gpus_per_node} GPUs" for r in c.runs
-    ]
-    w = c.worst
-    lines = [
-        f"# Fabric catalog entry written by scalefront calibrate ({__version__}) from nccl-tests output:",
-        *runs,
-        f"# Base fabric {s.fabric_id}; topology {s.topology_id} {s.topology['oversubscription']:g}:1, "
-        f"scale-up {s.scale_up_id}; sizes of {_size(MIN_SIZE_BYTES)} and more.",
-        f"# Fitted: {', '.join(c.fitted) or 'nothing'}; every other figure is {s.fabric_id}'s.",
-        *[f"# Not fitted: {k}: {why}." for k, why in c.not_fitted.items()],
-        *[f"# Note: {note}." for note in c.notes],
-        f"# Residuals (fitted / measured bus bandwidth - 1): median |r| {c.median_abs_residual:.1%}, "
-        f"worst {w.residual:+.1%} ({Path(w.run.file).name}:{w.line}).",
-        f"# Use: scalefront eval --catalog FILE --fabric {name} ...",
-        "",
-    ]
-    entry = _with(base, {}).model_copy(update={"name": f"{base.name}, calibrated"})
-    lines += _entry_lines(f"fabrics.{name}", entry, {**c.fitted, "name": entry.name}, sources)
-    price = catalog.fabric_prices.get(s.fabric_id)
-    if price is not None:
-        lines += [""]
-        lines += _entry_lines(f"prices.fabric.{name}", price, {}, dict(price.sources))
-    return "\n".join(lines) + "\n"

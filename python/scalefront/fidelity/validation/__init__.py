@@ -1,0 +1,123 @@
+"""Validation: scalefront's predictions against published measurements (tests/validation/*.toml, embedded in
+the package at build time as validation/*.toml).
+
+Each training row is converted to a *measured step time* in the source's own FLOP convention, then compared
+with the predicted step time of the same configuration:
+- `step_time_s`: as published;
+- `tokens_per_s_per_gpu`: global_batch x seq_len / (tokens/s/GPU x GPUs);
+- `tflops_per_gpu`: the source's FLOPs per step / (TFLOP/s x GPUs). `tflops_formula = "megatron-sc21"` is
+  Narayanan et al. SC21 eq. 3, 96 B s l h^2 (1 + s/6h + V/16lh) (recomputation included); otherwise the
+  model's own FLOP count (with recomputed FLOPs when `tflops_counts_recompute`).
+Collective rows compare predicted all-reduce bus bandwidth with nccl-tests' at each message size.
+The error of a row is predicted / measured - 1 on step time (positive = the model is too slow).
+
+Modules: ``tables`` (the embedded tables, source families, targets and gates), ``training``, ``collectives``,
+``calibration`` (each GPU's sustained_efficiency), ``error_model`` (the prediction intervals and their held-out
+coverage), ``report`` (the text and docs/validation.md).
+"""
+
+from __future__ import annotations
+
+from scalefront.fidelity.validation.calibration import (
+    calibrate,
+    calibrated_catalog,
+    calibration_rule,
+    write_calibration,
+)
+from scalefront.fidelity.validation.collectives import (
+    CollectiveCheck,
+    bus_bandwidth_factor,
+    collective_checks,
+    judged_collectives,
+)
+from scalefront.fidelity.validation.error_model import (
+    INTERVAL_LEVEL,
+    MIN_REGIME_ROWS,
+    Coverage,
+    Regime,
+    fit_error_model,
+    fit_regimes,
+    held_out_coverage,
+    render_error_model,
+)
+from scalefront.fidelity.validation.report import (
+    SHORTFALL,
+    TableFacts,
+    render,
+    table_facts,
+)
+from scalefront.fidelity.validation.tables import (
+    COLLECTIVE_LARGE_MEDIAN_LIMIT_PCT,
+    COLLECTIVE_LARGE_WORST_LIMIT_PCT,
+    COLLECTIVE_MEDIAN_LIMIT_PCT,
+    COVERAGE_TOLERANCE_PCT,
+    JUDGED_COLLECTIVE_BYTES,
+    LARGE_COLLECTIVE_BYTES,
+    MEDIAN_LIMIT_PCT,
+    MEDIAN_TARGET_PCT,
+    MEDIUM_COLLECTIVE_BYTES,
+    MOE_MEDIAN_LIMIT_PCT,
+    MOE_MEDIAN_TARGET_PCT,
+    WORST_LIMIT_PCT,
+    WORST_TARGET_PCT,
+    load_table,
+    source_family,
+    summary,
+)
+from scalefront.fidelity.validation.training import (
+    ATTENTION_KERNELS,
+    DEFAULT_OVERLAP,
+    DEFAULT_TOPOLOGY,
+    TrainingCheck,
+    evaluate_row,
+    judged_training,
+    measured_step_time_s,
+    training_checks,
+)
+
+__all__ = [
+    "ATTENTION_KERNELS",
+    "COLLECTIVE_LARGE_MEDIAN_LIMIT_PCT",
+    "COLLECTIVE_LARGE_WORST_LIMIT_PCT",
+    "COLLECTIVE_MEDIAN_LIMIT_PCT",
+    "COVERAGE_TOLERANCE_PCT",
+    "DEFAULT_OVERLAP",
+    "DEFAULT_TOPOLOGY",
+    "INTERVAL_LEVEL",
+    "JUDGED_COLLECTIVE_BYTES",
+    "LARGE_COLLECTIVE_BYTES",
+    "MEDIAN_LIMIT_PCT",
+    "MEDIAN_TARGET_PCT",
+    "MEDIUM_COLLECTIVE_BYTES",
+    "MIN_REGIME_ROWS",
+    "MOE_MEDIAN_LIMIT_PCT",
+    "MOE_MEDIAN_TARGET_PCT",
+    "SHORTFALL",
+    "WORST_LIMIT_PCT",
+    "WORST_TARGET_PCT",
+    "CollectiveCheck",
+    "Coverage",
+    "Regime",
+    "TableFacts",
+    "TrainingCheck",
+    "bus_bandwidth_factor",
+    "calibrate",
+    "calibrated_catalog",
+    "calibration_rule",
+    "collective_checks",
+    "evaluate_row",
+    "fit_error_model",
+    "fit_regimes",
+    "held_out_coverage",
+    "judged_collectives",
+    "judged_training",
+    "load_table",
+    "measured_step_time_s",
+    "render",
+    "render_error_model",
+    "source_family",
+    "summary",
+    "table_facts",
+    "training_checks",
+    "write_calibration",
+]
