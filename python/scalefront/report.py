@@ -1,8 +1,9 @@
-"""Plain-text rendering of an :class:`~scalefront.Evaluation`: where the time goes, memory, the run."""
+"""Plain-text reports of the command line: one evaluation (where the time goes, memory, the run), a sweep's frontiers
+and counts, and a network's bill of materials as a quote lists it."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -173,5 +174,41 @@ def render_sweep(result: SweepResult, frontier: pl.DataFrame) -> str:
                 ]
             )
         ),
+    ]
+    return "\n".join(lines)
+
+
+def render_bom(b: dict[str, Any]) -> str:
+    """A bill of materials as a quote lists it (parts, then capex lines, then yearly lines)."""
+    if b["tiers"] == 0:
+        tiers_text = "no switches: servers wired to their neighbours"
+    elif b["topology_kind"] == "dragonfly":
+        tiers_text = "1 tier of routers"
+    else:
+        names = ["leaf", "spine", "core"] + [f"tier {i}" for i in range(4, 10)]
+        tiers_text = f"{b['tiers']} tier{'s' if b['tiers'] != 1 else ''}: " + ", ".join(
+            f"{n:,.0f} {names[i]}" for i, n in enumerate(b["switches_by_tier"])
+        )
+    per_gpu = b["network_capex_usd"] / b["gpus"]
+    lines = [
+        f"{b['gpus']:,} x {b['gpu']} on {b['fabric']}, {b['topology']} {b['oversubscription']:g}:1 ({tiers_text})",
+        f"  NIC ports               {b['nics']:>12,}   ${b['nics_usd']:>14,.0f}",
+        f"  switches                {b['switches_total']:>12,}   ${b['switches_usd']:>14,.0f}",
+        f"  optical modules         {b['transceivers']:>12,}   ${b['optics_usd']:>14,.0f}"
+        f"   ({b['nic_optics']:,} NIC-side, {b['switch_optics']:,} switch-side)",
+        f"  copper (DAC) cables     {b['dac_cables']:>12,}   ${b['copper_usd']:>14,.0f}"
+        f"   ({b['copper_links']:,} host links)",
+        f"  fibres                  {b['fibres']:>12,}   ${b['fibre_usd']:>14,.0f}",
+    ]
+    if b["nvlink_switch_trays"]:
+        lines.append(f"  NVLink switch trays     {b['nvlink_switch_trays']:>12,}   ${b['nvlink_trays_usd']:>14,.0f}")
+    lines += [
+        f"  network hardware        {'':>12}   ${b['network_capex_usd']:>14,.0f}   (${per_gpu:,.0f} per GPU)",
+        f"  spares                  {'':>12}   ${b['spares_usd']:>14,.0f}",
+        f"  installation            {'':>12}   ${b['installation_usd']:>14,.0f}",
+        f"  out-of-band management  {b['racks']:>8,} racks   ${b['oob_usd']:>14,.0f}",
+        f"  support per year        {'':>12}   ${b['support_usd_per_year']:>14,.0f}",
+        f"  NOS licences per year   {'':>12}   ${b['licences_usd_per_year']:>14,.0f}",
+        f"  network power           {b['network_power_w'] / 1e3:>12,.1f} kW",
     ]
     return "\n".join(lines)

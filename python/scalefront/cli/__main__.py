@@ -1,0 +1,7 @@
+"""``python -m scalefront.cli``."""
+
+import sys
+
+from scalefront.cli import main
+
+sys.exit(main())

@@ -1,0 +1,36 @@
+"""`scalefront bom`: the network's bill of materials (NICs, switches per tier, cables, optics, capex, power)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import TYPE_CHECKING
+
+from scalefront.cli.parser import Help, add_catalog_option, add_cluster_options, add_price_option, cluster_arguments
+from scalefront.inputs.network import bom
+from scalefront.report import render_bom
+
+if TYPE_CHECKING:
+    from scalefront.cli.parser import Commands
+
+
+def add(sub: Commands) -> None:
+    p = sub.add_parser(
+        "bom",
+        help="the network's bill of materials: NICs, switches per tier, cables, optics, capex, power",
+        formatter_class=Help,
+    )
+    add_cluster_options(p, gpus=None, topology="fat-tree")
+    add_price_option(p, "override a part price (repeatable): nic_usd, switch_usd, transceiver_usd, ...")
+    add_catalog_option(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    b = bom(**cluster_arguments(args))
+    if args.json:
+        print(json.dumps(b, indent=2))
+        return 0
+    print(render_bom(b))
+    return 0

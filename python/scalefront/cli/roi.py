@@ -1,0 +1,170 @@
+"""`scalefront roi`: is fabric A worth its premium over fabric B, how sure is that, and what would flip the
+answer? The command builds the options, `scalefront.roi.compare` computes, the ROI text, report and JSON render."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from scalefront import roi
+from scalefront.cli import types as arg
+from scalefront.cli.parser import Help, add_catalog_option, catalog_of
+from scalefront.engine.export import write_frame
+from scalefront.engine.job import check_outputs
+from scalefront.engine.limits import LimitExceeded
+from scalefront.engine.progress import ProgressLine
+from scalefront.errors import UsageError
+from scalefront.inputs.scenario.file import DEFAULT_SCENARIO
+from scalefront.roi.report import check_report_dir, write_report
+from scalefront.roi.result import McProgress, RoiOptions, RoiResult, result_dict
+from scalefront.roi.text import render, verdict
+
+if TYPE_CHECKING:
+    from scalefront.cli.parser import Commands
+
+
+def add(sub: Commands) -> None:
+    p = sub.add_parser(
+        "roi",
+        help="is fabric A worth its premium over fabric B, how sure is that, and what would flip the answer?",
+        description="Compare two fabrics on a scenario, owning the cluster for its life (total cost of ownership): "
+        "break-even premium, NPV and payback per GPU count, a Monte Carlo over every price range, fabric figure and "
+        "the model's own error, and a tornado with the value at which each input flips the verdict.",
+        formatter_class=Help,
+    )
+    p.add_argument("scenario", nargs="?", default=DEFAULT_SCENARIO, help="built-in scenario id or TOML file")
+    p.add_argument("--a", default="ib-ndr", dest="fabric_a", help="the fabric whose premium is in question")
+    p.add_argument("--b", default="roce-400g", dest="fabric_b", help="the fabric it is compared with")
+    g = p.add_argument_group("comparison")
+    g.add_argument(
+        "--premium",
+        type=arg.positive_number,
+        help="set A's fabric cost to this multiple of B's (1.3 = 30% dearer); default: both at catalog prices",
+    )
+    g.add_argument(
+        "--design",
+        choices=["same", "cheapest"],
+        default="same",
+        help="same: both fabrics on the same topology; cheapest: each on its own cheapest design",
+    )
+    g.add_argument("--gpus", type=arg.positive_int, help="the GPU count the verdict is about (default: the largest)")
+    g.add_argument(
+        "--value-per-gpu-hour",
+        type=lambda t: arg.number(t, allow_zero=True),
+        metavar="USD",
+        help="what an extra busy GPU-hour of A is worth (rent it out, time to market) for NPV and payback; "
+        "default: B's own cost of a busy GPU-hour",
+    )
+    g = p.add_argument_group("uncertainty")
+    g.add_argument("--samples", type=arg.count, default=roi.DEFAULT_SAMPLES, help="Monte Carlo samples")
+    g.add_argument("--seed", type=int, default=0, help="random seed (the same seed gives the same numbers)")
+    g.add_argument(
+        "--model-error",
+        default="auto",
+        metavar="SOURCE",
+        help="the model's error: auto, validation (the scalefront validate residuals), none, or a TOML file "
+        "of common_log_residuals and collective_log_residuals",
+    )
+    g.add_argument(
+        "--max-samples", type=arg.count, default=10**6, help="refuse a Monte Carlo with more samples than this"
+    )
+    g.add_argument(
+        "--time-limit",
+        type=arg.positive_number,
+        default=600.0,
+        metavar="SECONDS",
+        help="stop (with a message) when the Monte Carlo is projected to take longer than this",
+    )
+    g.add_argument(
+        "--cluster",
+        default="auto",
+        metavar="auto|local|ADDRESS",
+        help="where to run the Monte Carlo, in shards of samples (the same numbers as here): `local` starts a Dask "
+        "cluster on this machine (127.0.0.1), ADDRESS attaches to a Dask scheduler (tcp://host:8786); `auto`: local "
+        "with --workers > 1 when the cluster extra is installed, else this process",
+    )
+    g.add_argument("--workers", type=arg.positive_int, metavar="N", help="worker processes of a local cluster")
+    g = p.add_argument_group("output")
+    g.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    g.add_argument("--out", help="write the per-GPU-count table here (.csv or .parquet)")
+    g.add_argument("--report", metavar="DIR", help="write report.html (self-contained) and report.md with charts")
+    g.add_argument("--force", action="store_true", help="replace existing output files")
+    add_catalog_option(g)
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    check_outputs(args.force, out=args.out)
+    if args.report is not None:
+        check_report_dir(args.report, args.force)
+    if args.samples > args.max_samples:
+        raise UsageError(
+            f"--samples {args.samples:,} is over --max-samples {args.max_samples:,}; lower --samples or raise "
+            "--max-samples"
+        )
+    options = RoiOptions(
+        premium=args.premium,
+        design=args.design,
+        value_usd_per_gpu_hour=args.value_per_gpu_hour,
+        samples=args.samples,
+        seed=args.seed,
+        model_error=args.model_error,
+        headline_gpus=args.gpus,
+    )
+    line = ProgressLine("monte carlo", noun="samples")
+    limit = _time_limit(args.samples, args.time_limit)
+
+    def watch(p: McProgress) -> None:
+        line(p)
+        limit(p)
+
+    try:
+        result = roi.compare(
+            args.scenario,
+            args.fabric_a,
+            args.fabric_b,
+            catalog=catalog_of(args),
+            options=options,
+            on_progress=watch,
+            cluster=args.cluster,
+            workers=args.workers,
+        )
+    except LimitExceeded as err:
+        raise UsageError(str(err)) from None
+    finally:
+        line.close()
+    _write(result, args)
+    return 0
+
+
+def _time_limit(samples: int, limit_s: float) -> Callable[[McProgress], None]:
+    """Stops the Monte Carlo (LimitExceeded) once it is projected past `limit_s`, after its first second."""
+
+    def check(p: McProgress) -> None:
+        if p.elapsed_s < 1.0 or p.done >= p.total or p.rate <= 0:
+            return
+        projected = p.elapsed_s + (p.eta_s or 0.0)
+        if projected > limit_s:
+            raise LimitExceeded(
+                f"{samples:,} Monte Carlo samples at {p.rate:,.0f}/s would take about {projected:,.0f} s, over "
+                f"--time-limit {limit_s:g} s; lower --samples or raise --time-limit"
+            )
+
+    return check
+
+
+def _write(result: RoiResult, args: argparse.Namespace) -> None:
+    """The table and the report to their files (said on stderr), then the verdict and table or the JSON."""
+    if args.out is not None:
+        write_frame(result.table, args.out, args.force)
+        print(f"wrote {args.out}", file=sys.stderr)
+    if args.report is not None:
+        path = write_report(result, args.report, args.force)
+        print(f"wrote {path} and {path.with_suffix('.md')}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(result_dict(result, verdict(result)), indent=2))
+    else:
+        print(render(result))
