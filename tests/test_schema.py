@@ -9,14 +9,15 @@ import pytest
 
 from scalefront import _core, errors, schema
 from scalefront._evaluation import Evaluation
+from scalefront.dev import schema as schema_dev
 from scalefront.errors import ConfigurationError, InternalError, ScalefrontError
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_generated_evaluation_and_readme_table_are_current():
-    # Fails when the core's INPUTS / METRICS changed and `python -m scalefront.schema --write` was not run.
-    assert schema.main(["--root", str(ROOT), "--check"]) == 0
+    # Fails when the core's INPUTS / METRICS changed and `python -m scalefront.dev.schema --write` was not run.
+    assert schema_dev.main(["--root", str(ROOT), "--check"]) == 0
 
 
 def test_evaluation_fields_are_the_schema_columns_with_their_kinds():
