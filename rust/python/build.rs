@@ -1,4 +1,4 @@
-//! Embed the catalogs (data/**/*.toml) and the validation tables (tests/validation/*.toml) in the extension,
+//! Embed the catalogs and the validation tables (data/**/*.toml, the tables under data/validation/) in the extension,
 //! so an installed scalefront carries exactly the figures it was built with and never ships a stray
 //! top-level `data` package.
 use std::fmt::Write;
@@ -21,15 +21,9 @@ fn collect(dir: &Path, root: &Path, out: &mut Vec<(String, PathBuf)>) {
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let data = manifest.join("../../data").canonicalize().expect("the repository's data/ folder");
-    // The published measurements `scalefront validate` compares against, embedded as validation/*.toml.
-    let validation = manifest.join("../../tests/validation").canonicalize().expect("tests/validation/");
     println!("cargo:rerun-if-changed={}", data.display());
-    println!("cargo:rerun-if-changed={}", validation.display());
     let mut files = Vec::new();
     collect(&data, &data, &mut files);
-    let mut measured = Vec::new();
-    collect(&validation, &validation, &mut measured);
-    files.extend(measured.into_iter().map(|(rel, abs)| (format!("validation/{rel}"), abs)));
     let mut code = String::from("/// (path under data/, contents) of every embedded catalog file.\npub static DATA_FILES: &[(&str, &str)] = &[\n");
     for (rel, abs) in &files {
         println!("cargo:rerun-if-changed={}", abs.display());

@@ -1,4 +1,4 @@
-"""Validation: scalefront's predictions against published measurements (tests/validation/*.toml, embedded in
+"""Validation: scalefront's predictions against published measurements (data/validation/*.toml, embedded in
 the package at build time as validation/*.toml).
 
 Each training row is converted to a *measured step time* in the source's own FLOP convention, then compared

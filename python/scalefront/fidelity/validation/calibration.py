@@ -116,7 +116,7 @@ def write_calibration(gpus_toml: str, fitted: dict[str, tuple[float, list[str]]]
         which = "row" if len(rows) == 1 else "rows"
         line = (
             f'sustained_efficiency = "Calibrated: fits the calibration {which} {", ".join(rows)} of '
-            f'tests/validation/training_runs.toml (scalefront validate --calibrate); {date}"'
+            f'data/validation/training_runs.toml (scalefront validate --calibrate); {date}"'
         )
         source = _CALIBRATED_SOURCE.sub(line, out[sources:end])
         out = out[:start] + entry + source + out[end:]
