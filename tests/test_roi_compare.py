@@ -305,10 +305,9 @@ def test_a_cluster_that_is_no_address_is_refused(capsys):
 
 
 def test_the_cheapest_design_rule_says_which_design_each_fabric_has():
-    r = compare(small(**{"cluster.topology": ["rail-fat-tree", {"name": "fat-tree", "oversubscription": 2.0}]}),
-                options=RoiOptions(samples=20, design="cheapest"))  # fmt: skip
-    same = compare(small(**{"cluster.topology": ["rail-fat-tree", {"name": "fat-tree", "oversubscription": 2.0}]}),
-                   options=RoiOptions(samples=20))  # fmt: skip
+    two_topologies = {"cluster.topology": ["rail-fat-tree", {"name": "fat-tree", "oversubscription": 2.0}]}
+    r = compare(small(**two_topologies), options=RoiOptions(samples=20, design="cheapest"))
+    same = compare(small(**two_topologies), options=RoiOptions(samples=20))
     assert (same.table["topology_a"] == same.table["topology_b"]).all()
     # Each fabric on its own cheapest design costs no more per delivered token than on the shared topology.
     for c, s in zip(r.table.iter_rows(named=True), same.table.iter_rows(named=True), strict=True):
