@@ -81,7 +81,7 @@ crate::named_enum! {
     /// How a fabric spreads a collective's flows over the equal-cost paths between leaves.
     pub enum LoadBalancing {
         /// Static ECMP: each flow (queue pair) is hashed once onto one path (RoCE on merchant switches, TCP);
-        /// the hash collisions are computed from the flows, paths and queue pairs (`crate::topology`).
+        /// the hash collisions are computed from the flows, paths and queue pairs (`crate::network::topology`).
         Ecmp = "ecmp",
         /// Adaptive routing: switches steer packets to the least-loaded port (InfiniBand AR, Spectrum-X).
         Adaptive = "adaptive",

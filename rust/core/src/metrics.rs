@@ -2,8 +2,8 @@
 //! meaning. The Python bindings, `scalefront.Evaluation`, the sweep columns, the CSV/Parquet schema, `--json`
 //! and the README's field table are all derived from these two lists.
 
-use crate::economics::{JOULES_PER_MWH, SECONDS_PER_DAY};
-use crate::evaluate::Evaluation;
+use crate::cost::economics::{JOULES_PER_MWH, SECONDS_PER_DAY};
+use crate::step::evaluate::Evaluation;
 
 /// How a value is stored and printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -260,8 +260,8 @@ pub fn metric(name: &str) -> Option<&'static Metric> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::evaluate::evaluate;
     use crate::examples::reference;
+    use crate::step::evaluate::evaluate;
 
     #[test]
     fn names_are_unique_and_carry_their_units() {

@@ -245,16 +245,16 @@ fn the_slowest_of_n_gpus_sets_the_pace() {
     // E[max of n standard normals] (Harter 1961): 10 -> 1.539, 100 -> 2.508, 1000 -> 3.241; Blom's
     // approximation is within 0.02.
     for (n, exact) in [(10.0, 1.5388), (100.0, 2.5076), (1000.0, 3.2414)] {
-        assert!((evaluate::expected_max_of_normals(n) - exact).abs() < 0.02, "{n}");
+        assert!((cost::uncertainty::expected_max_of_normals(n) - exact).abs() < 0.02, "{n}");
     }
-    assert_eq!(evaluate::expected_max_of_normals(1.0), 0.0);
+    assert_eq!(cost::uncertainty::expected_max_of_normals(1.0), 0.0);
     // 1,024 GPUs with a 1.2% speed spread: the step waits z(1024) x 1.2% = 3.9% of its GPU-bound time, plus two
     // 4-byte all-reduces over every GPU.
     let mut cfg = reference();
     cfg.gpu.speed_cv = 0.012;
     let e = eval(&cfg);
     let b = &e.breakdown;
-    let z = evaluate::expected_max_of_normals(1024.0);
+    let z = cost::uncertainty::expected_max_of_normals(1024.0);
     let straggle = z * 0.012 * (b.compute_s + b.recompute_s + b.bubble_s);
     assert!(b.overhead_s > straggle && b.overhead_s < straggle + 1e-3, "{} vs {straggle}", b.overhead_s);
     cfg.gpu.speed_cv = 0.0;

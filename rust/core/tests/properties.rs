@@ -1,8 +1,8 @@
 //! Invariants the model must keep for any configuration (proptest).
 
 use proptest::prelude::*;
-use scalefront_core::collectives::Collective;
 use scalefront_core::examples::*;
+use scalefront_core::network::collectives::Collective;
 use scalefront_core::*;
 
 /// A random valid configuration of Llama 3 70B on 8..4096 H100s.
@@ -120,7 +120,7 @@ proptest! {
     #[test]
     fn group_placement_is_consistent(size in 1u32..300, stride in 1u32..200, domain in 1u32..600, blocks in 1u32..64) {
         let gpus = size.saturating_mul(stride).saturating_mul(blocks);
-        let g = scalefront_core::parallelism::GroupPlacement::in_cluster(size, stride, domain, gpus);
+        let g = scalefront_core::network::placement::GroupPlacement::in_cluster(size, stride, domain, gpus);
         prop_assert!(g.per_domain >= 1 && g.per_domain <= size && g.per_domain <= domain);
         prop_assert!(g.domains >= size.div_ceil(domain));
         if g.domains == 1 {
@@ -131,9 +131,9 @@ proptest! {
 
 /// Time of an all-reduce of `bytes` over a DP-like group of `size` members at `stride` GPUs on `gpus` H100s.
 fn all_reduce_s(fabric: &FabricSpec, topology: &TopologySpec, gpus: u32, size: u32, stride: u32, bytes: f64) -> f64 {
-    use scalefront_core::collectives::Interconnect;
-    use scalefront_core::parallelism::GroupPlacement;
-    use scalefront_core::topology::Network;
+    use scalefront_core::network::collectives::Interconnect;
+    use scalefront_core::network::placement::GroupPlacement;
+    use scalefront_core::network::topology::Network;
     let network = Network::new(fabric, topology, gpus, 8);
     let scale_up = nvlink4();
     let ic = Interconnect { scale_up: &scale_up, fabric, network: &network };
@@ -142,9 +142,9 @@ fn all_reduce_s(fabric: &FabricSpec, topology: &TopologySpec, gpus: u32, size: u
 
 /// Time of `op` on `bytes` over every GPU of `nodes` 8-GPU servers on a rail-optimized fat-tree.
 fn whole_cluster_s(op: Collective, fabric: &FabricSpec, scale_up: &ScaleUpSpec, nodes: u32, bytes: f64) -> f64 {
-    use scalefront_core::collectives::Interconnect;
-    use scalefront_core::parallelism::GroupPlacement;
-    use scalefront_core::topology::Network;
+    use scalefront_core::network::collectives::Interconnect;
+    use scalefront_core::network::placement::GroupPlacement;
+    use scalefront_core::network::topology::Network;
     let gpus = nodes * 8;
     let network = Network::new(fabric, &rail_fat_tree(), gpus, 8);
     let ic = Interconnect { scale_up, fabric, network: &network };

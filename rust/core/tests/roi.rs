@@ -3,9 +3,9 @@
 //! verdict when fed back.
 
 use proptest::prelude::*;
+use scalefront_core::cost::montecarlo::*;
+use scalefront_core::cost::roi::*;
 use scalefront_core::examples::*;
-use scalefront_core::montecarlo::*;
-use scalefront_core::roi::*;
 use scalefront_core::*;
 
 fn roce() -> FabricSpec {

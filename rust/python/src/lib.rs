@@ -83,7 +83,7 @@ struct CollectiveRequest {
     topology: core::TopologySpec,
     gpus: u32,
     server_gpus: u32,
-    op: core::collectives::Collective,
+    op: core::network::collectives::Collective,
     sizes_bytes: Vec<f64>,
 }
 
@@ -213,9 +213,9 @@ mod _core {
     /// (the whole array, as nccl-tests counts it). For validating the collective model against nccl-tests.
     #[pyfunction]
     fn collective_times(py: Python<'_>, request: &Bound<'_, PyAny>) -> PyResult<Vec<f64>> {
-        use scalefront_core::collectives::Interconnect;
-        use scalefront_core::parallelism::GroupPlacement;
-        use scalefront_core::topology::Network;
+        use scalefront_core::network::collectives::Interconnect;
+        use scalefront_core::network::placement::GroupPlacement;
+        use scalefront_core::network::topology::Network;
         no_panic(py, || {
             let r: CollectiveRequest = request.extract()?;
             for check in [r.scale_up.validate(), r.fabric.validate(), r.topology.validate()] {
@@ -235,7 +235,7 @@ mod _core {
     fn network_bom<'py>(py: Python<'py>, request: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
         no_panic(py, || {
             let r: BomRequest = request.extract()?;
-            let b = core::bom::bill_of_materials(r.gpus, &r.gpu, &r.scale_up, &r.fabric, &r.topology, &r.prices)
+            let b = core::network::bom::bill_of_materials(r.gpus, &r.gpu, &r.scale_up, &r.fabric, &r.topology, &r.prices)
                 .map_err(|e| from_core(py, e))?;
             let d = PyDict::new(py);
             let p = &b.parts;
@@ -285,7 +285,7 @@ mod _core {
     #[pymodule_export]
     use super::roi::RoiHandle;
 
-    /// Compare two fabrics (a dict laid out as `scalefront_core::roi::RoiProblem`, and its uncertain inputs as
+    /// Compare two fabrics (a dict laid out as `scalefront_core::cost::roi::RoiProblem`, and its uncertain inputs as
     /// `montecarlo::Uncertainty`) at typical values, per GPU count, with the tornado of every uncertain input.
     #[pyfunction]
     fn roi_compare<'py>(

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
-use scalefront_core::montecarlo::{self, McProgress, Outcome, Plan, Uncertainty};
-use scalefront_core::roi::{Comparison, Design, Payback, RoiOptions, RoiProblem, Side};
+use scalefront_core::cost::montecarlo::{self, McProgress, Outcome, Plan, Uncertainty};
+use scalefront_core::cost::roi::{Comparison, Design, Payback, RoiOptions, RoiProblem, Side};
 use scalefront_core::sweep::{Choice, SweepSpace};
 
 use crate::{from_core, internal_error, no_panic};

@@ -7,8 +7,8 @@
 
 use std::ops::Range;
 
-use crate::evaluate::check_cluster;
-use crate::parallelism::{placement, Parallelism, Recompute};
+use crate::step::evaluate::check_cluster;
+use crate::step::parallelism::{placement, Parallelism, Recompute};
 
 use super::{factorizations, inner_combinations, outer_combinations, SweepSpace};
 

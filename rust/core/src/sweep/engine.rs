@@ -8,10 +8,10 @@ use std::sync::mpsc::SyncSender;
 
 use rayon::prelude::*;
 
+use crate::cost::prices::Prices;
 use crate::error::ConfigError;
-use crate::evaluate::{finish, ClusterStage, LayoutStage};
-use crate::parallelism::{Parallelism, Recompute, Training};
-use crate::prices::Prices;
+use crate::step::evaluate::{finish, ClusterParts, ClusterStage, LayoutStage};
+use crate::step::parallelism::{Parallelism, Recompute, Training};
 
 use super::accumulate::{Accumulator, FrontierKey};
 use super::cells::{cluster_cells, ClusterCell};
@@ -160,18 +160,18 @@ impl<'a> Plan<'a> {
     fn cluster_stage<'p>(&'p self, pos: usize, prices: &'p Prices) -> Result<ClusterStage<'p>, ConfigError> {
         let s = self.space;
         let [g, su, c, f, t, p] = self.cells[pos].1;
-        ClusterStage::from_parts(
-            &s.model,
-            &s.gpus[g as usize].spec,
-            &s.scale_ups[su as usize].spec,
-            &s.fabrics[f as usize].spec,
-            &s.topologies[t as usize],
+        ClusterStage::from_parts(ClusterParts {
+            model: &s.model,
+            gpu: &s.gpus[g as usize].spec,
+            scale_up: &s.scale_ups[su as usize].spec,
+            fabric: &s.fabrics[f as usize].spec,
+            topology: &s.topologies[t as usize],
             prices,
-            &self.trainings[p as usize],
-            &s.reliability,
-            &s.settings.errors,
-            s.gpu_counts[c as usize],
-        )
+            training: &self.trainings[p as usize],
+            reliability: &s.reliability,
+            errors: &s.settings.errors,
+            gpus: s.gpu_counts[c as usize],
+        })
     }
 }
 

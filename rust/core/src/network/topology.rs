@@ -1,11 +1,11 @@
 //! Topology math: how many switch tiers a cluster needs, how many switches a message crosses and how much of a
 //! NIC's bandwidth a communication group keeps when its traffic leaves a leaf. The parts the network is built
-//! from are counted in `crate::bom`.
+//! from are counted in `crate::network::bom`.
 
-pub use crate::bom::NetworkParts;
 use crate::hardware::{FabricSpec, LoadBalancing, RailPlanes, TopologyKind, TopologySpec};
-use crate::loadbalance::crossing_slowdown;
-use crate::parallelism::GroupPlacement;
+pub use crate::network::bom::NetworkParts;
+use crate::network::loadbalance::crossing_slowdown;
+use crate::network::placement::GroupPlacement;
 
 /// The traffic a collective puts on the network.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -155,7 +155,7 @@ impl Network {
     /// groups under it, and a fraction f of each group's traffic leaves the leaf (a ring crosses a leaf boundary
     /// on `leaves` of its `domains` hops); so f x (down ports) NIC-rate flows share the leaf's uplinks, (down
     /// ports) / r of them for oversubscription r, as the fabric's load-balance mechanism spreads them
-    /// (`crate::loadbalance`). A ring runs at its slowest hop, so one crossing hop slows it all; all-to-all traffic
+    /// (`crate::network::loadbalance`). A ring runs at its slowest hop, so one crossing hop slows it all; all-to-all traffic
     /// pays per byte. Torus: rings use neighbour links (three edge-disjoint rings cover all six links);
     /// all-to-all is bound by the bisection, 4N/k channels of B/6 against N B / 2 of demand: 4 / (3 k)
     /// (Dally & Towles 2004, Ch. 5, bisection of a k-ary n-cube).
@@ -260,10 +260,10 @@ impl Network {
         Some(1.0 / (groups / uplinks).max(1.0))
     }
 
-    /// Parts of the scale-out network, every link optical with one module per port end (see `crate::bom::parts`
+    /// Parts of the scale-out network, every link optical with one module per port end (see `crate::network::bom::parts`
     /// for the bill of materials with copper host links and twin-port modules).
     pub fn parts(&self) -> NetworkParts {
-        crate::bom::parts(self, &crate::bom::Cabling::ALL_OPTICAL)
+        crate::network::bom::parts(self, &crate::network::bom::Cabling::ALL_OPTICAL)
     }
 }
 

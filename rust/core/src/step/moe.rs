@@ -15,9 +15,10 @@
 //! Combine moves the same volumes back (DeepEP reduces inside the domain before the network leg), so one
 //! function prices both. The busiest rank receives `imbalance` times the mean and sets the pace.
 
-use crate::collectives::{Collective, Interconnect, COLLECTIVE_BASE_LATENCY_S};
-use crate::parallelism::{Dispatcher, GroupPlacement};
-use crate::topology::Traffic;
+use crate::network::collectives::{Collective, Interconnect, COLLECTIVE_BASE_LATENCY_S};
+use crate::network::placement::GroupPlacement;
+use crate::network::topology::Traffic;
+use crate::step::parallelism::Dispatcher;
 
 /// One dispatch (or combine) of routed tokens.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -92,8 +93,8 @@ fn hierarchical_time_s(links: &Interconnect, d: &Dispatch, g: &GroupPlacement) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::collectives::tests::{ethernet_100g, nvlink4};
-    use crate::topology::Network;
+    use crate::network::collectives::tests::{ethernet_100g, nvlink4};
+    use crate::network::topology::Network;
 
     fn dispatch(tokens: f64, top_k: f64) -> Dispatch {
         Dispatch { tokens_per_rank: tokens, top_k, token_bytes: 1e3, node_limit: 0, imbalance: 1.0 }

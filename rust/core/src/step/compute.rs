@@ -12,8 +12,8 @@
 //! GEMM inputs, weights once per step) [derived].
 
 use crate::hardware::GpuSpec;
-use crate::parallelism::{AttentionKernel, Parallelism, Precision, Training};
-use crate::workload::TransformerSpec;
+use crate::step::parallelism::{AttentionKernel, Parallelism, Precision, Training};
+use crate::step::workload::TransformerSpec;
 
 /// Bytes of one BF16 activation element.
 pub const ACTIVATION_BYTES: f64 = 2.0;

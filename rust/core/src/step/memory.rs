@@ -1,9 +1,9 @@
 //! Memory per GPU: weights, gradients and optimizer states per ZeRO stage; activations per recomputation mode
 //! and pipeline schedule; a runtime reserve.
 
-use crate::compute::{Shard, ACTIVATION_BYTES};
-use crate::parallelism::{Layout, Parallelism, Recompute, StageSplit};
-use crate::workload::TransformerSpec;
+use crate::step::compute::{Shard, ACTIVATION_BYTES};
+use crate::step::parallelism::{Layout, Parallelism, Recompute, StageSplit};
+use crate::step::workload::TransformerSpec;
 
 /// Mixed-precision Adam: 2 bytes of BF16 weights, 12 of FP32 master weights and the two moments per parameter
 /// (Rajbhandari et al., "ZeRO", SC20, Sec. 3.1, K = 12), plus the gradients in their reduction format

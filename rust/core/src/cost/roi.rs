@@ -1,6 +1,6 @@
 //! Is fabric A (say InfiniBand) worth its premium over fabric B (say RoCE)? Both fabrics own the same number of
 //! GPUs for the cluster's life and run a mix of workloads, each for a share of the busy hours. Every number here
-//! is in own mode: the total cost of ownership of `crate::economics::Tco`.
+//! is in own mode: the total cost of ownership of `crate::cost::economics::Tco`.
 //!
 //! Definitions (docs/roi.md works each through by hand):
 //! - delivered throughput of workload w on fabric X: tau = tokens/s x goodput, at the best layout among the
@@ -19,11 +19,11 @@
 //!   cheaper upfront and no worse after), `trade-off` (A cheaper upfront, worse after), `never` (dearer and no
 //!   better), `beyond life`; with the default valuation, paid back within the life exactly when NPV >= 0.
 
-use crate::economics::{ClusterCost, Discounting, Tco, SECONDS_PER_HOUR};
+use crate::cost::economics::{ClusterCost, Discounting, Tco, SECONDS_PER_HOUR};
+use crate::cost::prices::Economics;
 use crate::error::ConfigError;
-use crate::evaluate::{evaluate, Config};
 use crate::named_enum;
-use crate::prices::Economics;
+use crate::step::evaluate::{evaluate, Config};
 
 named_enum! {
     /// How each fabric's cluster design (topology) is chosen per GPU count.
@@ -263,7 +263,7 @@ pub fn side_speed(
             let step = error.common * (e.step_time_s - comm + error.collective * comm);
             let stretch = step / e.step_time_s;
             let tau = e.tokens_per_s / stretch * e.goodput;
-            let days = e.time_to_train_s * stretch / crate::economics::SECONDS_PER_DAY;
+            let days = e.time_to_train_s * stretch / crate::cost::economics::SECONDS_PER_DAY;
             if best.is_none_or(|(_, t, _, _, _)| tau > t) {
                 best = Some((i, tau, days, e.goodput, e.cost_rent_usd * stretch));
             }
@@ -291,7 +291,7 @@ pub fn side_cost(
     let mut cfg = candidates[0][0].clone();
     edit(&mut cfg)?;
     cfg.prices.validate()?;
-    let stage = crate::evaluate::ClusterStage::new(&cfg)?;
+    let stage = crate::step::evaluate::ClusterStage::new(&cfg)?;
     Ok(SideCost::new(stage.cost().clone(), &cfg.prices.economics))
 }
 
@@ -455,7 +455,7 @@ pub fn compare(a: &Side, b: &Side, shares: &[f64], refs: &[f64], options: &RoiOp
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::economics::SECONDS_PER_MONTH;
+    use crate::cost::economics::SECONDS_PER_MONTH;
     use crate::examples;
 
     fn side(gpus: u32, tau: f64, cost: ClusterCost, econ: &Economics) -> Side {
@@ -604,8 +604,11 @@ mod tests {
     #[test]
     fn the_cost_lines_add_up_to_the_tco() {
         let prices = examples::prices();
-        let net = crate::topology::Network::new(&examples::ib_ndr(), &examples::rail_fat_tree(), 1024, 8);
-        let parts = crate::bom::parts(&net, &crate::bom::Cabling::new(&examples::rail_fat_tree(), &prices.network));
+        let net = crate::network::topology::Network::new(&examples::ib_ndr(), &examples::rail_fat_tree(), 1024, 8);
+        let parts = crate::network::bom::parts(
+            &net,
+            &crate::network::bom::Cabling::new(&examples::rail_fat_tree(), &prices.network),
+        );
         let cost = ClusterCost::new(1024, &examples::h100(), &prices, &parts, 0.0);
         let s = SideCost::new(cost, &prices.economics);
         let d = s.tco.discounting;

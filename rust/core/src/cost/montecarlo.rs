@@ -20,10 +20,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
+use crate::cost::roi::{compare, side_cost, side_speed, Comparison, DesignRule, Payback, RoiProblem, Side, StepError};
 use crate::error::ConfigError;
-use crate::evaluate::Config;
 use crate::named_enum;
-use crate::roi::{compare, side_cost, side_speed, Comparison, DesignRule, Payback, RoiProblem, Side, StepError};
+use crate::step::evaluate::Config;
 
 named_enum! {
     /// Which part of a configuration an uncertain input sets.
@@ -343,7 +343,7 @@ fn evaluate_side(
     values: &[f64],
     side: u32,
     candidates: &[Vec<Config>],
-    cached_speed: Option<&crate::roi::SideSpeed>,
+    cached_speed: Option<&crate::cost::roi::SideSpeed>,
 ) -> Result<Side, ConfigError> {
     let edit = |cfg: &mut Config| apply(inputs, values, side, cfg);
     let speed = match cached_speed {

@@ -15,11 +15,11 @@
 //!   2008, Sec. 3), local links inside each group, global links only between groups;
 //! - 3-D torus: servers wired to their neighbours, no switches.
 
+use crate::cost::prices::{NetworkPrices, Prices};
 use crate::error::ConfigError;
 use crate::hardware::{FabricSpec, TopologyKind, TopologySpec};
 use crate::hardware::{GpuSpec, ScaleUpSpec};
-use crate::prices::{NetworkPrices, Prices};
-use crate::topology::Network;
+use crate::network::topology::Network;
 
 /// How links are cabled: which host links are copper, and how many switch ports one switch-side module serves.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -293,7 +293,7 @@ impl Bom {
 mod tests {
     use super::*;
     use crate::hardware::RailPlanes;
-    use crate::topology::tests::topo;
+    use crate::network::topology::tests::topo;
 
     fn fabric(radix: u32) -> FabricSpec {
         FabricSpec { switch_radix: radix, ..crate::examples::ib_ndr() }

@@ -16,16 +16,16 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
 
+use crate::cost::prices::{Economics, GpuPrices, NetworkPrices, Prices, ScaleUpPrices};
+use crate::cost::reliability::ReliabilitySpec;
+use crate::cost::uncertainty::ErrorModel;
 use crate::error::{ConfigError, CATEGORIES};
-use crate::evaluate::{Config, Evaluation};
 use crate::hardware::{FabricSpec, GpuSpec, ScaleUpSpec, TopologySpec};
-use crate::parallelism::{
+use crate::step::evaluate::{Config, Evaluation};
+use crate::step::parallelism::{
     AttentionKernel, Dispatcher, GradDtype, Overlap, Parallelism, Precision, Recompute, Training,
 };
-use crate::prices::{Economics, GpuPrices, NetworkPrices, Prices, ScaleUpPrices};
-use crate::reliability::ReliabilitySpec;
-use crate::uncertainty::ErrorModel;
-use crate::workload::TransformerSpec;
+use crate::step::workload::TransformerSpec;
 
 mod accumulate;
 pub mod cells;

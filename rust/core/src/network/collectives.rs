@@ -9,9 +9,9 @@
 //! run hierarchically, S x max over levels of (D - 1) / (D W) (scaling book, "How to Think About GPUs").
 
 use crate::hardware::{FabricSpec, ScaleUpSpec, NCCL_CHANNELS_PER_NIC};
-use crate::nccl::{self, StepLatency};
-use crate::parallelism::GroupPlacement;
-use crate::topology::{Network, Traffic};
+use crate::network::nccl::{self, StepLatency};
+use crate::network::placement::GroupPlacement;
+use crate::network::topology::{Network, Traffic};
 
 /// Fixed cost of launching one collective: NCCL's base latency for the low-latency protocol
 /// (NVIDIA/nccl src/graph/tuning.cc, baseLat, LL: 6.6-6.8 us).

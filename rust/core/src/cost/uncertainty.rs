@@ -10,6 +10,8 @@
 //! `min_residuals` residuals (whatever the level, so that a higher level never narrows an interval); a level
 //! beyond what n supports (lo < 1 or hi > n) takes the extreme residuals. Time and cost to train scale with the
 //! step time, so they take the same factors.
+//!
+//! Also the normal distribution's order statistics the straggler model needs (`expected_max_of_normals`).
 
 use crate::error::ConfigError;
 use crate::hardware::Generation;
@@ -101,6 +103,54 @@ impl ErrorModel {
         let enough = |r: &&ErrorRegime| r.log_residuals.len() >= self.min_residuals as usize;
         let chosen = matching.clone().find(enough).or_else(|| matching.next_back());
         chosen.and_then(|r| r.factors(self.level)).unwrap_or((1.0, 1.0))
+    }
+}
+
+/// Expected maximum of `n` independent standard normal variables, by Blom's approximation
+/// E[Z_(n)] ~ Phi^-1((n - 0.375) / (n + 0.25)) (Blom 1958; Harter 1961 tabulates the exact values: n = 2
+/// 0.564, 10 1.539, 100 2.508, 1000 3.241).
+pub fn expected_max_of_normals(n: f64) -> f64 {
+    if n <= 1.0 {
+        return 0.0;
+    }
+    inverse_normal_cdf((n - 0.375) / (n + 0.25))
+}
+
+/// Phi^-1(p) for 0 < p < 1 by Acklam's rational approximation (relative error < 1.2e-9; P. J. Acklam, "An
+/// algorithm for computing the inverse normal cumulative distribution function", 2003).
+pub fn inverse_normal_cdf(p: f64) -> f64 {
+    const A: [f64; 6] = [
+        -3.969683028665376e1,
+        2.209460984245205e2,
+        -2.759285104469687e2,
+        1.38357751867269e2,
+        -3.066479806614716e1,
+        2.506628277459239,
+    ];
+    const B: [f64; 5] =
+        [-5.447609879822406e1, 1.615858368580409e2, -1.556989798598866e2, 6.680131188771972e1, -1.328068155288572e1];
+    const C: [f64; 6] = [
+        -7.784894002430293e-3,
+        -3.223964580411365e-1,
+        -2.400758277161838,
+        -2.549732539343734,
+        4.374664141464968,
+        2.938163982698783,
+    ];
+    const D: [f64; 4] = [7.784695709041462e-3, 3.224671290700398e-1, 2.445134137142996, 3.754408661907416];
+    let tail = |q: f64| {
+        (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
+            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
+    };
+    if p < 0.02425 {
+        tail((-2.0 * p.ln()).sqrt())
+    } else if p > 1.0 - 0.02425 {
+        -tail((-2.0 * (1.0 - p).ln()).sqrt())
+    } else {
+        let q = p - 0.5;
+        let r = q * q;
+        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
+            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
     }
 }
 

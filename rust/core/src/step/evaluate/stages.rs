@@ -1,0 +1,311 @@
+//! The first two stages of an evaluation, each built once and reused by a sweep: what the cluster and the
+//! training run fix (`ClusterStage`), and what the parallel degrees fix (`LayoutStage`).
+
+use crate::cost::economics::ClusterCost;
+use crate::cost::prices::Prices;
+use crate::cost::reliability::{goodput, Goodput, PartCounts, ReliabilitySpec};
+use crate::cost::uncertainty::{expected_max_of_normals, ErrorModel};
+use crate::error::ConfigError;
+use crate::hardware::{FabricSpec, GpuSpec, ScaleUpSpec, TopologySpec};
+use crate::network::bom::{self, Cabling};
+use crate::network::collectives::{Collective, Interconnect};
+use crate::network::placement::GroupPlacement;
+use crate::network::topology::Network;
+use crate::step::compute::{
+    dense_layer_forward, logits_forward_s, moe_layer_forward, LayerForward, Shard, Throughput, ACTIVATION_BYTES,
+};
+use crate::step::memory::{activation_bytes_per_token_per_layer, LocalParams, WEIGHT_BYTES};
+use crate::step::moe::{dispatch_time_s, Dispatch};
+use crate::step::parallelism::{placement, stage_split, Layout, Parallelism, Precision, Recompute, Training};
+use crate::step::workload::TransformerSpec;
+
+use super::Config;
+
+/// Small all-reduces every step waits for over all GPUs: the gradient norm for clipping and the loss
+/// (Megatron-LM optimizer clip_grad_norm_fp32 and training loop; 4-byte FP32 scalars).
+pub const SYNC_ALL_REDUCES_PER_STEP: f64 = 2.0;
+
+/// The specs a cluster stage is built from, borrowed: a `Config`'s, or a sweep cell's (which builds no `Config`).
+#[derive(Clone, Copy, Debug)]
+pub struct ClusterParts<'a> {
+    pub model: &'a TransformerSpec,
+    pub gpu: &'a GpuSpec,
+    pub scale_up: &'a ScaleUpSpec,
+    pub fabric: &'a FabricSpec,
+    pub topology: &'a TopologySpec,
+    pub prices: &'a Prices,
+    pub training: &'a Training,
+    pub reliability: &'a ReliabilitySpec,
+    pub errors: &'a ErrorModel,
+    pub gpus: u32,
+}
+
+impl<'a> ClusterParts<'a> {
+    /// The parts of one configuration.
+    pub fn of(cfg: &'a Config) -> Self {
+        ClusterParts {
+            model: &cfg.model,
+            gpu: &cfg.gpu,
+            scale_up: &cfg.scale_up,
+            fabric: &cfg.fabric,
+            topology: &cfg.topology,
+            prices: &cfg.prices,
+            training: &cfg.training,
+            reliability: &cfg.reliability,
+            errors: &cfg.errors,
+            gpus: cfg.gpus,
+        }
+    }
+}
+
+/// Stage 1 of an evaluation: what the cluster and the training run fix, whatever the parallel layout.
+#[derive(Clone, Debug)]
+pub struct ClusterStage<'a> {
+    pub model: &'a TransformerSpec,
+    pub gpu: &'a GpuSpec,
+    pub scale_up: &'a ScaleUpSpec,
+    pub fabric: &'a FabricSpec,
+    pub prices: &'a Prices,
+    pub training: &'a Training,
+    pub gpus: u32,
+    pub(super) goodput: Goodput,
+    pub(super) network: Network,
+    pub(super) tput: Throughput,
+    pub(super) bf16: Throughput,
+    pub(super) cost: ClusterCost,
+    pub(super) network_switches: f64,
+    pub(super) model_flops_per_token: f64,
+    pub(super) params_total: f64,
+    pub(super) params_active: f64,
+    /// Expected slowdown of the slowest of the job's GPUs (fraction of the GPU-bound time).
+    pub(super) straggler_fraction: f64,
+    /// The step's small synchronising all-reduces over every GPU.
+    pub(super) sync_s: f64,
+    /// Prediction-interval factors (low, high) on the step time.
+    pub(super) interval: (f64, f64),
+}
+
+impl<'a> ClusterStage<'a> {
+    pub fn new(cfg: &'a Config) -> Result<Self, ConfigError> {
+        Self::from_parts(ClusterParts::of(cfg))
+    }
+
+    pub fn from_parts(p: ClusterParts<'a>) -> Result<Self, ConfigError> {
+        check_cluster(p.gpu, p.training)?;
+        let network = Network::new(p.fabric, p.topology, p.gpus, p.gpu.server_gpus);
+        let parts = bom::parts(&network, &Cabling::new(p.topology, &p.prices.network));
+        let switch_trays = p.scale_up.switch_trays(p.gpus);
+        let cost = ClusterCost::new(p.gpus, p.gpu, p.prices, &parts, switch_trays);
+        let counts = PartCounts {
+            gpus: p.gpus as f64,
+            servers: cost.servers,
+            nics: parts.nics,
+            switches: parts.switches + switch_trays,
+            links: parts.cables,
+        };
+        let params_total = p.model.params_total();
+        let links = Interconnect { scale_up: p.scale_up, fabric: p.fabric, network: &network };
+        let world = GroupPlacement::new(p.gpus, 1, p.scale_up.domain_gpus);
+        let sync_s = SYNC_ALL_REDUCES_PER_STEP * links.collective_time_s(Collective::AllReduce, 4.0, &world);
+        // A synchronous step runs at the pace of its slowest GPU: for per-GPU speeds with coefficient of
+        // variation cv, the slowest of N is E[max of N standard normals] x cv slower than the mean (order
+        // statistics; the straggler effect of Petrini et al., SC03, and Sinha et al., SC22, for GPUs).
+        let straggler_fraction = expected_max_of_normals(p.gpus as f64) * p.gpu.speed_cv;
+        Ok(ClusterStage {
+            model: p.model,
+            gpu: p.gpu,
+            scale_up: p.scale_up,
+            fabric: p.fabric,
+            prices: p.prices,
+            training: p.training,
+            gpus: p.gpus,
+            tput: Throughput::new(p.gpu, p.training.precision, p.training.attention_kernel),
+            bf16: Throughput::new(p.gpu, Precision::Bf16, p.training.attention_kernel),
+            network,
+            cost,
+            goodput: goodput(p.reliability, &counts, params_total),
+            network_switches: parts.switches,
+            model_flops_per_token: model_flops_per_token(p.model, p.training),
+            params_total,
+            params_active: p.model.params_active(),
+            straggler_fraction,
+            sync_s,
+            interval: p.errors.factors(p.gpu.generation, p.model.moe.is_some(), p.gpus),
+        })
+    }
+
+    /// What the cluster costs to buy and run (capex lines, yearly lines, power).
+    pub fn cost(&self) -> &ClusterCost {
+        &self.cost
+    }
+
+    fn links(&self) -> Interconnect<'_> {
+        Interconnect { scale_up: self.scale_up, fabric: self.fabric, network: &self.network }
+    }
+}
+
+/// Model FLOPs per trained token: the transformer's forward and backward, and three times the forward of the
+/// multi-token-prediction modules.
+fn model_flops_per_token(model: &TransformerSpec, training: &Training) -> f64 {
+    let seq_len = training.seq_len as f64;
+    model.training_flops_per_token(seq_len) + 3.0 * training.mtp_layers as f64 * model.mtp_flops_per_token(seq_len)
+}
+
+/// The one check of a cluster design that does not depend on the layout: FP8 needs a GPU that has it. A sweep
+/// uses it to estimate a cell's cost without building the stage.
+pub fn check_cluster(gpu: &GpuSpec, training: &Training) -> Result<(), ConfigError> {
+    if training.precision == Precision::Fp8 && gpu.peak_fp8_flops <= 0.0 {
+        return Err(ConfigError::Fp8NotSupported);
+    }
+    Ok(())
+}
+
+/// Stage 2: what the parallel degrees, micro-batch size and sequence parallelism fix (per micro-batch compute,
+/// collective times, parameters per GPU), whatever the schedule (vpp), recomputation, ZeRO stage and overlap.
+#[derive(Clone, Debug)]
+pub struct LayoutStage {
+    pub layout: Layout,
+    pub(super) dense: LayerForward,
+    pub(super) moe: LayerForward,
+    pub(super) logits_forward_s: f64,
+    /// Multi-token-prediction modules' forward on the last stage (their layers, projections, output layers).
+    pub(super) mtp_forward_s: f64,
+    /// One layer's TP collectives for one forward pass (two all-reduces or AG + RS pairs).
+    pub(super) tp_forward_pass_s: f64,
+    /// With sequence parallelism, the backward pass all-gathers the inputs of the attention's and the MLP's
+    /// first GEMMs again for their weight gradients (Korthikanti et al. 2022 Sec. 4.2.2; Megatron-LM
+    /// tensor_parallel/layers.py LinearWithGradAccumulationAndAsyncCommunication.backward issues it
+    /// asynchronously behind the data-gradient GEMM).
+    pub(super) tp_regather_s: f64,
+    pub(super) cp_send_s: f64,
+    pub(super) ep_dispatch_s: f64,
+    pub(super) pp_send_s: f64,
+    pub(super) local: LocalParams,
+    /// Gradient all-reduce; gradient reduce-scatter; weight all-gather, for (non-expert, expert) parameters.
+    pub(super) dp_all_reduce_s: f64,
+    pub(super) dp_reduce_scatter_s: f64,
+    pub(super) dp_all_gather_s: f64,
+    /// Activation bytes per token of one (dense, MoE) layer for recompute none, selective, full.
+    pub(super) activation_bytes_per_token: [[f64; 3]; 2],
+    pub(super) shard: Shard,
+}
+
+impl LayoutStage {
+    /// Check the parallel degrees (not vpp or ZeRO, see `finish`) and precompute what they imply.
+    pub fn new(c: &ClusterStage, par: &Parallelism) -> Result<Self, ConfigError> {
+        let model = c.model;
+        let lay = placement(model, par, c.training, c.gpus, c.scale_up.domain_gpus)?;
+        let links = c.links();
+        let shard = Shard::new(par, c.training);
+        let h = model.hidden as f64;
+        let dense = dense_layer_forward(model, &shard, &c.tput);
+        let moe = moe_layer_forward(model, &shard, &c.tput);
+        let (tp_forward_pass_s, tp_regather_s) = tp_comm_s(&links, model, &shard, &lay);
+        let local = LocalParams::on_busiest_stage(model, par, &lay, c.training.mtp_layers);
+        let [dp_all_reduce_s, dp_reduce_scatter_s, dp_all_gather_s] = dp_comm_s(&links, c.training, &local, &lay);
+        let logits_forward_s = logits_forward_s(model, &shard, &c.bf16);
+        // Multi-token prediction: per module one layer, a 2h -> h projection and another output layer.
+        let mtp_layer = if model.moe.is_some() { moe.total_s() } else { dense.total_s() };
+        let mtp_projection = c.bf16.gemm_time_s(shard.tokens, h / shard.tp, 2.0 * h);
+        let mtp_forward_s = c.training.mtp_layers as f64 * (mtp_layer + mtp_projection + logits_forward_s);
+        Ok(LayoutStage {
+            dense,
+            moe,
+            logits_forward_s,
+            mtp_forward_s,
+            tp_forward_pass_s,
+            tp_regather_s,
+            cp_send_s: cp_send_s(&links, model, par, &shard, &lay),
+            ep_dispatch_s: ep_dispatch_s(&links, c.training, model, par, &shard, &lay),
+            // Pipeline sends, split over TP ranks (scatter/gather, Narayanan SC21 Sec. 4.1).
+            pp_send_s: links.send_time_s(shard.tokens * h * ACTIVATION_BYTES / shard.tp, &lay.pp),
+            local,
+            dp_all_reduce_s,
+            dp_reduce_scatter_s,
+            dp_all_gather_s,
+            activation_bytes_per_token: [false, true].map(|moe_layer| activation_per_token(model, &shard, moe_layer)),
+            shard,
+            layout: lay,
+        })
+    }
+
+    /// Layers on the busiest stage.
+    pub fn layers_per_gpu(&self) -> u32 {
+        self.layout.layers_per_gpu
+    }
+
+    /// Whether this stage can serve `par` (same degrees and the same layers per stage under its vpp).
+    pub fn serves(&self, model: &TransformerSpec, par: &Parallelism) -> bool {
+        stage_split(model, par).is_ok_and(|split| split == self.layout.stages)
+    }
+}
+
+/// Tensor parallelism, (one forward pass of a layer, the sequence-parallel re-gather): two all-reduces of the
+/// layer's activations per forward pass (Shoeybi et al. 2019 Sec. 3); with sequence parallelism an all-gather
+/// and a reduce-scatter of the same total (Korthikanti et al. 2022 Sec. 4).
+fn tp_comm_s(links: &Interconnect, model: &TransformerSpec, shard: &Shard, lay: &Layout) -> (f64, f64) {
+    let tp_message = shard.tokens * model.hidden as f64 * ACTIVATION_BYTES;
+    let all_gather_s = links.collective_time_s(Collective::AllGather, tp_message, &lay.tp);
+    let forward_pass_s = 2.0
+        * if shard.sequence_parallel {
+            all_gather_s + links.collective_time_s(Collective::ReduceScatter, tp_message, &lay.tp)
+        } else {
+            links.collective_time_s(Collective::AllReduce, tp_message, &lay.tp)
+        };
+    let regather_s = if shard.sequence_parallel { 2.0 * all_gather_s } else { 0.0 };
+    (forward_pass_s, regather_s)
+}
+
+/// Context parallelism: ring exchange of this rank's K and V chunk (Megatron-LM context_parallel.rst).
+fn cp_send_s(links: &Interconnect, model: &TransformerSpec, par: &Parallelism, shard: &Shard, lay: &Layout) -> f64 {
+    if par.cp <= 1 {
+        return 0.0;
+    }
+    let kv = model.attention_shapes().kv_elements;
+    links.send_time_s(shard.tokens * kv / shard.tp * ACTIVATION_BYTES, &lay.cp)
+}
+
+/// Expert parallelism: one dispatch (or combine) of top_k copies of each local token (moe.rs).
+fn ep_dispatch_s(
+    links: &Interconnect,
+    training: &Training,
+    model: &TransformerSpec,
+    par: &Parallelism,
+    shard: &Shard,
+    lay: &Layout,
+) -> f64 {
+    match &model.moe {
+        Some(moe_spec) if par.ep > 1 => {
+            let dispatch = Dispatch {
+                tokens_per_rank: shard.tokens / shard.hidden_split(),
+                top_k: moe_spec.top_k as f64,
+                token_bytes: model.hidden as f64 * ACTIVATION_BYTES,
+                node_limit: moe_spec.node_limit,
+                imbalance: shard.imbalance,
+            };
+            dispatch_time_s(links, &dispatch, &lay.ep, training.moe_dispatcher)
+        }
+        _ => 0.0,
+    }
+}
+
+/// Data parallelism's collectives once per step: [gradient all-reduce, gradient reduce-scatter, weight
+/// all-gather]. Non-expert parameters reduce over dp x cp ranks, experts over their own data-parallel group.
+fn dp_comm_s(links: &Interconnect, training: &Training, local: &LocalParams, lay: &Layout) -> [f64; 3] {
+    let per_group = |op, bytes: f64| {
+        links.collective_time_s(op, local.dense * bytes, &lay.dp)
+            + links.collective_time_s(op, local.expert * bytes, &lay.expert_dp)
+    };
+    let grad_bytes = training.grad_reduce_dtype.bytes();
+    [
+        per_group(Collective::AllReduce, grad_bytes),
+        per_group(Collective::ReduceScatter, grad_bytes),
+        per_group(Collective::AllGather, WEIGHT_BYTES),
+    ]
+}
+
+/// Activation bytes per token of one dense (or MoE) layer for recompute none, selective, full.
+fn activation_per_token(model: &TransformerSpec, shard: &Shard, moe_layer: bool) -> [f64; 3] {
+    [Recompute::None, Recompute::Selective, Recompute::Full]
+        .map(|r| activation_bytes_per_token_per_layer(model, shard, r, moe_layer && model.moe.is_some()))
+}

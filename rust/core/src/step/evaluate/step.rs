@@ -1,0 +1,235 @@
+//! The step's time: one micro-batch on the busiest pipeline stage with the communication it hides, then the
+//! step around it (bubble, pipeline sends, data parallelism, optimizer, stragglers), with one compute budget
+//! for everything that hides behind compute.
+
+use crate::network::collectives::exposed_and_hidden;
+use crate::step::parallelism::{Overlap, Parallelism, Recompute, StageSplit};
+
+use super::stages::{ClusterStage, LayoutStage};
+use super::{
+    HiddenComm, StepBreakdown, DP_BUCKET_MIN_PARAMS, DP_BUCKET_PARAMS_PER_RANK, OPTIMIZER_STEP_BYTES_PER_PARAM,
+};
+
+/// One micro-batch on the busiest stage: its compute and the TP, CP and EP communication around it.
+#[derive(Clone, Debug, Default)]
+pub(super) struct MicroBatch {
+    /// Forward and backward of its layers plus the output layer and loss (no recomputation).
+    compute_s: f64,
+    recompute_s: f64,
+    tp_exposed_s: f64,
+    tp_hidden_s: f64,
+    cp_exposed_s: f64,
+    cp_hidden_s: f64,
+    ep_exposed_s: f64,
+    ep_hidden_s: f64,
+}
+
+impl MicroBatch {
+    /// Wall time of the micro-batch: compute, recomputation and exposed communication.
+    fn total_s(&self) -> f64 {
+        self.compute_s + self.recompute_s + self.tp_exposed_s + self.cp_exposed_s + self.ep_exposed_s
+    }
+    /// Compute time not yet spent hiding this micro-batch's own TP, CP and EP traffic.
+    fn spare_compute_s(&self) -> f64 {
+        self.compute_s + self.recompute_s - self.tp_hidden_s - self.cp_hidden_s - self.ep_hidden_s
+    }
+}
+
+/// The slowest of the first, a middle and the last pipeline stage: uneven splits, the leading dense layers and
+/// the output layer (and MTP modules) on the last stage make them differ; the pipeline runs at its pace.
+pub(super) fn busiest_micro_batch(s: &LayoutStage, par: &Parallelism, overlap: &Overlap) -> MicroBatch {
+    let split = &s.layout.stages;
+    let stage_time = |stage: usize| {
+        let last = stage == StageSplit::LAST || par.pp == 1;
+        micro_batch_time(s, par, overlap, split.layers[stage], split.dense[stage], last)
+    };
+    if par.pp == 1 {
+        return stage_time(StageSplit::LAST);
+    }
+    let mut busiest = stage_time(StageSplit::LAST);
+    // A stage with no more layers than the last, all of one kind, cannot be slower than it (the last also runs
+    // the output layer); the first and a middle stage differ only when their layers or dense layers do.
+    let last = (split.layers[StageSplit::LAST], split.dense[StageSplit::LAST]);
+    let first = (split.layers[StageSplit::FIRST], split.dense[StageSplit::FIRST]);
+    let middle = (split.layers[StageSplit::MIDDLE], split.dense[StageSplit::MIDDLE]);
+    let within_last = |(layers, dense): (u32, u32)| layers <= last.0 && dense == last.1;
+    let first_needed = !within_last(first);
+    let middle_needed = par.pp > 2 && middle != first && !within_last(middle);
+    for (stage, needed) in [(StageSplit::FIRST, first_needed), (StageSplit::MIDDLE, middle_needed)] {
+        if needed {
+            let mb = stage_time(stage);
+            if mb.total_s() > busiest.total_s() {
+                busiest = mb;
+            }
+        }
+    }
+    busiest
+}
+
+fn micro_batch_time(
+    s: &LayoutStage,
+    par: &Parallelism,
+    overlap: &Overlap,
+    layers: u32,
+    dense_layers: u32,
+    last_stage: bool,
+) -> MicroBatch {
+    let (dense, moe) = (&s.dense, &s.moe);
+    let layers = layers as f64;
+    let dense_layers = (dense_layers as f64).min(layers);
+    let moe_layers = layers - dense_layers;
+    let (logits_s, mtp_s) = if last_stage { (s.logits_forward_s, s.mtp_forward_s) } else { (0.0, 0.0) };
+    let layers_forward_s = dense_layers * dense.total_s() + moe_layers * moe.total_s();
+    // Forward plus backward: 2x for GEMMs and element-wise work, 2.5x for fused attention (compute.rs).
+    let compute_s =
+        dense_layers * dense.forward_backward_s() + moe_layers * moe.forward_backward_s() + 3.0 * (logits_s + mtp_s);
+    let recompute_s = match par.recompute {
+        Recompute::None => 0.0,
+        Recompute::Selective => dense_layers * dense.selective_recompute_s + moe_layers * moe.selective_recompute_s,
+        Recompute::Full => layers_forward_s + mtp_s,
+    };
+    let gemm_window_s = 3.0 * (dense_layers * dense.gemm_s + moe_layers * moe.gemm_s);
+    // Forward and backward passes that communicate; full recomputation adds a forward.
+    let passes = if par.recompute == Recompute::Full { 3.0 } else { 2.0 };
+    let tp_s = layers * passes * s.tp_forward_pass_s;
+    let (mut tp_exposed_s, mut tp_hidden_s) = exposed_and_hidden(tp_s, overlap.tp, gemm_window_s);
+    // The sequence-parallel re-gather hides behind its own data-gradient GEMMs whatever the overlap setting.
+    let regather_window_s = dense_layers * dense.regather_window_s + moe_layers * moe.regather_window_s;
+    let (e, h) = exposed_and_hidden(layers * s.tp_regather_s, 1.0, regather_window_s);
+    tp_exposed_s += e;
+    tp_hidden_s += h;
+    // CP: (c - 1) ring steps forward and twice that backward, overlapped with attention by design.
+    let cp_s = layers * 3.0 * (par.cp as f64 - 1.0) * s.cp_send_s;
+    let attention_window_s = dense_layers * (dense.attention_s + dense.attention_backward_s)
+        + moe_layers * (moe.attention_s + moe.attention_backward_s);
+    let (cp_exposed_s, cp_hidden_s) = exposed_and_hidden(cp_s, 1.0, attention_window_s);
+    // EP: dispatch and combine per pass, hidden behind MoE compute not already hiding TP or CP traffic (one
+    // compute budget: the same GEMMs cannot hide two transfers' worth of time twice).
+    let ep_s = moe_layers * 2.0 * passes * s.ep_dispatch_s;
+    let ep_window_s =
+        (moe_layers * moe.forward_backward_s()).min(compute_s + recompute_s - tp_hidden_s - cp_hidden_s).max(0.0);
+    let (ep_exposed_s, ep_hidden_s) = exposed_and_hidden(ep_s, overlap.ep, ep_window_s);
+    MicroBatch {
+        compute_s,
+        recompute_s,
+        tp_exposed_s,
+        tp_hidden_s,
+        cp_exposed_s,
+        cp_hidden_s,
+        ep_exposed_s,
+        ep_hidden_s,
+    }
+}
+
+/// A step's time by component (exposed) and the communication hidden behind compute.
+#[derive(Clone, Debug)]
+pub(super) struct Step {
+    pub(super) breakdown: StepBreakdown,
+    pub(super) hidden: HiddenComm,
+}
+
+pub(super) fn step_time(
+    c: &ClusterStage,
+    s: &LayoutStage,
+    par: &Parallelism,
+    overlap: &Overlap,
+    mb: &MicroBatch,
+) -> Step {
+    let m = s.layout.micro_batches as f64;
+    let compute_s = m * mb.compute_s;
+    // Pipeline bubble: (p - 1) / v micro-batch times (Narayanan et al. SC21, Sec. 2.2).
+    let bubble_s = (par.pp as f64 - 1.0) / par.vpp as f64 * mb.total_s();
+    // The interleaved schedule's drain also hides DP and PP traffic.
+    let drain_s = if par.vpp > 1 { bubble_s / 2.0 } else { 0.0 };
+    let (pp_exposed, pp_hidden) = pipeline_sends(s, par, overlap, compute_s);
+    let (dp_exposed, dp_hidden) = data_parallel(s, par, overlap, mb, drain_s);
+    // One compute budget for the step: what TP, CP and EP hide per micro-batch is spent; DP (and ZeRO-3
+    // gathers) and PP share the rest (plus the interleaved drain). Without this the same compute would hide
+    // several transfers, and faster compute could make a step slower.
+    let budget = (m * mb.spare_compute_s() + drain_s).max(0.0);
+    let [(dp_exposed, dp_hidden), (pp_exposed, pp_hidden)] =
+        share_budget(budget, [(dp_exposed, dp_hidden), (pp_exposed, pp_hidden)]);
+    let recompute_s = m * mb.recompute_s;
+    let breakdown = StepBreakdown {
+        compute_s,
+        recompute_s,
+        tp_comm_s: m * mb.tp_exposed_s,
+        pp_comm_s: pp_exposed,
+        dp_comm_s: dp_exposed,
+        cp_comm_s: m * mb.cp_exposed_s,
+        ep_comm_s: m * mb.ep_exposed_s,
+        bubble_s,
+        optimizer_s: optimizer_step_s(c, s, par),
+        overhead_s: c.straggler_fraction * (compute_s + recompute_s + bubble_s) + c.sync_s,
+    };
+    let hidden = HiddenComm {
+        tp_comm_s: m * mb.tp_hidden_s,
+        pp_comm_s: pp_hidden,
+        dp_comm_s: dp_hidden,
+        cp_comm_s: m * mb.cp_hidden_s,
+        ep_comm_s: m * mb.ep_hidden_s,
+    };
+    Step { breakdown, hidden }
+}
+
+/// Pipeline sends: forward and backward per micro-batch and virtual stage, plus the fill and drain; (exposed,
+/// hidden) behind the step's compute.
+fn pipeline_sends(s: &LayoutStage, par: &Parallelism, overlap: &Overlap, compute_s: f64) -> (f64, f64) {
+    if par.pp <= 1 {
+        return (0.0, 0.0);
+    }
+    let (m, p, v) = (s.layout.micro_batches as f64, par.pp as f64, par.vpp as f64);
+    exposed_and_hidden(2.0 * (v * m + p - 1.0) * s.pp_send_s, overlap.pp, compute_s)
+}
+
+/// Data parallelism, (exposed, hidden): gradients reduced once per step (all-reduce; reduce-scatter + all-gather
+/// of the weights when optimizer states are sharded); ZeRO-3 also all-gathers the weights for every
+/// micro-batch's forward, and again for its backward when it reshards after the forward (FSDP
+/// reshard_after_forward; ZeRO paper Sec. 7). The last Megatron bucket is always exposed.
+fn data_parallel(s: &LayoutStage, par: &Parallelism, overlap: &Overlap, mb: &MicroBatch, drain_s: f64) -> (f64, f64) {
+    let dp_step = match par.zero_stage {
+        0 => s.dp_all_reduce_s,
+        1 | 2 => s.dp_reduce_scatter_s + s.dp_all_gather_s,
+        _ => s.dp_reduce_scatter_s,
+    };
+    let bucket = DP_BUCKET_MIN_PARAMS.max(DP_BUCKET_PARAMS_PER_RANK * s.layout.dp.size as f64);
+    let last_bucket = dp_step * (bucket / s.local.total()).min(1.0);
+    // Reduction hides behind the last micro-batch's backward (and, interleaved, the drain of earlier chunks);
+    // the sharded weights' all-gather behind the next step's first forward.
+    let mut window = 2.0 / 3.0 * mb.compute_s + drain_s;
+    if par.zero_stage >= 1 {
+        window += mb.compute_s / 3.0;
+    }
+    let (mut exposed, mut hidden) = exposed_and_hidden(dp_step - last_bucket, overlap.dp, window);
+    exposed += last_bucket;
+    if par.zero_stage >= 3 {
+        let m = s.layout.micro_batches as f64;
+        let gathers = if par.reshard_after_forward { 2.0 } else { 1.0 };
+        let (e, h) = exposed_and_hidden(gathers * m * s.dp_all_gather_s, overlap.dp, m * mb.compute_s);
+        exposed += e;
+        hidden += h;
+    }
+    (exposed, hidden)
+}
+
+/// Scale the hidden parts of several transfers down to fit one compute budget; what no longer hides is
+/// exposed. Each pair is (exposed, hidden).
+fn share_budget<const N: usize>(budget: f64, parts: [(f64, f64); N]) -> [(f64, f64); N] {
+    let wanted: f64 = parts.iter().map(|p| p.1).sum();
+    if wanted <= budget {
+        return parts;
+    }
+    let keep = budget / wanted;
+    parts.map(|(exposed, hidden)| (exposed + hidden * (1.0 - keep), hidden * keep))
+}
+
+/// Optimizer step: memory-bound over the local (possibly sharded) parameters.
+fn optimizer_step_s(c: &ClusterStage, s: &LayoutStage, par: &Parallelism) -> f64 {
+    let (local, lay) = (&s.local, &s.layout);
+    let params = if par.zero_stage >= 1 {
+        local.dense / lay.dp.size as f64 + local.expert / lay.expert_dp.size as f64
+    } else {
+        local.total()
+    };
+    params * OPTIMIZER_STEP_BYTES_PER_PARAM / c.tput.hbm_bytes_per_s
+}
