@@ -235,8 +235,9 @@ mod _core {
     fn network_bom<'py>(py: Python<'py>, request: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
         no_panic(py, || {
             let r: BomRequest = request.extract()?;
-            let b = core::network::bom::bill_of_materials(r.gpus, &r.gpu, &r.scale_up, &r.fabric, &r.topology, &r.prices)
-                .map_err(|e| from_core(py, e))?;
+            let b =
+                core::network::bom::bill_of_materials(r.gpus, &r.gpu, &r.scale_up, &r.fabric, &r.topology, &r.prices)
+                    .map_err(|e| from_core(py, e))?;
             let d = PyDict::new(py);
             let p = &b.parts;
             d.set_item("gpus", r.gpus)?;

@@ -8,7 +8,7 @@
 use std::ops::Range;
 
 use crate::step::evaluate::check_cluster;
-use crate::step::parallelism::{placement, Parallelism, Recompute};
+use crate::step::parallelism::placement;
 
 use super::{factorizations, inner_combinations, outer_combinations, SweepSpace};
 
@@ -53,19 +53,7 @@ fn valid_tasks(space: &SweepSpace, gpus: u32) -> (u64, u64) {
     let mut valid = 0;
     for [tp, pp, cp, dp, ep] in factorizations(space, gpus) {
         for &micro_batch in &space.micro_batch {
-            let par = Parallelism {
-                tp,
-                pp,
-                dp,
-                cp,
-                ep,
-                vpp: 1,
-                micro_batch,
-                zero_stage: 0,
-                recompute: Recompute::None,
-                sequence_parallel: false,
-                ..space.shared_parallelism()
-            };
+            let par = space.layout_parallelism([tp, pp, cp, dp, ep], micro_batch, false);
             all += sp;
             if placement(&space.model, &par, &training, gpus, 1).is_ok() {
                 valid += sp;

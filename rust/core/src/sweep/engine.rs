@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use crate::cost::prices::Prices;
 use crate::error::ConfigError;
 use crate::step::evaluate::{finish, ClusterParts, ClusterStage, LayoutStage};
-use crate::step::parallelism::{Parallelism, Recompute, Training};
+use crate::step::parallelism::{Parallelism, Training};
 
 use super::accumulate::{Accumulator, FrontierKey};
 use super::cells::{cluster_cells, ClusterCell};
@@ -134,19 +134,11 @@ impl<'a> Plan<'a> {
             zero: 0,
             overlap: 0,
         };
-        let par = Parallelism {
-            tp,
-            pp,
-            dp,
-            cp,
-            ep,
-            vpp: 1,
-            micro_batch: self.space.micro_batch[mi],
-            zero_stage: 0,
-            recompute: Recompute::None,
-            sequence_parallel: self.space.sequence_parallel[si],
-            ..self.space.shared_parallelism()
-        };
+        let par = self.space.layout_parallelism(
+            [tp, pp, cp, dp, ep],
+            self.space.micro_batch[mi],
+            self.space.sequence_parallel[si],
+        );
         (pos, choice, par)
     }
 

@@ -1,0 +1,463 @@
+//! The space of a sweep: its cluster and parallel axes, the options of each (GPU, scale-up domain, fabric with
+//! their prices), one configuration as a `Choice` of them, and how many configurations the space holds.
+
+use crate::cost::prices::{Economics, GpuPrices, NetworkPrices, Prices, ScaleUpPrices};
+use crate::cost::reliability::ReliabilitySpec;
+use crate::cost::uncertainty::ErrorModel;
+use crate::error::ConfigError;
+use crate::hardware::{FabricSpec, GpuSpec, ScaleUpSpec, TopologySpec};
+use crate::step::evaluate::{Config, Evaluation};
+use crate::step::parallelism::{
+    AttentionKernel, Dispatcher, GradDtype, Overlap, Parallelism, Precision, Recompute, Training,
+};
+use crate::step::workload::TransformerSpec;
+
+/// A GPU type and what it costs.
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "python", derive(pyo3::FromPyObject), pyo3(from_item_all))]
+pub struct GpuOption {
+    pub spec: GpuSpec,
+    pub prices: GpuPrices,
+    /// Indices into `SweepSpace::scale_ups` this GPU can be built with.
+    pub scale_ups: Vec<usize>,
+}
+
+/// A fabric and the prices and power of its parts.
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "python", derive(pyo3::FromPyObject), pyo3(from_item_all))]
+pub struct FabricOption {
+    pub spec: FabricSpec,
+    pub prices: NetworkPrices,
+}
+
+/// A scale-up domain and the price of its switch trays.
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "python", derive(pyo3::FromPyObject), pyo3(from_item_all))]
+pub struct ScaleUpOption {
+    pub spec: ScaleUpSpec,
+    pub prices: ScaleUpPrices,
+}
+
+/// Values of one parallel degree: a list, or every divisor of the GPU count up to `max` (`Search`).
+/// For dp, `Search` means "the GPU count divided by tp x pp x cp"; for ep, divisors of tp x dp x cp / etp up to
+/// `max` (dp x cp when the expert TP is the attention's).
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "python", derive(pyo3::FromPyObject))]
+pub enum DegreeAxis {
+    List(Vec<u32>),
+    Search {
+        #[cfg_attr(feature = "python", pyo3(item("search")))]
+        max: u32,
+    },
+}
+
+crate::named_enum! {
+    /// What a sweep minimises (MFU is maximised).
+    pub enum Objective {
+        TimeToTrain = "time_to_train_days",
+        CostToTrain = "cost_to_train_usd",
+        Mfu = "mfu",
+        UsdPerMillionTokens = "usd_per_million_tokens",
+        Energy = "energy_mwh",
+        NetworkCapex = "network_capex_usd",
+    }
+}
+
+crate::named_enum! {
+    /// Every axis of the space, for grouping and for naming the columns of the result.
+    pub enum Axis {
+        Gpu = "gpu",
+        ScaleUp = "scale_up",
+        Gpus = "gpus",
+        Fabric = "fabric",
+        Topology = "topology",
+        Precision = "precision",
+        Tp = "tp",
+        Pp = "pp",
+        Dp = "dp",
+        Cp = "cp",
+        Ep = "ep",
+        Vpp = "vpp",
+        MicroBatch = "micro_batch",
+        SequenceParallel = "sequence_parallel",
+        Recompute = "recompute",
+        Zero = "zero",
+        Overlap = "overlap",
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "python", derive(pyo3::FromPyObject), pyo3(from_item_all))]
+pub struct SweepSpace {
+    pub model: TransformerSpec,
+    pub global_batch: u32,
+    pub seq_len: u32,
+    pub tokens: f64,
+    pub flash_attention: bool,
+    pub gpus: Vec<GpuOption>,
+    pub scale_ups: Vec<ScaleUpOption>,
+    pub gpu_counts: Vec<u32>,
+    pub fabrics: Vec<FabricOption>,
+    pub topologies: Vec<TopologySpec>,
+    pub precisions: Vec<Precision>,
+    pub tp: DegreeAxis,
+    pub pp: DegreeAxis,
+    pub cp: DegreeAxis,
+    pub dp: DegreeAxis,
+    pub ep: DegreeAxis,
+    pub vpp: Vec<u32>,
+    pub micro_batch: Vec<u32>,
+    pub sequence_parallel: Vec<bool>,
+    pub recompute: Vec<Recompute>,
+    pub zero: Vec<u32>,
+    pub overlap: Vec<Overlap>,
+    /// Economic assumptions, and which cost `cost_to_train_usd` reports.
+    pub economics: Economics,
+    pub reliability: ReliabilitySpec,
+    /// Settings every configuration of the space shares.
+    #[cfg_attr(feature = "python", pyo3(default))]
+    pub settings: SpaceSettings,
+    /// Two or three objectives.
+    pub objectives: Vec<Objective>,
+    /// Parallel axes whose values also split cells (cluster axes always do).
+    pub group_by: Vec<Axis>,
+}
+
+/// Settings every configuration of a space shares (see `Parallelism` and `Training` for their meaning).
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "python", derive(pyo3::FromPyObject), pyo3(from_item_all))]
+pub struct SpaceSettings {
+    pub etp: u32,
+    pub first_stage_layers: Option<u32>,
+    pub last_stage_layers: Option<u32>,
+    pub embedding_in_split: bool,
+    pub loss_in_split: bool,
+    pub reshard_after_forward: bool,
+    pub grad_reduce_dtype: GradDtype,
+    pub moe_imbalance: f64,
+    pub moe_dispatcher: Dispatcher,
+    pub mtp_layers: u32,
+    /// Validation residuals for the prediction intervals.
+    pub errors: ErrorModel,
+}
+
+impl Default for SpaceSettings {
+    fn default() -> Self {
+        let (par, training) = (Parallelism::default(), Training::default());
+        SpaceSettings {
+            etp: par.etp,
+            first_stage_layers: par.first_stage_layers,
+            last_stage_layers: par.last_stage_layers,
+            embedding_in_split: par.embedding_in_split,
+            loss_in_split: par.loss_in_split,
+            reshard_after_forward: par.reshard_after_forward,
+            grad_reduce_dtype: training.grad_reduce_dtype,
+            moe_imbalance: training.moe_imbalance,
+            moe_dispatcher: training.moe_dispatcher,
+            mtp_layers: training.mtp_layers,
+            errors: ErrorModel::none(),
+        }
+    }
+}
+
+/// One configuration of the space, by value (degrees) or by index into the space's lists (everything else).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Choice {
+    pub gpu: u32,
+    pub scale_up: u32,
+    pub gpus: u32,
+    pub fabric: u32,
+    pub topology: u32,
+    pub precision: u32,
+    pub tp: u32,
+    pub pp: u32,
+    pub dp: u32,
+    pub cp: u32,
+    pub ep: u32,
+    pub vpp: u32,
+    pub micro_batch: u32,
+    pub sequence_parallel: u32,
+    pub recompute: u32,
+    pub zero: u32,
+    pub overlap: u32,
+}
+
+impl Choice {
+    pub fn axis(&self, axis: Axis) -> u32 {
+        match axis {
+            Axis::Gpu => self.gpu,
+            Axis::ScaleUp => self.scale_up,
+            Axis::Gpus => self.gpus,
+            Axis::Fabric => self.fabric,
+            Axis::Topology => self.topology,
+            Axis::Precision => self.precision,
+            Axis::Tp => self.tp,
+            Axis::Pp => self.pp,
+            Axis::Dp => self.dp,
+            Axis::Cp => self.cp,
+            Axis::Ep => self.ep,
+            Axis::Vpp => self.vpp,
+            Axis::MicroBatch => self.micro_batch,
+            Axis::SequenceParallel => self.sequence_parallel,
+            Axis::Recompute => self.recompute,
+            Axis::Zero => self.zero,
+            Axis::Overlap => self.overlap,
+        }
+    }
+}
+
+impl Objective {
+    /// The value to minimise.
+    pub fn value(self, e: &Evaluation) -> f64 {
+        match self {
+            Objective::TimeToTrain => e.time_to_train_s,
+            Objective::CostToTrain => e.cost_to_train_usd,
+            Objective::Mfu => -e.mfu,
+            Objective::UsdPerMillionTokens => e.usd_per_million_tokens,
+            Objective::Energy => e.energy_j,
+            Objective::NetworkCapex => e.network_capex_usd,
+        }
+    }
+}
+
+pub(crate) const PARALLEL_AXES: [Axis; 11] = [
+    Axis::Tp,
+    Axis::Pp,
+    Axis::Dp,
+    Axis::Cp,
+    Axis::Ep,
+    Axis::Vpp,
+    Axis::MicroBatch,
+    Axis::SequenceParallel,
+    Axis::Recompute,
+    Axis::Zero,
+    Axis::Overlap,
+];
+
+fn divisors_up_to(n: u32, max: u32) -> Vec<u32> {
+    (1..=n.min(max)).filter(|d| n.is_multiple_of(*d)).collect()
+}
+
+fn degree_values(axis: &DegreeAxis, n: u32) -> Vec<u32> {
+    match axis {
+        DegreeAxis::List(v) => v.clone(),
+        DegreeAxis::Search { max } => divisors_up_to(n, *max),
+    }
+}
+
+/// The (tp, pp, cp, dp, ep) combinations of the space for `gpus` GPUs. With dp derived (`Search`), only
+/// products tp x pp x cp that divide the GPU count belong to the space; with dp listed, every listed
+/// combination does (and those whose product is not the GPU count are rejected, counted as such).
+pub fn factorizations(space: &SweepSpace, gpus: u32) -> Vec<[u32; 5]> {
+    let mut out = Vec::new();
+    for tp in degree_values(&space.tp, gpus) {
+        for pp in degree_values(&space.pp, gpus) {
+            for cp in degree_values(&space.cp, gpus) {
+                let product = tp as u64 * pp as u64 * cp as u64;
+                let dps: Vec<u32> = match &space.dp {
+                    DegreeAxis::Search { .. } => {
+                        if product > 0 && (gpus as u64).is_multiple_of(product) {
+                            vec![(gpus as u64 / product) as u32]
+                        } else {
+                            continue;
+                        }
+                    }
+                    DegreeAxis::List(v) => v.clone(),
+                };
+                for dp in dps {
+                    // MoE parallel folding: the expert layers regroup tp x dp x cp ranks as etp x ep x expert-dp.
+                    let etp = if space.settings.etp == 0 { tp } else { space.settings.etp };
+                    let stage_ranks = tp as u64 * dp as u64 * cp as u64;
+                    let expert_ranks = if stage_ranks.is_multiple_of(etp.max(1) as u64) {
+                        (stage_ranks / etp.max(1) as u64).min(u32::MAX as u64) as u32
+                    } else {
+                        dp.saturating_mul(cp)
+                    };
+                    let eps = match &space.ep {
+                        DegreeAxis::List(v) => v.clone(),
+                        DegreeAxis::Search { max } => divisors_up_to(expert_ranks, *max),
+                    };
+                    for ep in eps {
+                        out.push([tp, pp, cp, dp, ep]);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Schedule choices per layout: vpp x recompute x ZeRO x overlap.
+pub(crate) fn inner_combinations(space: &SweepSpace) -> u64 {
+    space.vpp.len() as u64 * space.recompute.len() as u64 * space.zero.len() as u64 * space.overlap.len() as u64
+}
+
+/// Tasks per layout: micro-batch x sequence parallelism.
+pub(crate) fn outer_combinations(space: &SweepSpace) -> u64 {
+    space.micro_batch.len() as u64 * space.sequence_parallel.len() as u64
+}
+
+/// Configurations in the space, exactly, without evaluating any.
+pub fn space_size(space: &SweepSpace) -> u64 {
+    let per_count: Vec<u64> = space.gpu_counts.iter().map(|&n| factorizations(space, n).len() as u64).collect();
+    let cluster_per_count = space.gpus.iter().map(|g| g.scale_ups.len() as u64).sum::<u64>()
+        * space.fabrics.len() as u64
+        * space.topologies.len() as u64
+        * space.precisions.len() as u64;
+    per_count.iter().sum::<u64>() * cluster_per_count * outer_combinations(space) * inner_combinations(space)
+}
+
+impl SweepSpace {
+    /// Check every figure and that no axis is empty.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.model.validate()?;
+        for g in &self.gpus {
+            g.spec.validate()?;
+            if g.scale_ups.iter().any(|&i| i >= self.scale_ups.len()) || g.scale_ups.is_empty() {
+                return Err(ConfigError::InvalidFigure { field: "scale_ups", value: 0.0, expected: "valid indices" });
+            }
+        }
+        for s in &self.scale_ups {
+            s.spec.validate()?;
+            s.prices.validate()?;
+        }
+        for f in &self.fabrics {
+            f.spec.validate()?;
+            f.prices.validate()?;
+        }
+        for g in &self.gpus {
+            g.prices.validate()?;
+        }
+        self.economics.validate()?;
+        for t in &self.topologies {
+            t.validate()?;
+        }
+        for o in &self.overlap {
+            o.validate()?;
+        }
+        for (field, len) in [
+            ("gpus", self.gpus.len()),
+            ("gpu_counts", self.gpu_counts.len()),
+            ("fabrics", self.fabrics.len()),
+            ("topologies", self.topologies.len()),
+            ("precisions", self.precisions.len()),
+            ("vpp", self.vpp.len()),
+            ("micro_batch", self.micro_batch.len()),
+            ("sequence_parallel", self.sequence_parallel.len()),
+            ("recompute", self.recompute.len()),
+            ("zero", self.zero.len()),
+            ("overlap", self.overlap.len()),
+        ] {
+            if len == 0 {
+                return Err(ConfigError::ZeroDegree { field });
+            }
+        }
+        if !(2..=3).contains(&self.objectives.len()) {
+            return Err(ConfigError::InvalidFigure {
+                field: "objectives",
+                value: self.objectives.len() as f64,
+                expected: "two or three objectives",
+            });
+        }
+        self.training(0).validate()?;
+        self.settings.errors.validate()?;
+        self.reliability.validate()?;
+        Ok(())
+    }
+
+    /// The configuration a choice of this space stands for, as `evaluate` takes it.
+    pub fn config(&self, c: &Choice) -> Config {
+        let gpu = &self.gpus[c.gpu as usize];
+        Config {
+            model: self.model.clone(),
+            gpu: gpu.spec.clone(),
+            scale_up: self.scale_ups[c.scale_up as usize].spec.clone(),
+            fabric: self.fabrics[c.fabric as usize].spec.clone(),
+            topology: self.topologies[c.topology as usize].clone(),
+            prices: self.prices(gpu, &self.fabrics[c.fabric as usize], c.scale_up as usize),
+            gpus: self.gpu_counts[c.gpus as usize],
+            parallelism: Parallelism {
+                tp: c.tp,
+                pp: c.pp,
+                dp: c.dp,
+                cp: c.cp,
+                ep: c.ep,
+                vpp: self.vpp[c.vpp as usize],
+                micro_batch: self.micro_batch[c.micro_batch as usize],
+                zero_stage: self.zero[c.zero as usize],
+                recompute: self.recompute[c.recompute as usize],
+                sequence_parallel: self.sequence_parallel[c.sequence_parallel as usize],
+                ..self.shared_parallelism()
+            },
+            training: self.training(c.precision as usize),
+            overlap: self.overlap[c.overlap as usize].clone(),
+            reliability: self.reliability.clone(),
+            errors: self.settings.errors.clone(),
+        }
+    }
+
+    /// The parallelism settings every configuration shares; the degrees and schedule choices are placeholders.
+    pub(crate) fn shared_parallelism(&self) -> Parallelism {
+        let s = &self.settings;
+        Parallelism {
+            etp: s.etp,
+            first_stage_layers: s.first_stage_layers,
+            last_stage_layers: s.last_stage_layers,
+            embedding_in_split: s.embedding_in_split,
+            loss_in_split: s.loss_in_split,
+            reshard_after_forward: s.reshard_after_forward,
+            ..Parallelism::default()
+        }
+    }
+
+    /// The parallelism a task starts from: its degrees (tp, pp, cp, dp, ep), micro-batch size and sequence
+    /// parallelism, the schedule choices at their defaults (vpp 1, no recomputation, ZeRO 0). The cost estimate
+    /// (`cells`) and the engine build it here, so that the work they count is the same.
+    pub(crate) fn layout_parallelism(
+        &self,
+        degrees: [u32; 5],
+        micro_batch: u32,
+        sequence_parallel: bool,
+    ) -> Parallelism {
+        let [tp, pp, cp, dp, ep] = degrees;
+        Parallelism {
+            tp,
+            pp,
+            dp,
+            cp,
+            ep,
+            vpp: 1,
+            micro_batch,
+            zero_stage: 0,
+            recompute: Recompute::None,
+            sequence_parallel,
+            ..self.shared_parallelism()
+        }
+    }
+
+    /// The training run with the space's `precision`-th precision.
+    pub(crate) fn training(&self, precision: usize) -> Training {
+        Training {
+            global_batch: self.global_batch,
+            seq_len: self.seq_len,
+            tokens: self.tokens,
+            precision: self.precisions.get(precision).copied().unwrap_or(Precision::Bf16),
+            flash_attention: self.flash_attention,
+            attention_kernel: AttentionKernel::Best,
+            grad_reduce_dtype: self.settings.grad_reduce_dtype,
+            moe_imbalance: self.settings.moe_imbalance,
+            moe_dispatcher: self.settings.moe_dispatcher,
+            mtp_layers: self.settings.mtp_layers,
+        }
+    }
+
+    /// Every price of one cluster design.
+    pub(crate) fn prices(&self, g: &GpuOption, f: &FabricOption, scale_up: usize) -> Prices {
+        Prices {
+            gpu: g.prices.clone(),
+            network: f.prices.clone(),
+            scale_up: self.scale_ups[scale_up].prices.clone(),
+            economics: self.economics.clone(),
+        }
+    }
+}
