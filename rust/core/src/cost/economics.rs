@@ -7,10 +7,7 @@
 
 use crate::cost::prices::{CostMode, Economics, FacilityMode, Prices};
 use crate::hardware::GpuSpec;
-use crate::network::bom::{Bom, NetworkCapex};
-use crate::network::topology::NetworkParts;
-
-pub use crate::network::bom::bill_of_materials;
+use crate::network::bom::{self, Bom, NetworkCapex, NetworkParts};
 
 pub const SECONDS_PER_HOUR: f64 = 3600.0;
 pub const SECONDS_PER_YEAR: f64 = 365.25 * 24.0 * 3600.0;
@@ -53,7 +50,7 @@ impl ClusterCost {
         let capex = NetworkCapex::new(parts, switch_trays, prices);
         let network_capex_usd = capex.total();
         let racks = (gpus as f64 / prices.gpu.gpus_per_rack).ceil();
-        let network_power_w = crate::network::bom::network_power_w(parts, switch_trays, prices);
+        let network_power_w = bom::network_power_w(parts, switch_trays, prices);
         let gpu_w = gpu.tdp_w * econ.gpu_power_fraction + gpu.host_power_w;
         let server_capex_usd = servers * prices.gpu.server_usd;
         ClusterCost {

@@ -31,7 +31,7 @@ pub struct Cabling {
 }
 
 impl Cabling {
-    /// Every link optical, one module per port end (the counting `Network::parts` keeps).
+    /// Every link optical, one module per port end: the plain count the closed forms give.
     pub const ALL_OPTICAL: Cabling = Cabling { switch_ports_per_optic: 1.0, copper_host_links: false };
 
     /// The cabling a topology and a fabric's parts imply.
@@ -299,7 +299,7 @@ mod tests {
         FabricSpec { switch_radix: radix, ..crate::examples::ib_ndr() }
     }
     fn built(radix: u32, topology: &TopologySpec, gpus: u32) -> NetworkParts {
-        Network::new(&fabric(radix), topology, gpus, 8).parts()
+        parts(&Network::new(&fabric(radix), topology, gpus, 8), &Cabling::ALL_OPTICAL)
     }
     fn fat(r: f64) -> TopologySpec {
         topo(TopologyKind::FatTree, r)
@@ -383,7 +383,7 @@ mod tests {
         assert_eq!((copper.dac_cables, copper.copper_links, copper.nic_optics), (8192.0, 16384.0, 0.0));
         assert_eq!((copper.switch_optics, copper.fibres, copper.cables), (32768.0, 32768.0, 49152.0));
         // Network::parts keeps one module per optical port end.
-        assert_eq!(net.parts().transceivers, 2.0 * net.parts().cables);
+        assert_eq!(parts(&net, &Cabling::ALL_OPTICAL).transceivers, 2.0 * parts(&net, &Cabling::ALL_OPTICAL).cables);
     }
 
     #[test]
@@ -407,14 +407,14 @@ mod tests {
         // Dragonfly at radix 64: p = 16 terminals per router -> 4,096 / 16 = 256 routers in groups of a = 32:
         // 8 groups; local 256 x 31 / 2 = 3,968 links; global 256 x 16 / 2 = 2,048; 1 tier.
         let net = Network::new(&fabric(64), &topo(TopologyKind::Dragonfly, 1.0), 4096, 8);
-        let p = net.parts();
+        let p = parts(&net, &Cabling::ALL_OPTICAL);
         assert_eq!((tiers(&net), p.switches, p.switch_links), (1, 256.0, 3968.0 + 2048.0));
         // 100 GPUs: 7 routers, one group, no global links: 7 x 6 / 2 = 21 local links.
-        let p = Network::new(&fabric(64), &topo(TopologyKind::Dragonfly, 1.0), 100, 8).parts();
+        let p = parts(&Network::new(&fabric(64), &topo(TopologyKind::Dragonfly, 1.0), 100, 8), &Cabling::ALL_OPTICAL);
         assert_eq!((p.switches, p.switch_links), (7.0, 21.0));
         for n in [1, 7, 100, 4096, 100_000] {
             for kind in TopologyKind::ALL {
-                let p = Network::new(&fabric(64), &topo(*kind, 1.0), n, 8).parts();
+                let p = parts(&Network::new(&fabric(64), &topo(*kind, 1.0), n, 8), &Cabling::ALL_OPTICAL);
                 for v in [p.switches, p.cables, p.transceivers, p.fibres] {
                     assert!(v >= 0.0 && v.fract() == 0.0 && !v.is_sign_negative(), "{kind:?} {n}: {v}");
                 }

@@ -1,9 +1,8 @@
 //! Topology math: how many switch tiers a cluster needs, how many switches a message crosses and how much of a
 //! NIC's bandwidth a communication group keeps when its traffic leaves a leaf. The parts the network is built
-//! from are counted in `crate::network::bom`.
+//! from are counted in `crate::network::bom` (`bom::parts(&network, ...)`).
 
 use crate::hardware::{FabricSpec, LoadBalancing, RailPlanes, TopologyKind, TopologySpec};
-pub use crate::network::bom::NetworkParts;
 use crate::network::loadbalance::crossing_slowdown;
 use crate::network::placement::GroupPlacement;
 
@@ -45,6 +44,46 @@ pub struct Network {
     server_gpus: f64,
 }
 
+/// Independent trees of the network. A per-rail-plane fat-tree is one fabric per rail: NIC port j of GPU i of every
+/// server joins plane (i, j); cross-rail traffic first moves over NVLink to the GPU on the right rail (NCCL PXN).
+/// A shared rail-optimized tree has rail-aligned leaves under one set of spines (DGX SuperPOD RA): one tree.
+fn planes(topology: &TopologySpec, server_ports: f64, endpoints: f64) -> f64 {
+    if topology.kind == TopologyKind::RailFatTree && topology.rail_planes == RailPlanes::PerRail {
+        server_ports.min(endpoints).max(1.0)
+    } else {
+        1.0
+    }
+}
+
+/// Tiers of a folded Clos of radix k holding `endpoints` ports: one switch holds k endpoints; a leaf-spine holds
+/// k leaves x k_down; each further tier multiplies by k/2 (Al-Fares et al. SIGCOMM 2008, Sec. 2.2: k^2/2 for 2
+/// tiers, k^3/4 for 3, non-blocking).
+fn clos_tiers(endpoints: f64, k: f64, leaf_down_ports: f64) -> u32 {
+    let mut tiers = 1;
+    if endpoints > k {
+        tiers = 2;
+        let mut capacity = leaf_down_ports * k;
+        while endpoints > capacity {
+            tiers += 1;
+            capacity *= k / 2.0;
+        }
+    }
+    tiers
+}
+
+/// Consecutive GPUs whose same-rail traffic stays inside one leaf (or dragonfly group), by topology kind.
+fn leaf_span_gpus(topology: &TopologySpec, k: f64, leaf_down_ports: f64, links_per_gpu: f64, server_gpus: f64) -> f64 {
+    match topology.kind {
+        // All NICs of a server on the same leaf: whole servers per leaf (at least one).
+        TopologyKind::FatTree => (leaf_down_ports / links_per_gpu / server_gpus).floor().max(1.0) * server_gpus,
+        // One leaf per rail: rail i of up to rail_group_nodes servers.
+        TopologyKind::RailFatTree => (topology.rail_group_nodes as f64).min(leaf_down_ports).max(1.0) * server_gpus,
+        // Balanced dragonfly of radix k: p = k/4 terminals, a = k/2 routers per group (Kim et al. 2008, Sec. 3).
+        TopologyKind::Dragonfly => (k / 4.0 * k / 2.0 / links_per_gpu).max(server_gpus),
+        TopologyKind::Torus3d => server_gpus,
+    }
+}
+
 impl Network {
     pub fn new(fabric: &FabricSpec, topology: &TopologySpec, gpus: u32, server_gpus: u32) -> Self {
         let k = fabric.switch_radix as f64;
@@ -53,41 +92,13 @@ impl Network {
         let links_per_gpu = fabric.links_per_gpu as f64;
         let endpoints = gpus as f64 * links_per_gpu;
         let server_gpus_f = server_gpus as f64;
-        // A per-rail-plane fat-tree is one fabric per rail: NIC port j of GPU i of every server joins plane
-        // (i, j); cross-rail traffic first moves over NVLink to the GPU on the right rail (NCCL PXN). A shared
-        // rail-optimized tree has rail-aligned leaves under one set of spines (DGX SuperPOD RA).
-        let planes = if topology.kind == TopologyKind::RailFatTree && topology.rail_planes == RailPlanes::PerRail {
-            (server_gpus_f * links_per_gpu).min(endpoints).max(1.0)
+        let planes = planes(topology, server_gpus_f * links_per_gpu, endpoints);
+        let tiers = clos_tiers((endpoints / planes).ceil(), k, leaf_down_ports);
+        let leaf_span_gpus = if tiers == 1 {
+            f64::INFINITY
         } else {
-            1.0
+            leaf_span_gpus(topology, k, leaf_down_ports, links_per_gpu, server_gpus_f)
         };
-        let per_plane = (endpoints / planes).ceil();
-        // Capacity of a T-tier folded Clos with radix k: one switch holds k endpoints; a leaf-spine holds
-        // k leaves x k_down; each further tier multiplies by k/2 (Al-Fares et al. SIGCOMM 2008, Sec. 2.2:
-        // k^2/2 for 2 tiers, k^3/4 for 3, non-blocking).
-        let mut tiers = 1;
-        let mut capacity = k;
-        if per_plane > capacity {
-            tiers = 2;
-            capacity = leaf_down_ports * k;
-            while per_plane > capacity {
-                tiers += 1;
-                capacity *= k / 2.0;
-            }
-        }
-        let gpus_per_leaf = leaf_down_ports / links_per_gpu;
-        let leaf_span_gpus = match topology.kind {
-            // All NICs of a server on the same leaf: whole servers per leaf (at least one).
-            TopologyKind::FatTree => (gpus_per_leaf / server_gpus_f).floor().max(1.0) * server_gpus_f,
-            // One leaf per rail: rail i of up to rail_group_nodes servers.
-            TopologyKind::RailFatTree => {
-                (topology.rail_group_nodes as f64).min(leaf_down_ports).max(1.0) * server_gpus_f
-            }
-            // Balanced dragonfly of radix k: p = k/4 terminals, a = k/2 routers per group (Kim et al. 2008, Sec. 3).
-            TopologyKind::Dragonfly => (k / 4.0 * k / 2.0 / links_per_gpu).max(server_gpus_f),
-            TopologyKind::Torus3d => server_gpus_f,
-        };
-        let leaf_span_gpus = if tiers == 1 { f64::INFINITY } else { leaf_span_gpus };
         Network {
             kind: topology.kind,
             oversubscription: r,
@@ -259,12 +270,6 @@ impl Network {
         let uplinks = self.leaf_down_ports / self.oversubscription;
         Some(1.0 / (groups / uplinks).max(1.0))
     }
-
-    /// Parts of the scale-out network, every link optical with one module per port end (see `crate::network::bom::parts`
-    /// for the bill of materials with copper host links and twin-port modules).
-    pub fn parts(&self) -> NetworkParts {
-        crate::network::bom::parts(self, &crate::network::bom::Cabling::ALL_OPTICAL)
-    }
 }
 
 #[cfg(test)]
@@ -273,22 +278,12 @@ pub(crate) mod tests {
 
     fn fabric(radix: u32) -> FabricSpec {
         FabricSpec {
-            link_bytes_per_s: 50e9,
-            links_per_gpu: 1,
             efficiency: 0.9,
             nic_latency_s: 2e-6,
-            switch_hop_latency_s: 0.2e-6,
             switch_radix: radix,
             in_network_reduction_efficiency: 0.0,
-            load_balancing: LoadBalancing::Adaptive,
             load_balance_efficiency: 0.8,
-            qps_per_connection: 1.0,
-            tail_latency_factor: 1.0,
-            forwarding: crate::hardware::Forwarding::CutThrough,
-            mtu_bytes: 4096.0,
-            in_network_groups_per_leaf: 0,
-            ll_step_saving_s: 1.5e-6,
-            ll128_step_saving_s: 1.0e-6,
+            ..crate::examples::ib_ndr()
         }
     }
     pub(crate) fn topo(kind: TopologyKind, r: f64) -> TopologySpec {

@@ -93,7 +93,7 @@ fn hierarchical_time_s(links: &Interconnect, d: &Dispatch, g: &GroupPlacement) -
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::network::collectives::tests::{ethernet_100g, nvlink4};
+    use crate::network::collectives::tests::{ethernet_100g, round_nvlink4};
     use crate::network::topology::Network;
 
     fn dispatch(tokens: f64, top_k: f64) -> Dispatch {
@@ -117,7 +117,7 @@ mod tests {
         // network 4096 x 1e3 x 3.5 = 14.3 MB / 12.5 GB/s = 1.147 ms.
         // NVLink: 8 x 7/64 local + 8 x 56/64 x 7/8 forwarded = 0.875 + 6.125 = 7 copies: 28.7 MB / 369 GB/s
         // = 0.078 ms. The network leg sets the time.
-        let (su, f) = (nvlink4(), ethernet_100g());
+        let (su, f) = (round_nvlink4(), ethernet_100g());
         let topo = crate::examples::fat_tree(1.0);
         let net = Network::new(&f, &topo, 64, 8);
         let links = Interconnect { scale_up: &su, fabric: &f, network: &net };
@@ -140,7 +140,7 @@ mod tests {
     #[test]
     fn inside_one_domain_only_nvlink_is_used() {
         // EP 8 on one server: 7/8 of 8 copies leave the GPU over NVLink: 4096 x 1e3 x 7 = 28.7 MB / 369 GB/s.
-        let (su, f) = (nvlink4(), ethernet_100g());
+        let (su, f) = (round_nvlink4(), ethernet_100g());
         let topo = crate::examples::fat_tree(1.0);
         let net = Network::new(&f, &topo, 8, 8);
         let links = Interconnect { scale_up: &su, fabric: &f, network: &net };

@@ -7,22 +7,27 @@
 //! A ring that spans scale-up domains runs through every member at the pace of its slowest level: each NIC
 //! carries (n-1)/n of the message per pass and each step lasts a network step; trees and in-network reduction
 //! run hierarchically, S x max over levels of (D - 1) / (D W) (scaling book, "How to Think About GPUs").
+//!
+//! One file per NCCL algorithm, each an `Interconnect` method that returns the algorithm's time or None where
+//! NCCL would not offer it: `ring`, `tree` (double binary tree across domains), `nvls` (NVLink SHARP inside a
+//! domain, and NVLSTree across domains), `collnet` (in-network reduction, SHARP). `collective_time_s` takes the
+//! minimum of those that apply.
 
 use crate::hardware::{FabricSpec, ScaleUpSpec, NCCL_CHANNELS_PER_NIC};
 use crate::network::nccl::{self, StepLatency};
 use crate::network::placement::GroupPlacement;
 use crate::network::topology::{Network, Traffic};
 
+mod collnet;
+mod nvls;
+mod ring;
+mod tree;
+
+pub use nvls::{NVLS_LATENCY_S, NVLS_TREE_NET_LATENCY_S, TREE_BANDWIDTH_FRACTION};
+
 /// Fixed cost of launching one collective: NCCL's base latency for the low-latency protocol
 /// (NVIDIA/nccl src/graph/tuning.cc, baseLat, LL: 6.6-6.8 us).
 pub const COLLECTIVE_BASE_LATENCY_S: f64 = 6.8e-6;
-/// Tree all-reduce reaches at most 92% of the bus bandwidth (NVIDIA/nccl src/graph/tuning.cc, Tree: 0.92 x busBw).
-pub const TREE_BANDWIDTH_FRACTION: f64 = 0.92;
-/// Latency NCCL charges an NVLS (NVLink SHARP) collective per NVLink hop (src/graph/tuning.cc, hwLat NVLS: 25 us).
-pub const NVLS_LATENCY_S: f64 = 25e-6;
-/// Latency NCCL charges an NVLSTree collective per network level (src/graph/tuning.cc, hwLat NET NVLSTree Simple:
-/// 20.9 us @5067397c; 14 us at v2.28.7).
-pub const NVLS_TREE_NET_LATENCY_S: f64 = 20.9e-6;
 
 crate::named_enum! {
     /// A collective operation, named as nccl-tests names its benchmarks (all_reduce_perf, ..., alltoall_perf).
@@ -42,6 +47,39 @@ pub struct Interconnect<'a> {
     pub scale_up: &'a ScaleUpSpec,
     pub fabric: &'a FabricSpec,
     pub network: &'a Network,
+}
+
+/// One collective to time, with what its algorithms share.
+#[derive(Clone, Copy, Debug)]
+pub struct Call<'g> {
+    pub op: Collective,
+    /// The whole array, as nccl-tests counts it.
+    pub message_bytes: f64,
+    pub group: &'g GroupPlacement,
+    /// Ring passes over the data: 2 for an all-reduce, 1 for a reduce-scatter or an all-gather.
+    pub passes: f64,
+    /// One ring step inside the domain, per protocol.
+    pub scale_up_step: StepLatency,
+    /// The hierarchy, when the group spans several scale-up domains; None inside one domain.
+    pub across: Option<Across>,
+}
+
+/// The two levels of a group that spans scale-up domains.
+#[derive(Clone, Copy, Debug)]
+pub struct Across {
+    /// Members in one domain (the fewest, for a straddling group).
+    pub per_domain: f64,
+    pub domains: f64,
+    /// Seconds per byte of the chain inside a domain (0 with one member there).
+    pub intra_s_per_byte: f64,
+    /// Network bandwidth of one domain's members (their NICs).
+    pub domain_bytes_per_s: f64,
+    /// One network message (Simple's ring step).
+    pub network_latency_s: f64,
+    /// One network ring step, per protocol.
+    pub network_step: StepLatency,
+    /// Channels of a ring that leaves the domain.
+    pub channels: f64,
 }
 
 impl Interconnect<'_> {
@@ -81,20 +119,9 @@ impl Interconnect<'_> {
         (NCCL_CHANNELS_PER_NIC * self.fabric.links_per_gpu as f64 * per_domain).clamp(1.0, nccl::MAX_CHANNELS)
     }
 
-    /// All-reduce bus bandwidth / line rate with NVLink SHARP over `members` GPUs of one domain: no gain at 2-4
-    /// GPUs, rising about linearly to the full figure at 8 (8 x H100: ring 370 GB/s; NVLS 370, 420, 440, 460, 480
-    /// GB/s at 4-8 GPUs, NVIDIA/nccl #1455, 2024-09); the ring's figure where NVLS is absent.
-    fn nvls_efficiency(&self, members: f64) -> f64 {
-        let full = self.scale_up.in_switch_allreduce_efficiency;
-        let ring = self.scale_up.ring_efficiency;
-        if full <= ring {
-            return full;
-        }
-        ring + (full - ring) * ((members - 4.0) / 4.0).clamp(0.0, 1.0)
-    }
-
     /// Time of an all-reduce, reduce-scatter or all-gather of `message_bytes` (the whole array, as nccl-tests
-    /// counts it) over the group; an all-to-all of `message_bytes` per rank.
+    /// counts it) over the group; an all-to-all of `message_bytes` per rank. As NCCL's tuner picks it: the
+    /// fastest of the algorithms that apply (ring, tree, NVLS, NVLSTree, CollNet), each at its fastest protocol.
     pub fn collective_time_s(&self, op: Collective, message_bytes: f64, g: &GroupPlacement) -> f64 {
         if g.size <= 1 || message_bytes <= 0.0 {
             return 0.0;
@@ -102,112 +129,52 @@ impl Interconnect<'_> {
         if op == Collective::AllToAll {
             return self.all_to_all_time_s(message_bytes, g);
         }
-        let n = g.size as f64;
-        // All-reduce = reduce-scatter + all-gather: twice the traffic and twice the ring steps.
-        let passes = if op == Collective::AllReduce { 2.0 } else { 1.0 };
-        let a_su = self.scale_up.step_latency_s;
-        let su_step = self.scale_up_step();
-        let cc = self.scale_up.compute_capability;
-        if g.domains <= 1 {
-            let ring = nccl::Ring {
-                ranks: n,
-                steps: passes * (n - 1.0),
-                channels: self.scale_up.nccl_channels as f64,
-                s_per_bus_byte: 1.0 / self.scale_up_bytes_per_s(),
-                step: su_step,
-                compute_capability: cc,
-                nodes: 1,
-            }
-            .best_time_s(message_bytes);
-            let nvls = self.nvls_efficiency(n);
-            if op == Collective::AllReduce && nvls > self.scale_up.ring_efficiency {
-                // NVLink SHARP: the switch reduces; bus bandwidth nvls x line rate, NCCL's NVLS latency.
-                let in_switch = COLLECTIVE_BASE_LATENCY_S
-                    + NVLS_LATENCY_S
-                    + 2.0 * (n - 1.0) / n * message_bytes / (self.scale_up.bytes_per_s * nvls);
-                return ring.min(in_switch);
-            }
-            return ring;
+        let c = self.call(op, message_bytes, g);
+        let ring = self.ring_s(&c).unwrap_or(f64::INFINITY);
+        // Each algorithm says itself where it applies; the minimum is taken per case so that the compiler can
+        // drop the checks that cannot pass (and share the tree's arithmetic with NVLSTree's).
+        let best = |others: [Option<f64>; 3]| others.into_iter().flatten().fold(ring, f64::min);
+        match (op, &c.across) {
+            (Collective::AllReduce, None) => best([self.nvls_s(&c), None, None]),
+            (Collective::AllReduce, Some(_)) => best([self.tree_s(&c), self.nvls_tree_s(&c), self.collnet_s(&c)]),
+            _ => ring,
         }
+    }
+
+    /// What every algorithm needs to time one collective over the group: the figures of the scale-up domain,
+    /// and, for a group that spans domains, of the hierarchy (computed once per collective).
+    // Inlined (as `across`) so that the algorithms, inlined into `collective_time_s` too, share their arithmetic:
+    // without, one evaluation runs ~4% more instructions (callgrind, benchmarks/evaluate_core.rs' configurations).
+    #[inline(always)]
+    pub fn call<'g>(&self, op: Collective, message_bytes: f64, g: &'g GroupPlacement) -> Call<'g> {
+        Call {
+            op,
+            message_bytes,
+            group: g,
+            // All-reduce = reduce-scatter + all-gather: twice the traffic and twice the ring steps.
+            passes: if op == Collective::AllReduce { 2.0 } else { 1.0 },
+            scale_up_step: self.scale_up_step(),
+            across: (g.domains > 1).then(|| self.across(g)),
+        }
+    }
+
+    /// The levels of a group that spans scale-up domains.
+    #[inline(always)]
+    fn across(&self, g: &GroupPlacement) -> Across {
         let per_domain = g.per_domain as f64;
-        let domains = g.domains as f64;
-        // Seconds per byte at each level of the hierarchy (the pipelined collective runs at the slower one).
-        let intra =
+        // Seconds per byte inside a domain (the pipelined collective runs at the slower level).
+        let intra_s_per_byte =
             if per_domain > 1.0 { (per_domain - 1.0) / (per_domain * self.scale_up_bytes_per_s()) } else { 0.0 };
-        let domain_bytes_per_s = per_domain * self.network_bytes_per_s(g, Traffic::Neighbour);
-        let a_net = self.network_latency_s(g, Traffic::Neighbour);
-        let net_step = self.network_step(a_net);
-        let channels = self.network_channels(per_domain);
-        // NCCL's ring runs through every member, one ring per NIC: each NIC carries (n-1)/n of the message per
-        // pass whatever the number of domains (bus bandwidth = the domain's NICs: 2 x 8 H100 with NCCL_ALGO=Ring
-        // reach 392 GB/s on 8 x 400G, NVIDIA/nccl-tests #309), and every one of its steps moves a chunk on every
-        // edge at once, so each step lasts as long as the slower of a network and a domain step (the same curve
-        // takes ~157 us from 1 to 8 MiB: 30 steps of ~5.2 us).
-        let ring_inter = (n - 1.0) / (n * domain_bytes_per_s);
-        let ring = nccl::Ring {
-            ranks: n,
-            steps: passes * (n - 1.0),
-            channels,
-            s_per_bus_byte: intra.max(ring_inter) * n / (n - 1.0),
-            step: net_step.max(&su_step),
-            compute_capability: cc,
-            nodes: g.domains,
-        }
-        .best_time_s(message_bytes);
-        if op != Collective::AllReduce {
-            return ring;
-        }
-        // Double binary tree across domains, chain inside, each protocol at NCCL's bandwidth and latency.
-        let tree = nccl::Tree {
+        let network_latency_s = self.network_latency_s(g, Traffic::Neighbour);
+        Across {
             per_domain,
-            domains,
-            intra_s_per_byte: intra,
-            domain_bytes_per_s,
-            channels,
-            intra_step: su_step,
-            net_step,
-            compute_capability: cc,
+            domains: g.domains as f64,
+            intra_s_per_byte,
+            domain_bytes_per_s: per_domain * self.network_bytes_per_s(g, Traffic::Neighbour),
+            network_latency_s,
+            network_step: self.network_step(network_latency_s),
+            channels: self.network_channels(per_domain),
         }
-        .best_time_s(message_bytes);
-        let sharp = self.fabric.in_network_reduction_efficiency;
-        let mut best = ring.min(tree);
-        let nvls = self.nvls_efficiency(per_domain);
-        // NCCL offers NVLSTree wherever the domain has NVLink SHARP, whatever the members per domain (its gain inside
-        // the domain is what shrinks with few members).
-        if self.scale_up.in_switch_allreduce_efficiency > 0.0 && per_domain > 1.0 {
-            // NVLSTree: NVLink SHARP inside the domain, a tree across domains (tuning.cc: base + intra +
-            // 2 log2(nNodes) x inter latency).
-            let intra_nvls = (per_domain - 1.0) / (per_domain * self.scale_up.bytes_per_s * nvls);
-            let a_nvls_tree = a_net.max(NVLS_TREE_NET_LATENCY_S * self.network.tail_latency_factor());
-            // Two domains exchange their halves directly: NCCL credits NVLSTree twice the network bandwidth there
-            // ("Handle 2 node case of NVLSTree", tuning.cc @5067397c; 2 x 8 H100 reach 465-469 GB/s busbw on
-            // 8 x 400G, NVIDIA/nccl-tests #309).
-            let nvls_tree_bytes_per_s = if g.domains == 2 { 2.0 * domain_bytes_per_s } else { domain_bytes_per_s };
-            let levels = domains.log2().ceil();
-            let tree_s_per_byte = 1.0 / (TREE_BANDWIDTH_FRACTION * nvls_tree_bytes_per_s);
-            // Pipeline fill, as for NCCL's tree (nccl::Tree): one chunk per NVLS channel crosses each of the
-            // 2 x levels network hops before the pipeline streams.
-            let fill = 2.0 * levels * nccl::nvls_tree_fill_bytes(message_bytes, g.domains, cc) * tree_s_per_byte;
-            let nvls_tree = COLLECTIVE_BASE_LATENCY_S
-                + NVLS_LATENCY_S
-                + 2.0 * levels * a_nvls_tree
-                + fill
-                + 2.0 * message_bytes * intra_nvls.max(tree_s_per_byte);
-            best = best.min(nvls_tree);
-        }
-        let in_network_factor = if sharp > 0.0 { self.network.in_network_bandwidth_factor(g) } else { None };
-        if let Some(factor) = in_network_factor {
-            // In-network reduction (SHARP, all-reduce only: reduce-scatter and all-gather move (n-1)/n of the
-            // message per NIC on a ring already, the least they can): the switches reduce, bus bandwidth sharp x
-            // line rate, one stream per group up each leaf (NCCL CollNet, src/graph/tuning.cc @5067397c).
-            let sharp_bytes_per_s =
-                per_domain * self.fabric.link_bytes_per_s * self.fabric.links_per_gpu as f64 * sharp * factor;
-            let in_network = COLLECTIVE_BASE_LATENCY_S
-                + 2.0 * ((per_domain - 1.0) * a_su + a_net)
-                + 2.0 * message_bytes * intra.max((domains - 1.0) / (domains * sharp_bytes_per_s));
-            best = best.min(in_network);
-        }
-        best
     }
 
     /// Time of an all-to-all in which every member sends `bytes_per_rank` in total, spread evenly over the
@@ -253,51 +220,35 @@ pub fn exposed_and_hidden(comm_s: f64, overlap: f64, window_s: f64) -> (f64, f64
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::examples;
     use crate::hardware::TopologySpec;
 
-    pub fn nvlink4() -> ScaleUpSpec {
-        ScaleUpSpec {
-            bytes_per_s: 450e9,
-            domain_gpus: 8,
-            step_latency_s: 1e-6,
-            ring_efficiency: 0.82,
-            in_switch_allreduce_efficiency: 0.0,
-            switch_trays_per_domain: 0.0,
-            ll_step_latency_s: 0.6e-6,
-            ll128_step_latency_s: 1.9e-6,
-            nccl_channels: 24,
-            compute_capability: 9,
-        }
+    /// NVLink4 with a round 1 us Simple step and no NVLink SHARP, for examples worked by hand.
+    pub(crate) fn round_nvlink4() -> ScaleUpSpec {
+        ScaleUpSpec { step_latency_s: 1e-6, in_switch_allreduce_efficiency: 0.0, ..examples::nvlink4() }
     }
-    /// A 100 Gb/s NIC per GPU, ideal efficiency, for hand-worked examples.
-    pub fn ethernet_100g() -> FabricSpec {
+    /// A 100 Gb/s NIC per GPU at full efficiency, with no latency and no SHARP, for examples worked by hand.
+    pub(crate) fn ethernet_100g() -> FabricSpec {
         FabricSpec {
             link_bytes_per_s: 12.5e9,
-            links_per_gpu: 1,
             efficiency: 1.0,
             nic_latency_s: 0.0,
             switch_hop_latency_s: 0.0,
-            switch_radix: 64,
             in_network_reduction_efficiency: 0.0,
-            load_balancing: crate::hardware::LoadBalancing::Adaptive,
             load_balance_efficiency: 1.0,
-            qps_per_connection: 1.0,
-            tail_latency_factor: 1.0,
-            forwarding: crate::hardware::Forwarding::CutThrough,
-            mtu_bytes: 4096.0,
-            in_network_groups_per_leaf: 0,
             ll_step_saving_s: 1.5e-6,
             ll128_step_saving_s: 1.0e-6,
+            ..examples::ib_ndr()
         }
     }
     fn non_blocking() -> TopologySpec {
-        crate::examples::fat_tree(1.0)
+        examples::fat_tree(1.0)
     }
 
     #[test]
     fn moving_140_gb_over_100_gbps_takes_about_11_s() {
         // A send of 140 GB over 100 Gb/s = 12.5 GB/s: 140 / 12.5 = 11.2 s.
-        let su = nvlink4();
+        let su = round_nvlink4();
         let f = ethernet_100g();
         let net = Network::new(&f, &non_blocking(), 16, 8);
         let ic = Interconnect { scale_up: &su, fabric: &f, network: &net };
@@ -313,7 +264,7 @@ pub(crate) mod tests {
     fn all_to_all_as_nccl_tests_sizes_it() {
         // alltoall_perf's size is what each rank sends: 16 GB over 16 GPUs on 2 servers, half of it to the other
         // server over 12.5 GB/s: 8 / 12.5 = 0.64 s (+ 7.8 us of latency; NVLink's 7/16 x 16 GB at 369 GB/s hides).
-        let su = nvlink4();
+        let su = round_nvlink4();
         let f = ethernet_100g();
         let net = Network::new(&f, &non_blocking(), 16, 8);
         let ic = Interconnect { scale_up: &su, fabric: &f, network: &net };
@@ -328,7 +279,7 @@ pub(crate) mod tests {
         // 8 GPUs on NVLink4 at 82%: busbw 369 GB/s; 1 GB all-reduce, Simple (24 channels, 3 chunk loops hidden
         // behind 136 us transfers): 8.4 us + 14 steps x 1 us + 2 x 7/8 x 1e9 / 369e9 = 4.7425 ms. LL128 (92% of the
         // bandwidth) and LL (141 GB/s cap) are slower at this size.
-        let su = nvlink4();
+        let su = round_nvlink4();
         let f = ethernet_100g();
         let net = Network::new(&f, &non_blocking(), 8, 8);
         let ic = Interconnect { scale_up: &su, fabric: &f, network: &net };
@@ -336,7 +287,7 @@ pub(crate) mod tests {
         let expected = 2.0 * 7.0 / 8.0 * 1e9 / (450e9 * 0.82) + 8.4e-6 + 14e-6;
         assert!((t - expected).abs() < 1e-12, "{t} vs {expected}");
         // NVLS at busbw 1.07 x 450 GB/s wins for large messages.
-        let mut nvls = nvlink4();
+        let mut nvls = round_nvlink4();
         nvls.in_switch_allreduce_efficiency = 1.07;
         let ic = Interconnect { scale_up: &nvls, fabric: &f, network: &net };
         assert!(ic.collective_time_s(Collective::AllReduce, 1e9, &GroupPlacement::new(8, 1, 8)) < t);
@@ -348,7 +299,7 @@ pub(crate) mod tests {
         // 2 x 31/32 x 1 GB / (8 x 12.5 GB/s) = 19.375 ms; its 62 steps each last the slowest step (here NVLink's
         // 1 us Simple step, the NIC's being 0 in this example): + 62 us, + NCCL's Simple base 8.4 us. The chunk,
         // 1e9 / (32 x 16) = 1.95 MB, fits one loop. (A double binary tree would take 2 x 1 GB / (0.92 x 100 GB/s).)
-        let su = nvlink4();
+        let su = round_nvlink4();
         let f = ethernet_100g();
         let net = Network::new(&f, &non_blocking(), 32, 8);
         let ic = Interconnect { scale_up: &su, fabric: &f, network: &net };
@@ -362,7 +313,7 @@ pub(crate) mod tests {
         // 2 x 8 GPUs, 8 x 400G at 93%, 5 us NIC + one 0.2 us leaf hop = 5.2 us per network step, no LL/LL128
         // saving: all_gather of 1 MiB, 15 steps, 16 channels, chunk 4,096 B. Simple: 8.4 + 15 x (5.2 + 4096 /
         // 23.25 GB/s) = 89.04 us (LL128 95.35, LL 109.8: the nccl::tests arithmetic with 15 steps).
-        let su = nvlink4();
+        let su = round_nvlink4();
         let f = FabricSpec {
             link_bytes_per_s: 50e9,
             efficiency: 0.93,
@@ -381,7 +332,7 @@ pub(crate) mod tests {
 
     #[test]
     fn tree_beats_ring_for_small_messages_at_scale() {
-        let su = nvlink4();
+        let su = round_nvlink4();
         let mut f = ethernet_100g();
         f.nic_latency_s = 5e-6;
         let net = Network::new(&f, &non_blocking(), 8192, 8);
@@ -390,6 +341,63 @@ pub(crate) mod tests {
         let t = ic.collective_time_s(Collective::AllReduce, 8e3, &g);
         // Ring latency alone would be 2 x 1023 x 5 us = 10 ms; the tree needs 2 x 10 x 5 us.
         assert!(t < 2e-3, "{t}");
+    }
+
+    #[test]
+    fn each_algorithm_applies_where_nccl_offers_it_and_the_fastest_is_taken() {
+        // NVLink4 with NVLink SHARP (examples::nvlink4) and a fabric with SHARP: inside one server only the ring
+        // and NVLS run an all-reduce; across four servers the ring, the tree, NVLSTree and CollNet; any other
+        // operation runs on the ring.
+        let su = examples::nvlink4();
+        let f = FabricSpec { in_network_reduction_efficiency: 1.0, ..ethernet_100g() };
+        let net = Network::new(&f, &non_blocking(), 32, 8);
+        let ic = Interconnect { scale_up: &su, fabric: &f, network: &net };
+        let applies = |op, g: &GroupPlacement| {
+            let c = ic.call(op, 1e9, g);
+            let times = [ic.ring_s(&c), ic.tree_s(&c), ic.nvls_s(&c), ic.nvls_tree_s(&c), ic.collnet_s(&c)];
+            let fastest = times.iter().flatten().copied().fold(f64::INFINITY, f64::min);
+            assert_eq!(ic.collective_time_s(op, 1e9, g), fastest);
+            times.map(|t| t.is_some())
+        };
+        let (server, cluster) = (GroupPlacement::new(8, 1, 8), GroupPlacement::new(32, 1, 8));
+        assert_eq!(applies(Collective::AllReduce, &server), [true, false, true, false, false]);
+        assert_eq!(applies(Collective::AllReduce, &cluster), [true, true, false, true, true]);
+        for op in [Collective::ReduceScatter, Collective::AllGather] {
+            assert_eq!(applies(op, &server), [true, false, false, false, false]);
+            assert_eq!(applies(op, &cluster), [true, false, false, false, false]);
+        }
+        // Without NVLink SHARP or SHARP, only the ring and the tree remain.
+        let plain = Interconnect { scale_up: &round_nvlink4(), fabric: &ethernet_100g(), network: &net };
+        let c = plain.call(Collective::AllReduce, 1e9, &cluster);
+        assert!(plain.nvls_tree_s(&c).is_none() && plain.collnet_s(&c).is_none() && plain.tree_s(&c).is_some());
+        assert!(plain.nvls_s(&plain.call(Collective::AllReduce, 1e9, &server)).is_none());
+    }
+
+    #[test]
+    fn nvls_inside_a_server_at_the_switch_bandwidth() {
+        // 8 x H100 on NVLink4 with NVLS at 1.06 x 450 GB/s: a 1 GB all-reduce moves 2 x 7/8 x 1 GB at 477 GB/s =
+        // 3.6688 ms, plus NCCL's base 6.8 us and NVLS latency 25 us.
+        let su = examples::nvlink4();
+        let f = ethernet_100g();
+        let net = Network::new(&f, &non_blocking(), 8, 8);
+        let ic = Interconnect { scale_up: &su, fabric: &f, network: &net };
+        let t = ic.nvls_s(&ic.call(Collective::AllReduce, 1e9, &GroupPlacement::new(8, 1, 8))).unwrap();
+        let expected = 6.8e-6 + 25e-6 + 2.0 * 7.0 / 8.0 * 1e9 / (450e9 * 1.06);
+        assert!((t - expected).abs() < 1e-12, "{t} vs {expected}");
+    }
+
+    #[test]
+    fn collnet_across_servers_moves_the_message_once_through_the_switches() {
+        // 4 servers x 8 GPUs under one switch, SHARP at line rate: each server's 8 x 12.5 GB/s NICs carry
+        // 2 x 3/4 x 1 GB = 15 ms (NVLink's 2 x 7/8 x 1 GB at 369 GB/s is faster); latency NCCL's base 6.8 us
+        // + 2 x 7 NVLink steps of 1 us (the NICs and switch take no time in this example).
+        let su = round_nvlink4();
+        let f = FabricSpec { in_network_reduction_efficiency: 1.0, ..ethernet_100g() };
+        let net = Network::new(&f, &non_blocking(), 32, 8);
+        let ic = Interconnect { scale_up: &su, fabric: &f, network: &net };
+        let t = ic.collnet_s(&ic.call(Collective::AllReduce, 1e9, &GroupPlacement::new(32, 1, 8))).unwrap();
+        let expected = 6.8e-6 + 14e-6 + 2.0 * 1e9 * 3.0 / (4.0 * 100e9);
+        assert!((t - expected).abs() < 1e-12, "{t} vs {expected}");
     }
 
     #[test]
