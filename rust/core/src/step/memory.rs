@@ -134,25 +134,32 @@ pub fn activation_bytes_per_token_per_layer(
     b * elements
 }
 
+/// Activation bytes per token of a stage's layers, summed over them, in the configuration's recomputation mode.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StageActivations {
+    pub first_stage: f64,
+    /// The last stage's layers and its multi-token-prediction modules.
+    pub last_stage: f64,
+    /// The largest single layer without recomputation.
+    pub largest_layer_without_recompute: f64,
+}
+
 /// Activation memory of the busiest pipeline stage, from the activation bytes per token of the first and the
-/// last stage's layers (`first_stage`, `last_stage`: summed over their layers, in the configuration's
-/// recomputation mode) and of the largest single layer without recomputation: with 1F1B the first stage holds
-/// min(m, p) micro-batches of its layers in flight; the interleaved schedule adds a factor 1 + (p - 1) / (p v)
-/// (Korthikanti et al. 2022, Sec. 4.2.3; Megatron-LM theoretical_memory_usage.py). Full recomputation also
-/// holds one layer's full activations while it is recomputed. The last stage holds one micro-batch plus FP32
-/// logits (4 bytes x V / tp per token, Megatron-LM theoretical_memory_usage.py), once more per
-/// multi-token-prediction module; memory is the larger of the two stages.
-#[allow(clippy::too_many_arguments)]
+/// last stage's layers and of the largest single layer without recomputation (`per_token`): with 1F1B the first
+/// stage holds min(m, p) micro-batches of its layers in flight; the interleaved schedule adds a factor
+/// 1 + (p - 1) / (p v) (Korthikanti et al. 2022, Sec. 4.2.3; Megatron-LM theoretical_memory_usage.py). Full
+/// recomputation also holds one layer's full activations while it is recomputed. The last stage holds one
+/// micro-batch plus FP32 logits (4 bytes x V / tp per token, Megatron-LM theoretical_memory_usage.py), once more
+/// per multi-token-prediction module; memory is the larger of the two stages.
 pub fn activation_bytes(
     model: &TransformerSpec,
     par: &Parallelism,
     layout: &Layout,
     shard: &Shard,
-    first_stage: f64,
-    last_stage: f64,
-    largest_layer_without_recompute: f64,
+    per_token: &StageActivations,
     mtp_layers: f64,
 ) -> f64 {
+    let StageActivations { first_stage, last_stage, largest_layer_without_recompute } = *per_token;
     let p = par.pp as f64;
     let v = par.vpp as f64;
     let in_flight = (layout.micro_batches as f64).min(p);

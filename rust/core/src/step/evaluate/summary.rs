@@ -3,7 +3,7 @@
 
 use crate::cost::economics::{run_cost, RunCost};
 use crate::network::bom;
-use crate::step::memory::{activation_bytes, model_state_bytes, MemoryPerGpu, WEIGHT_BYTES};
+use crate::step::memory::{activation_bytes, model_state_bytes, MemoryPerGpu, StageActivations, WEIGHT_BYTES};
 use crate::step::parallelism::{Parallelism, Precision, Recompute, StageSplit};
 
 use super::stages::{ClusterStage, LayoutStage};
@@ -42,10 +42,12 @@ pub(super) fn memory_per_gpu(c: &ClusterStage, s: &LayoutStage, par: &Parallelis
         dense * dense_bytes[mode] + moe * moe_bytes[mode]
     };
     let mtp = c.training.mtp_layers as f64;
-    let first = stage_bytes(StageSplit::FIRST, index, 0.0);
-    let last = stage_bytes(StageSplit::LAST, index, mtp);
-    let largest_layer = dense_bytes[0].max(if model.moe.is_some() { moe_bytes[0] } else { 0.0 });
-    let activations_bytes = activation_bytes(model, par, lay, &s.shard, first, last, largest_layer, mtp);
+    let per_token = StageActivations {
+        first_stage: stage_bytes(StageSplit::FIRST, index, 0.0),
+        last_stage: stage_bytes(StageSplit::LAST, index, mtp),
+        largest_layer_without_recompute: dense_bytes[0].max(if model.moe.is_some() { moe_bytes[0] } else { 0.0 }),
+    };
+    let activations_bytes = activation_bytes(model, par, lay, &s.shard, &per_token, mtp);
     let reserve_bytes = c.gpu.runtime_reserve_bytes;
     let total_bytes = weights_bytes + dense_g + exp_g + dense_o + exp_o + activations_bytes + reserve_bytes;
     MemoryPerGpu {

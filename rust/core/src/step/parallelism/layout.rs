@@ -49,6 +49,31 @@ pub fn placement(
     gpus: u32,
     domain_gpus: u32,
 ) -> Result<Layout, ConfigError> {
+    let micro_batches = check_degrees(model, par, training, gpus)?;
+    let (etp, stage_ranks) = check_experts(model, par)?;
+    let stages = stage_split(model, par)?;
+    let d = domain_gpus.max(1);
+    Ok(Layout {
+        micro_batches,
+        layers_per_gpu: stages.busiest(),
+        stages,
+        tp: GroupPlacement::in_cluster(par.tp, 1, d, gpus),
+        cp: GroupPlacement::in_cluster(par.cp, par.tp, d, gpus),
+        dp: GroupPlacement::in_cluster(par.dp * par.cp, par.tp, d, gpus),
+        ep: GroupPlacement::in_cluster(par.ep, etp, d, gpus),
+        expert_dp: GroupPlacement::in_cluster(stage_ranks / (par.ep * etp), etp * par.ep, d, gpus),
+        pp: GroupPlacement::in_cluster(par.pp, stage_ranks, d, gpus),
+    })
+}
+
+/// The degrees against the cluster, the attention heads, the global batch and the sequence; returns the
+/// micro-batches per step.
+fn check_degrees(
+    model: &TransformerSpec,
+    par: &Parallelism,
+    training: &Training,
+    gpus: u32,
+) -> Result<u32, ConfigError> {
     for (field, v) in [
         ("tp", par.tp),
         ("pp", par.pp),
@@ -79,10 +104,16 @@ pub fn placement(
             micro_batch: par.micro_batch,
         });
     }
-    let micro_batches = (training.global_batch as u64 / per_step) as u32;
     if par.cp > 1 && !(training.seq_len as u64).is_multiple_of(2 * par.cp as u64) {
         return Err(ConfigError::CpDoesNotDivideSequence { cp: par.cp, seq_len: training.seq_len });
     }
+    Ok((training.global_batch as u64 / per_step) as u32)
+}
+
+/// The expert degrees against the model's experts and the stage's ranks; returns (expert TP, the stage's ranks).
+/// MoE parallel folding (Megatron-Core parallel_state, expert rank generator "tp-ep-dp-pp" with the expert TP):
+/// the expert layers regroup the stage's tp x dp x cp ranks as etp x ep x expert-dp.
+fn check_experts(model: &TransformerSpec, par: &Parallelism) -> Result<(u32, u32), ConfigError> {
     match &model.moe {
         None if par.ep > 1 => return Err(ConfigError::ExpertParallelOnDenseModel { ep: par.ep }),
         Some(moe) if moe.experts % par.ep != 0 => {
@@ -90,26 +121,12 @@ pub fn placement(
         }
         _ => {}
     }
-    // MoE parallel folding (Megatron-Core parallel_state, expert rank generator "tp-ep-dp-pp" with the expert
-    // TP): the expert layers regroup the stage's tp x dp x cp ranks as etp x ep x expert-dp.
     let etp = par.expert_tp();
     let stage_ranks = par.tp * par.dp * par.cp;
     if etp == 0 || !stage_ranks.is_multiple_of(par.ep * etp) {
         return Err(ConfigError::EpDoesNotDivideDataParallel { ep: par.ep, etp, stage_ranks });
     }
-    let stages = stage_split(model, par)?;
-    let d = domain_gpus.max(1);
-    Ok(Layout {
-        micro_batches,
-        layers_per_gpu: stages.busiest(),
-        stages,
-        tp: GroupPlacement::in_cluster(par.tp, 1, d, gpus),
-        cp: GroupPlacement::in_cluster(par.cp, par.tp, d, gpus),
-        dp: GroupPlacement::in_cluster(par.dp * par.cp, par.tp, d, gpus),
-        ep: GroupPlacement::in_cluster(par.ep, etp, d, gpus),
-        expert_dp: GroupPlacement::in_cluster(stage_ranks / (par.ep * etp), etp * par.ep, d, gpus),
-        pp: GroupPlacement::in_cluster(par.pp, stage_ranks, d, gpus),
-    })
+    Ok((etp, stage_ranks))
 }
 
 #[cfg(test)]

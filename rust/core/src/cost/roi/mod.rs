@@ -19,11 +19,17 @@
 //!   cheaper upfront and no worse after), `trade-off` (A cheaper upfront, worse after), `never` (dearer and no
 //!   better), `beyond life`; with the default valuation, paid back within the life exactly when NPV >= 0.
 
-use crate::cost::economics::{ClusterCost, Discounting, Tco, SECONDS_PER_HOUR};
-use crate::cost::prices::Economics;
+//!
+//! `side` prices and times one fabric's design (`SideCost`, `SideSpeed`); this module compares two of them.
+
+use crate::cost::economics::Discounting;
 use crate::error::ConfigError;
 use crate::named_enum;
-use crate::step::evaluate::{evaluate, Config};
+use crate::step::evaluate::Config;
+
+mod side;
+
+pub use side::{side_cost, side_speed, Lines, Side, SideCost, SideSpeed, StepError};
 
 named_enum! {
     /// How each fabric's cluster design (topology) is chosen per GPU count.
@@ -125,196 +131,6 @@ impl RoiProblem {
     }
 }
 
-/// Capital, yearly and residual amounts of a group of cost lines (USD).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Lines {
-    pub capex_usd: f64,
-    pub opex_usd_per_year: f64,
-    pub residual_usd: f64,
-}
-
-impl Lines {
-    pub fn pv(&self, d: &Discounting) -> f64 {
-        self.capex_usd + self.opex_usd_per_year / 12.0 * d.life_annuity() - self.residual_usd * d.end_factor()
-    }
-    pub fn scaled(&self, k: f64) -> Lines {
-        Lines {
-            capex_usd: k * self.capex_usd,
-            opex_usd_per_year: k * self.opex_usd_per_year,
-            residual_usd: k * self.residual_usd,
-        }
-    }
-    pub fn plus(&self, o: &Lines) -> Lines {
-        Lines {
-            capex_usd: self.capex_usd + o.capex_usd,
-            opex_usd_per_year: self.opex_usd_per_year + o.opex_usd_per_year,
-            residual_usd: self.residual_usd + o.residual_usd,
-        }
-    }
-}
-
-/// The cost of one fabric's cluster, split into what scales with the fabric's price and the rest, with the
-/// present value of each component for a breakdown chart.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SideCost {
-    pub cost: ClusterCost,
-    pub tco: Tco,
-    /// Fabric hardware, its spares and installation, support and licences, its residual value.
-    pub fabric: Lines,
-    /// Servers, NVLink trays, management network, energy, facility, their residual value.
-    pub rest: Lines,
-}
-
-impl SideCost {
-    pub fn new(cost: ClusterCost, econ: &Economics) -> Self {
-        let tco = Tco::new(&cost, econ);
-        let hw = cost.fabric_capex_usd;
-        let trays = cost.network_capex_usd - hw;
-        let net_extra = econ.network_spares_fraction + econ.installation_fraction;
-        let fabric = Lines {
-            capex_usd: hw * (1.0 + net_extra),
-            opex_usd_per_year: tco.support_usd_per_year,
-            residual_usd: econ.residual_fraction * hw * (1.0 + econ.network_spares_fraction),
-        };
-        let total = Lines {
-            capex_usd: tco.capex_usd,
-            opex_usd_per_year: tco.opex_usd_per_year(),
-            residual_usd: tco.residual_usd,
-        };
-        let rest = Lines {
-            capex_usd: total.capex_usd - fabric.capex_usd,
-            opex_usd_per_year: total.opex_usd_per_year - fabric.opex_usd_per_year,
-            residual_usd: total.residual_usd - fabric.residual_usd,
-        };
-        debug_assert!(trays >= -1e-6);
-        SideCost { cost, tco, fabric, rest }
-    }
-
-    /// Every line with the fabric's lines multiplied by `k` (a premium applied to the fabric's price).
-    pub fn total(&self, k: f64) -> Lines {
-        self.rest.plus(&self.fabric.scaled(k))
-    }
-
-    /// Present value of the components (USD), for the cost breakdown: servers (with spares), network hardware
-    /// (with spares), installation, management network, energy, facility, support and licences, less the
-    /// residual value; the fabric's lines multiplied by `k`.
-    pub fn breakdown(&self, k: f64) -> [(&'static str, f64); 8] {
-        let (c, t, d) = (&self.cost, &self.tco, &self.tco.discounting);
-        let years = d.life_annuity() / 12.0;
-        let fabric_share = if c.network_capex_usd > 0.0 { c.fabric_capex_usd / c.network_capex_usd } else { 0.0 };
-        let scale_net = 1.0 + (k - 1.0) * fabric_share;
-        [
-            ("servers", c.server_capex_usd + c.server_spares_usd),
-            ("network", (c.network_capex_usd + c.network_spares_usd) * scale_net),
-            ("installation", c.installation_usd * scale_net),
-            ("management", c.oob_usd),
-            ("energy", t.energy_usd_per_year * years),
-            ("facility", t.facility_usd_per_year * years),
-            ("support", t.support_usd_per_year * k * years),
-            ("residual", -self.total(k).residual_usd * d.end_factor()),
-        ]
-    }
-}
-
-/// What one fabric delivers on one design: per workload, the chosen candidate and its delivered throughput.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SideSpeed {
-    /// Index of the chosen candidate per workload.
-    pub chosen: Vec<usize>,
-    /// Delivered tokens/s per workload: tokens/s x goodput, model error applied.
-    pub tokens_per_s: Vec<f64>,
-    /// Days to train each workload's tokens at the chosen layout (time to train, model error applied).
-    pub days: Vec<f64>,
-    pub goodput: Vec<f64>,
-    /// What training each workload's tokens would cost renting the GPUs instead (rent mode, for comparison).
-    pub rent_usd: Vec<f64>,
-}
-
-/// Multiplicative model error on a step: `common` applies to the whole step time, `collective` to its exposed
-/// communication (both as factors, 1 = the model's prediction).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct StepError {
-    pub common: f64,
-    pub collective: f64,
-}
-
-impl StepError {
-    pub const NONE: StepError = StepError { common: 1.0, collective: 1.0 };
-}
-
-/// The best candidate of each workload on a design, with `edit` applied to each candidate's configuration first.
-pub fn side_speed(
-    candidates: &[Vec<Config>],
-    error: StepError,
-    edit: &dyn Fn(&mut Config) -> Result<(), ConfigError>,
-) -> Result<SideSpeed, ConfigError> {
-    let mut out = SideSpeed { chosen: vec![], tokens_per_s: vec![], days: vec![], goodput: vec![], rent_usd: vec![] };
-    for configs in candidates {
-        let mut best: Option<(usize, f64, f64, f64, f64)> = None;
-        for (i, base) in configs.iter().enumerate() {
-            let mut cfg = base.clone();
-            edit(&mut cfg)?;
-            let e = match evaluate(&cfg) {
-                Ok(e) if e.feasible => e,
-                _ => continue, // a layout the sampled figures make impossible is not a candidate
-            };
-            let b = &e.breakdown;
-            let comm = b.tp_comm_s + b.pp_comm_s + b.dp_comm_s + b.cp_comm_s + b.ep_comm_s;
-            let step = error.common * (e.step_time_s - comm + error.collective * comm);
-            let stretch = step / e.step_time_s;
-            let tau = e.tokens_per_s / stretch * e.goodput;
-            let days = e.time_to_train_s * stretch / crate::cost::economics::SECONDS_PER_DAY;
-            if best.is_none_or(|(_, t, _, _, _)| tau > t) {
-                best = Some((i, tau, days, e.goodput, e.cost_rent_usd * stretch));
-            }
-        }
-        let (i, tau, days, goodput, rent) = best.ok_or(ConfigError::InvalidFigure {
-            field: "candidates",
-            value: configs.len() as f64,
-            expected: "at least one candidate that can be evaluated",
-        })?;
-        out.chosen.push(i);
-        out.tokens_per_s.push(tau);
-        out.days.push(days);
-        out.goodput.push(goodput);
-        out.rent_usd.push(rent);
-    }
-    Ok(out)
-}
-
-/// The cluster cost of a design, from its first candidate's configuration with `edit` applied (every candidate
-/// of a design shares the cluster: GPUs, topology, fabric, prices).
-pub fn side_cost(
-    candidates: &[Vec<Config>],
-    edit: &dyn Fn(&mut Config) -> Result<(), ConfigError>,
-) -> Result<SideCost, ConfigError> {
-    let mut cfg = candidates[0][0].clone();
-    edit(&mut cfg)?;
-    cfg.prices.validate()?;
-    let stage = crate::step::evaluate::ClusterStage::new(&cfg)?;
-    Ok(SideCost::new(stage.cost().clone(), &cfg.prices.economics))
-}
-
-/// One fabric's outcome on one design.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Side {
-    pub speed: SideSpeed,
-    pub cost: SideCost,
-    pub gpus: u32,
-}
-
-impl Side {
-    /// Work index: sum_w share_w tau_w / ref_w.
-    pub fn work(&self, shares: &[f64], refs: &[f64]) -> f64 {
-        shares.iter().zip(refs).zip(&self.speed.tokens_per_s).map(|((s, r), t)| s * t / r).sum()
-    }
-
-    /// Busy GPU-hours a month.
-    fn gpu_hours_per_month(&self) -> f64 {
-        self.gpus as f64 * self.cost.tco.busy_s_per_month / SECONDS_PER_HOUR
-    }
-}
-
 /// The comparison of A and B at one GPU count.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Comparison {
@@ -398,32 +214,7 @@ pub fn compare(a: &Side, b: &Side, shares: &[f64], refs: &[f64], options: &RoiOp
     let monthly = extra_per_month - (la.opex_usd_per_year - lb.opex_usd_per_year) / 12.0;
     let residual_gain = (la.residual_usd - lb.residual_usd) * d.end_factor();
     let npv = -d_capex + monthly * annuity + residual_gain;
-    // The resale difference arrives at the end of the life: when the monthly benefit alone falls short but with
-    // it the premium is recovered (NPV >= 0), it pays back at the end of the life.
-    let mut months = payback_months(d_capex, monthly, &d);
-    if months > d.months && monthly > 0.0 && npv >= 0.0 {
-        months = d.months;
-    }
-    let payback = if d_capex <= 0.0 {
-        if monthly >= 0.0 {
-            Payback::Dominant
-        } else {
-            Payback::TradeOff
-        }
-    } else if monthly <= 0.0 {
-        Payback::Never
-    } else if months > d.months {
-        Payback::BeyondLife
-    } else {
-        Payback::Months
-    };
-    let per_mtoken = |side: &Side, tco: f64| -> Vec<f64> {
-        side.speed.tokens_per_s.iter().map(|t| tco / (t * side.cost.tco.busy_s_per_month * annuity) * 1e6).collect()
-    };
-    let useful = |side: &Side, tco: f64| {
-        let goodput: f64 = shares.iter().zip(&side.speed.goodput).map(|(s, g)| s * g).sum();
-        tco / (side.gpu_hours_per_month() * annuity * goodput)
-    };
+    let (payback, months) = payback(d_capex, monthly, npv, &d);
     Comparison {
         gpus: a.gpus,
         speed_ratio: rho,
@@ -445,17 +236,53 @@ pub fn compare(a: &Side, b: &Side, shares: &[f64], refs: &[f64], options: &RoiOp
         payback,
         payback_months: months,
         life_months: d.months,
-        usd_per_mtoken_a: per_mtoken(a, tco_a),
-        usd_per_mtoken_b: per_mtoken(b, tco_b),
-        usd_per_useful_gpu_hour_a: useful(a, tco_a),
-        usd_per_useful_gpu_hour_b: useful(b, tco_b),
+        usd_per_mtoken_a: usd_per_mtoken(a, tco_a, annuity),
+        usd_per_mtoken_b: usd_per_mtoken(b, tco_b, annuity),
+        usd_per_useful_gpu_hour_a: usd_per_useful_gpu_hour(a, shares, tco_a, annuity),
+        usd_per_useful_gpu_hour_b: usd_per_useful_gpu_hour(b, shares, tco_b, annuity),
     }
+}
+
+/// What the payback says, and when: A's extra capex `d_capex` against the `monthly` benefit. The resale
+/// difference arrives at the end of the life: when the monthly benefit alone falls short but with it the premium
+/// is recovered (NPV >= 0), it pays back at the end of the life.
+fn payback(d_capex: f64, monthly: f64, npv: f64, d: &Discounting) -> (Payback, f64) {
+    let mut months = payback_months(d_capex, monthly, d);
+    if months > d.months && monthly > 0.0 && npv >= 0.0 {
+        months = d.months;
+    }
+    let payback = if d_capex <= 0.0 {
+        if monthly >= 0.0 {
+            Payback::Dominant
+        } else {
+            Payback::TradeOff
+        }
+    } else if monthly <= 0.0 {
+        Payback::Never
+    } else if months > d.months {
+        Payback::BeyondLife
+    } else {
+        Payback::Months
+    };
+    (payback, months)
+}
+
+/// Cost per delivered million tokens of each workload on one side, at its TCO `tco`.
+fn usd_per_mtoken(side: &Side, tco: f64, annuity: f64) -> Vec<f64> {
+    side.speed.tokens_per_s.iter().map(|t| tco / (t * side.cost.tco.busy_s_per_month * annuity) * 1e6).collect()
+}
+
+/// Levelised cost of a useful GPU-hour on one side: busy and advancing training (the mix's goodput).
+fn usd_per_useful_gpu_hour(side: &Side, shares: &[f64], tco: f64, annuity: f64) -> f64 {
+    let goodput: f64 = shares.iter().zip(&side.speed.goodput).map(|(s, g)| s * g).sum();
+    tco / (side.gpu_hours_per_month() * annuity * goodput)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cost::economics::SECONDS_PER_MONTH;
+    use crate::cost::economics::{ClusterCost, SECONDS_PER_MONTH};
+    use crate::cost::prices::Economics;
     use crate::examples;
 
     fn side(gpus: u32, tau: f64, cost: ClusterCost, econ: &Economics) -> Side {

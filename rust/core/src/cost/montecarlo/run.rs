@@ -1,0 +1,124 @@
+//! The Monte Carlo run: every sample's outcome at every GPU count, on all cores, and the summaries.
+
+use std::sync::atomic::Ordering;
+
+use rayon::prelude::*;
+
+use crate::cost::roi::Payback;
+use crate::error::ConfigError;
+
+use super::{McProgress, Outcome, Plan};
+
+/// The Monte Carlo result at one GPU count.
+#[derive(Clone, Debug, PartialEq)]
+pub struct McSummary {
+    pub gpus: u32,
+    pub samples: u64,
+    /// P(A is cheaper per delivered work): P(savings > 0).
+    pub p_a_cheaper: f64,
+    /// P(A's extra capex pays back within the life, or nothing to pay back).
+    pub p_payback_within_life: f64,
+    /// P10, P50, P90 of each outcome.
+    pub premium: [f64; 3],
+    pub break_even_premium: [f64; 3],
+    pub savings_usd: [f64; 3],
+    pub npv_usd: [f64; 3],
+    pub payback_months: [f64; 3],
+    pub speed_ratio: [f64; 3],
+}
+
+/// Every sample's outcome per count, and the summaries.
+#[derive(Clone, Debug, PartialEq)]
+pub struct McResult {
+    /// outcomes[count][sample].
+    pub outcomes: Vec<Vec<Outcome>>,
+    pub summaries: Vec<McSummary>,
+    pub cancelled: bool,
+}
+
+/// The P10, P50 and P90 of `values` (nearest rank on the sorted values; infinities sort last).
+pub fn deciles(values: &mut [f64]) -> [f64; 3] {
+    if values.is_empty() {
+        return [f64::NAN; 3];
+    }
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    [0.1, 0.5, 0.9].map(|q| values[((q * n as f64).ceil() as usize).clamp(1, n) - 1])
+}
+
+/// The summary of one count's outcomes (any run or the merged shards of one).
+pub fn summarise(gpus: u32, outcomes: &[Outcome]) -> McSummary {
+    let n = outcomes.len() as f64;
+    let pick = |f: &dyn Fn(&Outcome) -> f64| deciles(&mut outcomes.iter().map(f).collect::<Vec<_>>());
+    McSummary {
+        gpus,
+        samples: outcomes.len() as u64,
+        p_a_cheaper: outcomes.iter().filter(|o| o.savings_usd > 0.0).count() as f64 / n,
+        p_payback_within_life: outcomes
+            .iter()
+            .filter(|o| matches!(o.payback, Payback::Months | Payback::Dominant))
+            .count() as f64
+            / n,
+        premium: pick(&|o| o.premium),
+        break_even_premium: pick(&|o| o.break_even_premium),
+        savings_usd: pick(&|o| o.savings_usd),
+        npv_usd: pick(&|o| o.npv_usd),
+        payback_months: pick(&|o| o.payback_months),
+        speed_ratio: pick(&|o| o.speed_ratio),
+    }
+}
+
+/// Samples per task: a task checks for cancellation and reports progress once.
+const SAMPLES_PER_TASK: u64 = 16;
+
+/// Run `samples` samples on the current rayon pool, starting at sample `first` (a shard of a longer run gives the
+/// same outcomes as that run). Stops early, with `cancelled`, when `progress.cancel` is set.
+pub fn run(plan: &Plan, seed: u64, first: u64, samples: u64, progress: &McProgress) -> Result<McResult, ConfigError> {
+    let tasks = samples.div_ceil(SAMPLES_PER_TASK);
+    let per_task: Vec<Option<Vec<Vec<Outcome>>>> = (0..tasks)
+        .into_par_iter()
+        .map(|t| {
+            if progress.cancel.load(Ordering::Relaxed) {
+                return Ok(None);
+            }
+            let start = first + t * SAMPLES_PER_TASK;
+            let end = (start + SAMPLES_PER_TASK).min(first + samples);
+            let mut rows = Vec::with_capacity((end - start) as usize);
+            for s in start..end {
+                let values = plan.draw(seed, s);
+                let row: Vec<Outcome> = plan
+                    .counts
+                    .iter()
+                    .map(|c| plan.compare(c, &values).map(|cmp| Outcome::from(&cmp)))
+                    .collect::<Result<_, _>>()?;
+                rows.push(row);
+            }
+            progress.done.fetch_add(end - start, Ordering::Relaxed);
+            Ok(Some(rows))
+        })
+        .collect::<Result<_, ConfigError>>()?;
+    let cancelled = per_task.iter().any(Option::is_none);
+    let mut outcomes: Vec<Vec<Outcome>> = vec![Vec::with_capacity(samples as usize); plan.counts.len()];
+    for rows in per_task.into_iter().flatten() {
+        for row in rows {
+            for (c, o) in row.into_iter().enumerate() {
+                outcomes[c].push(o);
+            }
+        }
+    }
+    let summaries = plan.counts.iter().zip(&outcomes).map(|(c, o)| summarise(c.gpus, o)).collect();
+    Ok(McResult { outcomes, summaries, cancelled })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deciles_by_nearest_rank() {
+        let mut v: Vec<f64> = (1..=10).map(f64::from).rev().collect();
+        assert_eq!(deciles(&mut v), [1.0, 5.0, 9.0]);
+        let mut w = vec![f64::INFINITY, 1.0, 2.0];
+        assert_eq!(deciles(&mut w), [1.0, 2.0, f64::INFINITY]);
+    }
+}
