@@ -13,6 +13,7 @@ pub mod hardware;
 pub mod metrics;
 pub mod names;
 pub mod network;
+pub mod records;
 pub mod step;
 pub mod sweep;
 

@@ -1,8 +1,9 @@
 //! Enums that travel as names: the catalogs, scenario files, CSV columns and the Python layer spell each
 //! variant the same way, and this is the one place the spelling is written.
 
-/// Declare a fieldless enum whose variants have stable text names: `name()`, `from_name()` and `ALL`, plus (with
-/// the `python` feature) extraction from a Python string that rejects an unknown name with the accepted ones.
+/// Declare a fieldless enum whose variants have stable text names: `name()`, `from_name()`, `ALL` and its stub
+/// annotation (a `Literal` of the names), plus (with the `python` feature) extraction from a Python string that
+/// rejects an unknown name with the accepted ones, and conversion into that string.
 #[macro_export]
 macro_rules! named_enum {
     ($(#[$meta:meta])* pub enum $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
@@ -44,6 +45,24 @@ macro_rules! named_enum {
         }
 
         #[cfg(feature = "python")]
+        impl<'py> pyo3::IntoPyObject<'py> for $name {
+            type Target = pyo3::types::PyString;
+            type Output = pyo3::Bound<'py, pyo3::types::PyString>;
+            type Error = std::convert::Infallible;
+
+            fn into_pyobject(self, py: pyo3::Python<'py>) -> Result<Self::Output, Self::Error> {
+                Ok(pyo3::types::PyString::new(py, self.name()))
+            }
+        }
+
+        impl $crate::records::PyHint for $name {
+            fn hint() -> String {
+                let names: Vec<String> = [$($text),+].iter().map(|n| format!("{n:?}")).collect();
+                format!("Literal[{}]", names.join(", "))
+            }
+        }
+
+        #[cfg(feature = "python")]
         impl<'a, 'py> pyo3::FromPyObject<'a, 'py> for $name {
             type Error = pyo3::PyErr;
 
@@ -76,5 +95,6 @@ mod tests {
         assert_eq!(Colour::DarkBlue.to_string(), "dark-blue");
         assert_eq!(Colour::from_name("blue"), None);
         assert_eq!(Colour::names(), "red, dark-blue");
+        assert_eq!(<Colour as crate::records::PyHint>::hint(), r#"Literal["red", "dark-blue"]"#);
     }
 }

@@ -17,7 +17,8 @@
 //!   a longer run are the n samples of a shorter one.
 //!
 //! Modules: the uncertain inputs and their sampling (here), the plan of the comparison with its designs chosen at
-//! typical values (`plan`), the Monte Carlo run and its summaries (`run`), the tornado (`tornado`).
+//! typical values (`plan`), the Monte Carlo run and its summaries (`run`), the tornado (`tornado`), and what the
+//! comparison reports (`report`).
 
 use std::sync::atomic::{AtomicBool, AtomicU64};
 
@@ -25,10 +26,12 @@ use crate::named_enum;
 use crate::step::evaluate::Config;
 
 mod plan;
+mod report;
 mod run;
 mod tornado;
 
 pub use plan::{CountPlan, Outcome, Plan};
+pub use report::{typical_report, CountReport, McCount, McReport, OutcomeColumns, TypicalReport};
 pub use run::{deciles, run, summarise, McResult, McSummary};
 pub use tornado::{find_flip, tornado, TornadoBar};
 

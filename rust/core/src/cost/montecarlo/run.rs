@@ -9,22 +9,24 @@ use crate::error::ConfigError;
 
 use super::{McProgress, Outcome, Plan};
 
-/// The Monte Carlo result at one GPU count.
-#[derive(Clone, Debug, PartialEq)]
-pub struct McSummary {
-    pub gpus: u32,
-    pub samples: u64,
-    /// P(A is cheaper per delivered work): P(savings > 0).
-    pub p_a_cheaper: f64,
-    /// P(A's extra capex pays back within the life, or nothing to pay back).
-    pub p_payback_within_life: f64,
-    /// P10, P50, P90 of each outcome.
-    pub premium: [f64; 3],
-    pub break_even_premium: [f64; 3],
-    pub savings_usd: [f64; 3],
-    pub npv_usd: [f64; 3],
-    pub payback_months: [f64; 3],
-    pub speed_ratio: [f64; 3],
+crate::record! {
+    /// The Monte Carlo result at one GPU count.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct McSummary {
+        pub gpus: u32,
+        pub samples: u64,
+        /// P(A is cheaper per delivered work): P(savings > 0).
+        pub p_a_cheaper: f64,
+        /// P(A's extra capex pays back within the life, or nothing to pay back).
+        pub p_payback_within_life: f64,
+        /// P10, P50, P90 of each outcome.
+        pub premium: [f64; 3],
+        pub break_even_premium: [f64; 3],
+        pub savings_usd: [f64; 3],
+        pub npv_usd: [f64; 3],
+        pub payback_months: [f64; 3],
+        pub speed_ratio: [f64; 3],
+    }
 }
 
 /// Every sample's outcome per count, and the summaries.

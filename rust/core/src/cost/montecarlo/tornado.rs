@@ -7,21 +7,23 @@ use crate::error::ConfigError;
 
 use super::{CountPlan, Plan, UncertainInput};
 
-/// One input's bar of the tornado at one GPU count.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TornadoBar {
-    /// Index into the inputs.
-    pub input: usize,
-    pub low: f64,
-    pub typical: f64,
-    pub high: f64,
-    /// Savings of choosing A (rho PV(TCO_B) - PV(TCO_A)) with the input at low and at high, the others typical.
-    pub savings_low_usd: f64,
-    pub savings_high_usd: f64,
-    pub break_even_low: f64,
-    pub break_even_high: f64,
-    /// The value (nearest the typical one) at which the savings change sign; NaN when none in [low, high].
-    pub flip: f64,
+crate::record! {
+    /// One input's bar of the tornado at one GPU count.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct TornadoBar {
+        /// Index into the inputs.
+        pub input: usize,
+        pub low: f64,
+        pub typical: f64,
+        pub high: f64,
+        /// Savings of choosing A (rho PV(TCO_B) - PV(TCO_A)) with the input at low and at high, the others typical.
+        pub savings_low_usd: f64,
+        pub savings_high_usd: f64,
+        pub break_even_low: f64,
+        pub break_even_high: f64,
+        /// The value (nearest the typical one) at which the savings change sign; NaN when none in [low, high].
+        pub flip: f64,
+    }
 }
 
 impl TornadoBar {

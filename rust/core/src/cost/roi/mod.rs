@@ -29,7 +29,7 @@ use crate::step::evaluate::Config;
 
 mod side;
 
-pub use side::{side_cost, side_speed, Lines, Side, SideCost, SideSpeed, StepError};
+pub use side::{side_cost, side_speed, Lines, Side, SideCost, SideReport, SideSpeed, StepError};
 
 named_enum! {
     /// How each fabric's cluster design (topology) is chosen per GPU count.
@@ -131,44 +131,46 @@ impl RoiProblem {
     }
 }
 
-/// The comparison of A and B at one GPU count.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Comparison {
-    pub gpus: u32,
-    /// rho = W_A / W_B.
-    pub speed_ratio: f64,
-    /// Multiplier applied to A's fabric lines (1 without `--premium`).
-    pub premium_scale: f64,
-    pub tco_a_usd: f64,
-    pub tco_b_usd: f64,
-    pub capex_a_usd: f64,
-    pub capex_b_usd: f64,
-    pub opex_a_usd_per_year: f64,
-    pub opex_b_usd_per_year: f64,
-    /// Fabric cost (PV of the lines that scale with its price) of A and B.
-    pub fabric_a_usd: f64,
-    pub fabric_b_usd: f64,
-    /// N_A / N_B.
-    pub premium: f64,
-    /// N_A* / N_B: the premium at which both cost the same per delivered work.
-    pub break_even_premium: f64,
-    /// rho PV(TCO_B) - PV(TCO_A): positive when A is cheaper per delivered work.
-    pub savings_usd: f64,
-    /// The value of one busy GPU-hour used for NPV and payback.
-    pub value_usd_per_gpu_hour: f64,
-    pub npv_usd: f64,
-    /// PV of A's extra capacity over the life at the valuation.
-    pub speed_value_usd: f64,
-    pub payback: Payback,
-    /// Months to pay back A's extra capex (infinite when never; 0 when dominant).
-    pub payback_months: f64,
-    pub life_months: f64,
-    /// Cost per delivered million tokens, per workload, on A and B.
-    pub usd_per_mtoken_a: Vec<f64>,
-    pub usd_per_mtoken_b: Vec<f64>,
-    /// Levelised cost of a useful GPU-hour (busy and advancing training: goodput).
-    pub usd_per_useful_gpu_hour_a: f64,
-    pub usd_per_useful_gpu_hour_b: f64,
+crate::record! {
+    /// The comparison of A and B at one GPU count.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct Comparison {
+        pub gpus: u32,
+        /// rho = W_A / W_B.
+        pub speed_ratio: f64,
+        /// Multiplier applied to A's fabric lines (1 without `--premium`).
+        pub premium_scale: f64,
+        pub tco_a_usd: f64,
+        pub tco_b_usd: f64,
+        pub capex_a_usd: f64,
+        pub capex_b_usd: f64,
+        pub opex_a_usd_per_year: f64,
+        pub opex_b_usd_per_year: f64,
+        /// Fabric cost (PV of the lines that scale with its price) of A and B.
+        pub fabric_a_usd: f64,
+        pub fabric_b_usd: f64,
+        /// N_A / N_B.
+        pub premium: f64,
+        /// N_A* / N_B: the premium at which both cost the same per delivered work.
+        pub break_even_premium: f64,
+        /// rho PV(TCO_B) - PV(TCO_A): positive when A is cheaper per delivered work.
+        pub savings_usd: f64,
+        /// The value of one busy GPU-hour used for NPV and payback.
+        pub value_usd_per_gpu_hour: f64,
+        pub npv_usd: f64,
+        /// PV of A's extra capacity over the life at the valuation.
+        pub speed_value_usd: f64,
+        pub payback: Payback,
+        /// Months to pay back A's extra capex (infinite when never; 0 when dominant).
+        pub payback_months: f64,
+        pub life_months: f64,
+        /// Cost per delivered million tokens, per workload, on A and B.
+        pub usd_per_mtoken_a: Vec<f64>,
+        pub usd_per_mtoken_b: Vec<f64>,
+        /// Levelised cost of a useful GPU-hour (busy and advancing training: goodput).
+        pub usd_per_useful_gpu_hour_a: f64,
+        pub usd_per_useful_gpu_hour_b: f64,
+    }
 }
 
 /// Month (fractional) at which `monthly` a month, discounted, recovers `upfront`; infinite if it never does.

@@ -5,6 +5,7 @@
 use crate::cost::economics::{ClusterCost, Discounting, Tco, SECONDS_PER_DAY, SECONDS_PER_HOUR};
 use crate::cost::prices::Economics;
 use crate::error::ConfigError;
+use crate::records::NamedValues;
 use crate::step::evaluate::{evaluate, ClusterStage, Config};
 
 /// Capital, yearly and residual amounts of a group of cost lines (USD).
@@ -98,18 +99,50 @@ impl SideCost {
     }
 }
 
-/// What one fabric delivers on one design: per workload, the chosen candidate and its delivered throughput.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SideSpeed {
-    /// Index of the chosen candidate per workload.
-    pub chosen: Vec<usize>,
-    /// Delivered tokens/s per workload: tokens/s x goodput, model error applied.
-    pub tokens_per_s: Vec<f64>,
-    /// Days to train each workload's tokens at the chosen layout (time to train, model error applied).
-    pub days: Vec<f64>,
-    pub goodput: Vec<f64>,
-    /// What training each workload's tokens would cost renting the GPUs instead (rent mode, for comparison).
-    pub rent_usd: Vec<f64>,
+crate::record! {
+    /// What one fabric delivers on one design: per workload, the chosen candidate and its delivered throughput.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct SideSpeed {
+        /// Index of the chosen candidate per workload.
+        pub chosen: Vec<usize>,
+        /// Delivered tokens/s per workload: tokens/s x goodput, model error applied.
+        pub tokens_per_s: Vec<f64>,
+        /// Days to train each workload's tokens at the chosen layout (time to train, model error applied).
+        pub days: Vec<f64>,
+        pub goodput: Vec<f64>,
+        /// What training each workload's tokens would cost renting the GPUs instead (rent mode, for comparison).
+        pub rent_usd: Vec<f64>,
+    }
+}
+
+crate::record! {
+    /// One fabric's side at one GPU count as the comparison reports it: what it delivers, and what its cluster
+    /// costs to buy (USD), draws (W) and costs over its life by component.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct SideReport {
+        pub speed: SideSpeed => flatten,
+        pub server_capex_usd: f64,
+        pub network_capex_usd: f64,
+        pub fabric_capex_usd: f64,
+        pub it_power_w: f64,
+        /// Present value of each component (`SideCost::breakdown`), the fabric's lines at the premium applied.
+        pub breakdown_usd: NamedValues,
+    }
+}
+
+impl SideReport {
+    /// The report of `side` with its fabric's lines multiplied by `k`.
+    pub fn new(side: &Side, k: f64) -> Self {
+        let c = &side.cost.cost;
+        SideReport {
+            speed: side.speed.clone(),
+            server_capex_usd: c.server_capex_usd,
+            network_capex_usd: c.network_capex_usd,
+            fabric_capex_usd: c.fabric_capex_usd,
+            it_power_w: c.it_power_w,
+            breakdown_usd: NamedValues(side.cost.breakdown(k).to_vec()),
+        }
+    }
 }
 
 /// Multiplicative model error on a step: `common` applies to the whole step time, `collective` to its exposed

@@ -14,12 +14,16 @@
 //! - dragonfly: p = k/4 terminals, a = k/2 routers per group, h = k/4 global ports per router (Kim et al. ISCA
 //!   2008, Sec. 3), local links inside each group, global links only between groups;
 //! - 3-D torus: servers wired to their neighbours, no switches.
+//!
+//! The counts are here; `quote` prices them (capex lines, power, the lines a quote adds) for a cluster.
 
-use crate::cost::prices::{NetworkPrices, Prices};
-use crate::error::ConfigError;
-use crate::hardware::{FabricSpec, TopologyKind, TopologySpec};
-use crate::hardware::{GpuSpec, ScaleUpSpec};
+use crate::cost::prices::NetworkPrices;
+use crate::hardware::{TopologyKind, TopologySpec};
 use crate::network::topology::Network;
+
+mod quote;
+
+pub use quote::{bill_of_materials, network_power_w, Bom, BomSheet, NetworkCapex};
 
 /// How links are cabled: which host links are copper, and how many switch ports one switch-side module serves.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -171,128 +175,10 @@ pub fn parts(network: &Network, cabling: &Cabling) -> NetworkParts {
         optical_port_ends,
     }
 }
-
-/// Capital cost of the network, line by line, as a quote lists it (USD).
-#[derive(Clone, Debug, PartialEq, Default)]
-pub struct NetworkCapex {
-    pub nics: f64,
-    pub switches: f64,
-    pub optics: f64,
-    pub copper: f64,
-    pub fibre: f64,
-    /// NVLink switch trays of the scale-up domains.
-    pub nvlink_trays: f64,
-}
-
-impl NetworkCapex {
-    pub fn new(parts: &NetworkParts, switch_trays: f64, prices: &Prices) -> Self {
-        let net = &prices.network;
-        NetworkCapex {
-            nics: parts.nics * net.nic_usd,
-            switches: parts.switches * net.switch_usd,
-            optics: parts.nic_optics * net.nic_optic_usd + parts.switch_optics * net.switch_optic_usd,
-            copper: parts.dac_cables * net.dac_usd,
-            fibre: parts.fibres * net.fibre_usd,
-            nvlink_trays: switch_trays * prices.scale_up.switch_tray_usd,
-        }
-    }
-
-    /// The hardware: every line.
-    pub fn total(&self) -> f64 {
-        self.nics + self.switches + self.optics + self.copper + self.fibre + self.nvlink_trays
-    }
-
-    /// The scale-out fabric's share (without NVLink trays): what a fabric premium scales.
-    pub fn fabric(&self) -> f64 {
-        self.total() - self.nvlink_trays
-    }
-}
-
-/// Network power: NICs, switches, modules and NVLink trays (passive copper draws < 0.1 W, counted as 0).
-pub fn network_power_w(parts: &NetworkParts, switch_trays: f64, prices: &Prices) -> f64 {
-    let net = &prices.network;
-    parts.nics * net.nic_w
-        + parts.switches * net.switch_w
-        + parts.nic_optics * net.nic_optic_w
-        + parts.switch_optics * net.switch_optic_w
-        + switch_trays * prices.scale_up.switch_tray_w
-}
-
-/// The network's bill of materials for a cluster: parts, NVLink switch trays, the quote's lines, capex and power.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Bom {
-    /// Switch tiers as built (0 for a torus, 1 for a dragonfly's routers).
-    pub tiers: u32,
-    pub parts: NetworkParts,
-    pub nvlink_switch_trays: f64,
-    pub capex: NetworkCapex,
-    /// Network hardware: every line of `capex`.
-    pub network_capex_usd: f64,
-    /// Spare network parts (a fraction of the hardware).
-    pub spares_usd: f64,
-    /// Cabling, installation and testing (a fraction of the hardware).
-    pub installation_usd: f64,
-    /// Compute racks, each with an out-of-band management switch.
-    pub racks: f64,
-    pub oob_usd: f64,
-    /// Support and software subscription per year (a fraction of the fabric's hardware).
-    pub support_usd_per_year: f64,
-    /// NOS licences per year.
-    pub licences_usd_per_year: f64,
-    pub network_power_w: f64,
-}
-
-/// The bill of materials of the scale-out network (and scale-up switch trays) for `gpus` GPUs. Checks every figure.
-pub fn bill_of_materials(
-    gpus: u32,
-    gpu: &GpuSpec,
-    scale_up: &ScaleUpSpec,
-    fabric: &FabricSpec,
-    topology: &TopologySpec,
-    prices: &Prices,
-) -> Result<Bom, ConfigError> {
-    if gpus == 0 {
-        return Err(ConfigError::ZeroDegree { field: "gpus" });
-    }
-    gpu.validate()?;
-    scale_up.validate()?;
-    fabric.validate()?;
-    topology.validate()?;
-    prices.validate()?;
-    let network = Network::new(fabric, topology, gpus, gpu.server_gpus);
-    let parts = parts(&network, &Cabling::new(topology, &prices.network));
-    let trays = scale_up.switch_trays(gpus);
-    Ok(Bom::priced(&network, parts, trays, gpus, prices))
-}
-
-impl Bom {
-    /// Price `parts` (of `network`, with `trays` NVLink switch trays) for `gpus` GPUs.
-    pub fn priced(network: &Network, parts: NetworkParts, trays: f64, gpus: u32, prices: &Prices) -> Bom {
-        let econ = &prices.economics;
-        let capex = NetworkCapex::new(&parts, trays, prices);
-        let hardware = capex.total();
-        let racks = (gpus as f64 / prices.gpu.gpus_per_rack).ceil();
-        Bom {
-            tiers: tiers(network),
-            nvlink_switch_trays: trays,
-            network_capex_usd: hardware,
-            spares_usd: hardware * econ.network_spares_fraction,
-            installation_usd: hardware * econ.installation_fraction,
-            racks,
-            oob_usd: racks * econ.oob_usd_per_rack,
-            support_usd_per_year: capex.fabric() * prices.network.support_fraction_per_year,
-            licences_usd_per_year: parts.switches * prices.network.nos_usd_per_switch_year,
-            network_power_w: network_power_w(&parts, trays, prices),
-            capex,
-            parts,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hardware::RailPlanes;
+    use crate::hardware::{FabricSpec, RailPlanes};
     use crate::network::topology::tests::topo;
 
     fn fabric(radix: u32) -> FabricSpec {
@@ -420,33 +306,5 @@ mod tests {
                 }
             }
         }
-    }
-
-    #[test]
-    fn a_quote_adds_spares_installation_management_and_yearly_support() {
-        // 512 GPUs, radix 64, shared rail tree, all optical, twin-port modules: 16 leaves + 8 spines, 512 NICs,
-        // 512 NIC modules, (512 + 2 x 512) / 2 = 768 switch modules, 1,024 fibres. Prices: NIC 2,000, switch
-        // 30,000, NIC module 600, switch module 1,200, fibre 100 -> 1,024,000 + 720,000 + 307,200 + 921,600 +
-        // 102,400 = 3,075,200. Spares 3% = 92,256; installation 5% = 153,760; 16 racks of 32 GPUs x 4,000 =
-        // 64,000; support 10%/yr = 307,520; NOS 1,000/switch/yr = 24,000.
-        let mut prices = crate::examples::prices();
-        let net = &mut prices.network;
-        (net.nic_usd, net.switch_usd, net.nic_optic_usd, net.switch_optic_usd, net.fibre_usd) =
-            (2000.0, 30000.0, 600.0, 1200.0, 100.0);
-        (net.switch_ports_per_optic, net.dac_reach_m) = (2.0, 0.0);
-        (net.support_fraction_per_year, net.nos_usd_per_switch_year) = (0.10, 1000.0);
-        let econ = &mut prices.economics;
-        (econ.network_spares_fraction, econ.installation_fraction, econ.oob_usd_per_rack) = (0.03, 0.05, 4000.0);
-        prices.gpu.gpus_per_rack = 32.0;
-        let far = TopologySpec { host_link_m: 20.0, ..rail() };
-        let b =
-            bill_of_materials(512, &crate::examples::h100(), &crate::examples::nvlink4(), &fabric(64), &far, &prices)
-                .unwrap();
-        assert_eq!((b.parts.switches, b.parts.switch_optics, b.parts.fibres), (24.0, 768.0, 1024.0));
-        let close = |a: f64, b: f64| (a - b).abs() < 1e-6;
-        assert!(close(b.network_capex_usd, 3_075_200.0), "{}", b.network_capex_usd);
-        assert!(close(b.spares_usd, 92_256.0) && close(b.installation_usd, 153_760.0));
-        assert!(close(b.oob_usd, 64_000.0) && close(b.support_usd_per_year, 307_520.0));
-        assert!(close(b.licences_usd_per_year, 24_000.0));
     }
 }
