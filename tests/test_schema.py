@@ -54,3 +54,21 @@ def test_a_panic_is_an_internal_error_not_bad_input():
     with pytest.raises(InternalError, match="deliberate test panic") as info:
         _core._panic_for_test()
     assert not isinstance(info.value, ScalefrontError)
+
+
+def test_a_dict_the_core_cannot_read_is_an_internal_error_naming_the_field(monkeypatch):
+    # The Python layer builds every dict the core reads: one the core cannot read is a bug in scalefront (exit 70),
+    # reported with the field's path, not as a TypeError whose field hides in __cause__.
+    from scalefront import evaluate
+    from scalefront.inputs import model
+
+    real, seen = _core.evaluate, []
+    monkeypatch.setattr(model, "core_evaluate", lambda config: seen.append(config) or real(config))
+    evaluate("llama3-70b", "h100-sxm", 1024)
+    config = seen[0]
+    del config["fabric"]["mtu_bytes"]
+    with pytest.raises(InternalError, match=r"^bindings contract: Config\.fabric\.mtu_bytes is missing$"):
+        real(config)
+    config["fabric"]["mtu_bytes"] = "4096"
+    with pytest.raises(InternalError, match=r"^bindings contract: Config\.fabric\.mtu_bytes: .*not str"):
+        real(config)

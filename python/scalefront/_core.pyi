@@ -1,14 +1,16 @@
-"""Type stubs of the Rust extension `scalefront._core` (rust/python/src/lib.rs, sweep.rs), checked against the built
-module by `python -m mypy.stubtest scalefront._core`.
+"""Type stubs of the Rust extension `scalefront._core` (rust/python/src/), checked against the built module by
+`python -m mypy.stubtest scalefront._core`.
 
 The dicts the functions take are laid out as the core's structs (field names as keys, SI units); the Python layer
-builds them (scalefront.model, scalefront.scenario, scalefront.network, scalefront.validation). Errors: a bad figure
-or an impossible configuration raises `scalefront.errors.ConfigurationError`, a panic
-`scalefront.errors.InternalError`.
+builds them (scalefront.inputs, scalefront.engine, scalefront.roi, scalefront.fidelity). The records they
+return are the core's result records, whose TypedDicts below are generated from them. Errors: a bad figure or an
+impossible configuration raises `scalefront.errors.ConfigurationError`; a panic, or a dict the core's types cannot
+be read from (naming the field), `scalefront.errors.InternalError`.
 """
 
-from typing import Any, TypedDict, final
+from typing import Any, Literal, TypedDict, final
 
+import numpy as np
 import numpy.typing as npt
 
 __all__ = [
@@ -24,6 +26,7 @@ __all__ = [
     "evaluate",
     "model_params",
     "network_bom",
+    "result_records",
     "roi_compare",
     "roi_monte_carlo",
     "roi_summarise",
@@ -54,11 +57,212 @@ class _Schema(TypedDict):
 #: Columns of a sweep: each axis (index or degree) as uint32, each metric as float64 / int64 / bool.
 _Columns = dict[str, npt.NDArray[Any]]
 
+# records:begin (generated: python -m scalefront.dev.schema --write)
+class _FieldDoc(TypedDict):
+    """One key of a record: its name, its stub annotation and its doc."""
+
+    key: str
+    hint: str
+    doc: str
+
+class _RecordDoc(TypedDict):
+    """A record's description for the generated stubs: its TypedDict's name and doc, the records whose keys it
+    inlines, and its own keys in order."""
+
+    name: str
+    doc: str
+    bases: list[str]
+    fields: list[_FieldDoc]
+
+class _BomSheet(TypedDict):
+    """The bill of materials as `scalefront bom` lists it: counts as whole numbers, then the capex lines, the
+    yearly lines and power (USD, W)."""
+
+    gpus: int
+    #: Switch tiers as built (0 for a torus, 1 for a dragonfly's routers).
+    tiers: int
+    #: Switches per tier, leaf first.
+    switches_by_tier: list[int]
+    nics: int
+    switches_total: int
+    nvlink_switch_trays: int
+    cables: int
+    host_links: int
+    switch_links: int
+    copper_links: int
+    dac_cables: int
+    fibres: int
+    #: Optical modules: NIC-side plus switch-side.
+    transceivers: int
+    nic_optics: int
+    switch_optics: int
+    optical_port_ends: int
+    racks: int
+    nics_usd: float
+    switches_usd: float
+    optics_usd: float
+    copper_usd: float
+    fibre_usd: float
+    nvlink_trays_usd: float
+    #: Network hardware: every capex line above.
+    network_capex_usd: float
+    spares_usd: float
+    installation_usd: float
+    oob_usd: float
+    support_usd_per_year: float
+    licences_usd_per_year: float
+    network_power_w: float
+
+class _SideSpeed(TypedDict):
+    """What one fabric delivers on one design: per workload, the chosen candidate and its delivered throughput."""
+
+    #: Index of the chosen candidate per workload.
+    chosen: list[int]
+    #: Delivered tokens/s per workload: tokens/s x goodput, model error applied.
+    tokens_per_s: list[float]
+    #: Days to train each workload's tokens at the chosen layout (time to train, model error applied).
+    days: list[float]
+    goodput: list[float]
+    #: What training each workload's tokens would cost renting the GPUs instead (rent mode, for comparison).
+    rent_usd: list[float]
+
+class _SideReport(_SideSpeed):
+    """One fabric's side at one GPU count as the comparison reports it: what it delivers, and what its cluster
+    costs to buy (USD), draws (W) and costs over its life by component."""
+
+    server_capex_usd: float
+    network_capex_usd: float
+    fabric_capex_usd: float
+    it_power_w: float
+    #: Present value of each component (`SideCost::breakdown`), the fabric's lines at the premium applied.
+    breakdown_usd: dict[str, float]
+
+class _Comparison(TypedDict):
+    """The comparison of A and B at one GPU count."""
+
+    gpus: int
+    #: rho = W_A / W_B.
+    speed_ratio: float
+    #: Multiplier applied to A's fabric lines (1 without `--premium`).
+    premium_scale: float
+    tco_a_usd: float
+    tco_b_usd: float
+    capex_a_usd: float
+    capex_b_usd: float
+    opex_a_usd_per_year: float
+    opex_b_usd_per_year: float
+    #: Fabric cost (PV of the lines that scale with its price) of A and B.
+    fabric_a_usd: float
+    fabric_b_usd: float
+    #: N_A / N_B.
+    premium: float
+    #: N_A* / N_B: the premium at which both cost the same per delivered work.
+    break_even_premium: float
+    #: rho PV(TCO_B) - PV(TCO_A): positive when A is cheaper per delivered work.
+    savings_usd: float
+    #: The value of one busy GPU-hour used for NPV and payback.
+    value_usd_per_gpu_hour: float
+    npv_usd: float
+    #: PV of A's extra capacity over the life at the valuation.
+    speed_value_usd: float
+    payback: Literal["months", "beyond life", "dominant", "trade-off", "never"]
+    #: Months to pay back A's extra capex (infinite when never; 0 when dominant).
+    payback_months: float
+    life_months: float
+    #: Cost per delivered million tokens, per workload, on A and B.
+    usd_per_mtoken_a: list[float]
+    usd_per_mtoken_b: list[float]
+    #: Levelised cost of a useful GPU-hour (busy and advancing training: goodput).
+    usd_per_useful_gpu_hour_a: float
+    usd_per_useful_gpu_hour_b: float
+
+class _TornadoBar(TypedDict):
+    """One input's bar of the tornado at one GPU count."""
+
+    #: Index into the inputs.
+    input: int
+    low: float
+    typical: float
+    high: float
+    #: Savings of choosing A (rho PV(TCO_B) - PV(TCO_A)) with the input at low and at high, the others typical.
+    savings_low_usd: float
+    savings_high_usd: float
+    break_even_low: float
+    break_even_high: float
+    #: The value (nearest the typical one) at which the savings change sign; NaN when none in [low, high].
+    flip: float
+
+class _CountReport(_Comparison):
+    """The comparison at one GPU count at typical values: its figures, the two designs' topologies, both sides and
+    the tornado of every uncertain input."""
+
+    topology_a: str
+    topology_b: str
+    a: _SideReport
+    b: _SideReport
+    tornado: list[_TornadoBar]
+
+class _TypicalReport(TypedDict):
+    """The comparison at typical values, per GPU count."""
+
+    counts: list[_CountReport]
+
+class _McSummary(TypedDict):
+    """The Monte Carlo result at one GPU count."""
+
+    gpus: int
+    samples: int
+    #: P(A is cheaper per delivered work): P(savings > 0).
+    p_a_cheaper: float
+    #: P(A's extra capex pays back within the life, or nothing to pay back).
+    p_payback_within_life: float
+    #: P10, P50, P90 of each outcome.
+    premium: list[float]
+    break_even_premium: list[float]
+    savings_usd: list[float]
+    npv_usd: list[float]
+    payback_months: list[float]
+    speed_ratio: list[float]
+
+class _OutcomeColumns(TypedDict):
+    """Every sample's outcome at one GPU count, one column per figure; `payback` as the index of its kind in
+    `McReport::payback_kinds`."""
+
+    premium: npt.NDArray[np.float64]
+    break_even_premium: npt.NDArray[np.float64]
+    savings_usd: npt.NDArray[np.float64]
+    npv_usd: npt.NDArray[np.float64]
+    payback_months: npt.NDArray[np.float64]
+    speed_ratio: npt.NDArray[np.float64]
+    payback: npt.NDArray[np.uint32]
+
+class _McCount(TypedDict):
+    """The Monte Carlo at one GPU count: its outcomes and their summary."""
+
+    gpus: int
+    outcomes: _OutcomeColumns
+    summary: _McSummary
+
+class _McReport(TypedDict):
+    """A Monte Carlo run (or a shard of one): per GPU count, its outcomes and summary."""
+
+    counts: list[_McCount]
+    #: Stopped early by a cancel: the outcomes are those done.
+    cancelled: bool
+    #: The payback kinds, in the order `OutcomeColumns::payback` indexes them.
+    payback_kinds: list[str]
+
+# records:end
+
 def schema() -> _Schema:
     """The output schema, in column order: every input and every metric with its unit, kind, group and doc."""
 
 def error_categories() -> list[str]:
     """Every category a ConfigurationError can carry, in the core's order."""
+
+def result_records() -> list[_RecordDoc]:
+    """Every result record the functions return, each before the records that use it, with its keys and their stub
+    annotations (the TypedDicts above are generated from it)."""
 
 def evaluate(config: dict[str, Any]) -> dict[str, Any]:
     """Evaluate one configuration (`scalefront_core::Config` as a dict); every metric by name."""
@@ -126,7 +330,7 @@ def collective_times(request: dict[str, Any]) -> list[float]:
     """Times (s) of one collective (`op`: all_reduce, reduce_scatter, all_gather, all_to_all) over consecutive ranks
     for each message size as nccl-tests counts it (for nccl-tests validation and `scalefront calibrate`)."""
 
-def network_bom(request: dict[str, Any]) -> dict[str, Any]:
+def network_bom(request: dict[str, Any]) -> _BomSheet:
     """The network's bill of materials for `gpus` GPUs: parts by tier, NVLink switch trays, capex and power."""
 
 @final
@@ -140,17 +344,18 @@ class RoiHandle:
         """Ask the run to stop; it returns within a task with `cancelled` set."""
     def cancelled(self) -> bool: ...
 
-def roi_compare(problem: dict[str, Any], uncertainty: dict[str, Any]) -> dict[str, Any]:
+def roi_compare(problem: dict[str, Any], uncertainty: dict[str, Any]) -> dict[str, list[_CountReport]]:
     """The fabric comparison at typical values per GPU count (`scalefront_core::roi::RoiProblem` and
-    `montecarlo::Uncertainty` as dicts), with the tornado of every uncertain input."""
+    `montecarlo::Uncertainty` as dicts), with the tornado of every uncertain input: a `_TypicalReport`, typed as a
+    dict while its caller (scalefront.roi) takes one."""
 
 def roi_monte_carlo(
     problem: dict[str, Any], uncertainty: dict[str, Any], handle: RoiHandle, first: int, samples: int
-) -> dict[str, Any]:
+) -> _McReport:
     """Samples `first .. first + samples` of the Monte Carlo (blocking, GIL released): per GPU count, the outcome
     columns and their summary."""
 
-def roi_summarise(gpus: int, columns: dict[str, Any]) -> dict[str, Any]:
+def roi_summarise(gpus: int, columns: dict[str, Any]) -> _McSummary:
     """The summary (P(A cheaper), P10/P50/P90) of one GPU count's Monte Carlo outcome columns."""
 
 def data_files() -> dict[str, str]:

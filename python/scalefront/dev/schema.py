@@ -1,7 +1,8 @@
-"""Regenerate what is derived from the core's output schema (`scalefront.schema`): the typed
-:class:`~scalefront.Evaluation` (``python/scalefront/_evaluation.py``) and the README's table of every column.
-``python -m scalefront.dev.schema --write`` rewrites both, ``--check`` exits 1 when either has drifted (the test
-suite runs the check). A development tool: it writes into a source tree, never into an installed package.
+"""Regenerate what is derived from the core's output schema (`scalefront.schema`) and its result records: the typed
+:class:`~scalefront.Evaluation` (``python/scalefront/_evaluation.py``), the README's table of every column, and the
+TypedDicts of ``python/scalefront/_core.pyi`` (from ``_core.result_records()``, between the stub's records
+markers). ``python -m scalefront.dev.schema --write`` rewrites all three, ``--check`` exits 1 when any has drifted
+(the test suite runs the check). A development tool: it writes into a source tree, never into an installed package.
 """
 
 from __future__ import annotations
@@ -10,9 +11,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from scalefront._core import result_records
 from scalefront.schema import INPUTS, METRICS
 
-__all__ = ["main", "render_evaluation_module", "render_readme_table"]
+__all__ = ["main", "render_core_records", "render_evaluation_module", "render_readme_table"]
 
 
 #: Groups of metrics that `Evaluation` also offers as nested objects: (group, class name, property, doc).
@@ -91,28 +93,59 @@ def render_readme_table() -> str:
     return "\n".join(rows)
 
 
-_BEGIN, _END = "<!-- schema:begin -->", "<!-- schema:end -->"
+def render_core_records() -> str:
+    """The TypedDicts of ``_core.pyi`` (between its records markers): one per result record of the core, with its
+    doc, the records whose keys it inlines as bases, and its keys' types and docs."""
+    out: list[str] = []
+    for record in result_records():
+        bases = ", ".join(record["bases"]) or "TypedDict"
+        out += [f"class {record['name']}({bases}):", *_docstring(record["doc"])]
+        for field in record["fields"]:
+            out += [f"    #: {line}" for line in field["doc"].splitlines()]
+            out.append(f"    {field['key']}: {field['hint']}")
+        out.append("")
+    return "\n".join(out)
+
+
+def _docstring(doc: str) -> list[str]:
+    """A class docstring and the blank line after it (none for an empty doc)."""
+    if not doc:
+        return []
+    lines = [f"    {line}" if line else "" for line in doc.splitlines()]
+    lines[0] = f'    """{lines[0].lstrip()}'
+    lines[-1] += '"""'
+    return [*lines, ""]
+
+
+def _replace_block(text: str, begin: str, end: str, block: str, name: str) -> str:
+    head, sep, rest = text.partition(begin)
+    _, sep2, tail = rest.partition(end)
+    if not sep or not sep2:
+        raise SystemExit(f"{name} has no {begin} ... {end} block")
+    return f"{head}{begin}\n{block}\n{end}{tail}"
 
 
 def _replace_readme_table(readme: str) -> str:
-    head, sep, rest = readme.partition(_BEGIN)
-    _, sep2, tail = rest.partition(_END)
-    if not sep or not sep2:
-        raise SystemExit(f"README.md has no {_BEGIN} ... {_END} block")
-    return f"{head}{_BEGIN}\n{render_readme_table()}\n{_END}{tail}"
+    return _replace_block(readme, "<!-- schema:begin -->", "<!-- schema:end -->", render_readme_table(), "README.md")
+
+
+def _replace_core_records(stub: str) -> str:
+    begin, end = "# records:begin (generated: python -m scalefront.dev.schema --write)", "# records:end"
+    return _replace_block(stub, begin, end, render_core_records(), "_core.pyi")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m scalefront.dev.schema", description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", default=".", help="the source tree (with README.md and python/)")
     mode = parser.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--write", action="store_true", help="regenerate _evaluation.py and the README table")
-    mode.add_argument("--check", action="store_true", help="exit 1 if either differs from the schema")
+    mode.add_argument("--write", action="store_true", help="regenerate _evaluation.py, the README table, _core.pyi")
+    mode.add_argument("--check", action="store_true", help="exit 1 if any differs from the schema")
     args = parser.parse_args(argv)
     root = Path(args.root)
     targets = {
         root / "python" / "scalefront" / "_evaluation.py": lambda _old: render_evaluation_module(),
         root / "README.md": _replace_readme_table,
+        root / "python" / "scalefront" / "_core.pyi": _replace_core_records,
     }
     stale = []
     for path, render in targets.items():

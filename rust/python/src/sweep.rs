@@ -8,15 +8,16 @@ use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use numpy::IntoPyArray;
-use pyo3::exceptions::PyValueError;
+use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use scalefront_core::metrics::{Kind, METRICS};
-use scalefront_core::sweep::{cluster_cells, run_cells, Axis, Choice, Progress, RowChunk, SweepSpace, REASONS};
+use scalefront_core::sweep::{
+    self as core_sweep, cluster_cells, run_cells, Axis, Choice, Progress, RowChunk, SweepSpace, REASONS,
+};
 use scalefront_core::Evaluation;
 
-use crate::{from_core, internal_error};
+use crate::error::{extract, no_panic, panicked, BindingsError, Result};
 
 /// Progress and cancellation of one sweep, shared between the thread running it and the one watching it.
 #[pyclass(frozen, module = "scalefront._core")]
@@ -92,10 +93,35 @@ impl SweepHandle {
 }
 
 /// Read and check a space dict.
-pub(crate) fn space(py: Python<'_>, d: &Bound<'_, PyAny>) -> PyResult<SweepSpace> {
-    let space: SweepSpace = d.extract()?;
-    space.validate().map_err(|e| from_core(py, e))?;
+fn space(d: &Bound<'_, PyAny>) -> Result<SweepSpace> {
+    let space: SweepSpace = extract(d, "SweepSpace")?;
+    space.validate()?;
     Ok(space)
+}
+
+/// Configurations in a sweep space (a dict laid out as `scalefront_core::sweep::SweepSpace`), counted without
+/// evaluating any.
+#[pyfunction]
+pub fn space_size(space: &Bound<'_, PyAny>) -> Result<u64> {
+    no_panic(|| Ok(core_sweep::space_size(&self::space(space)?)))
+}
+
+/// Configurations of every cell (cluster design) of a space, in cell-index order, counted exactly.
+#[pyfunction]
+pub fn cell_sizes<'py>(py: Python<'py>, space: &Bound<'py, PyAny>) -> Result<Bound<'py, PyArray1<u64>>> {
+    no_panic(|| Ok(core_sweep::cell_sizes(&self::space(space)?).into_pyarray(py)))
+}
+
+/// Estimated cost of every cell, in the work units the sweep handle's `work()` counts.
+#[pyfunction]
+pub fn cell_costs<'py>(py: Python<'py>, space: &Bound<'py, PyAny>) -> Result<Bound<'py, PyArray1<u64>>> {
+    no_panic(|| Ok(core_sweep::cell_costs(&self::space(space)?).into_pyarray(py)))
+}
+
+/// Split cells with these costs into `shards` contiguous (start, stop) ranges of about equal cost.
+#[pyfunction]
+pub fn shard_ranges(costs: Vec<u64>, shards: usize) -> Result<Vec<(usize, usize)>> {
+    no_panic(|| Ok(core_sweep::shard_ranges(&costs, shards).into_iter().map(|r| (r.start, r.end)).collect()))
 }
 
 /// Columns of configurations: each axis (an index into the space's list, or the degree itself for tp, pp,
@@ -130,36 +156,42 @@ fn columns<'py>(
 }
 
 /// The cells to sweep: all of them, or the given ones after checking they are ascending cell indices.
-fn selected_cells(space: &SweepSpace, cells: Option<Vec<u32>>) -> PyResult<Vec<u32>> {
+fn selected_cells(space: &SweepSpace, cells: Option<Vec<u32>>) -> Result<Vec<u32>> {
     let n = cluster_cells(space).len() as u32;
     match cells {
         None => Ok((0..n).collect()),
         Some(c) if c.windows(2).all(|w| w[0] < w[1]) && c.last().is_none_or(|&l| l < n) => Ok(c),
-        Some(_) => Err(PyValueError::new_err(format!("cells must be ascending cell indices below {n}"))),
+        Some(_) => Err(BindingsError::Usage(format!("cells must be ascending cell indices below {n}"))),
     }
 }
 
 /// A pool of `threads` threads, or None for the global pool (all cores).
-fn pool(threads: Option<usize>) -> PyResult<Option<rayon::ThreadPool>> {
+fn pool(threads: Option<usize>) -> Result<Option<rayon::ThreadPool>> {
     threads
         .map(|n| {
             rayon::ThreadPoolBuilder::new()
                 .num_threads(n.max(1))
                 .build()
-                .map_err(|e| PyValueError::new_err(format!("cannot start {n} sweep threads: {e}")))
+                .map_err(|e| BindingsError::Usage(format!("cannot start {n} sweep threads: {e}")))
         })
         .transpose()
 }
 
-pub(crate) fn run_sweep<'py>(
+/// Run a sweep (blocking, GIL released); progress, cancellation and streamed rows go through `handle`.
+/// `cells` (ascending cell indices) restricts it to a shard; `threads` runs it on a pool of that many threads
+/// (default: the global pool, all cores).
+#[pyfunction]
+#[pyo3(signature = (space, handle, stream_rows=false, cells=None, threads=None))]
+pub fn run_sweep<'py>(
     py: Python<'py>,
-    space_dict: &Bound<'py, PyAny>,
-    handle: &SweepHandle,
+    space: &Bound<'py, PyAny>,
+    handle: &Bound<'py, SweepHandle>,
     stream_rows: bool,
     cells: Option<Vec<u32>>,
     threads: Option<usize>,
-) -> PyResult<Bound<'py, PyDict>> {
-    let space = crate::no_panic(py, || space(py, space_dict))?;
+) -> Result<Bound<'py, PyDict>> {
+    let handle = handle.get();
+    let space = no_panic(|| self::space(space))?;
     let cells = selected_cells(&space, cells)?;
     let pool = pool(threads)?;
     let (tx, rx) = if stream_rows {
@@ -179,7 +211,7 @@ pub(crate) fn run_sweep<'py>(
         drop(tx); // closes the stream: the reader sees the end once the buffered chunks are taken
         result
     });
-    let result = outcome.map_err(|payload| internal_error(py, "the scalefront sweep panicked", payload))?;
+    let result = outcome.map_err(|payload| panicked("the scalefront sweep panicked", payload))?;
     let choices: Vec<Choice> = result.kept.iter().map(|k| k.choice).collect();
     let evals: Vec<Evaluation> = result.kept.iter().map(|k| k.evaluation.clone()).collect();
     let objectives: Vec<[f64; 3]> = result.kept.iter().map(|k| k.objectives).collect();

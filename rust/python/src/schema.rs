@@ -1,0 +1,87 @@
+//! What the core defines once, for Python to derive its own from: the output schema (inputs and metrics), the
+//! error categories, the result records' keys and types (for the stubs' TypedDicts), and the embedded catalogs.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use scalefront_core::cost::montecarlo::{
+    CountReport, McCount, McReport, McSummary, OutcomeColumns, TornadoBar, TypicalReport,
+};
+use scalefront_core::cost::roi::{Comparison, SideReport, SideSpeed};
+use scalefront_core::metrics::{INPUTS, METRICS};
+use scalefront_core::network::bom::BomSheet;
+use scalefront_core::records::{FieldDoc, Record, RecordDoc};
+
+use crate::error::{no_panic, Result};
+
+include!(concat!(env!("OUT_DIR"), "/data_files.rs"));
+
+/// The output schema: {"inputs": [{name, kind, doc}], "metrics": [{name, unit, kind, group, doc}]}, in column
+/// order. Everything Python shows or exports is laid out by it.
+#[pyfunction]
+pub fn schema<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    let inputs = PyList::empty(py);
+    for i in INPUTS {
+        let d = PyDict::new(py);
+        d.set_item("name", i.name)?;
+        d.set_item("kind", i.kind.name())?;
+        d.set_item("doc", i.doc)?;
+        inputs.append(d)?;
+    }
+    let metrics = PyList::empty(py);
+    for m in METRICS {
+        let d = PyDict::new(py);
+        d.set_item("name", m.name)?;
+        d.set_item("unit", m.unit)?;
+        d.set_item("kind", m.kind.name())?;
+        d.set_item("group", m.group.name())?;
+        d.set_item("doc", m.doc)?;
+        metrics.append(d)?;
+    }
+    let out = PyDict::new(py);
+    out.set_item("inputs", inputs)?;
+    out.set_item("metrics", metrics)?;
+    Ok(out)
+}
+
+/// The categories a ConfigurationError can carry, in the engine's fixed order.
+#[pyfunction]
+pub fn error_categories() -> Vec<&'static str> {
+    scalefront_core::error::CATEGORIES.to_vec()
+}
+
+/// Every result record the bindings return, each before the records that use it, with its keys and their stub
+/// annotations. `python -m scalefront.dev.schema --write` writes them into `_core.pyi` as TypedDicts.
+#[pyfunction]
+pub fn result_records() -> Vec<RecordDoc> {
+    vec![
+        FieldDoc::describe(),
+        RecordDoc::describe(),
+        BomSheet::describe(),
+        SideSpeed::describe(),
+        SideReport::describe(),
+        Comparison::describe(),
+        TornadoBar::describe(),
+        CountReport::describe(),
+        TypicalReport::describe(),
+        McSummary::describe(),
+        OutcomeColumns::describe(),
+        McCount::describe(),
+        McReport::describe(),
+    ]
+}
+
+/// The catalog files embedded at build time: {path under data/: text}.
+#[pyfunction]
+pub fn data_files<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (path, text) in DATA_FILES {
+        d.set_item(*path, *text)?;
+    }
+    Ok(d)
+}
+
+/// Panic inside the core on purpose, to test that a panic reaches Python as InternalError.
+#[pyfunction]
+pub fn _panic_for_test() -> Result<()> {
+    no_panic(|| panic!("deliberate test panic"))
+}
