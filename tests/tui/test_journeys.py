@@ -170,7 +170,7 @@ async def test_each_fabric_is_drawn_distinctly_and_never_hidden_under_another(ui
     """Confusing: IB's line was hidden under RoCE's. Each fabric has its own marker; where two fabrics' points
     fall on the same cell, the chart draws the overlap glyph (explained in the legend) instead of letting one
     cover the other."""
-    from scalefront_tui.plot import MARKERS, OVERLAP
+    from scalefront_tui.widgets.plot import MARKERS, OVERLAP
 
     app = ScalefrontApp()
     async with app.run_test(size=SMALL) as pilot:
@@ -188,7 +188,7 @@ async def test_each_fabric_is_drawn_distinctly_and_never_hidden_under_another(ui
 
 async def test_the_chart_follows_the_filter_and_highlights_the_selected_row(ui):
     """Confusing: the chart ignored the filter."""
-    from scalefront_tui.plot import SELECTED
+    from scalefront_tui.widgets.plot import SELECTED
 
     app = ScalefrontApp()
     async with app.run_test(size=SMALL) as pilot:

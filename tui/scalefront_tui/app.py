@@ -37,20 +37,17 @@ from scalefront.api import (
     message_of,
     parse_filter,
 )
-from scalefront_tui.charts import Chart, time_cost
-from scalefront_tui.fields import Field
 from scalefront_tui.files import FileAccess
-from scalefront_tui.frame_table import FrameTable
-from scalefront_tui.panes import (
-    FRONTIER_COLUMNS,
-    ChartsPane,
-    DetailPane,
-    FrontierPane,
-    ScenarioPane,
-    describe_changes,
-)
-from scalefront_tui.roi_pane import RoiPane
 from scalefront_tui.screens import HelpScreen, WriteFileScreen
+from scalefront_tui.widgets.chart import Chart
+from scalefront_tui.widgets.charts import ChartsPane
+from scalefront_tui.widgets.detail import DetailPane
+from scalefront_tui.widgets.fields import Field
+from scalefront_tui.widgets.figures import time_cost
+from scalefront_tui.widgets.frame_table import FrameTable
+from scalefront_tui.widgets.frontier import FRONTIER_COLUMNS, FrontierPane
+from scalefront_tui.widgets.roi import RoiPane
+from scalefront_tui.widgets.scenario import ScenarioPane, describe_changes
 
 #: Tabs: id, title (with its key), and the widget that takes the focus when the tab opens (never a text field).
 TABS = [

@@ -1,7 +1,7 @@
-"""The charts a buyer reads, from result frames: time against cost per fabric (points labelled with their GPU
-count, the selected row highlighted, linear or log axes), scaling efficiency against GPU count per fabric, the
-step-time breakdown of each fabric at one GPU count, and the ROI tornado. Drawn by plot.py at the widget's
-size, so they fit any terminal."""
+"""The figures a buyer reads, from result frames to drawings: time against cost per fabric (points labelled with
+their GPU count, the selected row highlighted, linear or log axes), scaling efficiency against GPU count per
+fabric, the step-time breakdown of each fabric at one GPU count, and the ROI tornado. A drawing is drawn by
+plot.py at the size the `Chart` widget (chart.py) gives it, so it fits any terminal. No widgets here."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from typing import Any
 
 import polars as pl
 from rich.text import Text
-from textual.widget import Widget
 
 from scalefront.api import (
     TornadoBar,
@@ -22,28 +21,9 @@ from scalefront.api import (
     format_si,
     step_components,
 )
-from scalefront_tui.plot import COLORS, Axis, Series, scatter, stacked_bars
+from scalefront_tui.widgets.plot import COLORS, Axis, Series, scatter, stacked_bars
 
 Drawing = Callable[[int, int], list[Text]]
-
-
-class Chart(Widget, can_focus=True):
-    """A chart that redraws itself at its size from a drawing function (width, height) -> lines."""
-
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self._draw: Drawing = lambda w, h: [Text("no data yet", style="dim")]
-
-    def show(self, draw: Drawing) -> None:
-        self._draw = draw
-        self.refresh()
-
-    def lines(self) -> list[Text]:
-        """The chart's lines at its current size (at least 20 x 8)."""
-        return self._draw(max(20, self.size.width), max(8, self.size.height))
-
-    def render(self) -> Text:
-        return Text("\n").join(self.lines())
 
 
 def _group_label(key: tuple[Any, ...]) -> str:

@@ -16,6 +16,7 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from scalefront.api import ColumnSpec, column_spec, row_as_csv
+from scalefront_tui.screens.columns import ColumnsScreen
 
 MARK = "●"
 #: Cell padding of a DataTable column (one space each side).
@@ -261,8 +262,6 @@ class FrameTable(DataTable[Text | str]):
         )
 
     def action_choose_columns(self) -> None:
-        from scalefront_tui.screens import ColumnsScreen
-
         def chosen(result: list[str] | bool | None) -> None:
             if result is False:
                 return

@@ -28,9 +28,9 @@ from scalefront.api import (
     parse_number,
     what_if_defaults,
 )
-from scalefront_tui.charts import tornado_lines
-from scalefront_tui.fields import Field
-from scalefront_tui.frame_table import FrameTable
+from scalefront_tui.widgets.fields import Field
+from scalefront_tui.widgets.figures import tornado_lines
+from scalefront_tui.widgets.frame_table import FrameTable
 
 if TYPE_CHECKING:
     from scalefront_tui.app import ScalefrontApp

@@ -1,0 +1,98 @@
+"""The help dialog: every key, in a box that scrolls at any size."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+HELP = """\
+[b]scalefront[/b]: which cluster trains your model fastest and cheapest,
+and is a fabric worth its price?
+
+[b]Tabs[/b]  1 Frontier  2 Charts  3 Detail  4 ROI  5 Scenario
+      ctrl+p finds every command by name.
+
+[b]Everywhere[/b]
+  1-5       change tab (in a text field: esc first)
+  esc       leave a text field; cancel a running sweep; back
+  r         re-run the sweep (with the Scenario tab's edits)
+  ctrl+r    the same, also from inside a text field
+  /         filter the frontier
+  e         export what the tab shows (.csv or .parquet)
+  ctrl+s    save the scenario with its edits (.toml)
+  t         light / dark theme      ?  this help      q  quit
+
+[b]Tables[/b]
+  j/k up/down    move            g/G     first/last row
+  h/l left/right move between columns (the underlined one)
+  s              sort by it; again: reverse (▲ ▼ in the header)
+  m              mark / unmark a row (●); the Detail tab
+                 compares the marked rows
+  enter          the row's detail: step time, memory, network
+  y              copy the row (CSV) to the clipboard
+  c              choose the columns (80 columns show fabric,
+                 GPUs, days, cost, MFU and the layout)
+
+[b]Filter[/b]  terms separated by spaces; all must hold; names as
+  the headers say them:
+  days<10   cost<$2M   gpus>=4k   mfu>40%   layout=pp4
+  fabric=ib (contains)   fabric==ib-ndr (equals)
+  fabric=ib,roce (either)   fabric!=tcp (not)   ib (any text)
+
+[b]Charts[/b]
+  c         next chart: time vs cost, scaling efficiency,
+            step-time breakdown per fabric
+  l         log axes          [ ]   GPU count of the breakdown
+  j/k       move the selected point (◉)
+  Points are labelled with their GPU count; ⊕ marks points of
+  several fabrics on the same spot. Charts follow the filter.
+
+[b]ROI[/b]  fabric A against B per GPU count, for the scenario as
+  run. break-even: A's network price, as a multiple of B's, at
+  which both cost the same to own for the run; payback: days for
+  A's extra network cost to pay back. Change any what-if and the
+  table follows; T computes the tornado (12 more sweeps).
+
+[b]Scenario[/b]  numbers as you write them: 2T, 1,024, 1k, $2.50;
+  lists with commas: 512, 1k, 4,096; topologies: fat-tree 2:1.
+  Every problem shows at once at the top. ctrl+r runs the edits
+  (the title then says "edited"); ctrl+s saves them.
+
+[b]Browser[/b]  scalefront serve [SCENARIO] serves this app at
+  http://127.0.0.1:8000 (this machine only; see --help).
+
+Every number comes from the scalefront model; its formulas and
+sources are in the README.
+"""
+
+
+class HelpScreen(ModalScreen[None]):
+    """Every key, in a box that scrolls (up/down, j/k, page up/down, home/end)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,question_mark,q", "close", "Close"),
+        Binding("j", "scroll('down')", "Down", show=False),
+        Binding("k", "scroll('up')", "Up", show=False),
+    ]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help-scroll"):
+            yield Static(HELP, id="help-text")
+
+    def on_mount(self) -> None:
+        scroll = self.query_one("#help-scroll")
+        scroll.border_title = "keys"
+        scroll.border_subtitle = "j/k, pgup/pgdn scroll · esc closes"
+        scroll.focus()
+
+    def action_scroll(self, direction: str) -> None:
+        scroll = self.query_one("#help-scroll", VerticalScroll)
+        scroll.scroll_relative(y=1 if direction == "down" else -1, animate=False)
+
+    def action_close(self) -> None:
+        self.dismiss(None)

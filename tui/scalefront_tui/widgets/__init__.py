@@ -1,0 +1,6 @@
+"""The widgets of the scalefront UI, one component per module.
+
+The tabs' panes: `frontier.py` (filter, table, chart), `charts.py`, `detail.py`, `roi.py`, `scenario.py`. The
+components they are built of: `frame_table.py` (a result table), `chart.py` (a chart widget), `fields.py` (text
+fields). Pure functions, no widgets: `figures.py` (result frames to drawings) and `plot.py` (character charts).
+"""

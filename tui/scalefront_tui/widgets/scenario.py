@@ -1,0 +1,84 @@
+"""The Scenario tab: the scenario's values as a form, every problem listed at the top."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar, cast
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import Label, Static
+
+from scalefront.api import FORM_FIELDS
+from scalefront_tui.widgets.fields import Field
+
+if TYPE_CHECKING:
+    from scalefront_tui.app import ScalefrontApp
+
+
+def _app(widget: Any) -> ScalefrontApp:
+    return cast("ScalefrontApp", widget.app)
+
+
+class ScenarioPane(VerticalScroll):
+    """The scenario's values as a form: every problem listed at the top, ctrl+r runs, ctrl+s saves."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "edit", "Edit field"),
+        Binding("j,down", "scroll_down", "Down", show=False),
+        Binding("k,up", "scroll_up", "Up", show=False),
+    ]
+
+    def compose(self) -> ComposeResult:
+        values = _app(self).draft.values()
+        yield Static("", id="form-summary")
+        for f in FORM_FIELDS:
+            with Horizontal(classes="form-row"):
+                yield Label(f.label, classes="form-label")
+                yield Field(values[f.key], placeholder=f.help, id=f"f-{f.key}")
+        yield Static(
+            "[dim]tab/shift+tab move between fields, esc leaves one; ctrl+r runs the edited scenario, "
+            "ctrl+s saves it to a TOML file[/dim]",
+            id="form-help",
+        )
+
+    def action_edit(self) -> None:
+        self.query_one(f"#f-{FORM_FIELDS[0].key}", Field).focus()
+
+    def values(self) -> dict[str, str]:
+        """The form's texts by field key."""
+        return {f.key: self.query_one(f"#f-{f.key}", Field).value for f in FORM_FIELDS}
+
+    def load(self, values: dict[str, str]) -> None:
+        """Show these values (the scenario as run)."""
+        for f in FORM_FIELDS:
+            self.query_one(f"#f-{f.key}", Field).value = values[f.key]
+
+    def show_check(self, errors: dict[str, str], changes: str) -> None:
+        """Mark the fields with problems and list every problem (or the pending edits) at the top."""
+        labels = {f.key: f.label for f in FORM_FIELDS}
+        for f in FORM_FIELDS:
+            self.query_one(f"#f-{f.key}", Field).set_class(f.key in errors, "invalid")
+        summary = self.query_one("#form-summary", Static)
+        if errors:
+            text = Text()
+            text.append(f"✗ {len(errors)} problem{'s' if len(errors) > 1 else ''}; fix to run:", style="bold red")
+            for key, message in errors.items():
+                text.append(f"\n  {labels.get(key, 'scenario')}: ", style="bold")
+                text.append(message, style="red")
+            summary.update(text)
+        elif changes:
+            summary.update(Text.assemble(("edited, not run yet: ", "bold yellow"), changes, " (ctrl+r runs it)"))
+        else:
+            summary.update(Text.assemble(("as run: ", "bold"), _app(self).draft.title))
+
+
+def describe_changes(before: dict[str, str], after: dict[str, str]) -> str:
+    """What differs between two sets of form values: ``tokens 2T -> 1.5T; rent $/GPU-hour (catalog) -> $1.00``."""
+    parts = []
+    for f in FORM_FIELDS:
+        old, new = before[f.key].strip(), after[f.key].strip()
+        if old != new:
+            parts.append(f"{f.label} {old or '(catalog)'} → {new or '(catalog)'}")
+    return "; ".join(parts)
