@@ -3,6 +3,10 @@ copy), read it in charts, look inside configurations, compare two fabrics with w
 the scenario, export what is shown. Every number comes from scalefront's public API (`scalefront.api`); this
 package holds no model math.
 
+The app holds the state (the scenario as run, the sweep, its frontier, the filter) and wires the tabs' panes
+(widgets/) and dialogs (screens/): panes post messages up (messages.py), the app decides and hands each pane
+what it shows. No pane imports this module.
+
 Layout is designed at 80x24 first; keys follow well-liked terminal apps (see the help screen, `?`)."""
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Input, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 
 from scalefront.api import (
     DEFAULT_SCENARIO,
@@ -38,12 +42,12 @@ from scalefront.api import (
     parse_filter,
 )
 from scalefront_tui.files import FileAccess
+from scalefront_tui.messages import FilterApplied, PointSelected, RoiUpdated, ScenarioEdited, WhatIfChanged
 from scalefront_tui.screens import HelpScreen, WriteFileScreen
-from scalefront_tui.widgets.chart import Chart
 from scalefront_tui.widgets.charts import ChartsPane
 from scalefront_tui.widgets.detail import DetailPane
 from scalefront_tui.widgets.fields import Field
-from scalefront_tui.widgets.figures import time_cost
+from scalefront_tui.widgets.figures import FrontierView
 from scalefront_tui.widgets.frame_table import FrameTable
 from scalefront_tui.widgets.frontier import FRONTIER_COLUMNS, FrontierPane
 from scalefront_tui.widgets.roi import RoiPane
@@ -98,6 +102,7 @@ class ScalefrontApp(App[None]):
         self.filter: Filter | None = None
         #: What the last re-run changed in the scenario ("" when nothing).
         self.last_changes = ""
+        #: Sweeps finished and comparisons shown (`RoiUpdated` messages): tests wait on these counters.
         self.sweeps_finished = 0
         self.roi_updates = 0
 
@@ -113,15 +118,15 @@ class ScalefrontApp(App[None]):
             with TabPane(TABS[2][1], id="detail"):
                 yield DetailPane(id="detail-pane")
             with TabPane(TABS[3][1], id="roi"):
-                yield RoiPane(id="roi-pane")
+                yield RoiPane(self.draft, id="roi-pane")
             with TabPane(TABS[4][1], id="scenario"):
-                yield ScenarioPane(id="scenario-pane")
+                yield ScenarioPane(self.draft.values(), id="scenario-pane")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.sub_title = self.draft.title
         self.query_one(RoiPane).reset_inputs()
-        self.query_one(ScenarioPane).show_check({}, "")
+        self.query_one(ScenarioPane).show_check({}, "", self.draft.title)
         self.query_one("#frontier-table").focus()
         if self.autostart:
             self.start_sweep()
@@ -131,9 +136,13 @@ class ScalefrontApp(App[None]):
             self.job.cancel()
 
     @property
+    def _table(self) -> FrameTable:
+        return self.query_one(FrontierPane).table
+
+    @property
     def shown(self) -> pl.DataFrame:
         """The frontier rows on screen: filtered, in the table's order."""
-        return self.query_one("#frontier-table", FrameTable).frame
+        return self._table.frame
 
     @property
     def active_tab(self) -> str:
@@ -147,14 +156,20 @@ class ScalefrontApp(App[None]):
     def row_key(self) -> list[str]:
         """The columns that identify a configuration (the schema's inputs): marks and the selected point follow
         them across sorts, filters and re-runs."""
-        return self.query_one("#frontier-table", FrameTable).key_columns
+        return self._table.key_columns
 
     def selected_record(self) -> dict[str, Any] | None:
         """The frontier table's cursor row."""
-        return self.query_one("#frontier-table", FrameTable).record()
+        return self._table.record()
 
     def _set_status(self, text: str) -> None:
         self.query_one("#status", Static).update(text)
+
+    def _run_as(self, draft: ScenarioDraft) -> None:
+        """Make `draft` the scenario as run: the title says so and the ROI tab compares in it."""
+        self.draft = draft
+        self.sub_title = draft.title
+        self.query_one(RoiPane).load_scenario(draft)
 
     # ------------------------------------------------------------------------------------------------ sweep
     def start_sweep(self, *, paused: bool = False) -> SweepJob:
@@ -230,28 +245,27 @@ class ScalefrontApp(App[None]):
         """Show the frontier through the filter in the table, the charts and the detail."""
         rows = self.filter.apply(self.frontier) if self.filter else self.frontier
         self.best_shown = self.filter.apply(self.best) if self.filter else self.best
-        table = self.query_one("#frontier-table", FrameTable)
-        table.load(rows, self._specs())
+        self._table.load(rows, self._specs())
         self._redraw_charts()
 
     def _redraw_charts(self) -> None:
-        self.query_one(ChartsPane).redraw()
-        self.query_one("#frontier-chart", Chart).show(
-            time_cost(self.shown, self.group_by, self.selected_record(), False, self.row_key)
-        )
+        """Hand the charts the frontier as shown (rows, filter, selected point)."""
+        view = FrontierView(self.shown, self.best_shown, self.group_by, self.row_key, self.selected_record())
+        self.query_one(ChartsPane).show(view)
+        self.query_one(FrontierPane).show(view)
 
     def apply_filter(self, text: str) -> bool:
         """Filter the frontier (empty text: no filter); False, with the reason in the status line, if it does
         not parse."""
-        field = self.query_one("#filter", Field)
+        pane = self.query_one(FrontierPane)
         try:
             parsed = parse_filter(text, self._specs() or [column_spec(c) for c in FRONTIER_COLUMNS])
         except ValueError as err:
-            field.add_class("invalid")
+            pane.reject_filter()
             self._set_status(f"filter: {err}")
             return False
-        field.remove_class("invalid")
         self.filter = parsed if parsed.terms else None
+        pane.accept_filter(self.filter.text if self.filter else "")
         self._show_frontier()
         if self.filter:
             self._set_status(
@@ -262,19 +276,19 @@ class ScalefrontApp(App[None]):
             self._set_status(f"{format_count(self.frontier.height)} frontier rows (no filter)")
         return True
 
-    @on(Input.Submitted, "#filter")
-    def _filter_submitted(self, event: Input.Submitted) -> None:
-        if self.apply_filter(event.value):
-            self.query_one("#frontier-table").focus()
+    @on(FilterApplied)
+    def _filter_applied(self, event: FilterApplied) -> None:
+        if self.apply_filter(event.text):
+            self._table.focus()
 
     @on(Field.Left)
-    def _field_left(self, event: Field.Left) -> None:
-        """Esc in a field: back to its tab's main widget (the filter box shows the filter in force)."""
-        if event.field.id == "filter":
-            event.field.value = self.filter.text if self.filter else ""
-            event.field.remove_class("invalid")
-        tab = self.active_tab
-        self.query_one(_HOME[tab]).focus()
+    def _field_left(self) -> None:
+        """Esc in a field: back to its tab's main widget."""
+        self.query_one(_HOME[self.active_tab]).focus()
+
+    @on(PointSelected)
+    def _point_selected(self, event: PointSelected) -> None:
+        self.query_one(FrontierPane).step_cursor(event.step)
 
     @on(DataTable.RowHighlighted, "#frontier-table")
     def _row_moved(self) -> None:
@@ -282,11 +296,11 @@ class ScalefrontApp(App[None]):
 
     @on(DataTable.RowSelected, "#frontier-table")
     def _row_selected(self) -> None:
-        table = self.query_one("#frontier-table", FrameTable)
+        table = self._table
         record = table.record()
         rows = [record] if record else []
         rows += [r for r in table.marked_records() if r != record]
-        self.query_one(DetailPane).show(rows[:3])
+        self.query_one(DetailPane).show(rows[:3], self.draft)
         self.action_tab("detail")
 
     @on(FrameTable.Changed, "#frontier-table")
@@ -294,17 +308,16 @@ class ScalefrontApp(App[None]):
         table = event.table
         marked = table.marked_records()
         if marked:
-            self.query_one(DetailPane).show(marked[:3])
+            self.query_one(DetailPane).show(marked[:3], self.draft)
         names = ", ".join(f"{r['fabric']} {format_count(r['gpus'])} x {r['gpu']}" for r in marked[:3])
         if marked and self.sweeps_finished:
             self._set_status(f"marked {len(marked)}: {names}{' ...' if len(marked) > 3 else ''}; 3: compare them")
         self._redraw_charts()
 
     # ------------------------------------------------------------------------------------------------ scenario
-    def _form_values(self) -> tuple[dict[str, str], dict[str, str]]:
+    def _form_values(self, values: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
         """The form's values, with a model file typed in the browser resolved inside the export directory, and
         the problem if it is not there."""
-        values = self.query_one(ScenarioPane).values()
         model = values.get("model", "").strip()
         if not self.files.confined or not model.endswith(".toml") or model == self.draft.value("model"):
             return values, {}
@@ -313,23 +326,24 @@ class ScalefrontApp(App[None]):
         except ScalefrontError as err:
             return values, {"model": message_of(err)}
 
-    @on(Input.Changed, "#scenario-pane Field")
-    def _form_changed(self) -> None:
-        pane = self.query_one(ScenarioPane)
-        values, problems = self._form_values()
+    @on(ScenarioEdited)
+    def _scenario_edited(self, event: ScenarioEdited) -> None:
+        values, problems = self._form_values(event.values)
         problems = problems or self.draft.check(values)
-        pane.show_check(problems, describe_changes(self.draft.values(), values))
+        self.query_one(ScenarioPane).show_check(
+            problems, describe_changes(self.draft.values(), values), self.draft.title
+        )
 
     def _edited_draft(self) -> ScenarioDraft | None:
         """The scenario with the form's edits, or None (the problems shown on the Scenario tab)."""
         pane = self.query_one(ScenarioPane)
-        values, problems = self._form_values()
+        values, problems = self._form_values(pane.values())
         try:
             if problems:
                 raise FormErrors(problems)
             return self.draft.edit(values)
         except FormErrors as err:
-            pane.show_check(err.errors, "")
+            pane.show_check(err.errors, "", self.draft.title)
             self.action_tab("scenario")
             n = len(err.errors)
             self._set_status(f"not run: {n} problem{'s' if n > 1 else ''} on the Scenario tab")
@@ -345,10 +359,9 @@ class ScalefrontApp(App[None]):
         changes = describe_changes(self.draft.values(), draft.values())
         if changes:
             self.last_changes = changes
-        self.draft = draft
+        self._run_as(draft)
         pane.load(draft.values())
-        pane.show_check({}, "")
-        self.sub_title = draft.title
+        pane.show_check({}, "", draft.title)
         if self.active_tab == "scenario":
             self.action_tab("frontier")
         self.start_sweep()
@@ -365,11 +378,21 @@ class ScalefrontApp(App[None]):
 
     def action_focus_filter(self) -> None:
         self.action_tab("frontier")
-        self.query_one("#filter", Field).focus()
+        self.query_one(FrontierPane).focus_filter()
 
     def action_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab
         self.query_one(_HOME[tab]).focus()
+
+    @on(WhatIfChanged)
+    def _what_if_changed(self) -> None:
+        """Follow every what-if live while the ROI tab is open (else compare when it opens)."""
+        if self.result is not None and self.active_tab == "roi":
+            self.query_one(RoiPane).update()
+
+    @on(RoiUpdated)
+    def _roi_updated(self) -> None:
+        self.roi_updates += 1
 
     @on(TabbedContent.TabActivated)
     def _tab_opened(self, event: TabbedContent.TabActivated) -> None:
@@ -415,8 +438,7 @@ class ScalefrontApp(App[None]):
         def write(path: str, force: bool) -> Path:
             saved = draft.save(path, force=force)
             if saved.raw == running.raw:
-                self.draft = saved
-                self.sub_title = saved.title
+                self._run_as(saved)
             return Path(saved.file)
 
         self.push_screen(WriteFileScreen("Save the scenario as TOML", f"{draft.name}-edited.toml", write, self.files))
@@ -429,11 +451,11 @@ class ScalefrontApp(App[None]):
 
     def action_sort(self, column: str, descending: bool) -> None:
         self.action_tab("frontier")
-        self.query_one("#frontier-table", FrameTable).sort_rows(column, descending)
+        self._table.sort_rows(column, descending)
 
     def action_choose_columns(self) -> None:
         self.action_tab("frontier")
-        self.query_one("#frontier-table", FrameTable).action_choose_columns()
+        self._table.action_choose_columns()
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
@@ -463,12 +485,12 @@ class ScalefrontApp(App[None]):
         yield SystemCommand("Toggle light/dark", "Switch the theme", self.action_toggle_theme)
 
     def _clear_filter(self) -> None:
-        self.query_one("#filter", Field).value = ""
+        self.query_one(FrontierPane).set_filter("")
         self.apply_filter("")
 
     def _filter_to(self, fabric: str) -> None:
         text = f"fabric=={fabric}"
-        self.query_one("#filter", Field).value = text
+        self.query_one(FrontierPane).set_filter(text)
         self.apply_filter(text)
         self.action_tab("frontier")
 

@@ -1,24 +1,20 @@
-"""The Charts tab: one chart at a time (time vs cost, scaling efficiency, the step-time breakdown)."""
+"""The Charts tab: one chart at a time (time vs cost, scaling efficiency, the step-time breakdown), drawn from the
+frontier as the app shows it.
+
+Up: `PointSelected` when the user moves the selected point (j/k). Down: `show(view)` the frontier shown."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widgets import Static
 
+from scalefront_tui.messages import PointSelected
 from scalefront_tui.widgets.chart import Chart
-from scalefront_tui.widgets.figures import breakdown, scaling, time_cost
-from scalefront_tui.widgets.frame_table import FrameTable
-
-if TYPE_CHECKING:
-    from scalefront_tui.app import ScalefrontApp
-
-
-def _app(widget: Any) -> ScalefrontApp:
-    return cast("ScalefrontApp", widget.app)
+from scalefront_tui.widgets.figures import FrontierView, breakdown, scaling, time_cost
 
 
 class ChartsPane(Vertical):
@@ -44,29 +40,39 @@ class ChartsPane(Vertical):
         self.kind = "time"
         self.log_axes = False
         self.gpus: int | None = None
+        #: What the charts draw (none until the app shows a frontier).
+        self.view = FrontierView()
 
     def compose(self) -> ComposeResult:
         yield Static("", id="chart-title")
         yield Chart(id="chart")
 
+    def show(self, view: FrontierView) -> None:
+        """Draw the frontier as shown: its rows, filter or selected point changed."""
+        self.view = view
+        self.redraw()
+
     def redraw(self) -> None:
-        app = _app(self)
         names = "  ".join(f"[reverse] {label} [/]" if k == self.kind else label for k, label in self.KINDS)
         extra = "  [dim]c: next  l: log axes" + ("  [ ]: GPUs" if self.kind == "breakdown" else "") + "[/dim]"
         self.query_one("#chart-title", Static).update(names + extra)
-        counts = sorted(set(app.best_shown["gpus"].to_list())) if not app.best_shown.is_empty() else []
+        counts = self._gpu_counts()
         if self.gpus not in counts:
-            selected = app.selected_record()
+            selected = self.view.selected
             self.gpus = (
                 selected["gpus"] if selected and selected["gpus"] in counts else (counts[-1] if counts else None)
             )
         chart = self.query_one("#chart", Chart)
         if self.kind == "time":
-            chart.show(time_cost(app.shown, app.group_by, app.selected_record(), self.log_axes, app.row_key))
+            chart.show(time_cost(self.view, self.log_axes))
         elif self.kind == "scaling":
-            chart.show(scaling(app.best_shown, self.log_axes))
+            chart.show(scaling(self.view.best, self.log_axes))
         else:
-            chart.show(breakdown(app.best_shown, self.gpus))
+            chart.show(breakdown(self.view.best, self.gpus))
+
+    def _gpu_counts(self) -> list[int]:
+        best = self.view.best
+        return sorted(set(best["gpus"].to_list())) if not best.is_empty() else []
 
     def action_next_chart(self) -> None:
         kinds = [k for k, _ in self.KINDS]
@@ -78,13 +84,10 @@ class ChartsPane(Vertical):
         self.redraw()
 
     def action_gpus(self, step: int) -> None:
-        app = _app(self)
-        counts = sorted(set(app.best_shown["gpus"].to_list())) if not app.best_shown.is_empty() else []
+        counts = self._gpu_counts()
         if counts and self.gpus in counts:
             self.gpus = counts[max(0, min(len(counts) - 1, counts.index(self.gpus) + step))]
         self.redraw()
 
     def action_select(self, step: int) -> None:
-        table = _app(self).query_one("#frontier-table", FrameTable)
-        if table.row_count:
-            table.move_cursor(row=max(0, min(table.row_count - 1, table.cursor_row + step)), animate=False)
+        self.post_message(PointSelected(step))

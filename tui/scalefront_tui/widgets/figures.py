@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
@@ -26,6 +27,19 @@ from scalefront_tui.widgets.plot import COLORS, Axis, Series, scatter, stacked_b
 Drawing = Callable[[int, int], list[Text]]
 
 
+@dataclass(frozen=True, eq=False)
+class FrontierView:
+    """The frontier as the charts draw it (the app hands it down): the rows shown (filtered, in the table's
+    order), the fastest configuration per fabric and GPU count (filtered alike), the columns that group rows into
+    series, the columns that identify a configuration, and the selected one (the table's cursor row)."""
+
+    rows: pl.DataFrame = field(default_factory=pl.DataFrame)
+    best: pl.DataFrame = field(default_factory=pl.DataFrame)
+    group_by: Sequence[str] = ()
+    key: Sequence[str] = ()
+    selected: dict[str, Any] | None = None
+
+
 def _group_label(key: tuple[Any, ...]) -> str:
     return "/".join(str(k) for k in key)
 
@@ -40,14 +54,13 @@ def _tick_days(v: float) -> str:
     return format_si(v) if v >= 1 else format_days(v)
 
 
-def time_cost(
-    frame: pl.DataFrame, group_by: Sequence[str], selected: dict[str, Any] | None, log: bool, key: Sequence[str]
-) -> Drawing:
+def time_cost(view: FrontierView, log: bool) -> Drawing:
     """Cost to train against days to train, one series per group, points labelled with their GPU count; the
-    `selected` row (matched on the `key` columns) is highlighted."""
+    selected row (matched on the key columns) is highlighted."""
     series: list[Series] = []
     picked: tuple[int, int] | None = None
-    for i, (label, part) in enumerate(_groups(frame, group_by)):
+    selected, key = view.selected, view.key
+    for i, (label, part) in enumerate(_groups(view.rows, view.group_by)):
         part = part.sort("time_to_train_days")
         series.append(
             Series(

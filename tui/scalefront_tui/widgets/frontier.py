@@ -1,12 +1,20 @@
-"""The Frontier tab: the filter line, the frontier table and (on tall terminals) the time-vs-cost chart."""
+"""The Frontier tab: the filter line, the frontier table and (on tall terminals) the time-vs-cost chart.
+
+Up: `FilterApplied` when the user applies a filter; the table's own messages (`FrameTable.Changed`, the row
+cursor's `DataTable` events). Down: `table.load(...)` the rows, `show(view)` the chart, `accept_filter` /
+`reject_filter` the app's verdict on a filter."""
 
 from __future__ import annotations
 
+from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.widgets import Input
 
+from scalefront_tui.messages import FilterApplied
 from scalefront_tui.widgets.chart import Chart
 from scalefront_tui.widgets.fields import Field
+from scalefront_tui.widgets.figures import FrontierView, time_cost
 from scalefront_tui.widgets.frame_table import FrameTable
 
 #: The frontier table's columns, in the order they get room: at 80 columns fabric, GPUs, days, cost, MFU and
@@ -36,7 +44,54 @@ FRONTIER_COLUMNS = [
 class FrontierPane(Vertical):
     """The filter line, the frontier table and (on tall terminals) the time-vs-cost chart."""
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        #: The filter in force, as the app last accepted it: esc in the filter line shows it again.
+        self._in_force = ""
+
     def compose(self) -> ComposeResult:
         yield Field(placeholder="/ filter: days<10 fabric=ib cost<$2M mfu>40% (enter applies)", id="filter")
         yield FrameTable(FRONTIER_COLUMNS, id="frontier-table")
         yield Chart(id="frontier-chart")
+
+    @property
+    def table(self) -> FrameTable:
+        """The frontier table: its `frame` is the rows shown, in their order."""
+        return self.query_one("#frontier-table", FrameTable)
+
+    def show(self, view: FrontierView) -> None:
+        """Draw the time-vs-cost chart below the table (shown on tall terminals)."""
+        self.query_one("#frontier-chart", Chart).show(time_cost(view, False))
+
+    def step_cursor(self, step: int) -> None:
+        """Move the table's cursor `step` rows (kept inside the table)."""
+        table = self.table
+        if table.row_count:
+            table.move_cursor(row=max(0, min(table.row_count - 1, table.cursor_row + step)), animate=False)
+
+    def accept_filter(self, in_force: str) -> None:
+        """The app applied the filter line's text; `in_force` is the filter as it reads it ("" for none)."""
+        self._in_force = in_force
+        self.query_one("#filter", Field).remove_class("invalid")
+
+    def reject_filter(self) -> None:
+        """The app could not parse the filter line (it says why in the status line); the old filter stays."""
+        self.query_one("#filter", Field).add_class("invalid")
+
+    def set_filter(self, text: str) -> None:
+        """Write `text` into the filter line (to apply it, the app calls `accept_filter`)."""
+        self.query_one("#filter", Field).value = text
+
+    def focus_filter(self) -> None:
+        self.query_one("#filter", Field).focus()
+
+    @on(Input.Submitted, "#filter")
+    def _filter_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.post_message(FilterApplied(event.value))
+
+    @on(Field.Left, "#filter")
+    def _filter_left(self, event: Field.Left) -> None:
+        """Esc in the filter line: it shows the filter in force again (the app then focuses the table)."""
+        event.field.value = self._in_force
+        event.field.remove_class("invalid")

@@ -4,12 +4,16 @@ price, the server price, rent, $/kWh, PUE, years, utilisation, own or rent), a t
 every change, and the tornado with flip values on request.
 
 Comparisons run in a worker thread; while one runs, later changes are collected and the newest is run next
-(never a pile of runs), and the app's `roi_updates` counter says when a result is on screen."""
+(never a pile of runs).
+
+Up: `WhatIfChanged` when the user changes a what-if (the app decides whether to compare now), `RoiUpdated` when
+a comparison (or the reason it failed) is on screen. Down: `load_scenario(draft)` the scenario as run, `update()`
+compare now."""
 
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, ClassVar, cast
+from typing import ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -21,6 +25,7 @@ from textual.widgets import DataTable, Input, Label, Select, Static
 from scalefront.api import (
     RoiView,
     ScalefrontError,
+    ScenarioDraft,
     WhatIf,
     compare_fabrics,
     format_money,
@@ -28,12 +33,10 @@ from scalefront.api import (
     parse_number,
     what_if_defaults,
 )
+from scalefront_tui.messages import RoiUpdated, WhatIfChanged
 from scalefront_tui.widgets.fields import Field
 from scalefront_tui.widgets.figures import tornado_lines
 from scalefront_tui.widgets.frame_table import FrameTable
-
-if TYPE_CHECKING:
-    from scalefront_tui.app import ScalefrontApp
 
 TORNADO_HINT = (
     "[dim]T: tornado (how the break-even moves as each input spans its range, and where the verdict flips)[/dim]"
@@ -60,8 +63,10 @@ class RoiPane(VerticalScroll):
         Binding("enter", "edit", "Edit what-ifs", show=False),
     ]
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, draft: ScenarioDraft, *, id: str | None = None) -> None:
+        """`draft`: the scenario whose fabrics are compared (its catalog's fabrics are the choices)."""
         super().__init__(id=id)
+        self.draft = draft
         self.view: RoiView | None = None
         self.what_if: WhatIf | None = None
         self.stale = True
@@ -69,12 +74,8 @@ class RoiPane(VerticalScroll):
         self._next_request: tuple[WhatIf, bool] | None = None
         self._comparing = False
 
-    @property
-    def _app(self) -> ScalefrontApp:
-        return cast("ScalefrontApp", self.app)
-
     def compose(self) -> ComposeResult:
-        draft = self._app.draft
+        draft = self.draft
         fabrics = sorted(draft.catalog.fabrics)
         names = draft.scenario.fabric_names
         a = names[0]
@@ -103,11 +104,15 @@ class RoiPane(VerticalScroll):
         yield FrameTable([], id="roi-table", markable=False, header_lines=2)
         yield Static(TORNADO_HINT, id="roi-tornado")
 
+    def load_scenario(self, draft: ScenarioDraft) -> None:
+        """Compare the fabrics in `draft` (the scenario as run) from the next comparison on."""
+        self.draft = draft
+
     # ------------------------------------------------------------------------------------------------ inputs
     def reset_inputs(self) -> None:
         """Show the scenario's and catalog's figures for the chosen fabrics (after a re-run or a fabric change)."""
         a, b = str(self.query_one("#wi-a", Select).value), str(self.query_one("#wi-b", Select).value)
-        w = what_if_defaults(self._app.draft, a, b)
+        w = what_if_defaults(self.draft, a, b)
         texts = {
             "wi-net-a": "1.00",
             "wi-net-b": "1.00",
@@ -161,10 +166,10 @@ class RoiPane(VerticalScroll):
     @on(Select.Changed, "#wi-mode")
     @on(Input.Changed, "#roi-controls Field")
     def _changed(self) -> None:
-        """Follow every change live while the tab is open (else compare when it opens)."""
+        """Follow every change: stale until compared (the app compares now while the tab is open and a sweep has
+        finished, else when the tab opens)."""
         self.stale = True
-        if self._app.result is not None and self._app.active_tab == "roi":
-            self.update()
+        self.post_message(WhatIfChanged())
 
     @on(Field.Left)
     def _left(self, event: Field.Left) -> None:
@@ -205,7 +210,7 @@ class RoiPane(VerticalScroll):
                     self._comparing = False
                     return
             what_if, tornado = wanted
-            draft = self._app.draft
+            draft = self.draft
             try:
                 view: RoiView | str = compare_fabrics(draft, what_if, sensitivity=tornado)
             except ScalefrontError as err:
@@ -216,10 +221,9 @@ class RoiPane(VerticalScroll):
                 return
 
     def _show(self, view: RoiView | str) -> None:
-        app = self._app
         if isinstance(view, str):
             self.query_one("#roi-verdict", Static).update(Text(view, style="bold red"))
-            app.roi_updates += 1
+            self.post_message(RoiUpdated(view))
             return
         self.view = view
         self.query_one("#roi-verdict", Static).update(Text(view.verdict, style="bold"))
@@ -227,7 +231,7 @@ class RoiPane(VerticalScroll):
         table.priority = _roi_priority([c.name for c in view.columns], view)
         table.load(view.table, view.columns, key=["gpus"])
         self._draw_tornado()
-        app.roi_updates += 1
+        self.post_message(RoiUpdated(view))
 
     def _draw_tornado(self) -> None:
         view = self.view

@@ -1,24 +1,22 @@
-"""The Scenario tab: the scenario's values as a form, every problem listed at the top."""
+"""The Scenario tab: the scenario's values as a form, every problem listed at the top.
+
+Up: `ScenarioEdited` with the form's texts whenever a field changes. Down: `load(values)` the scenario as run,
+`show_check(...)` the app's check of the edits."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import ClassVar
 
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Label, Static
+from textual.widgets import Input, Label, Static
 
 from scalefront.api import FORM_FIELDS
+from scalefront_tui.messages import ScenarioEdited
 from scalefront_tui.widgets.fields import Field
-
-if TYPE_CHECKING:
-    from scalefront_tui.app import ScalefrontApp
-
-
-def _app(widget: Any) -> ScalefrontApp:
-    return cast("ScalefrontApp", widget.app)
 
 
 class ScenarioPane(VerticalScroll):
@@ -30,8 +28,13 @@ class ScenarioPane(VerticalScroll):
         Binding("k,up", "scroll_up", "Up", show=False),
     ]
 
+    def __init__(self, values: dict[str, str], *, id: str | None = None) -> None:
+        """`values`: the scenario's texts by field key, as opened."""
+        super().__init__(id=id)
+        self._opened = values
+
     def compose(self) -> ComposeResult:
-        values = _app(self).draft.values()
+        values = self._opened
         yield Static("", id="form-summary")
         for f in FORM_FIELDS:
             with Horizontal(classes="form-row"):
@@ -55,8 +58,13 @@ class ScenarioPane(VerticalScroll):
         for f in FORM_FIELDS:
             self.query_one(f"#f-{f.key}", Field).value = values[f.key]
 
-    def show_check(self, errors: dict[str, str], changes: str) -> None:
-        """Mark the fields with problems and list every problem (or the pending edits) at the top."""
+    @on(Input.Changed)
+    def _edited(self) -> None:
+        self.post_message(ScenarioEdited(self.values()))
+
+    def show_check(self, errors: dict[str, str], changes: str, title: str) -> None:
+        """Mark the fields with problems and list every problem at the top; with none, the pending edits
+        (`changes`), or else the `title` of the scenario as run."""
         labels = {f.key: f.label for f in FORM_FIELDS}
         for f in FORM_FIELDS:
             self.query_one(f"#f-{f.key}", Field).set_class(f.key in errors, "invalid")
@@ -71,7 +79,7 @@ class ScenarioPane(VerticalScroll):
         elif changes:
             summary.update(Text.assemble(("edited, not run yet: ", "bold yellow"), changes, " (ctrl+r runs it)"))
         else:
-            summary.update(Text.assemble(("as run: ", "bold"), _app(self).draft.title))
+            summary.update(Text.assemble(("as run: ", "bold"), title))
 
 
 def describe_changes(before: dict[str, str], after: dict[str, str]) -> str:
