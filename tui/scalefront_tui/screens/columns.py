@@ -19,6 +19,25 @@ class ColumnsScreen(ModalScreen[list[str] | None | bool]):
     """Tick the columns to show (space toggles; enter keeps the choice; a: as many as fit; esc: no change).
     Dismissed with the chosen names, None for "as many as fit", or False for no change."""
 
+    DEFAULT_CSS = """
+    ColumnsScreen {
+        align: center middle;
+    }
+    ColumnsScreen #columns-box {
+        width: 76;
+        max-width: 100%;
+        height: auto;
+        max-height: 100%;
+        padding: 0 1;
+        border: round $primary;
+        background: $surface;
+    }
+    ColumnsScreen #columns-list {
+        height: auto;
+        max-height: 18;
+    }
+    """
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "No change"),
         Binding("enter", "keep", "Show these", priority=True),

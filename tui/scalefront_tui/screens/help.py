@@ -74,6 +74,21 @@ sources are in the README.
 class HelpScreen(ModalScreen[None]):
     """Every key, in a box that scrolls (up/down, j/k, page up/down, home/end)."""
 
+    DEFAULT_CSS = """
+    HelpScreen {
+        align: center middle;
+    }
+    HelpScreen #help-scroll {
+        width: 72;
+        max-width: 100%;
+        height: auto;
+        max-height: 100%;
+        padding: 0 1;
+        border: round $primary;
+        background: $surface;
+    }
+    """
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,question_mark,q", "close", "Close"),
         Binding("j", "scroll('down')", "Down", show=False),

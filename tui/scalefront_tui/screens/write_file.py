@@ -23,6 +23,31 @@ class WriteFileScreen(ModalScreen[Path | None]):
     box is ticked. The name goes through `files` first (served to a browser: only inside the export directory).
     Dismissed with the path written, or None."""
 
+    DEFAULT_CSS = """
+    WriteFileScreen {
+        align: center middle;
+    }
+    WriteFileScreen #write-box {
+        width: 76;
+        max-width: 100%;
+        height: auto;
+        max-height: 100%;
+        padding: 0 1;
+        border: round $primary;
+        background: $surface;
+    }
+    WriteFileScreen #write-path {
+        margin: 1 0 0 0;
+    }
+    WriteFileScreen #write-buttons {
+        height: auto;
+    }
+    WriteFileScreen #write-error {
+        color: $error;
+        height: auto;
+    }
+    """
+
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(

@@ -21,6 +21,20 @@ class ChartsPane(Vertical):
     """One chart at a time: `c` switches, `l` toggles log axes, `[`/`]` the breakdown's GPU count, j/k the
     selected point (the frontier table's cursor)."""
 
+    DEFAULT_CSS = """
+    ChartsPane {
+        height: 1fr;
+    }
+    ChartsPane #chart-title {
+        height: 1;
+        padding: 0 1;
+    }
+    ChartsPane #chart {
+        height: 1fr;
+        padding: 0 1;
+    }
+    """
+
     KINDS: ClassVar[list[tuple[str, str]]] = [
         ("time", "time vs cost"),
         ("scaling", "scaling efficiency"),

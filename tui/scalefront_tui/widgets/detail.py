@@ -49,6 +49,12 @@ class DetailPane(VerticalScroll):
     """One to three configurations side by side: layout, where the step time goes, memory, the network's bill of
     materials, time and cost."""
 
+    DEFAULT_CSS = """
+    DetailPane {
+        padding: 0 1;
+    }
+    """
+
     def compose(self) -> ComposeResult:
         yield Static(EMPTY, id="detail-body")
 

@@ -13,6 +13,12 @@ from textual.widgets import Input
 class Field(Input):
     """A one-line text field (compact: no border) that Esc leaves."""
 
+    DEFAULT_CSS = """
+    Field.invalid {
+        background: $error 30%;
+    }
+    """
+
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "leave", "Back")]
 
     class Left(Message):

@@ -44,6 +44,34 @@ FRONTIER_COLUMNS = [
 class FrontierPane(Vertical):
     """The filter line, the frontier table and (on tall terminals) the time-vs-cost chart."""
 
+    DEFAULT_CSS = """
+    FrontierPane {
+        height: 1fr;
+    }
+    FrontierPane #filter {
+        height: 1;
+        margin: 0 1;
+    }
+    FrontierPane #frontier-table {
+        height: 1fr;
+    }
+    FrontierPane #frontier-chart {
+        display: none;
+    }
+    /* Tall terminals (the app's -tall breakpoint): the chart below the table. */
+    .-tall FrontierPane #frontier-table {
+        height: 1fr;
+        max-height: 50%;
+    }
+    .-tall FrontierPane #frontier-chart {
+        display: block;
+        height: 1fr;
+        padding: 0 1;
+    }
+    """
+    #: Not scoped to the pane: the tall-terminal rules start at the screen, which carries the breakpoint class.
+    SCOPED_CSS = False
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         #: The filter in force, as the app last accepted it: esc in the filter line shows it again.

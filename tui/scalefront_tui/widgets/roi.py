@@ -58,6 +58,41 @@ NUMBER_FIELDS = [
 class RoiPane(VerticalScroll):
     """Verdict, what-ifs, the table per GPU count, the tornado."""
 
+    DEFAULT_CSS = """
+    RoiPane {
+        padding: 0 1;
+    }
+    RoiPane #roi-verdict {
+        height: auto;
+        margin-bottom: 1;
+    }
+    RoiPane #roi-controls {
+        grid-size: 4;
+        grid-columns: 13 1fr 13 1fr;
+        grid-gutter: 0 1;
+        height: auto;
+    }
+    RoiPane #roi-controls Label {
+        height: 1;
+    }
+    RoiPane #roi-controls Select, RoiPane #roi-controls Field {
+        height: 1;
+    }
+    RoiPane #roi-error {
+        height: auto;
+        display: none;
+    }
+    RoiPane #roi-table {
+        height: auto;
+        max-height: 20;
+        margin-top: 1;
+    }
+    RoiPane #roi-tornado {
+        height: auto;
+        margin-top: 1;
+    }
+    """
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("T", "tornado", "Tornado"),
         Binding("enter", "edit", "Edit what-ifs", show=False),

@@ -22,6 +22,29 @@ from scalefront_tui.widgets.fields import Field
 class ScenarioPane(VerticalScroll):
     """The scenario's values as a form: every problem listed at the top, ctrl+r runs, ctrl+s saves."""
 
+    DEFAULT_CSS = """
+    ScenarioPane {
+        padding: 0 1;
+    }
+    ScenarioPane #form-summary {
+        height: auto;
+        margin-bottom: 1;
+    }
+    ScenarioPane .form-row {
+        height: 1;
+    }
+    ScenarioPane .form-label {
+        width: 18;
+    }
+    ScenarioPane .form-row Field {
+        width: 1fr;
+    }
+    ScenarioPane #form-help {
+        margin-top: 1;
+        height: auto;
+    }
+    """
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "edit", "Edit field"),
         Binding("j,down", "scroll_down", "Down", show=False),
