@@ -123,6 +123,29 @@ def legend_lines(entries: Sequence[tuple[str, str, str]], width: int) -> list[Te
     return lines
 
 
+@dataclass(frozen=True)
+class _Scale:
+    """Where data lands: the axes, the data bounds they span and the plot area's size in cells."""
+
+    x: Axis
+    y: Axis
+    x_lo: float
+    x_hi: float
+    y_lo: float
+    y_hi: float
+    width: int
+    height: int
+
+    def cell(self, xv: float, yv: float) -> tuple[int, int] | None:
+        """The (row, column) of a data point, or None outside the plot (or not drawable: log of <= 0)."""
+        tx, ty = _transform(self.x), _transform(self.y)
+        fx = (tx(xv) - tx(self.x_lo)) / (tx(self.x_hi) - tx(self.x_lo))
+        fy = (ty(yv) - ty(self.y_lo)) / (ty(self.y_hi) - ty(self.y_lo))
+        if not (math.isfinite(fx) and math.isfinite(fy)) or not (0 <= fx <= 1 and 0 <= fy <= 1):
+            return None
+        return self.height - 1 - round(fy * (self.height - 1)), round(fx * (self.width - 1))
+
+
 def scatter(
     series: Sequence[Series],
     x: Axis,
@@ -135,38 +158,53 @@ def scatter(
     """A chart of `series` in `width` x `height` cells: legend line(s), y title, the plot with its y ticks, the
     x axis with ticks and title. `selected` is (series index, point index) to highlight."""
     entries = [(MARKERS[i % len(MARKERS)], COLORS[i % len(COLORS)], s.label) for i, s in enumerate(series)]
-    xs_all = [v for s in series for v in s.xs]
-    ys_all = [v for s in series for v in s.ys]
-    x_lo, x_hi = _bounds(xs_all, x)
-    y_lo, y_hi = _bounds(ys_all, y)
     legend = legend_lines([*entries, (OVERLAP, "bold", "several"), (SELECTED, "reverse", "selected")], width)
     plot_h = max(3, height - len(legend) - 4)  # the y title above, the axis, tick labels and x title below
+    x_lo, x_hi = _bounds([v for s in series for v in s.xs], x)
+    y_lo, y_hi = _bounds([v for s in series for v in s.ys], y)
     y_ticks = list(y.ticks) if y.ticks is not None else _nice_ticks(y_lo, y_hi, y.log, max(3, plot_h * 2 // 5))
     y_labels = [y.fmt(v) for v in y_ticks]
     margin = max([len(s) for s in y_labels] + [1]) + 1
-    plot_w = max(4, width - margin)
-    grid = _Grid(plot_w, plot_h)
-    tx, ty = _transform(x), _transform(y)
+    scale = _Scale(x, y, x_lo, x_hi, y_lo, y_hi, max(4, width - margin), plot_h)
+    grid = _marks(series, scale, selected)
+    lines = [*legend, Text(y.title, style="bold"), *_plot_rows(grid, scale, y_ticks, y_labels, margin)]
+    lines += _x_axis(x, x_lo, x_hi, scale.cell, margin, scale.width, y_lo)
+    return [line[:width] if line.cell_len > width else line for line in lines[:height]]
 
-    def cell(xv: float, yv: float) -> tuple[int, int] | None:
-        fx = (tx(xv) - tx(x_lo)) / (tx(x_hi) - tx(x_lo))
-        fy = (ty(yv) - ty(y_lo)) / (ty(y_hi) - ty(y_lo))
-        if not (math.isfinite(fx) and math.isfinite(fy)) or not (0 <= fx <= 1 and 0 <= fy <= 1):
-            return None
-        return plot_h - 1 - round(fy * (plot_h - 1)), round(fx * (plot_w - 1))
 
-    placed: list[list[tuple[int, int] | None]] = []
-    for i, s in enumerate(series):
-        cells = [cell(a, b) for a, b in zip(s.xs, s.ys, strict=True)]
-        placed.append(cells)
+def _marks(series: Sequence[Series], scale: _Scale, selected: tuple[int, int] | None) -> _Grid:
+    """The plot area: each series' line, then its points (⊕ where two series share a cell), their tags, and the
+    selected point over everything."""
+    grid = _Grid(scale.width, scale.height)
+    placed = [[scale.cell(a, b) for a, b in zip(s.xs, s.ys, strict=True)] for s in series]
+    for i, (s, cells) in enumerate(zip(series, placed, strict=True)):
         if s.line:
-            order = sorted((c for c in cells if c is not None), key=lambda c: c[1])
-            for (r0, c0), (r1, c1) in itertools.pairwise(order):
-                steps = max(abs(r1 - r0), abs(c1 - c0))
-                for k in range(1, steps):
-                    row, col = round(r0 + (r1 - r0) * k / steps), round(c0 + (c1 - c0) * k / steps)
-                    if grid.kind[row][col] == "":
-                        grid.put(row, col, LINE, COLORS[i % len(COLORS)], "line")
+            _line(grid, cells, COLORS[i % len(COLORS)])
+    _points(grid, placed)
+    for i, (s, cells) in enumerate(zip(series, placed, strict=True)):
+        for tag, c in zip(s.tags, cells, strict=False):
+            if c is not None and tag:
+                _label(grid, c, tag, COLORS[i % len(COLORS)])
+    if selected is not None and selected[0] < len(placed) and selected[1] < len(placed[selected[0]]):
+        c = placed[selected[0]][selected[1]]
+        if c is not None:
+            grid.put(c[0], c[1], SELECTED, f"reverse bold {COLORS[selected[0] % len(COLORS)]}", "point")
+    return grid
+
+
+def _line(grid: _Grid, cells: Sequence[tuple[int, int] | None], style: str) -> None:
+    """Dots between a series' points, left to right, over empty cells only."""
+    order = sorted((c for c in cells if c is not None), key=lambda c: c[1])
+    for (r0, c0), (r1, c1) in itertools.pairwise(order):
+        steps = max(abs(r1 - r0), abs(c1 - c0))
+        for k in range(1, steps):
+            row, col = round(r0 + (r1 - r0) * k / steps), round(c0 + (c1 - c0) * k / steps)
+            if grid.kind[row][col] == "":
+                grid.put(row, col, LINE, style, "line")
+
+
+def _points(grid: _Grid, placed: Sequence[Sequence[tuple[int, int] | None]]) -> None:
+    """Each series' marker at its points; a cell that two series share gets the overlap glyph."""
     owner: dict[tuple[int, int], int] = {}
     for i, cells in enumerate(placed):
         for c in cells:
@@ -178,28 +216,21 @@ def scatter(
             elif c not in owner:
                 grid.put(c[0], c[1], MARKERS[i % len(MARKERS)], COLORS[i % len(COLORS)], "point")
                 owner[c] = i
-    for i, (s, cells) in enumerate(zip(series, placed, strict=True)):
-        for tag, c in zip(s.tags, cells, strict=False):
-            if c is not None and tag:
-                _label(grid, c, tag, COLORS[i % len(COLORS)])
-    if selected is not None and selected[0] < len(placed) and selected[1] < len(placed[selected[0]]):
-        c = placed[selected[0]][selected[1]]
-        if c is not None:
-            grid.put(c[0], c[1], SELECTED, f"reverse bold {COLORS[selected[0] % len(COLORS)]}", "point")
 
-    lines = list(legend)
+
+def _plot_rows(grid: _Grid, scale: _Scale, ticks: Sequence[float], labels: Sequence[str], margin: int) -> list[Text]:
+    """The plot area's rows behind the y axis, a tick label where a tick falls."""
     tick_rows = {}
-    for v, label in zip(y_ticks, y_labels, strict=True):
-        c = cell(x_lo, v)
+    for v, label in zip(ticks, labels, strict=True):
+        c = scale.cell(scale.x_lo, v)
         if c is not None:
             tick_rows[c[0]] = label
-    lines.append(Text(y.title, style="bold"))
-    for r in range(plot_h):
-        plot_line = Text(tick_rows.get(r, "").rjust(margin - 1) + ("┤" if r in tick_rows else "│"), style="dim")
-        plot_line.append_text(grid.line(r))
-        lines.append(plot_line)
-    lines += _x_axis(x, x_lo, x_hi, cell, margin, plot_w, y_lo)
-    return [line[:width] if line.cell_len > width else line for line in lines[:height]]
+    rows = []
+    for r in range(scale.height):
+        row = Text(tick_rows.get(r, "").rjust(margin - 1) + ("┤" if r in tick_rows else "│"), style="dim")
+        row.append_text(grid.line(r))
+        rows.append(row)
+    return rows
 
 
 def _label(grid: _Grid, at: tuple[int, int], tag: str, style: str) -> None:
