@@ -2,9 +2,11 @@
 
 The UI is driven headless with Textual's Pilot (`app.run_test`); async tests carry pytest-asyncio's
 `asyncio` marker (set per module with `pytestmark`). Sweeps and fabric comparisons run in worker threads and
-bump counters when they finish (`app.sweeps_finished`, `app.roi_updates`); every wait on them is a bounded
-poll that fails with a message instead of hanging. Nothing waits on time: a sweep that must still be running
-is held at the engine's pause gate (`app.start_sweep(paused=True)`).
+bump counters when they finish (`app.sweeps_finished`; `app.roi_updates`, which counts the ROI pane's
+`RoiUpdated` messages); every wait on them is a bounded poll that fails with a message instead of hanging.
+What the screen shows is read through Textual's public API only (`export_screenshot`, `query_one`).
+Nothing waits on time: a sweep that must still be running is held at the engine's pause gate
+(`app.start_sweep(paused=True)`).
 
 Without the UI package (a core-only install) these tests are not collected.
 """
@@ -12,10 +14,12 @@ Without the UI package (a core-only install) these tests are not collected.
 from __future__ import annotations
 
 import importlib.util
+import re
 import time
 from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
+from xml.etree import ElementTree
 
 import pytest
 
@@ -87,9 +91,30 @@ def child_processes() -> Callable[[int], list[int]]:
     return _children
 
 
+SVG_TEXT = "{http://www.w3.org/2000/svg}text"
+
+
 def screen_lines(app: Any) -> list[str]:
-    """What the terminal shows right now, line by line (the screen's composed strips, as text)."""
-    return [strip.text for strip in app.screen._compositor.render_strips()]
+    """What the terminal shows right now, line by line: the text of the app's screenshot (`export_screenshot`,
+    an SVG from Textual's public API, as the snapshot tests take). Its text elements name their line
+    (`clip-path="url(#...-line-N)"`) and start at `x` = column x cell width; blank runs have no element, and
+    a line ends with a newline element."""
+    rows: dict[int, list[tuple[float, str]]] = {}
+    cell_w = 0.0
+    for node in ElementTree.fromstring(app.export_screenshot()).iter(SVG_TEXT):
+        line = re.search(r"-line-(\d+)\)", node.get("clip-path", ""))
+        text = (node.text or "").replace("\N{NO-BREAK SPACE}", " ").replace("\n", "")
+        if line is None or not text:
+            continue
+        cell_w = cell_w or float(node.get("textLength", "0")) / len(text)
+        rows.setdefault(int(line.group(1)), []).append((float(node.get("x", "0")), text))
+    lines = []
+    for y in range(app.size.height):
+        line = ""
+        for x, text in sorted(rows.get(y, [])):
+            line = line.ljust(round(x / cell_w)) + text
+        lines.append(line)
+    return lines
 
 
 def table_rows(app: Any, selector: str = "#frontier-table") -> list[list[str]]:
@@ -110,10 +135,17 @@ def table_headers(app: Any, selector: str = "#frontier-table") -> list[str]:
 
 @pytest.fixture(autouse=True)
 def _steady_cursor(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Text fields do not blink (a blinking cursor would make screenshots differ from run to run)."""
+    """Text fields do not blink (a blinking cursor would make screenshots differ from run to run): every field
+    the app creates starts with Input's `cursor_blink` off."""
     from textual.widgets import Input
 
-    monkeypatch.setattr(Input, "_toggle_cursor", lambda self: None)
+    init = Input.__init__
+
+    def steady(self: Input, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        self.cursor_blink = False
+
+    monkeypatch.setattr(Input, "__init__", steady)
 
 
 @pytest.fixture

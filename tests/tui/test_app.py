@@ -154,8 +154,11 @@ async def test_columns_follow_the_width_and_the_chooser(ui):
         assert table.shown_columns() == wide
 
 
-async def test_y_copies_the_row_and_says_so(ui):
+async def test_y_copies_the_row_and_says_so(ui, monkeypatch):
     app = ScalefrontApp()
+    said: list[str] = []
+    notify = app.notify
+    monkeypatch.setattr(app, "notify", lambda message, **kw: said.append(message) or notify(message, **kw))
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         await ui.wait_for_sweep(pilot)
         await pilot.press("down", "y")
@@ -163,7 +166,7 @@ async def test_y_copies_the_row_and_says_so(ui):
         header, values = app.clipboard.strip().split("\n")
         assert header.split(",")[:3] == ["model", "gpu", "gpus"]
         assert f",{row['gpus']}," in values and row["fabric"] in values
-        assert any("copied the row" in n.message for n in app._notifications)
+        assert any("copied the row" in message for message in said)
 
 
 async def test_marks_survive_a_sort(ui):
