@@ -1,7 +1,7 @@
 """The UI package's layout, read from its source: modules in sub-packages (widgets/, screens/) hold to the same
 boundary as the top level (nothing of scalefront but `scalefront.api`), no import circle exists anywhere in
-the package (imports inside functions and under TYPE_CHECKING count: they are dependencies all the same), and
-no pane or dialog imports the app (messages go up, data goes down)."""
+the package (imports inside functions and under TYPE_CHECKING count: they are dependencies all the same), no
+pane or dialog imports the app (messages go up, data goes down), and modules and functions stay short."""
 
 from __future__ import annotations
 
@@ -67,3 +67,19 @@ def test_no_pane_or_dialog_imports_the_app():
     for name, tree in found.items():
         if name.startswith(("scalefront_tui.widgets", "scalefront_tui.screens")) or name == "scalefront_tui.messages":
             assert "scalefront_tui.app" not in imported(tree, set(found)), name
+
+
+def test_modules_and_functions_are_short():
+    """No module over 500 lines, no function over 60 (decorators and docstrings counted), as the rest of the
+    code is held (tests/test_layout.py)."""
+    long = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if len(text.splitlines()) > 500:
+            long.append(f"{path.name}: {len(text.splitlines())} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno is not None:
+                start = min([d.lineno for d in node.decorator_list] + [node.lineno])
+                if node.end_lineno - start + 1 > 60:
+                    long.append(f"{path.name}: {node.name}, {node.end_lineno - start + 1} lines")
+    assert long == []

@@ -41,6 +41,7 @@ from scalefront.api import (
     message_of,
     parse_filter,
 )
+from scalefront_tui.commands import palette
 from scalefront_tui.files import FileAccess
 from scalefront_tui.messages import FilterApplied, PointSelected, RoiUpdated, ScenarioEdited, WhatIfChanged
 from scalefront_tui.screens import HelpScreen, WriteFileScreen
@@ -459,36 +460,16 @@ class ScalefrontApp(App[None]):
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        for i, (tab, title, _) in enumerate(TABS):
-            name = title.split(" ", 1)[1]
-            yield SystemCommand(f"Go to {name}", f"Open the {name} tab (key {i + 1})", lambda t=tab: self.action_tab(t))
-        yield SystemCommand(
-            "Filter the frontier", "Type a filter: days<10 fabric=ib cost<$2M", self.action_focus_filter
-        )
-        yield SystemCommand("Clear the filter", "Show every frontier row", self._clear_filter)
-        for fabric in sorted(set(self.frontier["fabric"].to_list())) if not self.frontier.is_empty() else []:
-            yield SystemCommand(f"Filter: only {fabric}", f"fabric=={fabric}", lambda f=fabric: self._filter_to(f))
-        for spec in self._specs()[:12]:
-            for descending in (False, True):
-                order = "descending" if descending else "ascending"
-                yield SystemCommand(
-                    f"Sort by {spec.label} ({order})",
-                    spec.doc,
-                    lambda n=spec.name, d=descending: self.action_sort(n, d),
-                )
-        yield SystemCommand("Choose columns", "Pick the frontier table's columns", self.action_choose_columns)
-        yield SystemCommand("Re-run the sweep", "With the Scenario tab's edits, if any", self.action_rerun)
-        yield SystemCommand("Export", "Write what the tab shows to .csv or .parquet", self.action_export)
-        yield SystemCommand(
-            "Save the scenario", "Write the scenario (with edits) to a TOML file", self.action_save_scenario
-        )
-        yield SystemCommand("Toggle light/dark", "Switch the theme", self.action_toggle_theme)
+        fabrics = sorted(set(self.frontier["fabric"].to_list())) if not self.frontier.is_empty() else []
+        yield from palette(self, [(tab, title) for tab, title, _ in TABS], fabrics, self._specs()[:12])
 
-    def _clear_filter(self) -> None:
+    def clear_filter(self) -> None:
+        """Show every frontier row."""
         self.query_one(FrontierPane).set_filter("")
         self.apply_filter("")
 
-    def _filter_to(self, fabric: str) -> None:
+    def filter_fabric(self, fabric: str) -> None:
+        """Show only one fabric's frontier rows, on the Frontier tab."""
         text = f"fabric=={fabric}"
         self.query_one(FrontierPane).set_filter(text)
         self.apply_filter(text)
