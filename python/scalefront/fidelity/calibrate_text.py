@@ -4,14 +4,12 @@ sourced to its fit, for `--catalog`."""
 
 from __future__ import annotations
 
-import json
 import statistics
 from pathlib import Path
-from typing import Any
 
 from scalefront._core import __version__
 from scalefront.fidelity.calibrate import MIN_SIZE_BYTES, Calibration, figure_text, size_text, with_figures
-from scalefront.inputs.catalog.entries import Entry, Range
+from scalefront.fidelity.catalog_toml import entry_lines
 from scalefront.inputs.catalog.loader import Catalog
 
 __all__ = ["fitted_source", "render", "render_toml"]
@@ -55,29 +53,6 @@ def render(c: Calibration) -> str:
     return "\n".join(lines)
 
 
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, Range):
-        low, typical, high = (_toml_value(v) for v in value)
-        return f"{{ low = {low}, typical = {typical}, high = {high} }}"
-    if isinstance(value, int | float):
-        return repr(value)
-    return json.dumps(str(value), ensure_ascii=False)
-
-
-def _entry_lines(header: str, entry: Entry, overrides: dict[str, Any], sources: dict[str, str]) -> list[str]:
-    lines = [f"[{header}]"]
-    for name in type(entry).model_fields:
-        if name in ("sources", "ranges") or (name not in entry.model_fields_set and name not in overrides):
-            continue
-        value = overrides.get(name, entry.ranges.get(name, getattr(entry, name)))
-        lines.append(f"{name} = {_toml_value(value)}")
-    lines += ["", f"[{header}.sources]"]
-    lines += [f"{name} = {_toml_value(text)}" for name, text in sources.items()]
-    return lines
-
-
 def fitted_source(c: Calibration) -> str:
     """The source of every fitted figure."""
     return (
@@ -113,9 +88,9 @@ def render_toml(c: Calibration, name: str, catalog: Catalog) -> str:
         "",
     ]
     entry = with_figures(base, {}).model_copy(update={"name": f"{base.name}, calibrated"})
-    lines += _entry_lines(f"fabrics.{name}", entry, {**c.fitted, "name": entry.name}, sources)
+    lines += entry_lines(f"fabrics.{name}", entry, {**c.fitted, "name": entry.name}, sources)
     price = catalog.fabric_prices.get(s.fabric_id)
     if price is not None:
         lines += [""]
-        lines += _entry_lines(f"prices.fabric.{name}", price, {}, dict(price.sources))
+        lines += entry_lines(f"prices.fabric.{name}", price, {}, dict(price.sources))
     return "\n".join(lines) + "\n"
