@@ -12,6 +12,7 @@ from typing import Annotated, Any, ClassVar, Literal, NamedTuple, cast
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
+from scalefront.inputs.catalog.measured import Measured
 from scalefront.inputs.messages import problem, toml_repr
 
 __all__ = [
@@ -157,6 +158,8 @@ class GpuEntry(Entry):
     speed_cv: Annotated[float, Field(ge=0, le=0.5, allow_inf_nan=False)]
     #: Architecture generation: the regimes of the prediction intervals (data/model_error.toml).
     generation: Literal["ampere", "hopper", "blackwell", "cdna3"]
+    #: Kernel rates `scalefront measure` recorded on the GPU (`[<id>.measured]`); not read by the model yet.
+    measured: Measured | None = Field(default=None, exclude=True)
     _SOURCED_TEXT = ("scale_up_link",)
 
     def core_spec(self) -> dict[str, Any]:
