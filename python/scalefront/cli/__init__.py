@@ -1,5 +1,5 @@
-"""The ``scalefront`` command: one module per subcommand (eval, sweep, merge, validate, bom, roi, calibrate, tui,
-serve), each parsing its options, building one request, calling the library and rendering the answer; ``types``
+"""The ``scalefront`` command: one module per subcommand (eval, sweep, merge, validate, bom, roi, calibrate, measure,
+tui, serve), each parsing its options, building one request, calling the library and rendering the answer; ``types``
 holds the argparse types and ``parser`` what the commands share (the one-line parser, the help formatter, the exit
 statuses, the cluster, price and catalog options).
 
@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from scalefront import api
 from scalefront._core import __version__
-from scalefront.cli import bom, calibrate, merge, roi, serve, sweep, tui, validate
+from scalefront.cli import bom, calibrate, measure, merge, roi, serve, sweep, tui, validate
 from scalefront.cli import eval as evaluate
 from scalefront.cli.parser import (
     EXIT_INTERNAL,
@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"scalefront {__version__}")
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser)
-    for command in (evaluate, sweep, merge, validate, bom, roi, calibrate, tui, serve):
+    for command in (evaluate, sweep, merge, validate, bom, roi, calibrate, measure, tui, serve):
         command.add(sub)
     return parser
 

@@ -5,6 +5,7 @@ one-line usage error."""
 from __future__ import annotations
 
 import argparse
+import datetime
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 
@@ -13,7 +14,9 @@ from scalefront.errors import UsageError
 
 __all__ = [
     "count",
+    "counts",
     "csv_list",
+    "day",
     "decimal",
     "imbalance",
     "level",
@@ -75,6 +78,19 @@ def count(text: str) -> int:
     if value <= 0 or value != value.to_integral_value():
         raise argparse.ArgumentTypeError(f"expected a whole positive number such as 2e12 or 15T, got {text!r}")
     return int(value)
+
+
+def counts(text: str) -> list[int]:
+    """Comma-separated whole positive numbers, each as `count` reads it: `1,2,4,8`, `4K,8K`."""
+    return [count(item) for item in csv_list(text)]
+
+
+def day(text: str) -> str:
+    """A date, YYYY-MM-DD."""
+    try:
+        return datetime.date.fromisoformat(text.strip()).isoformat()
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a date YYYY-MM-DD, got {text!r}") from None
 
 
 def size(text: str) -> int:

@@ -63,6 +63,14 @@ class ProgressLine:
         self.stream.flush()
         self._width = len(line)
 
+    def clear(self) -> None:
+        """Erase the line (before other output to the same terminal); the next call redraws it."""
+        if self.enabled and self._width:
+            self.stream.write("\r" + " " * self._width + "\r")
+            self.stream.flush()
+            self._width = 0
+            self._last = -float("inf")
+
     def close(self) -> None:
         if self.enabled and self._width:
             self.stream.write("\n")

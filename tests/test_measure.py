@@ -1,0 +1,168 @@
+"""`scalefront measure --replay`: the catalog figures fitted to the recorded H200 and H100 runs in data/measurements/
+(checked against medians worked by hand from the JSON), the catalog file it writes (loadable, evaluable, sourced,
+identical bytes for identical input, never overwritten without --force), and the layer shapes a plan measures."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from conftest import DATA, assert_one_line_error, files_in, run
+from scalefront.fidelity.measure.cases import GemmCase, ModelShape, build_plan, layer_gemms
+from scalefront.fidelity.measure.plan import model_request, scenario_requests
+from scalefront.inputs.catalog.loader import Catalog, builtin_catalog
+
+H200 = DATA / "measurements" / "h200-gpu-bench.json"
+H100 = DATA / "measurements" / "h100-gpu-bench.json"
+H100_MOE = DATA / "measurements" / "h100-moe-fp8-bench.json"
+DATE = ["--date", "2026-11-26"]
+
+
+def _replay(tmp_path: Path, capsys: pytest.CaptureFixture[str], *files: Path, gpu: str = "h200") -> tuple[str, dict]:
+    out = tmp_path / "measured.toml"
+    argv = ["measure", *(a for f in files for a in ("--replay", str(f))), "--gpu", gpu, "--out", str(out), *DATE]
+    code, stdout, err = run(argv, capsys)
+    assert code == 0, err
+    return stdout, tomllib.loads(out.read_text(encoding="utf-8"))
+
+
+def test_h200_figures_are_the_medians_worked_by_hand(tmp_path, capsys):
+    stdout, doc = _replay(tmp_path, capsys, H200)
+    gpu = doc["gpus"]["measured"]
+    # 192 layer GEMMs, each 3 x 2mkn over its three times; the middle two of the sorted rates:
+    # llama3-405b TP 8, 4,096 tokens, proj (4096 x 2048 x 16384): 824.6 GFLOP / 1.2066 ms = 683.44 TF/s;
+    # llama3-405b TP 1, 16,384 tokens, qkv (16384 x 16384 x 18432): 29.687 TFLOP / 43.422 ms = 683.69 TF/s.
+    # Median 683.56 / 989 = 0.6912.
+    assert gpu["gemm_efficiency"] == 0.691
+    # No FP8 layer GEMMs in a gpu_bench.py run: the 10 large FP8 GEMMs, middle two 1,272.21 and 1,273.29 TF/s:
+    # 1,272.75 / 1,979 = 0.6431.
+    assert gpu["gemm_efficiency_fp8"] == 0.643
+    # Default backend, 7 runs; the middle one is 16/16 heads, 8,192 x 1: 3.5 x 2 x 16 x 8192^2 x 128 = 962.07
+    # GFLOP in 1.98685 ms = 484.22 TF/s / 989 = 0.4896.
+    assert gpu["attention_efficiency"] == 0.49
+    # Flash backend: the middle of 7 is 64/8 heads, 4,096 x 2: 1,924.1 GFLOP in 7.17386 ms = 268.22 / 989 = 0.2712.
+    assert gpu["attention_efficiency_fa2"] == 0.271
+    # (copy 4,249.82 + triad 4,407.90) / 2 = 4,328.86 GB/s / 4,800 = 0.9018.
+    assert gpu["hbm_efficiency"] == 0.902
+    # Not fitted: the base's (h200), as are the peaks the figures are fractions of.
+    base = builtin_catalog().gpu("h200")
+    assert gpu["sustained_efficiency"] == base.sustained_efficiency
+    assert gpu["peak_bf16_tflops"] == base.peak_bf16_tflops
+    assert "683.6 of 989 TF/s" in stdout and "0.8 -> 0.691" in stdout
+
+
+def test_h100_gpu_and_moe_records_fit_together(tmp_path, capsys):
+    _, doc = _replay(tmp_path, capsys, H100, H100_MOE, gpu="h100-sxm")
+    gpu = doc["gpus"]["measured"]
+    # moe_bench.py's 32 FP8 forward layer GEMMs (llama3-70b/405b, TP 1-8, 8,192 tokens) take precedence over
+    # large shapes; their median is 1,248.1 TF/s / 1,979 = 0.6307.
+    assert gpu["gemm_efficiency_fp8"] == 0.631
+    assert "median of 32 FP8 layer GEMMs (fwd)" in gpu["sources"]["gemm_efficiency_fp8"]
+    # (3,018.60 + 3,065.24) / 2 / 3,350 = 0.9080.
+    assert gpu["hbm_efficiency"] == 0.908
+    measured = gpu["measured"]
+    # Qwen3-30B-A3B experts (2048 -> 768), 32 local, 128 tokens each: 2 x 4096 x 2048 x 768 x 3 = 38.65 GFLOP
+    # grouped in 0.155 ms = 249 TF/s (the report's table).
+    qwen = [e for e in measured["experts"] if (e["hidden"], e["ffn"], e["experts_local"]) == (2048, 768, 32)]
+    assert [round(e["grouped_fwd_tflops"]) for e in qwen] == [249, 572, 671]
+    deepseek = [r for r in measured["token_routing"] if r["experts"] == 256 and r["tokens"] == 16384]
+    assert deepseek[0]["hidden"] == 7168 and round(deepseek[0]["unpermute_ms"], 1) == 10.0
+
+
+def test_the_written_entry_loads_evaluates_and_cites_the_run(tmp_path, capsys):
+    _replay(tmp_path, capsys, H200)
+    path = tmp_path / "measured.toml"
+    cat = Catalog.load(path)
+    gpu = cat.gpu("measured")
+    assert gpu.gemm_efficiency == 0.691 and gpu.measured is not None
+    assert gpu.measured.device == "NVIDIA H200"
+    # 192 layer GEMMs over 126 distinct shapes (some shapes recur across models and token counts).
+    assert len(gpu.measured.gemm_bf16) == len({(p.m, p.k, p.n) for p in gpu.measured.gemm_bf16})
+    assert {a.backend for a in gpu.measured.attention} == {"default", "cudnn", "flash", "efficient"}
+    source = gpu.sources["gemm_efficiency"]
+    assert "NVIDIA H200" in source and "torch 2.11.0+cu130" in source and "gpu_bench.py" in source
+    assert source.endswith("; 2026-11-26") and "scalefront measure" in source
+    # The price is the base's, so eval, bom and roi can use the entry.
+    code, _out, err = run(["eval", "--catalog", str(path), "--gpu", "measured", "--gpus", "64", "--tp", "8"], capsys)
+    assert code == 0, err
+
+
+def test_identical_bytes_and_no_overwrite_without_force(tmp_path, capsys):
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir(), b.mkdir()
+    texts = []
+    for folder in (a, b):
+        argv = ["measure", "--replay", str(H200), "--gpu", "h200", "--out", str(folder / "h200m.toml"), *DATE]
+        assert run(argv, capsys)[0] == 0
+        texts.append((folder / "h200m.toml").read_bytes())
+    assert texts[0].replace(b"/a/", b"/b/") == texts[1]
+    argv = ["measure", "--replay", str(H200), "--gpu", "h200", "--out", str(a / "h200m.toml"), *DATE]
+    assert_one_line_error(*run(argv, capsys), "already exists", "--force")
+    (a / "h200m.toml").write_text("old", encoding="utf-8")
+    assert run([*argv, "--force"], capsys)[0] == 0
+    assert (a / "h200m.toml").read_bytes() == texts[0]
+
+
+def test_the_device_name_finds_the_catalog_gpu(tmp_path, capsys):
+    # "NVIDIA H100 80GB HBM3": H100 names two catalog GPUs; 80GB picks h100-sxm.
+    out = tmp_path / "x.toml"
+    code, stdout, err = run(["measure", "--replay", str(H100), "--out", str(out), *DATE], capsys)
+    assert code == 0, err
+    assert "fitted figures (h100-sxm -> measured)" in stdout
+    assert files_in(tmp_path) == ["x.toml"]
+
+
+def test_layer_gemms_by_hand():
+    cat = builtin_catalog()
+    llama = ModelShape.from_fields("llama3-70b", cat.model("llama3-70b").model_dump())
+    # 64 heads of 128 and 8 KV heads: QKV 8192 -> (8192 + 2 x 1024) / 8; MLP 28,672 wide, gated.
+    assert layer_gemms(llama, 8) == [
+        ("qkv", 8192, 1280),
+        ("proj", 1024, 8192),
+        ("up", 8192, 7168),
+        ("down", 3584, 8192),
+    ]
+    ds = ModelShape.from_fields("deepseek-v3", cat.model("deepseek-v3").model_dump())
+    # MLA: q 7168 -> 1536 -> 128 x (128 + 64) / 8; kv 7168 -> 512 + 64, 512 -> 128 x (128 + 128) / 8; output
+    # 128 x 128 / 8 -> 7168; the 3 dense layers' MLP (18,432); router to 256 experts; one shared 2,048 expert.
+    assert layer_gemms(ds, 8) == [
+        ("q_down", 7168, 1536),
+        ("q_up", 1536, 3072),
+        ("kv_down", 7168, 576),
+        ("kv_up", 512, 4096),
+        ("proj", 2048, 7168),
+        ("up", 7168, 4608),
+        ("down", 2304, 7168),
+        ("router", 7168, 256),
+        ("shared_up", 7168, 512),
+        ("shared_down", 256, 7168),
+    ]
+
+
+def test_the_default_scenario_plan():
+    wanted = scenario_requests("ib-vs-roce", builtin_catalog())
+    (r,) = wanted.requests
+    # tp searched up to 8 (all divide 64 heads and 8 KV heads); micro-batch 1, 2 x 8,192 / cp 1, 2.
+    assert (r.tps, r.tokens, r.batches) == ((1, 2, 4, 8), (4096, 8192, 16384), (1, 2))
+    assert wanted.gpu == "h100-sxm" and not wanted.fp8
+    plan = build_plan(wanted.requests, fp8=False, experts=True, quick=False)
+    gemms = [c for c in plan.cases if isinstance(c, GemmCase)]
+    assert sum(len(c.uses) for c in gemms) == 4 * 4 * 3
+    # Attention: 64/8 heads over TP 1-8, micro-batch 1 and 2, default and flash backends; no experts (dense).
+    assert plan.count(type(plan.cases[-1])) == 4 * 2 * 2
+    quick = build_plan(wanted.requests, fp8=True, experts=True, quick=True)
+    assert quick.rep_ms < plan.rep_ms and {c.dtype for c in quick.cases if isinstance(c, GemmCase)} == {"bf16", "fp8"}
+
+
+def test_a_moe_model_plan_measures_its_experts_by_tokens_per_expert():
+    wanted = model_request("mixtral-8x7b", builtin_catalog(), tps=[1, 8], eps=[8])
+    plan = build_plan(wanted.requests, fp8=False, experts=True, quick=True)
+    experts = [c for c in plan.cases if type(c).__name__ == "ExpertCase"]
+    # 32,768 tokens x top-2 x ep 8 / 8 experts = 65,536 per expert (the model's), and the 128/512/2,048 ladder;
+    # expert TP = the TP degree (1, 8): widths 14,336 and 1,792; one local expert (8 / ep 8).
+    assert sorted({(c.ffn, c.tokens_per_expert) for c in experts}) == [
+        (f, n) for f in (1792, 14336) for n in (128, 512, 2048, 65536)
+    ]
+    assert {c.experts_local for c in experts} == {1}
