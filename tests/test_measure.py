@@ -17,6 +17,7 @@ from scalefront.inputs.catalog.loader import Catalog, builtin_catalog
 H200 = DATA / "measurements" / "h200-gpu-bench.json"
 H100 = DATA / "measurements" / "h100-gpu-bench.json"
 H100_MOE = DATA / "measurements" / "h100-moe-fp8-bench.json"
+H100_QUICK = DATA / "measurements" / "h100-measure-quick.json"
 DATE = ["--date", "2026-11-26"]
 
 
@@ -69,6 +70,20 @@ def test_h100_gpu_and_moe_records_fit_together(tmp_path, capsys):
     assert [round(e["grouped_fwd_tflops"]) for e in qwen] == [249, 572, 671]
     deepseek = [r for r in measured["token_routing"] if r["experts"] == 256 and r["tokens"] == 16384]
     assert deepseek[0]["hidden"] == 7168 and round(deepseek[0]["unpermute_ms"], 1) == 10.0
+
+
+def test_a_real_run_of_this_tool_replays(tmp_path, capsys):
+    # bench.py --quick on a real H100: 253 cases, one of them (Mixtral's FP8 router, 4096 -> 8: FP8 needs dimensions
+    # divisible by 16) unavailable on all 4 TP degrees; listed, not refused.
+    stdout, doc = _replay(tmp_path, capsys, H100_QUICK, gpu="h100-sxm")
+    gpu = doc["gpus"]["measured"]
+    assert "not available in the run (4)" in stdout and "must be divisible by 16" in stdout
+    assert "driver 580.159.04" in gpu["sources"]["gemm_efficiency"] and gpu["sources"]["hbm_efficiency"].endswith(
+        "2026-11-26"
+    )
+    # copy 2,971.3, triad 3,039.4 GB/s: 3,005.3 / 3,350 = 0.8971.
+    assert gpu["hbm_efficiency"] == 0.897
+    assert len(gpu["measured"]["gemm_fp8"]) > 0 and all("wgrad_tflops" in p for p in gpu["measured"]["gemm_fp8"])
 
 
 def test_the_written_entry_loads_evaluates_and_cites_the_run(tmp_path, capsys):
