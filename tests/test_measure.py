@@ -161,7 +161,7 @@ def test_the_default_scenario_plan():
     (r,) = wanted.requests
     # tp searched up to 8 (all divide 64 heads and 8 KV heads); micro-batch 1, 2 x 8,192 / cp 1, 2.
     assert (r.tps, r.tokens, r.batches) == ((1, 2, 4, 8), (4096, 8192, 16384), (1, 2))
-    assert wanted.gpu == "h100-sxm" and not wanted.fp8
+    assert not wanted.fp8
     plan = build_plan(wanted.requests, fp8=False, experts=True, quick=False)
     gemms = [c for c in plan.cases if isinstance(c, GemmCase)]
     assert sum(len(c.uses) for c in gemms) == 4 * 4 * 3

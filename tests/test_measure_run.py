@@ -203,3 +203,17 @@ def test_bench_script_runs_without_scalefront_installed():
     done = subprocess.run([sys.executable, "-S", str(script), "--help"], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert "--quick" in done.stdout
+
+
+def test_the_card_in_hand_is_the_base_not_the_scenarios_gpu(tmp_path, capsys, monkeypatch):
+    class H200(FakeDevice):
+        def describe(self) -> dict[str, Any]:
+            return super().describe() | {"gpu": "NVIDIA H200"}
+
+    monkeypatch.setattr(measure_cli, "open_device", H200)
+    # The default scenario sweeps h100-sxm; the run is on an H200, whose datasheet the figures are fractions of:
+    # HBM median(3,000, 3,100) / 4,800 = 0.635.
+    code, stdout, err = run(["measure", "--quick", "--out", str(tmp_path / "h.toml")], capsys)
+    assert code == 0, err
+    assert "measuring NVIDIA H200 (h200)" in stdout and "fitted figures (h200 -> measured)" in stdout
+    assert "hbm_efficiency              0.85 -> 0.635" in stdout

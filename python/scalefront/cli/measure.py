@@ -119,14 +119,14 @@ def _wanted(args: argparse.Namespace, catalog: Catalog) -> Wanted:
 
 def _measure(args: argparse.Namespace, catalog: Catalog, command: str) -> tuple[dict[str, Any], Run, str]:
     wanted = _wanted(args, catalog)
-    base = args.gpu or wanted.gpu
-    if base is not None:
-        catalog.gpu(base)
+    if args.gpu is not None:
+        catalog.gpu(args.gpu)
     fp8 = wanted.fp8 if args.fp8 is None else args.fp8
     plan = build_plan(wanted.requests, fp8=fp8, experts=not args.no_experts, quick=args.quick)
     device = open_device(plan.rep_ms)
     info = device.describe()
-    base = base or gpu_for(str(info.get("gpu", "")), catalog)
+    # The card in hand, not the scenario's GPU, is what was measured.
+    base = args.gpu or gpu_for(str(info.get("gpu", "")), catalog)
     print(f"measuring {info.get('gpu')} ({base}): {len(plan.cases)} benchmarks; {wanted.what}", flush=True)
     progress = ProgressLine("measuring", noun="benchmarks")
 

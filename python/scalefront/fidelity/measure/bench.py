@@ -163,6 +163,7 @@ def main(argv: Sequence[str] | None = None, device: Callable[[int], Device] | No
     command = "python3 bench.py " + " ".join(argv if argv is not None else sys.argv[1:])
     date = time.strftime("%Y-%m-%d", time.gmtime())
     record = run_plan(plan, dev, date=date, command=command.strip(), on_result=on_result)
+    out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / RECORD_NAME
     tmp = path.with_name(f".{RECORD_NAME}.tmp")
     tmp.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")

@@ -23,12 +23,11 @@ MODEL_TPS = (1, 2, 4, 8)
 
 @dataclass(frozen=True)
 class Wanted:
-    """What a scenario asks to measure: one request per workload, whether it trains in FP8, its GPU (when it
-    names one), and a one-line description."""
+    """What a scenario asks to measure: one request per workload, whether it trains in FP8, and a one-line
+    description."""
 
     requests: tuple[Request, ...]
     fp8: bool
-    gpu: str | None
     what: str
 
 
@@ -79,10 +78,8 @@ def scenario_requests(
     scenario's TP degrees, tokens per micro-batch and expert-parallel degrees."""
     parts = load_mix(source, catalog)
     requests = tuple(_request(p.scenario, tps, tokens, eps) for p in parts)
-    first = parts[0].scenario
-    gpus = first.gpu_names
     fp8 = any("fp8" in p.scenario.space["precisions"] for p in parts)
-    return Wanted(requests, fp8, gpus[0] if len(gpus) == 1 else None, f"scenario {first.name}: {_describe(requests)}")
+    return Wanted(requests, fp8, f"scenario {parts[0].scenario.name}: {_describe(requests)}")
 
 
 def model_request(
@@ -106,7 +103,7 @@ def model_request(
     request = Request(
         _shape(name, entry, entry.seq_len), allowed, tuple(tokens or (entry.seq_len,)), (1,), tuple(eps or (1,))
     )
-    return Wanted((request,), False, None, f"model {name}: {_describe((request,))}")
+    return Wanted((request,), False, f"model {name}: {_describe((request,))}")
 
 
 def _describe(requests: Sequence[Request]) -> str:
