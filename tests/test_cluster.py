@@ -191,13 +191,14 @@ def test_all_rows_from_a_remote_cluster_are_refused(address, small, tmp_path, ca
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_ctrl_c_stops_the_whole_cluster_and_leaves_nothing(tmp_path, signum):
-    # A real process sweeping on a local cluster it started, interrupted once its progress line shows: it exits
-    # 130 (143 for SIGTERM) without writing anything (neither output, nor the workers' hidden --all row files),
-    # and its worker processes are gone.
-    from test_sweep_cli import finish_on_a_terminal, larger_scenario, start_on_a_terminal
+    # A real process sweeping on a local cluster it started, interrupted once its progress line shows (its shards
+    # held at the engine's pause gate, so the sweep cannot end first): it exits 130 (143 for SIGTERM) without
+    # writing anything (neither output, nor the workers' hidden --all row files), and its worker processes are gone.
+    from conftest import SMALL_SCENARIO
+    from test_sweep_cli import finish_on_a_terminal, start_on_a_terminal
 
-    larger_scenario(tmp_path)
-    cmd = [sys.executable, "-m", "scalefront", "sweep", "larger.toml", "--cluster", "local", "--workers", "2"]
+    (tmp_path / "small.toml").write_text(SMALL_SCENARIO, encoding="utf-8")
+    cmd = [sys.executable, "-m", "scalefront", "sweep", "small.toml", "--cluster", "local", "--workers", "2"]
     p, master = start_on_a_terminal([*cmd, "--out", "OUT.csv", "--all", "ALL.csv"], tmp_path)
     workers = psutil.Process(p.pid).children(recursive=True)
     assert workers, "the local cluster's worker processes"
@@ -205,7 +206,7 @@ def test_ctrl_c_stops_the_whole_cluster_and_leaves_nothing(tmp_path, signum):
     out, err = finish_on_a_terminal(p, master)
     assert p.returncode == (130 if signum == signal.SIGINT else 143), err
     assert "Traceback" not in err and "nothing was written" in err.strip().splitlines()[-1], err
-    assert out == "" and sorted(os.listdir(tmp_path)) == ["larger.toml"]
+    assert out == "" and sorted(os.listdir(tmp_path)) == ["small.toml"]
     _, alive = psutil.wait_procs(workers, timeout=60)
     assert alive == []
 

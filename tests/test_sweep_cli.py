@@ -27,7 +27,7 @@ from scalefront.engine.export import StreamWriter, read_frame, write_frame
 from scalefront.engine.limits import LimitExceeded, SweepLimits, projected_s
 from scalefront.engine.sweep import COLUMNS, Progress, run_sweep
 from scalefront.errors import UsageError
-from scalefront.inputs.scenario import builtin_scenarios, load_scenario
+from scalefront.inputs.scenario import load_scenario
 from scalefront.schema import INPUT_COLUMNS, METRIC_COLUMNS
 
 # 1 GPU x 2 counts x 2 fabrics x 2 topologies; tp 1,2,4,8 x pp 1,2 x vpp 2 x mb 2 x recompute 2 x ZeRO 2 x
@@ -435,18 +435,16 @@ def test_time_limit_stops_a_held_sweep_at_the_first_check_past_the_limit(small, 
 # ---------------------------------------------------------------- Ctrl-C
 
 
-def larger_scenario(directory: Path) -> Path:
-    """The large scenario with eight times its GPU counts: ~0.9G configurations, seconds to sweep."""
-    path = directory / "larger.toml"
-    path.write_text(builtin_scenarios()["large"].replace("step = 512", "step = 64"), encoding="utf-8")
-    return path
+#: The environment of a process whose sweep engine waits at the pause gate before its first task
+#: (`scalefront.sweep.run_sweep`), on every worker of a cluster too: the sweep cannot end before a signal arrives.
+HELD = {**os.environ, "SCALEFRONT_TEST_HOLD": "1"}
 
 
 def start_on_a_terminal(cmd: list[str], cwd: Path) -> tuple[subprocess.Popen, int]:
-    """Start `cmd` with its stderr on a pseudo-terminal (so that it draws its progress line) and wait until the
-    progress line appears: the sweep is then running. Returns the process and the terminal's reading end."""
+    """Start `cmd`, held, with its stderr on a pseudo-terminal (so that it draws its progress line), and wait until
+    the progress line appears: the sweep is then running. Returns the process and the terminal's reading end."""
     master, slave = pty.openpty()
-    p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=slave)
+    p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=slave, env=HELD)
     os.close(slave)
     seen = b""
     while b"\rsweep " not in seen:
@@ -492,13 +490,13 @@ def finish_on_a_terminal(p: subprocess.Popen, master: int) -> tuple[str, str]:
     ids=["csv", "parquet", "csv-force-existing", "sigterm-csv", "sigterm-parquet"],
 )
 def test_ctrl_c_and_sigterm_stop_the_sweep_and_leave_nothing(tmp_path, name, force, signum):
-    # A real process, interrupted once it shows progress (an event, not a delay): Ctrl-C exits 130, SIGTERM
-    # (kill, a job scheduler's stop) 143; neither OUT nor any hidden temporary file or directory is left, and
-    # an existing file is untouched.
-    larger_scenario(tmp_path)
+    # A real process, interrupted once it shows progress (an event, not a delay; the sweep is held at the engine's
+    # pause gate, so it cannot end first): Ctrl-C exits 130, SIGTERM (kill, a job scheduler's stop) 143; neither
+    # OUT nor any hidden temporary file or directory is left, and an existing file is untouched.
+    (tmp_path / "small.toml").write_text(SMALL, encoding="utf-8")
     if force:
         (tmp_path / name).write_text("precious\n", encoding="utf-8")
-    cmd = [sys.executable, "-m", "scalefront", "sweep", "larger.toml", "--all", name] + (["--force"] if force else [])
+    cmd = [sys.executable, "-m", "scalefront", "sweep", "small.toml", "--all", name] + (["--force"] if force else [])
     p, master = start_on_a_terminal(cmd, tmp_path)
     p.send_signal(signum)
     out, err = finish_on_a_terminal(p, master)
@@ -507,6 +505,6 @@ def test_ctrl_c_and_sigterm_stop_the_sweep_and_leave_nothing(tmp_path, name, for
     assert "Traceback" not in err and err.strip().endswith(f"scalefront: {word}; nothing was written"), err
     assert out == ""
     left = sorted(os.listdir(tmp_path))
-    assert left == sorted(["larger.toml", *([name] if force else [])]), left
+    assert left == sorted(["small.toml", *([name] if force else [])]), left
     if force:
         assert (tmp_path / name).read_text(encoding="utf-8") == "precious\n"

@@ -8,6 +8,7 @@ engine's vectors and become polars columns without per-row Python objects.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -262,6 +263,10 @@ def run_sweep(
     `done()` / `held()`. `cells` (ascending cell indices, see `scalefront.engine.shards`) sweeps a shard only;
     `threads` limits the engine to that many threads (default: all cores). `clock` gives the elapsed times."""
     handle = handle or SweepHandle()
+    if os.environ.get("SCALEFRONT_TEST_HOLD") == "1":
+        # For the tests that interrupt a real process mid-sweep (tests/helpers/terminal.py): the engine waits at
+        # its pause gate before its first task, so the sweep is still running whenever the signal comes.
+        handle.pause()
     selected = None if cells is None else [int(c) for c in cells]
     total, work_total = _totals(scenario, selected)
 
