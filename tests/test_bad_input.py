@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA, assert_one_line_error, files_in, run, toml_table
+from helpers import DATA, assert_one_line_error, files_in, run, small_scenario, toml_table
 from scalefront import ConfigurationError, evaluate
 from scalefront.errors import CatalogError, UsageError
 from scalefront.inputs.catalog import Catalog
@@ -20,22 +20,21 @@ NOT_UTF8 = b'name = "x"\n\xff\xfe = 1\n'
 #: Words of pydantic's own messages that must never reach a user.
 PYDANTIC_WORDS = re.compile(r"Input should|constrained-|literal\[|list\[|function-|\.str\b|model_type|union_tag")
 
-# The smallest scenario used below (1 GPU x 1 count x 1 fabric x 1 topology; a few layouts).
-SCENARIO = """\
-name = "tiny"
-[workload]
-model = "llama3-8b"
-tokens = 1e11
-global_batch = 64
-[cluster]
-gpu = ["h100-sxm"]
-gpus = [64]
-fabric = ["ib-ndr"]
-topology = ["rail-fat-tree"]
-[parallelism]
-tp = [8]
-pp = [1, 2]
-"""
+# The shared small scenario cut down to 1 GPU x 1 count x 1 fabric x 1 topology and a few layouts, the schedule
+# axes left to their defaults (so that a test may add them).
+SCENARIO = small_scenario(
+    name='"tiny"',
+    gpu='["h100-sxm"]',
+    gpus="[64]",
+    fabric='["ib-ndr"]',
+    topology='["rail-fat-tree"]',
+    tp="[8]",
+    vpp=None,
+    micro_batch=None,
+    recompute=None,
+    zero=None,
+    overlap=None,
+)
 
 
 @pytest.fixture

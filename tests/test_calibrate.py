@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, files_in, run
+from helpers import REPO, files_in, run
 from scalefront import _core
 from scalefront.fidelity.calibrate import FITTED_FIELDS, MIN_SIZE_BYTES, calibrate
 from scalefront.fidelity.nccl_log import parse_log

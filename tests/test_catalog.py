@@ -8,7 +8,7 @@ import re
 import pytest
 
 import scalefront
-from conftest import DATA, toml_table
+from helpers import DATA, toml_table
 from scalefront import Catalog, CatalogError, ScalefrontError, _core, evaluate, load_model_file
 
 KIND_FILES = ["gpus.toml", "scale_up.toml", "fabrics.toml", "topologies.toml"]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import scalefront
-from conftest import DATA, assert_one_line_error, run
+from helpers import DATA, assert_one_line_error, run
 from scalefront import evaluate, schema
 from scalefront.inputs.catalog import Catalog
 

@@ -18,6 +18,7 @@ distributed = pytest.importorskip("distributed", reason="the cluster extra is no
 import cloudpickle  # noqa: E402  (comes with distributed)
 import psutil  # noqa: E402  (comes with distributed)
 
+from helpers import SMALL_SCENARIO, finish_on_a_terminal, roi_problem, start_on_a_terminal  # noqa: E402
 from scalefront.cli import main  # noqa: E402
 from scalefront.engine import cluster  # noqa: E402
 from scalefront.engine.limits import LimitExceeded  # noqa: E402
@@ -194,9 +195,6 @@ def test_ctrl_c_stops_the_whole_cluster_and_leaves_nothing(tmp_path, signum):
     # A real process sweeping on a local cluster it started, interrupted once its progress line shows (its shards
     # held at the engine's pause gate, so the sweep cannot end first): it exits 130 (143 for SIGTERM) without
     # writing anything (neither output, nor the workers' hidden --all row files), and its worker processes are gone.
-    from conftest import SMALL_SCENARIO
-    from test_sweep_cli import finish_on_a_terminal, start_on_a_terminal
-
     (tmp_path / "small.toml").write_text(SMALL_SCENARIO, encoding="utf-8")
     cmd = [sys.executable, "-m", "scalefront", "sweep", "small.toml", "--cluster", "local", "--workers", "2"]
     p, master = start_on_a_terminal([*cmd, "--out", "OUT.csv", "--all", "ALL.csv"], tmp_path)
@@ -216,12 +214,11 @@ def test_the_roi_monte_carlo_on_the_cluster_equals_the_one_machine_run(address):
     # of the comparison (samples, summaries, table, tornado) equals the one-process run's, value for value.
     from scalefront.roi import RoiOptions, compare
     from scalefront.roi.text import verdict
-    from test_roi_compare import small
 
     options = RoiOptions(samples=203, seed=11)  # not a multiple of the shard count: uneven shards
-    here = compare(small(), options=options)
+    here = compare(roi_problem(), options=options)
     seen: list[int] = []
-    there = compare(small(), options=options, cluster=address, on_progress=lambda p: seen.append(p.done))
+    there = compare(roi_problem(), options=options, cluster=address, on_progress=lambda p: seen.append(p.done))
     for name in ("samples", "table", "tornado", "workloads", "breakdown", "frontier"):
         assert getattr(there, name).equals(getattr(here, name)), name
     assert verdict(there) == verdict(here) and not there.mc_cancelled

@@ -8,7 +8,7 @@ import tomllib
 
 import pytest
 
-from conftest import assert_one_line_error, run
+from helpers import assert_one_line_error, run
 from scalefront import ConfigurationError, evaluate
 from scalefront.fidelity import validation
 from scalefront.inputs.catalog import ModelEntry

@@ -26,7 +26,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import DATA, ONE_LINE_ERROR, files_in, scenario_text, toml_table, toml_value
+from helpers import DATA, ONE_LINE_ERROR, files_in, scenario_text, toml_table, toml_value
 from scalefront.cli import main
 
 #: Examples per hypothesis test; the corpus is about 1,000 inputs in all (`test_corpus_size`).

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+import helpers
 from scalefront import Catalog, ConfigurationError, Overlap, evaluate
 from scalefront.inputs.catalog import builtin_catalog
 
@@ -168,10 +169,8 @@ def test_intervals_bracket_the_prediction_and_widen_with_the_level(kw, level):
 
 @pytest.fixture(scope="module")
 def roi_problem():
-    """The small comparison of tests/test_roi_compare.py."""
-    from test_roi_compare import small
-
-    return small()
+    """The small comparison of the ROI tests."""
+    return helpers.roi_problem()
 
 
 @settings(max_examples=6)

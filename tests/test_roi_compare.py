@@ -11,32 +11,19 @@ import math
 import polars as pl
 import pytest
 
-from conftest import assert_one_line_error, files_in, run, scenario_text, toml_table
+from helpers import assert_one_line_error, files_in, roi_problem, run, scenario_text, toml_table
 from scalefront import _core, evaluate
 from scalefront.errors import UsageError
 from scalefront.inputs.catalog import builtin_catalog
-from scalefront.inputs.scenario import read_scenario
 from scalefront.roi import RoiOptions, compare, model_error_residuals
 from scalefront.roi.text import WIDTH, render, verdict
 
 CAT = builtin_catalog()
 
 
-def small(**changes):
-    """The default scenario cut down: 2 GPU counts, the rail tree only, a short layout search."""
-    raw, _ = read_scenario("ib-vs-roce")
-    raw = copy.deepcopy(raw)
-    raw["cluster"].update(gpus=[4096, 16384], topology=["rail-fat-tree"], fabric=["ib-ndr", "roce-400g"])
-    raw["parallelism"].update(tp=[8], cp=[1], vpp=[1, 5], zero=[1], recompute=["selective"])
-    for path, value in changes.items():
-        table, key = path.split(".")
-        raw[table][key] = value
-    return raw, "small.toml"
-
-
 @pytest.fixture(scope="module")
 def result():
-    return compare(small(), options=RoiOptions(samples=400, seed=3))
+    return compare(roi_problem(), options=RoiOptions(samples=400, seed=3))
 
 
 def test_one_row_per_gpu_count_owned_and_like_for_like(result):
@@ -76,23 +63,23 @@ def test_at_the_break_even_premium_both_cost_the_same_per_delivered_token(result
     # --premium set to the break-even premium: savings (rho TCO_B - TCO_A) = 0; a little above, A loses.
     for row in result.table.iter_rows(named=True):
         p = row["break_even_premium"]
-        at = compare(small(**{"cluster.gpus": [row["gpus"]]}), options=RoiOptions(premium=p, samples=1))
+        at = compare(roi_problem(**{"cluster.gpus": [row["gpus"]]}), options=RoiOptions(premium=p, samples=1))
         assert at.table["savings_usd"][0] == pytest.approx(0.0, abs=1e-6 * row["tco_b_usd"])
-        above = compare(small(**{"cluster.gpus": [row["gpus"]]}), options=RoiOptions(premium=p * 1.01, samples=1))
+        above = compare(roi_problem(**{"cluster.gpus": [row["gpus"]]}), options=RoiOptions(premium=p * 1.01, samples=1))
         assert above.table["savings_usd"][0] < 0
 
 
 def test_a_dearer_a_wins_less_often():
     # Raising A's switch price (a catalog file with a dearer range) never raises P(A cheaper) and lowers savings.
     entry = {**CAT.fabric_price("ib-ndr").model_dump(), "sources": dict(CAT.fabric_price("ib-ndr").sources)}
-    base = compare(small(), options=RoiOptions(samples=300))
+    base = compare(roi_problem(), options=RoiOptions(samples=300))
     for k in ("switch_usd",):
         entry[k] = {"low": 64000.0, "typical": 72000.0, "high": 100000.0}
     cat = copy.deepcopy(CAT)
     from scalefront.inputs.catalog import FabricPrice
 
     cat.fabric_prices["ib-ndr"] = FabricPrice.model_validate(entry)
-    dear = compare(small(), catalog=cat, options=RoiOptions(samples=300))
+    dear = compare(roi_problem(), catalog=cat, options=RoiOptions(samples=300))
     for b, d in zip(base.table.iter_rows(named=True), dear.table.iter_rows(named=True), strict=True):
         assert d["p_a_cheaper"] <= b["p_a_cheaper"]
         assert d["savings_usd"] < b["savings_usd"] and d["premium"] > b["premium"]
@@ -122,7 +109,7 @@ def test_tornado_flip_values_flip_the_verdict_when_fed_back():
     # Feed each switch price's flip value back through a catalog with that price (a plain number): the sign of
     # the savings changes; just short of it (towards the typical price) it does not.
     cat = wide_switch_prices()
-    flips = compare(small(), catalog=cat, options=RoiOptions(samples=1))
+    flips = compare(roi_problem(), catalog=cat, options=RoiOptions(samples=1))
     checked = 0
     for row in flips.table.iter_rows(named=True):
         base_positive = row["savings_usd"] > 0
@@ -137,7 +124,7 @@ def test_tornado_flip_values_flip_the_verdict_when_fed_back():
                 fed.fabric_prices[fabric] = fed.fabric_prices[fabric].model_copy(
                     update={"switch_usd": value, "ranges": {}}
                 )
-                r = compare(small(**{"cluster.gpus": [row["gpus"]]}), catalog=fed, options=RoiOptions(samples=1))
+                r = compare(roi_problem(**{"cluster.gpus": [row["gpus"]]}), catalog=fed, options=RoiOptions(samples=1))
                 assert (r.table["savings_usd"][0] > 0) == (base_positive != flipped), (bar, value)
             checked += 1
     assert checked >= 2
@@ -185,13 +172,13 @@ def test_out_and_report_are_atomic_and_refuse_to_overwrite(capsys, tmp_path):
 def test_a_cancelled_monte_carlo_stops_and_says_so():
     handle = _core.RoiHandle()
     handle.cancel()  # before it starts: deterministic, no timing
-    r = compare(small(), options=RoiOptions(samples=5000), handle=handle)
+    r = compare(roi_problem(), options=RoiOptions(samples=5000), handle=handle)
     assert r.mc_cancelled and r.table["samples"][0] < 5000
 
 
 def test_progress_reports_samples():
     seen = []
-    compare(small(), options=RoiOptions(samples=300), on_progress=seen.append)
+    compare(roi_problem(), options=RoiOptions(samples=300), on_progress=seen.append)
     assert seen and seen[-1].done == seen[-1].total == 300 and seen[-1].rate > 0
 
 
@@ -200,7 +187,7 @@ def test_model_error_sources():
     assert len(common) >= 20 and len(collective) >= 10 and "validation" in label
     assert common == sorted(common) and -1.0 < common[0] < 0 < common[-1] < 1.0
     assert model_error_residuals("none", CAT)[:2] == ([], [])
-    none = compare(small(), options=RoiOptions(samples=50, model_error="none"))
+    none = compare(roi_problem(), options=RoiOptions(samples=50, model_error="none"))
     assert not [i for i in none.inputs if "model error" in i.name]
     with pytest.raises(UsageError, match="--model-error"):
         model_error_residuals("/nonexistent.toml", CAT)
@@ -213,7 +200,7 @@ def test_model_error_from_a_file(write):
 
 
 def test_a_workload_mix_weighs_its_workloads():
-    raw, name = small()
+    raw, name = roi_problem()
     wl = raw.pop("workload")
     long = {**wl, "name": "long-context", "seq_len": 16384, "global_batch": 512, "share": 0.3}
     raw["workloads"] = [{**wl, "name": "pretraining", "share": 0.7}, long]
@@ -230,7 +217,7 @@ def test_a_workload_mix_weighs_its_workloads():
 
 
 def test_mix_shares_must_add_up(capsys, write):
-    raw, _ = small()
+    raw, _ = roi_problem()
     wl = raw.pop("workload")
     raw["workloads"] = [{**wl, "share": 0.5}]
     text = scenario_text({k: v for k, v in raw.items() if k != "workloads"})
@@ -241,11 +228,11 @@ def test_mix_shares_must_add_up(capsys, write):
 
 
 def test_a_scenario_price_override_is_certain(write):
-    raw, name = small()
+    raw, name = roi_problem()
     raw["economics"]["prices"] = {"usd_per_kwh": 0.1}
     r = compare((raw, name), options=RoiOptions(samples=20))
     assert "power price" not in [i.name for i in r.inputs]
-    assert "power price" in [i.name for i in compare(small(), options=RoiOptions(samples=20)).inputs]
+    assert "power price" in [i.name for i in compare(roi_problem(), options=RoiOptions(samples=20)).inputs]
 
 
 def test_idle_gpus_seed_arithmetic():
@@ -256,7 +243,7 @@ def test_idle_gpus_seed_arithmetic():
 
 def test_rented_and_unpriced_fabrics_are_refused(capsys, write):
     with pytest.raises(UsageError, match="instance rent"):
-        compare(small(), "ib-ndr", "efa")
+        compare(roi_problem(), "ib-ndr", "efa")
     fab = toml_table("fabrics.my-net", {**CAT.fabric("roce-400g").model_dump(), "sources": {}})
     assert "my-net" not in CAT.fabric_prices and fab  # a fabric without prices is a clear catalog error
     with pytest.raises(Exception, match="no price for fabric"):
@@ -306,8 +293,8 @@ def test_a_cluster_that_is_no_address_is_refused(capsys):
 
 def test_the_cheapest_design_rule_says_which_design_each_fabric_has():
     two_topologies = {"cluster.topology": ["rail-fat-tree", {"name": "fat-tree", "oversubscription": 2.0}]}
-    r = compare(small(**two_topologies), options=RoiOptions(samples=20, design="cheapest"))
-    same = compare(small(**two_topologies), options=RoiOptions(samples=20))
+    r = compare(roi_problem(**two_topologies), options=RoiOptions(samples=20, design="cheapest"))
+    same = compare(roi_problem(**two_topologies), options=RoiOptions(samples=20))
     assert (same.table["topology_a"] == same.table["topology_b"]).all()
     # Each fabric on its own cheapest design costs no more per delivered token than on the shared topology.
     for c, s in zip(r.table.iter_rows(named=True), same.table.iter_rows(named=True), strict=True):
@@ -323,7 +310,7 @@ def test_ctrl_c_during_the_monte_carlo_stops_it_and_writes_nothing(capsys, tmp_p
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        compare(small(), options=RoiOptions(samples=100_000), on_progress=interrupt)
+        compare(roi_problem(), options=RoiOptions(samples=100_000), on_progress=interrupt)
     import scalefront.roi as roi_module
 
     real = roi_module.compare

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA, run
+from helpers import DATA, run, small_scenario
 from scalefront.engine.sweep import run_sweep
 from scalefront.errors import CatalogError, UsageError
 from scalefront.inputs.catalog import builtin_catalog
@@ -24,28 +24,15 @@ from scalefront.schema import INPUT_COLUMNS
 
 CAT = builtin_catalog()
 
-# 1 GPU x 2 counts x 2 fabrics x 1 topology; tp 1,2,4,8 x pp 1,2 (dp searched; every product divides 64 and
-# 128); vpp 2 x micro-batch 2 x recompute 3 x ZeRO 2 x overlap 2 = 48 per layout: 4 x 8 x 48 = 1,536.
-BASE = """\
-name = "small"
-[workload]
-model = "llama3-8b"
-tokens = 1e11
-global_batch = 64
-[cluster]
-gpu = ["h100-sxm"]
-gpus = [64, 128]
-fabric = ["ib-ndr", "roce-400g"]
-topology = ["rail-fat-tree"]
-[parallelism]
-tp = [1, 2, 4, 8]
-pp = [1, 2]
-vpp = [1, 2]
-micro_batch = [1, 2]
-recompute = ["none", "selective", "full"]
-zero = [1, 3]
-overlap = ["dp", "full"]
-"""
+# The shared small scenario with 1 GPU, 1 topology, 3 recompute and 2 named overlap modes: 1 GPU x 2 counts x 2
+# fabrics x 1 topology; tp 1,2,4,8 x pp 1,2 (dp searched; every product divides 64 and 128); vpp 2 x micro-batch
+# 2 x recompute 3 x ZeRO 2 x overlap 2 = 48 per layout: 4 x 8 x 48 = 1,536.
+BASE = small_scenario(
+    gpu='["h100-sxm"]',
+    topology='["rail-fat-tree"]',
+    recompute='["none", "selective", "full"]',
+    overlap='["dp", "full"]',
+)
 
 
 @pytest.fixture

@@ -13,7 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import SMALL_SCENARIO, assert_one_line_error, run, toml_table
+from helpers import SMALL_SCENARIO, assert_one_line_error, run, toml_table
+from helpers.sweeps import load_doc, scenarios
 from scalefront.engine.export import StreamWriter
 from scalefront.engine.shards import (
     PART_KEY,
@@ -30,7 +31,6 @@ from scalefront.engine.sweep import COLUMNS, run_sweep
 from scalefront.errors import UsageError
 from scalefront.inputs.catalog import Catalog
 from scalefront.inputs.scenario import load_scenario
-from test_sweep import _load, scenarios
 
 
 def write_parts(scenario, count: int, directory: Path, all_rows: bool = False) -> list[Path]:
@@ -58,7 +58,7 @@ def test_merged_parts_equal_the_one_machine_sweep(tmp_path_factory, doc, count, 
     # given in any order: the same kept rows, frontier, CSV bytes and counts as one run, and the --all parts
     # concatenated are the one-machine --all rows in the same order.
     directory = tmp_path_factory.mktemp("shards")
-    scenario = _load(directory, doc)
+    scenario = load_doc(directory, doc)
     rows: list[pl.DataFrame] = []
     whole = run_sweep(scenario, on_rows=rows.append)
     paths = write_parts(scenario, count, directory, all_rows=True)

@@ -6,11 +6,8 @@ from __future__ import annotations
 import io
 import json
 import os
-import pty
-import select
 import signal
 import stat
-import subprocess
 import sys
 from pathlib import Path
 
@@ -20,7 +17,14 @@ import pytest
 import scalefront.cli
 import scalefront.engine.job
 import scalefront.engine.sweep
-from conftest import assert_one_line_error, run
+from helpers import (
+    SMALL_SCENARIO,
+    assert_one_line_error,
+    finish_on_a_terminal,
+    run,
+    small_scenario,
+    start_on_a_terminal,
+)
 from scalefront import _core
 from scalefront.cli import main
 from scalefront.engine.export import StreamWriter, read_frame, write_frame
@@ -29,36 +33,6 @@ from scalefront.engine.sweep import COLUMNS, Progress, run_sweep
 from scalefront.errors import UsageError
 from scalefront.inputs.scenario import load_scenario
 from scalefront.schema import INPUT_COLUMNS, METRIC_COLUMNS
-
-# 1 GPU x 2 counts x 2 fabrics x 2 topologies; tp 1,2,4,8 x pp 1,2 x vpp 2 x mb 2 x recompute 2 x ZeRO 2 x
-# overlap 2 (one of them a bare fraction, written as "0.5").
-SMALL = """\
-name = "small"
-[workload]
-model = "llama3-8b"
-tokens = 1e11
-global_batch = 64
-[cluster]
-gpu = ["h100-sxm"]
-gpus = [64, 128]
-fabric = ["ib-ndr", "roce-400g"]
-topology = ["rail-fat-tree", { name = "fat-tree", oversubscription = 2.0 }]
-[parallelism]
-tp = [1, 2, 4, 8]
-pp = [1, 2]
-vpp = [1, 2]
-micro_batch = [1, 2]
-recompute = ["selective", "full"]
-zero = [1, 3]
-overlap = ["dp", 0.5]
-"""
-
-
-@pytest.fixture
-def small(tmp_path) -> Path:
-    path = tmp_path / "small.toml"
-    path.write_text(SMALL, encoding="utf-8")
-    return path
 
 
 def leftovers(directory: Path) -> list[str]:
@@ -86,7 +60,7 @@ def test_frontier_csv_schema(small, tmp_path, capsys):
 def test_read_frame_round_trips_what_scalefront_wrote(small, tmp_path):
     # read_frame: "Read a frame scalefront wrote". The overlap column holds text: names ("dp") or fractions
     # written as in the scenario ("0.5"). A frame whose overlaps are all fractions must read back as text too.
-    small.write_text(SMALL.replace('overlap = ["dp", 0.5]', "overlap = [0.5]"), encoding="utf-8")
+    small.write_text(small_scenario(overlap="[0.5]"), encoding="utf-8")
     frontier = run_sweep(load_scenario(small)).frontier()
     assert frontier.height > 0 and set(frontier["overlap"]) == {"0.5"}
     out = write_frame(frontier, tmp_path / "f.csv")
@@ -170,13 +144,7 @@ def test_empty_all_export_has_the_header(tmp_path, capsys):
     # Nothing fits: 8 GPUs of 80 GB for a 70B model with ZeRO 0 (weights, gradients, Adam: 16 bytes x 70B).
     path = tmp_path / "none.toml"
     path.write_text(
-        SMALL.replace("llama3-8b", "llama3-70b")
-        .replace("gpus = [64, 128]", "gpus = [8]")
-        .replace("zero = [1, 3]", "zero = [0]")
-        .replace("tp = [1, 2, 4, 8]", "tp = [8]")
-        .replace("pp = [1, 2]", "pp = [1]")
-        .replace("vpp = [1, 2]", "vpp = [1]"),
-        encoding="utf-8",
+        small_scenario(model='"llama3-70b"', gpus="[8]", zero="[0]", tp="[8]", pp="[1]", vpp="[1]"), encoding="utf-8"
     )
     every, out = tmp_path / "all.csv", tmp_path / "f.csv"
     code, _, err = run(["sweep", str(path), "--all", str(every), "--out", str(out)], capsys)
@@ -323,7 +291,7 @@ def test_bad_sweep_arguments_exit_2_with_one_line(tmp_path, capsys, monkeypatch,
 
 
 def test_catalog_flag_adds_a_gpu_to_a_scenario(small, my_gpu_catalog, tmp_path, capsys):
-    small.write_text(SMALL.replace('gpu = ["h100-sxm"]', 'gpu = ["my-gpu"]'), encoding="utf-8")
+    small.write_text(small_scenario(gpu='["my-gpu"]'), encoding="utf-8")
     code, _, err = run(["sweep", str(small), "--out", str(tmp_path / "f.csv")], capsys)
     assert_one_line_error(code, "", err, "unknown GPU 'my-gpu'")
     code, _, err = run(
@@ -435,49 +403,6 @@ def test_time_limit_stops_a_held_sweep_at_the_first_check_past_the_limit(small, 
 # ---------------------------------------------------------------- Ctrl-C
 
 
-#: The environment of a process whose sweep engine waits at the pause gate before its first task
-#: (`scalefront.sweep.run_sweep`), on every worker of a cluster too: the sweep cannot end before a signal arrives.
-HELD = {**os.environ, "SCALEFRONT_TEST_HOLD": "1"}
-
-
-def start_on_a_terminal(cmd: list[str], cwd: Path) -> tuple[subprocess.Popen, int]:
-    """Start `cmd`, held, with its stderr on a pseudo-terminal (so that it draws its progress line), and wait until
-    the progress line appears: the sweep is then running. Returns the process and the terminal's reading end."""
-    master, slave = pty.openpty()
-    p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=slave, env=HELD)
-    os.close(slave)
-    seen = b""
-    while b"\rsweep " not in seen:
-        ready, _, _ = select.select([master], [], [], 120)
-        assert ready, f"no progress line in 120 s: {seen!r}"
-        try:
-            seen += os.read(master, 4096)
-        except OSError:  # the terminal closed: the process ended before drawing progress
-            pytest.fail(f"the sweep ended before its progress line: {seen!r} {p.communicate()}")
-    return p, master
-
-
-def finish_on_a_terminal(p: subprocess.Popen, master: int) -> tuple[str, str]:
-    """Wait for the process; its stdout and what it wrote to the terminal after the gate."""
-    try:
-        out, _ = p.communicate(timeout=120)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.communicate()
-    err = b""
-    while True:
-        try:
-            chunk = os.read(master, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        err += chunk
-    os.close(master)
-    return out.decode(), err.decode(errors="replace")
-
-
 @pytest.mark.parametrize(
     "name, force, signum",
     [
@@ -493,7 +418,7 @@ def test_ctrl_c_and_sigterm_stop_the_sweep_and_leave_nothing(tmp_path, name, for
     # A real process, interrupted once it shows progress (an event, not a delay; the sweep is held at the engine's
     # pause gate, so it cannot end first): Ctrl-C exits 130, SIGTERM (kill, a job scheduler's stop) 143; neither
     # OUT nor any hidden temporary file or directory is left, and an existing file is untouched.
-    (tmp_path / "small.toml").write_text(SMALL, encoding="utf-8")
+    (tmp_path / "small.toml").write_text(SMALL_SCENARIO, encoding="utf-8")
     if force:
         (tmp_path / name).write_text("precious\n", encoding="utf-8")
     cmd = [sys.executable, "-m", "scalefront", "sweep", "small.toml", "--all", name] + (["--force"] if force else [])
