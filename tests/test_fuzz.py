@@ -6,7 +6,7 @@ nothing written (the working folder, which holds the inputs and is where outputs
 
 Deterministic: `derandomize=True` and no example database, so every run tries the same corpus. The valid inputs
 the mutations start from are checked to succeed (`test_the_unbroken_inputs_succeed`), so each mutation is the
-reason for its error. `test_corpus_size` (last) counts the corpus.
+reason for its error. Each fuzz test checks that hypothesis tried all its inputs (`fuzz`): about 1,200 in all.
 """
 
 from __future__ import annotations
@@ -17,8 +17,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +28,10 @@ from hypothesis import strategies as st
 from helpers import DATA, ONE_LINE_ERROR, files_in, scenario_text, toml_table, toml_value
 from scalefront.cli import main
 
-#: Examples per hypothesis test; the corpus is about 1,000 inputs in all (`test_corpus_size`).
-FUZZ = settings(derandomize=True, database=None, deadline=None, max_examples=200)
-CORPUS: Counter[str] = Counter()
+#: Inputs per fuzz test (the command lines get twice as many): 200 x 3 files (the catalog ones run twice) + 400
+#: command lines + the real processes = about 1,200 inputs.
+EXAMPLES = 200
+FUZZ = settings(derandomize=True, database=None, deadline=None)
 
 # ---------------------------------------------------------------- the valid inputs the mutations start from
 
@@ -95,9 +95,24 @@ def folder_with(files: dict[str, bytes]) -> Iterator[Path]:
         yield folder
 
 
-def assert_rejected(kind: str, files: dict[str, bytes], argv: list[str]) -> None:
+def fuzz(inputs: st.SearchStrategy[Any], check: Callable[[Any], None], examples: int = EXAMPLES) -> None:
+    """`check(x)` for `examples` inputs drawn from `inputs` (the same ones every run); fails if hypothesis tried
+    fewer, so that a strategy that runs dry cannot shrink the corpus unseen."""
+    tried = 0
+
+    @settings(FUZZ, max_examples=examples)
+    @given(inputs)
+    def each(x: Any) -> None:
+        nonlocal tried
+        tried += 1
+        check(x)
+
+    each()
+    assert tried >= examples, f"hypothesis tried {tried} of {examples} inputs"
+
+
+def assert_rejected(files: dict[str, bytes], argv: list[str]) -> None:
     """One line on stderr, exit 2, no traceback, nothing on stdout, the folder unchanged."""
-    CORPUS[kind] += 1
     with folder_with(files) as folder:
         before = {p: (folder / p).read_bytes() if (folder / p).is_file() else None for p in files_in(folder)}
         code, out, err = run_in(folder, argv)
@@ -483,32 +498,30 @@ def test_the_unbroken_inputs_succeed(argv):
             assert (folder / "out.csv").exists()
 
 
-@FUZZ
-@given(bad_scenarios())
-def test_bad_scenario_files(text):
-    assert_rejected("scenario", {**valid_files(), "scenario.toml": text}, ["sweep", "scenario.toml", "--out", "f.csv"])
-
-
-@FUZZ
-@given(bad_models())
-def test_bad_model_files(text):
-    assert_rejected("model", {**valid_files(), "model.toml": text}, MODEL_ARGS)
-
-
-@FUZZ
-@given(bad_catalogs())
-def test_bad_catalog_files(text):
-    files = {**valid_files(), "catalog.toml": text}
-    assert_rejected("catalog", files, CATALOG_ARGS)
-    assert_rejected("catalog-sweep", files, CATALOG_SWEEP)
-
-
-@settings(FUZZ, max_examples=400)
-@given(bad_command_lines())
-def test_bad_command_lines(argv):
-    assert_rejected(
-        f"cli-{argv[0] if argv[0] in ('eval', 'sweep', 'bom', 'validate', 'roi') else 'other'}", valid_files(), argv
+def test_bad_scenario_files():
+    fuzz(
+        bad_scenarios(),
+        lambda text: assert_rejected(
+            {**valid_files(), "scenario.toml": text}, ["sweep", "scenario.toml", "--out", "f.csv"]
+        ),
     )
+
+
+def test_bad_model_files():
+    fuzz(bad_models(), lambda text: assert_rejected({**valid_files(), "model.toml": text}, MODEL_ARGS))
+
+
+def test_bad_catalog_files():
+    def check(text: bytes) -> None:
+        files = {**valid_files(), "catalog.toml": text}
+        assert_rejected(files, CATALOG_ARGS)
+        assert_rejected(files, CATALOG_SWEEP)
+
+    fuzz(bad_catalogs(), check)
+
+
+def test_bad_command_lines():
+    fuzz(bad_command_lines(), lambda argv: assert_rejected(valid_files(), argv), examples=2 * EXAMPLES)
 
 
 SUBPROCESS_CASES = [
@@ -523,7 +536,6 @@ SUBPROCESS_CASES = [
 
 @pytest.mark.parametrize("argv, files", SUBPROCESS_CASES, ids=[" ".join(c[0]) for c in SUBPROCESS_CASES])
 def test_bad_input_in_a_real_process(argv, files):
-    CORPUS["subprocess"] += 1
     with folder_with(files) as folder:
         before = files_in(folder)
         p = subprocess.run(
@@ -537,12 +549,3 @@ def test_bad_input_in_a_real_process(argv, files):
         assert files_in(folder) == before
     assert p.returncode == 2 and p.stdout == "", (p.returncode, p.stderr)
     assert "Traceback" not in p.stderr and ONE_LINE_ERROR.match(p.stderr), p.stderr
-
-
-def test_corpus_size():
-    # Runs last in this module: every kind of input was tried, and all of them passed the checks above (any
-    # failure stops its test at the first bad example). `pytest -s` prints the counts.
-    print("\nfuzz corpus:", dict(CORPUS), "total", sum(CORPUS.values()))
-    if len(CORPUS) < 9:  # run alone (-k): nothing to count
-        pytest.skip("run with the whole module to count the corpus")
-    assert sum(CORPUS.values()) >= 1000

@@ -130,25 +130,29 @@ def test_mfu_bounded_by_the_kernels_it_is_made_of(kw):
 
 @given(configs())
 def test_accounting_identities_hold_everywhere(kw):
+    # The definitions (the breakdown adds up to the step time, GB = bytes / 1e9, feasible = margin >= 0) are
+    # pinned once, in test_evaluate.py::test_accounting_identities; here the formulas that must hold anywhere.
     r = _evaluate(**kw)
     b = r.breakdown
-    assert math.fsum(dataclasses.astuple(b)) == pytest.approx(r.step_time_s, rel=1e-12)
     assert min(dataclasses.astuple(b)) >= 0 and min(dataclasses.astuple(r.hidden)) >= 0
     work = b.compute_s + b.recompute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s
     assert b.bubble_s / work == pytest.approx((r.pp - 1) / (r.vpp * r.micro_batches), rel=1e-9, abs=1e-15)
-    assert r.memory_per_gpu_gb == pytest.approx(r.memory.memory_per_gpu_bytes / 1e9, rel=1e-15)
-    assert r.feasible == (r.memory.memory_margin_bytes >= 0)
-    assert (r.reason is None) == r.feasible
     assert r.steps == math.ceil(r.tokens / (r.global_batch * r.seq_len))
     rent = CAT.gpu_price(kw["gpu"]).rent_usd_per_gpu_hour
     assert r.cost_rent_usd == pytest.approx(r.gpus * rent * r.time_to_train_s / 3600, rel=1e-12)
 
 
+@pytest.fixture(scope="module")
+def fresh_catalog() -> Catalog:
+    """The built-in catalog parsed again (not the cached one evaluate() uses by default), once for the module."""
+    return Catalog.builtin()
+
+
 @given(configs())
-def test_same_input_same_result(kw):
+def test_same_input_same_result(fresh_catalog, kw):
     first = _evaluate(**kw)
     assert evaluate(**kw) == first
-    assert evaluate(**kw, catalog=Catalog.builtin()) == first  # a freshly parsed catalog changes nothing
+    assert evaluate(**kw, catalog=fresh_catalog) == first  # a freshly parsed catalog changes nothing
 
 
 @given(configs(), st.sampled_from([0.5, 0.8, 0.9]))
