@@ -9,9 +9,10 @@ fn eval(cfg: &Config) -> Evaluation {
 }
 
 #[test]
-fn breakdown_adds_up_to_the_step_time() {
+fn the_reference_run_fits_and_takes_a_finite_step() {
+    // The breakdown adds up to the step time by definition (`summarise` sets step_time_s to breakdown.total_s());
+    // the API pins it once: tests/test_evaluate.py::test_accounting_identities.
     let e = eval(&reference());
-    assert!((e.breakdown.total_s() - e.step_time_s).abs() < 1e-12 * e.step_time_s);
     assert!(e.feasible, "{:?}", e.memory);
     assert!(e.step_time_s > 0.0 && e.step_time_s.is_finite());
 }
