@@ -1,4 +1,4 @@
-"""Fixtures shared by the test modules and the hypothesis profile.
+"""Fixtures shared by the test modules, the hypothesis profile, and the suite's tiers (markers by path).
 
 Helpers that tests import (the in-process command, bad-input checks, TOML writers, the small scenarios) are in
 tests/helpers/; test modules import from there, never from conftest or from one another."""
@@ -15,6 +15,8 @@ from hypothesis import HealthCheck, settings
 
 from helpers import DATA, SMALL_SCENARIO, toml_table
 
+TESTS = Path(__file__).resolve().parent
+
 # Modest example counts keep the suite fast; no database so nothing is written outside tests/; no deadline
 # because the first call of a process parses the catalogs.
 settings.register_profile(
@@ -25,6 +27,56 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile("scalefront")
+
+# ---------------------------------------------------------------- tiers
+
+#: Markers by where a test lives: a folder ("tui/"), a module, or a module and a test-name prefix
+#: ("module.py::test_prefix"). The markers are declared in pyproject.toml (--strict-markers). `python -m pytest`
+#: runs every tier; `make test-fast` leaves out ui, fuzz, cluster and process (CONTRIBUTING.md, "Checks").
+MARKS_BY_PATH: dict[str, tuple[str, ...]] = {
+    "tui/": ("ui",),
+    "tui/test_terminal.py": ("process",),  # the console script in a real pseudo-terminal
+    "tui/test_browser.py": ("process",),  # `scalefront serve` and a headless Chromium
+    "tui/test_serve_security.py": ("process",),  # real `scalefront serve` processes (and a few pure checks)
+    "test_fuzz.py": ("fuzz",),
+    "test_fuzz.py::test_bad_input_in_a_real_process": ("process",),
+    "test_cluster.py": ("cluster",),
+    "test_cluster.py::test_ctrl_c_": ("process",),
+    "test_sweep_cli.py::test_ctrl_c_": ("process",),
+    "test_cli.py::test_subprocess_": ("process",),
+}
+
+
+def _matches(where: str, module: str, node: str) -> bool:
+    if where.endswith("/"):
+        return module.startswith(where)
+    if "::" in where:
+        return node.startswith(where)
+    return module == where
+
+
+def _marks_for(item: pytest.Item) -> set[str]:
+    module = item.path.relative_to(TESTS).as_posix()
+    node = f"{module}::{item.name}"
+    return {mark for where, marks in MARKS_BY_PATH.items() if _matches(where, module, node) for mark in marks}
+
+
+def _check_marks_by_path() -> None:
+    """Every entry names a folder or module that exists and, with a prefix, a test defined there: a renamed test
+    must not drop out of its tier unseen."""
+    for where in MARKS_BY_PATH:
+        module, _, prefix = where.partition("::")
+        path = TESTS / module
+        if not path.exists() or (prefix and f"def {prefix}" not in path.read_text(encoding="utf-8")):
+            raise pytest.UsageError(f"tests/conftest.py: MARKS_BY_PATH entry {where!r} names no test")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    _check_marks_by_path()
+    for item in items:
+        for mark in sorted(_marks_for(item)):
+            item.add_marker(mark)
+
 
 # ---------------------------------------------------------------- fixtures
 
