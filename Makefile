@@ -8,7 +8,7 @@ BUILD := $(PYTHON) -m pip install -q --config-settings=build-args="--profile dev
 FAST := not ui and not fuzz and not cluster and not process
 SOURCES := python tui tests benchmarks
 
-.PHONY: help dev build lint fmt test-fast test
+.PHONY: help dev build lint fmt test-fast test regen regen-check
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -38,3 +38,9 @@ test-fast:  ## the Python tests without the ui, fuzz, cluster and process tiers 
 test:  ## every test: the Rust core's, then the whole Python suite
 	cargo test
 	$(PYTHON) -m pytest
+
+regen:  ## regenerate every derived file (schema, calibration, error model, docs, README figures, UI snapshots)
+	$(PYTHON) tests/regen.py
+
+regen-check:  ## fail when a derived file is stale (the test suite runs this too)
+	$(PYTHON) tests/regen.py --check
