@@ -6,6 +6,8 @@ PYTHON ?= python
 BUILD := $(PYTHON) -m pip install -q --config-settings=build-args="--profile dev-release"
 # The fast tier: everything but the UI, the fuzzing, Dask clusters and real processes (markers: pyproject.toml).
 FAST := not ui and not fuzz and not cluster and not process
+# One pytest worker per core, each test file whole on one worker (its module fixtures built once), as CI runs it.
+PARALLEL := -n auto --dist loadfile
 SOURCES := python tui tests benchmarks
 
 .PHONY: help dev build lint fmt test-fast test regen regen-check
@@ -33,11 +35,11 @@ fmt:  ## format Rust and Python, sort imports
 	ruff format $(SOURCES)
 
 test-fast:  ## the Python tests without the ui, fuzz, cluster and process tiers (about a minute)
-	$(PYTHON) -m pytest -m "$(FAST)"
+	$(PYTHON) -m pytest $(PARALLEL) -m "$(FAST)"
 
 test:  ## every test: the Rust core's, then the whole Python suite
 	cargo test
-	$(PYTHON) -m pytest
+	$(PYTHON) -m pytest $(PARALLEL)
 
 regen:  ## regenerate every derived file (schema, calibration, error model, docs, README figures, UI snapshots)
 	$(PYTHON) tests/regen.py
