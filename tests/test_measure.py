@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA, assert_one_line_error, files_in, run
+from helpers import DATA, assert_one_line_error, files_in, run
 from scalefront.fidelity.measure.cases import GemmCase, ModelShape, build_plan, layer_gemms
 from scalefront.fidelity.measure.plan import model_request, scenario_requests
 from scalefront.inputs.catalog.loader import Catalog, builtin_catalog

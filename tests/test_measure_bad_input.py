@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import DATA, assert_one_line_error, files_in, run
+from helpers import DATA, assert_one_line_error, files_in, run
 
 H200 = json.loads((DATA / "measurements" / "h200-gpu-bench.json").read_text(encoding="utf-8"))
 MOE = json.loads((DATA / "measurements" / "h100-moe-fp8-bench.json").read_text(encoding="utf-8"))

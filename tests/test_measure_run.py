@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conftest import assert_one_line_error, files_in, run
+from helpers import assert_one_line_error, files_in, run
 from scalefront.cli import measure as measure_cli
 from scalefront.fidelity.measure import bench, session
 from scalefront.fidelity.measure.cases import (
