@@ -22,10 +22,12 @@ __all__ = [
     "cell_sizes",
     "collective_times",
     "data_files",
+    "enums",
     "error_categories",
     "evaluate",
     "model_params",
     "network_bom",
+    "parameters",
     "result_records",
     "roi_compare",
     "roi_monte_carlo",
@@ -49,10 +51,14 @@ class _MetricDoc(TypedDict):
     kind: str
     group: str
     doc: str
+    #: "min" or "max" for a metric a sweep can optimise.
+    direction: Literal["min", "max"] | None
 
 class _Schema(TypedDict):
     inputs: list[_InputDoc]
     metrics: list[_MetricDoc]
+    #: The suffix a name carries for its unit, by unit.
+    unit_suffixes: dict[str, str]
 
 #: Columns of a sweep: each axis (index or degree) as uint32, each metric as float64 / int64 / bool.
 _Columns = dict[str, npt.NDArray[Any]]
@@ -252,10 +258,68 @@ class _McReport(TypedDict):
     #: The payback kinds, in the order `OutcomeColumns::payback` indexes them.
     payback_kinds: list[str]
 
+class _ChoiceDoc(TypedDict):
+    """One name a parameter accepts, and its meaning."""
+
+    name: str
+    doc: str
+
+class _ScenarioKeyDoc(TypedDict):
+    """Where a parameter sits in a scenario file: `[table] key`, written in `form` (one, list, counts, degrees,
+    topologies, prices; a list of `min_items` to `max_items` values, 0: no limit); a missing key takes `default`
+    (TOML), or means `means`, or is an error (`required`)."""
+
+    table: str
+    key: str
+    form: str
+    min_items: int
+    max_items: int
+    default: str
+    means: str
+    required: bool
+
+class _ParamDoc(TypedDict):
+    """One input parameter (`scalefront_core::inputs::Param`): a missing value takes `default` (TOML) or means
+    `means`; numbers lie within `ge`/`gt`/`le`/`lt`; a name is one of `choices` (whose names form the type
+    `choice_type`) or an entry of the catalog section `catalog`; `core` is the field it sets
+    (`parallelism.zero_stage`), "" when the Python layer resolves it; `surfaces`: api, flag, bom, column,
+    axis, roi."""
+
+    name: str
+    kind: str
+    group: str
+    doc: str
+    unit: str
+    default: str
+    means: str
+    ge: float | None
+    gt: float | None
+    le: float | None
+    lt: float | None
+    choice_type: str
+    choices: list[_ChoiceDoc]
+    catalog: str
+    surfaces: list[str]
+    core: str
+    scenario: _ScenarioKeyDoc | None
+
+class _EnumDoc(TypedDict):
+    """A named enum: its name, its doc, and each variant's name and doc (the full doc comment)."""
+
+    name: str
+    doc: str
+    variants: list[_ChoiceDoc]
+
 # records:end
 
 def schema() -> _Schema:
     """The output schema, in column order: every input and every metric with its unit, kind, group and doc."""
+
+def parameters() -> list[_ParamDoc]:
+    """Every input parameter of one evaluation and of a sweep space, in the order of the result's input columns."""
+
+def enums() -> list[_EnumDoc]:
+    """Every named enum of the core: its names and docs, in declaration order."""
 
 def error_categories() -> list[str]:
     """Every category a ConfigurationError can carry, in the core's order."""

@@ -10,6 +10,7 @@ pub mod error;
 #[cfg(any(test, feature = "examples"))]
 pub mod examples;
 pub mod hardware;
+pub mod inputs;
 pub mod metrics;
 pub mod names;
 pub mod network;

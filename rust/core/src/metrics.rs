@@ -1,6 +1,7 @@
-//! The output schema, defined once: every input column and every metric of an evaluation, with its unit and
-//! meaning. The Python bindings, `scalefront.Evaluation`, the sweep columns, the CSV/Parquet schema, `--json`
-//! and the README's field table are all derived from these two lists.
+//! The output schema, defined once: every metric of an evaluation, with its unit, meaning and, for those a sweep
+//! can optimise, its direction; the input columns are the `COLUMN` rows of the parameter table
+//! (`crate::inputs::columns`). The Python bindings, `scalefront.Evaluation`, the sweep columns and objectives, the
+//! CSV/Parquet schema, `--json` and the README's field table are all derived from these lists.
 
 use crate::cost::economics::{JOULES_PER_MWH, SECONDS_PER_DAY};
 use crate::step::evaluate::Evaluation;
@@ -63,14 +64,6 @@ impl Group {
     }
 }
 
-/// One input column (a configuration axis or resolved setting). The values are labelled by the Python layer.
-#[derive(Clone, Copy, Debug)]
-pub struct Input {
-    pub name: &'static str,
-    pub kind: Kind,
-    pub doc: &'static str,
-}
-
 /// One output metric.
 #[derive(Clone, Copy, Debug)]
 pub struct Metric {
@@ -83,48 +76,79 @@ pub struct Metric {
     pub doc: &'static str,
     /// The value, as f64 (counts are whole, flags 0 or 1).
     pub value: fn(&Evaluation) -> f64,
+    /// Which way is better, for a metric a sweep can take as an objective (`--objectives`, `[objectives]
+    /// minimize`); None for the others.
+    pub direction: Option<Direction>,
 }
 
-const fn input(name: &'static str, kind: Kind, doc: &'static str) -> Input {
-    Input { name, kind, doc }
+/// Which way a metric is better.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    Minimise,
+    Maximise,
 }
 
-/// The configuration columns, in export order.
-pub const INPUTS: &[Input] = &[
-    input("model", Kind::Text, "catalog model id or model file"),
-    input("gpu", Kind::Text, "GPU id"),
-    input("gpus", Kind::Count, "number of GPUs"),
-    input("scale_up", Kind::Text, "scale-up (NVLink) domain id"),
-    input("fabric", Kind::Text, "scale-out fabric id"),
-    input("topology", Kind::Text, "topology id"),
-    input("oversubscription", Kind::Float, "leaf downlink / uplink bandwidth (1 = non-blocking)"),
-    input("tp", Kind::Count, "tensor-parallel degree"),
-    input("pp", Kind::Count, "pipeline-parallel degree"),
-    input("dp", Kind::Count, "data-parallel degree"),
-    input("cp", Kind::Count, "context-parallel degree"),
-    input("ep", Kind::Count, "expert-parallel degree (ep x etp divides tp x dp x cp)"),
-    input("etp", Kind::Count, "expert tensor-parallel degree"),
-    input("vpp", Kind::Count, "virtual pipeline stages per GPU (interleaved schedule)"),
-    input("micro_batch", Kind::Count, "sequences per micro-batch"),
-    input("global_batch", Kind::Count, "sequences per optimizer step"),
-    input("seq_len", Kind::Count, "tokens per sequence"),
-    input("recompute", Kind::Text, "activation recomputation: none, selective, full"),
-    input("zero", Kind::Count, "ZeRO stage (0-3)"),
-    input("sequence_parallel", Kind::Flag, "Megatron sequence parallelism inside the TP group"),
-    input("overlap", Kind::Text, "which communication may hide behind compute (mode or fractions)"),
-    input("precision", Kind::Text, "GEMM precision: bf16, fp8"),
-    input("flash_attention", Kind::Flag, "fused attention that never stores the scores"),
-    input("grad_reduce_dtype", Kind::Text, "gradient accumulation and reduction format: fp32, bf16"),
-    input("moe_dispatcher", Kind::Text, "MoE token dispatcher: alltoall, flex (DeepEP), allgather"),
-    input("moe_imbalance", Kind::Float, "busiest expert rank's routed tokens / mean (1 = balanced)"),
-    input("tokens", Kind::Float, "training tokens of the run"),
-    input("cost_mode", Kind::Text, "which cost cost_to_train_usd reports: rent, own"),
-    input("interval", Kind::Float, "nominal coverage of the _lo/_hi prediction intervals"),
+impl Direction {
+    pub fn name(self) -> &'static str {
+        match self {
+            Direction::Minimise => "min",
+            Direction::Maximise => "max",
+        }
+    }
+}
+
+impl Metric {
+    /// The value a sweep minimises for this metric as an objective: the metric itself, or its negation when it is
+    /// maximised.
+    pub fn minimised(&self, e: &Evaluation) -> f64 {
+        match self.direction {
+            Some(Direction::Maximise) => -(self.value)(e),
+            _ => (self.value)(e),
+        }
+    }
+}
+
+/// The suffix a name carries for its unit (`time_to_train_days`, `it_power_w`), where the unit has one; names in
+/// other units ("fraction", "tokens/s", "USD/Mtoken", ...) carry none. Metrics and input parameters follow it (a
+/// test holds each list to it), and readers drop it to make a column's label.
+pub const UNIT_SUFFIXES: &[(&str, &str)] = &[
+    ("s", "_s"),
+    ("days", "_days"),
+    ("USD", "_usd"),
+    ("W", "_w"),
+    ("GB", "_gb"),
+    ("bytes", "_bytes"),
+    ("MWh", "_mwh"),
+    ("1/day", "_per_day"),
 ];
 
+/// The suffix for `unit`, if it has one (see `UNIT_SUFFIXES`).
+pub fn unit_suffix(unit: &str) -> Option<&'static str> {
+    UNIT_SUFFIXES.iter().find(|(u, _)| *u == unit).map(|(_, s)| *s)
+}
+
+/// Does `name` carry the suffix of `unit` (before an interval end's `_lo` / `_hi`), where the unit has one?
+pub fn named_for_unit(name: &str, unit: &str) -> bool {
+    let base = name.strip_suffix("_lo").or_else(|| name.strip_suffix("_hi")).unwrap_or(name);
+    unit_suffix(unit).is_none_or(|s| base.ends_with(s))
+}
+
+/// `metric!(name, unit, kind, group, doc, accessor)`, and for a metric a sweep can optimise, its direction last
+/// (`Minimise` or `Maximise`).
 macro_rules! metric {
     ($name:literal, $unit:literal, $kind:ident, $group:ident, $doc:literal, $value:expr) => {
-        Metric { name: $name, unit: $unit, kind: Kind::$kind, group: Group::$group, doc: $doc, value: $value }
+        Metric {
+            name: $name,
+            unit: $unit,
+            kind: Kind::$kind,
+            group: Group::$group,
+            doc: $doc,
+            value: $value,
+            direction: None,
+        }
+    };
+    ($name:literal, $unit:literal, $kind:ident, $group:ident, $doc:literal, $value:expr, $direction:ident) => {
+        Metric { direction: Some(Direction::$direction), ..metric!($name, $unit, $kind, $group, $doc, $value) }
     };
 }
 
@@ -137,7 +161,15 @@ pub const METRICS: &[Metric] = &[
     metric!("step_time_s_hi", "s", Float, Result, "step time, high end of the prediction interval", |e| e
         .step_time_s_hi),
     metric!("tokens_per_s", "tokens/s", Float, Result, "training tokens per second, whole cluster", |e| e.tokens_per_s),
-    metric!("mfu", "fraction", Float, Result, "model FLOPs utilisation (no recomputation counted)", |e| e.mfu),
+    metric!(
+        "mfu",
+        "fraction",
+        Float,
+        Result,
+        "model FLOPs utilisation (no recomputation counted)",
+        |e| e.mfu,
+        Maximise
+    ),
     metric!("hfu", "fraction", Float, Result, "hardware FLOPs utilisation (recomputation counted)", |e| e.hfu),
     metric!("tflops_per_gpu", "TFLOP/s", Float, Result, "model TFLOP/s per GPU", |e| e.tflops_per_gpu),
     metric!(
@@ -188,17 +220,31 @@ pub const METRICS: &[Metric] = &[
     metric!("micro_batches", "", Count, Run, "micro-batches per step per pipeline", |e| e.micro_batches as f64),
     metric!("steps", "", Count, Run, "optimizer steps to train the tokens", |e| e.steps),
     metric!("time_to_train_s", "s", Float, Run, "steps x step time / goodput", |e| e.time_to_train_s),
-    metric!("time_to_train_days", "days", Float, Run, "time_to_train_s in days", |e| e.time_to_train_s
-        / SECONDS_PER_DAY),
+    metric!(
+        "time_to_train_days",
+        "days",
+        Float,
+        Run,
+        "time_to_train_s in days",
+        |e| e.time_to_train_s / SECONDS_PER_DAY,
+        Minimise
+    ),
     metric!("time_to_train_days_lo", "days", Float, Run, "time to train, low end of the prediction interval", |e| e
         .time_to_train_s_lo
         / SECONDS_PER_DAY),
     metric!("time_to_train_days_hi", "days", Float, Run, "time to train, high end of the prediction interval", |e| e
         .time_to_train_s_hi
         / SECONDS_PER_DAY),
-    metric!("energy_mwh", "MWh", Float, Run, "facility energy of the run (IT power x PUE)", |e| e.energy_j
-        / JOULES_PER_MWH),
-    metric!("cost_to_train_usd", "USD", Float, Run, "the run's cost in cost_mode", |e| e.cost_to_train_usd),
+    metric!(
+        "energy_mwh",
+        "MWh",
+        Float,
+        Run,
+        "facility energy of the run (IT power x PUE)",
+        |e| e.energy_j / JOULES_PER_MWH,
+        Minimise
+    ),
+    metric!("cost_to_train_usd", "USD", Float, Run, "the run's cost in cost_mode", |e| e.cost_to_train_usd, Minimise),
     metric!("cost_to_train_usd_lo", "USD", Float, Run, "cost to train, low end of the prediction interval", |e| e
         .cost_to_train_usd_lo),
     metric!("cost_to_train_usd_hi", "USD", Float, Run, "cost to train, high end of the prediction interval", |e| e
@@ -212,8 +258,15 @@ pub const METRICS: &[Metric] = &[
         "the run's busy time at the cluster's levelised total cost of ownership",
         |e| e.cost_own_usd
     ),
-    metric!("usd_per_million_tokens", "USD/Mtoken", Float, Run, "cost_to_train_usd per million training tokens", |e| e
-        .usd_per_million_tokens),
+    metric!(
+        "usd_per_million_tokens",
+        "USD/Mtoken",
+        Float,
+        Run,
+        "cost_to_train_usd per million training tokens",
+        |e| e.usd_per_million_tokens,
+        Minimise
+    ),
     metric!("capex_usd", "USD", Float, Cluster, "servers, network, spares, installation, management network", |e| e
         .capex_usd),
     metric!(
@@ -222,7 +275,8 @@ pub const METRICS: &[Metric] = &[
         Float,
         Cluster,
         "network hardware: NICs, switches, optics, copper, fibre, NVLink trays",
-        |e| e.network_capex_usd
+        |e| e.network_capex_usd,
+        Minimise
     ),
     metric!("it_power_w", "W", Float, Cluster, "IT power while training", |e| e.it_power_w),
     metric!(
@@ -265,28 +319,26 @@ mod tests {
 
     #[test]
     fn names_are_unique_and_carry_their_units() {
-        let mut names: Vec<&str> = INPUTS.iter().map(|i| i.name).chain(METRICS.iter().map(|m| m.name)).collect();
-        let n = names.len();
+        let mut names: Vec<&str> = METRICS.iter().map(|m| m.name).collect();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), n, "a column name is defined twice");
-        let suffix = |unit: &str| match unit {
-            "s" => Some("_s"),
-            "days" => Some("_days"),
-            "USD" => Some("_usd"),
-            "W" => Some("_w"),
-            "GB" => Some("_gb"),
-            "bytes" => Some("_bytes"),
-            "MWh" => Some("_mwh"),
-            _ => None,
-        };
+        assert_eq!(names.len(), METRICS.len(), "a metric is defined twice");
         for m in METRICS {
-            if let Some(s) = suffix(m.unit) {
-                // Interval ends carry the unit before their _lo / _hi suffix.
-                let base = m.name.trim_end_matches("_lo").trim_end_matches("_hi");
-                assert!(base.ends_with(s), "{} is in {} but not named so", m.name, m.unit);
-            }
+            assert!(named_for_unit(m.name, m.unit), "{} is in {} but not named so", m.name, m.unit);
         }
+        // The rule itself: interval ends carry the unit before _lo / _hi; units without a suffix ask for none.
+        assert!(named_for_unit("step_time_s_hi", "s") && !named_for_unit("step_time", "s"));
+        assert!(named_for_unit("mfu", "fraction") && named_for_unit("interruptions_per_day", "1/day"));
+    }
+
+    #[test]
+    fn objectives_are_the_metrics_with_a_direction() {
+        let e = evaluate(&reference()).unwrap();
+        let objectives: Vec<&str> = METRICS.iter().filter(|m| m.direction.is_some()).map(|m| m.name).collect();
+        assert!(objectives.contains(&"time_to_train_days") && objectives.contains(&"mfu"), "{objectives:?}");
+        let mfu = metric("mfu").unwrap();
+        assert_eq!(mfu.minimised(&e), -e.mfu); // maximised: the sweep minimises its negation
+        assert_eq!(metric("cost_to_train_usd").unwrap().minimised(&e), e.cost_to_train_usd);
     }
 
     #[test]

@@ -1,21 +1,32 @@
 //! Enums that travel as names: the catalogs, scenario files, CSV columns and the Python layer spell each
 //! variant the same way, and this is the one place the spelling is written.
 
-/// Declare a fieldless enum whose variants have stable text names: `name()`, `from_name()`, `ALL` and its stub
-/// annotation (a `Literal` of the names), plus (with the `python` feature) extraction from a Python string that
-/// rejects an unknown name with the accepted ones, and conversion into that string.
+/// Declare a fieldless enum whose variants have stable text names: `name()`, `from_name()`, `ALL`, its names and
+/// doc comments (`INFO`, which the bindings export: `_core.enums()`) and its stub annotation (a `Literal` of the
+/// names), plus (with the `python` feature) extraction from a Python string that rejects an unknown name with the
+/// accepted ones, and conversion into that string. The enum and its variants take doc comments only.
 #[macro_export]
 macro_rules! named_enum {
-    ($(#[$meta:meta])* pub enum $name:ident { $($(#[$vmeta:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
-        $(#[$meta])*
+    (
+        $(#[doc = $doc:literal])*
+        pub enum $name:ident { $($(#[doc = $vdoc:literal])* $variant:ident = $text:literal),+ $(,)? }
+    ) => {
+        $(#[doc = $doc])*
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum $name {
-            $($(#[$vmeta])* $variant),+
+            $($(#[doc = $vdoc])* $variant),+
         }
 
         impl $name {
             /// Every variant, in declaration order.
             pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            /// The enum's name, doc, and every variant's name and doc, in declaration order.
+            pub const INFO: $crate::names::EnumInfo = $crate::names::EnumInfo {
+                name: stringify!($name),
+                doc: &[$($doc),*],
+                variants: &[$(($text, &[$($vdoc),*])),+],
+            };
 
             /// The variant's name as files and columns spell it.
             pub fn name(self) -> &'static str {
@@ -80,11 +91,32 @@ macro_rules! named_enum {
     };
 }
 
+/// A named enum as the bindings export it: its Rust name, doc-comment lines, and each variant's name and
+/// doc-comment lines (each line with its leading space, as `records::join_doc` takes them).
+#[derive(Clone, Copy, Debug)]
+pub struct EnumInfo {
+    pub name: &'static str,
+    pub doc: &'static [&'static str],
+    pub variants: &'static [(&'static str, &'static [&'static str])],
+}
+
+impl EnumInfo {
+    /// The variants' names, in declaration order.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.variants.iter().map(|(n, _)| *n).collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     named_enum! {
         /// A test enum.
-        pub enum Colour { Red = "red", DarkBlue = "dark-blue" }
+        pub enum Colour {
+            Red = "red",
+            /// Dark
+            /// blue.
+            DarkBlue = "dark-blue",
+        }
     }
 
     #[test]
@@ -96,5 +128,8 @@ mod tests {
         assert_eq!(Colour::from_name("blue"), None);
         assert_eq!(Colour::names(), "red, dark-blue");
         assert_eq!(<Colour as crate::records::PyHint>::hint(), r#"Literal["red", "dark-blue"]"#);
+        assert_eq!((Colour::INFO.name, Colour::INFO.doc), ("Colour", &[" A test enum."][..]));
+        assert_eq!(Colour::INFO.names(), ["red", "dark-blue"]);
+        assert_eq!(Colour::INFO.variants[1].1, [" Dark", " blue."]);
     }
 }

@@ -153,6 +153,12 @@ impl<T: PyHint> PyHint for Vec<T> {
     }
 }
 
+impl<T: PyHint> PyHint for Option<T> {
+    fn hint() -> String {
+        format!("{} | None", T::hint())
+    }
+}
+
 impl<T: PyHint, const N: usize> PyHint for [T; N] {
     fn hint() -> String {
         format!("list[{}]", T::hint())

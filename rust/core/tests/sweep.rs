@@ -17,6 +17,11 @@ fn gpu_option(spec: GpuSpec, rent_usd_per_gpu_hour: f64, server_usd: f64) -> Gpu
     GpuOption { spec, prices: GpuPrices { rent_usd_per_gpu_hour, server_usd, gpus_per_rack: 32.0 }, scale_ups: vec![0] }
 }
 
+/// The objectives of these names (metrics with a direction).
+fn objectives(names: &[&str]) -> Vec<Objective> {
+    names.iter().map(|n| Objective::named(n).unwrap()).collect()
+}
+
 /// Llama 3 70B on 256 or 512 H100s, two fabrics, two topologies, a searched layout.
 pub fn small_space(objectives: Vec<Objective>, cost_mode: CostMode) -> SweepSpace {
     let roce = roce_400g();
@@ -24,10 +29,9 @@ pub fn small_space(objectives: Vec<Objective>, cost_mode: CostMode) -> SweepSpac
     big.hbm_bytes = 141e9;
     SweepSpace {
         model: llama3_70b(),
-        global_batch: 512,
-        seq_len: 8192,
-        tokens: 1e12,
-        flash_attention: true,
+        parallelism: Parallelism::default(),
+        training: Training { global_batch: 512, seq_len: 8192, tokens: 1e12, ..Training::default() },
+        errors: ErrorModel::none(),
         gpus: vec![gpu_option(h100(), 2.99, 255_000.0), gpu_option(big, 4.5, 312_000.0)],
         scale_ups: vec![ScaleUpOption { spec: nvlink4(), prices: ScaleUpPrices::default() }],
         gpu_counts: vec![256, 512],
@@ -47,7 +51,6 @@ pub fn small_space(objectives: Vec<Objective>, cost_mode: CostMode) -> SweepSpac
         overlap: vec![Overlap { dp: 1.0, tp: 0.0, pp: 0.0, ep: 0.0 }, Overlap { dp: 1.0, tp: 1.0, pp: 1.0, ep: 1.0 }],
         economics: economics(cost_mode),
         reliability: ReliabilitySpec::perfect(),
-        settings: SpaceSettings::default(),
         objectives,
         group_by: vec![],
     }
@@ -106,7 +109,7 @@ fn brute_force(space: &SweepSpace) -> Vec<(Choice, Result<Evaluation, ConfigErro
 }
 
 fn objective_values(space: &SweepSpace, e: &Evaluation) -> Vec<f64> {
-    space.objectives.iter().map(|o| o.value(e)).collect()
+    space.objectives.iter().map(|o| o.0.minimised(e)).collect()
 }
 
 fn dominated(a: &[f64], b: &[f64]) -> bool {
@@ -156,20 +159,20 @@ fn check_against_brute_force(space: &SweepSpace) {
 
 #[test]
 fn frontier_matches_brute_force_time_and_rent_cost() {
-    check_against_brute_force(&small_space(vec![Objective::TimeToTrain, Objective::CostToTrain], CostMode::Rent));
+    check_against_brute_force(&small_space(objectives(&["time_to_train_days", "cost_to_train_usd"]), CostMode::Rent));
 }
 
 #[test]
 fn frontier_matches_brute_force_three_objectives_own_cost() {
     check_against_brute_force(&small_space(
-        vec![Objective::TimeToTrain, Objective::CostToTrain, Objective::Mfu],
+        objectives(&["time_to_train_days", "cost_to_train_usd", "mfu"]),
         CostMode::Own,
     ));
 }
 
 #[test]
 fn grouping_by_a_parallel_axis_keeps_each_groups_frontier() {
-    let mut space = small_space(vec![Objective::TimeToTrain, Objective::CostToTrain], CostMode::Rent);
+    let mut space = small_space(objectives(&["time_to_train_days", "cost_to_train_usd"]), CostMode::Rent);
     let plain = run(&space, &Progress::default(), None);
     space.group_by = vec![Axis::Recompute];
     let grouped = run(&space, &Progress::default(), None);
@@ -182,7 +185,7 @@ fn grouping_by_a_parallel_axis_keeps_each_groups_frontier() {
 
 #[test]
 fn same_space_same_result() {
-    let space = small_space(vec![Objective::TimeToTrain, Objective::CostToTrain], CostMode::Own);
+    let space = small_space(objectives(&["time_to_train_days", "cost_to_train_usd"]), CostMode::Own);
     let a = run(&space, &Progress::default(), None);
     let b = run(&space, &Progress::default(), None);
     assert_eq!(a, b);
@@ -190,7 +193,7 @@ fn same_space_same_result() {
 
 #[test]
 fn cancelled_sweep_stops_and_says_so() {
-    let space = small_space(vec![Objective::TimeToTrain, Objective::CostToTrain], CostMode::Rent);
+    let space = small_space(objectives(&["time_to_train_days", "cost_to_train_usd"]), CostMode::Rent);
     let progress = Progress::default();
     progress.cancel.store(true, Ordering::Relaxed);
     let r = run(&space, &progress, None);
@@ -200,7 +203,7 @@ fn cancelled_sweep_stops_and_says_so() {
 
 #[test]
 fn every_feasible_row_is_streamed_when_asked() {
-    let space = small_space(vec![Objective::TimeToTrain, Objective::CostToTrain], CostMode::Rent);
+    let space = small_space(objectives(&["time_to_train_days", "cost_to_train_usd"]), CostMode::Rent);
     let (tx, rx) = std::sync::mpsc::sync_channel(4);
     let result = std::thread::scope(|s| {
         let h = s.spawn(|| run(&space, &Progress::default(), Some(&tx)));
@@ -232,7 +235,7 @@ fn every_feasible_row_is_streamed_when_asked() {
 
 #[test]
 fn space_size_counts_factorizations_exactly() {
-    let space = small_space(vec![Objective::TimeToTrain, Objective::CostToTrain], CostMode::Rent);
+    let space = small_space(objectives(&["time_to_train_days", "cost_to_train_usd"]), CostMode::Rent);
     // 256 GPUs: tp, pp in {1, 2, 4, 8}: 16 pairs, dp = 256 / (tp pp); same for 512. 2 counts x 16 layouts
     // x 2 GPUs x 2 fabrics x 2 topologies x 2 micro-batches x (2 vpp x 3 recompute x 3 zero x 2 overlap).
     assert_eq!(factorizations(&space, 256).len(), 16);
@@ -242,7 +245,7 @@ fn space_size_counts_factorizations_exactly() {
 #[test]
 fn each_cells_fastest_configuration_is_kept_whatever_the_objectives() {
     // Objectives without time: the fastest configuration of each cluster design must still be among the rows.
-    let space = small_space(vec![Objective::NetworkCapex, Objective::Mfu], CostMode::Rent);
+    let space = small_space(objectives(&["network_capex_usd", "mfu"]), CostMode::Rent);
     let result = run(&space, &Progress::default(), None);
     let all = brute_force(&space);
     let cell = |c: &Choice| (c.gpu, c.scale_up, c.gpus, c.fabric, c.topology, c.precision);
@@ -264,7 +267,7 @@ fn a_paused_sweep_holds_until_resumed_and_a_cancel_releases_it() {
     // Gate on events, not time: pause before starting, wait until a worker is held, check nothing was done,
     // then resume and let it finish.
     use std::sync::Arc;
-    let space = small_space(vec![Objective::TimeToTrain, Objective::CostToTrain], CostMode::Rent);
+    let space = small_space(objectives(&["time_to_train_days", "cost_to_train_usd"]), CostMode::Rent);
     let progress = Arc::new(Progress::default());
     progress.pause();
     let (p, s) = (progress.clone(), space.clone());
@@ -321,7 +324,7 @@ fn streamed(space: &SweepSpace, cells: &[u32], threads: usize) -> (SweepResult, 
 
 #[test]
 fn streamed_rows_come_in_enumeration_order_whatever_the_pool_size() {
-    let space = small_space(vec![Objective::TimeToTrain, Objective::CostToTrain], CostMode::Rent);
+    let space = small_space(objectives(&["time_to_train_days", "cost_to_train_usd"]), CostMode::Rent);
     let all: Vec<u32> = (0..cluster_cells(&space).len() as u32).collect();
     let expected = feasible_in_order(&space);
     assert!(expected.len() > 100);
@@ -334,7 +337,7 @@ fn streamed_rows_come_in_enumeration_order_whatever_the_pool_size() {
 
 #[test]
 fn shards_of_cells_merge_to_the_whole_sweep() {
-    let space = small_space(vec![Objective::TimeToTrain, Objective::CostToTrain, Objective::Mfu], CostMode::Own);
+    let space = small_space(objectives(&["time_to_train_days", "cost_to_train_usd", "mfu"]), CostMode::Own);
     let whole = run(&space, &Progress::default(), None);
     let costs = cell_costs(&space);
     let expected_rows = feasible_in_order(&space);
@@ -362,7 +365,7 @@ fn shards_of_cells_merge_to_the_whole_sweep() {
 
 #[test]
 fn cell_sizes_and_costs_add_up_to_the_run() {
-    let mut space = small_space(vec![Objective::TimeToTrain, Objective::CostToTrain], CostMode::Rent);
+    let mut space = small_space(objectives(&["time_to_train_days", "cost_to_train_usd"]), CostMode::Rent);
     space.precisions = vec![Precision::Bf16, Precision::Fp8];
     space.gpus[1].spec.peak_fp8_flops = 0.0; // its FP8 cells are rejected at once: one unit per task
     let sizes = cell_sizes(&space);

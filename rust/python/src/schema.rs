@@ -1,5 +1,6 @@
 //! What the core defines once, for Python to derive its own from: the output schema (inputs and metrics), the
-//! error categories, the result records' keys and types (for the stubs' TypedDicts), and the embedded catalogs.
+//! input parameters and every named enum, the error categories, the result records' keys and types (for the
+//! stubs' TypedDicts), and the embedded catalogs.
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -7,7 +8,8 @@ use scalefront_core::cost::montecarlo::{
     CountReport, McCount, McReport, McSummary, OutcomeColumns, TornadoBar, TypicalReport,
 };
 use scalefront_core::cost::roi::{Comparison, SideReport, SideSpeed};
-use scalefront_core::metrics::{INPUTS, METRICS};
+use scalefront_core::inputs::{columns, ChoiceDoc, EnumDoc, ParamDoc, ScenarioKeyDoc, ENUMS, PARAMS};
+use scalefront_core::metrics::{METRICS, UNIT_SUFFIXES};
 use scalefront_core::network::bom::BomSheet;
 use scalefront_core::records::{FieldDoc, Record, RecordDoc};
 
@@ -15,15 +17,15 @@ use crate::error::{no_panic, Result};
 
 include!(concat!(env!("OUT_DIR"), "/data_files.rs"));
 
-/// The output schema: {"inputs": [{name, kind, doc}], "metrics": [{name, unit, kind, group, doc}]}, in column
-/// order. Everything Python shows or exports is laid out by it.
+/// The output schema: {"inputs": [{name, kind, doc}], "metrics": [{name, unit, kind, group, doc, direction}],
+/// "unit_suffixes": {unit: suffix}}, in column order. Everything Python shows or exports is laid out by it.
 #[pyfunction]
 pub fn schema<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     let inputs = PyList::empty(py);
-    for i in INPUTS {
+    for i in columns() {
         let d = PyDict::new(py);
         d.set_item("name", i.name)?;
-        d.set_item("kind", i.kind.name())?;
+        d.set_item("kind", i.kind.column_kind().name())?;
         d.set_item("doc", i.doc)?;
         inputs.append(d)?;
     }
@@ -35,12 +37,31 @@ pub fn schema<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         d.set_item("kind", m.kind.name())?;
         d.set_item("group", m.group.name())?;
         d.set_item("doc", m.doc)?;
+        d.set_item("direction", m.direction.map(|d| d.name()))?;
         metrics.append(d)?;
     }
     let out = PyDict::new(py);
     out.set_item("inputs", inputs)?;
     out.set_item("metrics", metrics)?;
+    let suffixes = PyDict::new(py);
+    for (unit, suffix) in UNIT_SUFFIXES {
+        suffixes.set_item(unit, suffix)?;
+    }
+    out.set_item("unit_suffixes", suffixes)?;
     Ok(out)
+}
+
+/// Every input parameter of one evaluation and of a sweep space, in the order of the result's input columns
+/// (`scalefront_core::inputs::PARAMS`).
+#[pyfunction]
+pub fn parameters() -> Vec<ParamDoc> {
+    PARAMS.iter().map(|p| p.describe()).collect()
+}
+
+/// Every named enum of the core: its names and docs, in declaration order.
+#[pyfunction]
+pub fn enums() -> Vec<EnumDoc> {
+    ENUMS.iter().map(EnumDoc::of).collect()
 }
 
 /// The categories a ConfigurationError can carry, in the engine's fixed order.
@@ -67,6 +88,10 @@ pub fn result_records() -> Vec<RecordDoc> {
         OutcomeColumns::describe(),
         McCount::describe(),
         McReport::describe(),
+        ChoiceDoc::describe(),
+        ScenarioKeyDoc::describe(),
+        ParamDoc::describe(),
+        EnumDoc::describe(),
     ]
 }
 

@@ -161,7 +161,7 @@ impl<'a> Plan<'a> {
             prices,
             training: &self.trainings[p as usize],
             reliability: &s.reliability,
-            errors: &s.settings.errors,
+            errors: &s.errors,
             gpus: s.gpu_counts[c as usize],
         })
     }
@@ -209,7 +209,7 @@ fn evaluate_schedules(
                         }
                         let mut objectives = [0.0; 3];
                         for (i, o) in space.objectives.iter().take(3).enumerate() {
-                            objectives[i] = o.value(&e);
+                            objectives[i] = o.0.minimised(&e);
                         }
                         acc.offer(frontier_key(plan, cell, choice), *choice, e, objectives, plan.n_obj);
                     }

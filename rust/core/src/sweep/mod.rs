@@ -28,8 +28,7 @@ pub use engine::{run, run_cells};
 pub(crate) use progress::{reason_index, Counts};
 pub use progress::{Progress, REASONS};
 pub use space::{
-    factorizations, space_size, Axis, Choice, DegreeAxis, FabricOption, GpuOption, Objective, ScaleUpOption,
-    SpaceSettings, SweepSpace,
+    factorizations, space_size, Axis, Choice, DegreeAxis, FabricOption, GpuOption, Objective, ScaleUpOption, SweepSpace,
 };
 pub(crate) use space::{inner_combinations, outer_combinations, PARALLEL_AXES};
 

@@ -6,10 +6,9 @@ use crate::cost::reliability::ReliabilitySpec;
 use crate::cost::uncertainty::ErrorModel;
 use crate::error::ConfigError;
 use crate::hardware::{FabricSpec, GpuSpec, ScaleUpSpec, TopologySpec};
-use crate::step::evaluate::{Config, Evaluation};
-use crate::step::parallelism::{
-    AttentionKernel, Dispatcher, GradDtype, Overlap, Parallelism, Precision, Recompute, Training,
-};
+use crate::metrics::{metric, Metric, METRICS};
+use crate::step::evaluate::Config;
+use crate::step::parallelism::{Overlap, Parallelism, Precision, Recompute, Training};
 use crate::step::workload::TransformerSpec;
 
 /// A GPU type and what it costs.
@@ -51,15 +50,46 @@ pub enum DegreeAxis {
     },
 }
 
-crate::named_enum! {
-    /// What a sweep minimises (MFU is maximised).
-    pub enum Objective {
-        TimeToTrain = "time_to_train_days",
-        CostToTrain = "cost_to_train_usd",
-        Mfu = "mfu",
-        UsdPerMillionTokens = "usd_per_million_tokens",
-        Energy = "energy_mwh",
-        NetworkCapex = "network_capex_usd",
+/// What a sweep optimises: any metric with a direction (`metrics::Direction`). The sweep minimises
+/// `Metric::minimised`, the metric's own value (its negation when it is maximised).
+#[derive(Clone, Copy, Debug)]
+pub struct Objective(pub &'static Metric);
+
+impl Objective {
+    /// The objective of this name: a metric with a direction.
+    pub fn named(name: &str) -> Option<Objective> {
+        metric(name).filter(|m| m.direction.is_some()).map(Objective)
+    }
+
+    /// Every objective, in the schema's order.
+    pub fn all() -> impl Iterator<Item = Objective> {
+        METRICS.iter().filter(|m| m.direction.is_some()).map(Objective)
+    }
+
+    pub fn name(self) -> &'static str {
+        self.0.name
+    }
+}
+
+impl PartialEq for Objective {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.name == other.0.name
+    }
+}
+
+#[cfg(feature = "python")]
+impl<'a, 'py> pyo3::FromPyObject<'a, 'py> for Objective {
+    type Error = pyo3::PyErr;
+
+    fn extract(obj: pyo3::Borrowed<'a, 'py, pyo3::PyAny>) -> Result<Self, Self::Error> {
+        let text: String = obj.extract()?;
+        Objective::named(&text).ok_or_else(|| {
+            let names: Vec<&str> = Objective::all().map(Objective::name).collect();
+            pyo3::exceptions::PyValueError::new_err(format!(
+                "{text:?} is not an objective: expected one of {}",
+                names.join(", ")
+            ))
+        })
     }
 }
 
@@ -90,10 +120,14 @@ crate::named_enum! {
 #[cfg_attr(feature = "python", derive(pyo3::FromPyObject), pyo3(from_item_all))]
 pub struct SweepSpace {
     pub model: TransformerSpec,
-    pub global_batch: u32,
-    pub seq_len: u32,
-    pub tokens: f64,
-    pub flash_attention: bool,
+    /// The parallelism every configuration starts from: the shared settings (expert TP, the stage split, FSDP
+    /// resharding, ...); each configuration sets the swept fields (degrees, vpp, micro-batch, ZeRO stage,
+    /// recomputation, sequence parallelism).
+    pub parallelism: Parallelism,
+    /// The training run every configuration shares; each configuration sets the precision.
+    pub training: Training,
+    /// Validation residuals for the prediction intervals.
+    pub errors: ErrorModel,
     pub gpus: Vec<GpuOption>,
     pub scale_ups: Vec<ScaleUpOption>,
     pub gpu_counts: Vec<u32>,
@@ -114,50 +148,10 @@ pub struct SweepSpace {
     /// Economic assumptions, and which cost `cost_to_train_usd` reports.
     pub economics: Economics,
     pub reliability: ReliabilitySpec,
-    /// Settings every configuration of the space shares.
-    #[cfg_attr(feature = "python", pyo3(default))]
-    pub settings: SpaceSettings,
     /// Two or three objectives.
     pub objectives: Vec<Objective>,
     /// Parallel axes whose values also split cells (cluster axes always do).
     pub group_by: Vec<Axis>,
-}
-
-/// Settings every configuration of a space shares (see `Parallelism` and `Training` for their meaning).
-#[derive(Clone, Debug, PartialEq)]
-#[cfg_attr(feature = "python", derive(pyo3::FromPyObject), pyo3(from_item_all))]
-pub struct SpaceSettings {
-    pub etp: u32,
-    pub first_stage_layers: Option<u32>,
-    pub last_stage_layers: Option<u32>,
-    pub embedding_in_split: bool,
-    pub loss_in_split: bool,
-    pub reshard_after_forward: bool,
-    pub grad_reduce_dtype: GradDtype,
-    pub moe_imbalance: f64,
-    pub moe_dispatcher: Dispatcher,
-    pub mtp_layers: u32,
-    /// Validation residuals for the prediction intervals.
-    pub errors: ErrorModel,
-}
-
-impl Default for SpaceSettings {
-    fn default() -> Self {
-        let (par, training) = (Parallelism::default(), Training::default());
-        SpaceSettings {
-            etp: par.etp,
-            first_stage_layers: par.first_stage_layers,
-            last_stage_layers: par.last_stage_layers,
-            embedding_in_split: par.embedding_in_split,
-            loss_in_split: par.loss_in_split,
-            reshard_after_forward: par.reshard_after_forward,
-            grad_reduce_dtype: training.grad_reduce_dtype,
-            moe_imbalance: training.moe_imbalance,
-            moe_dispatcher: training.moe_dispatcher,
-            mtp_layers: training.mtp_layers,
-            errors: ErrorModel::none(),
-        }
-    }
 }
 
 /// One configuration of the space, by value (degrees) or by index into the space's lists (everything else).
@@ -202,20 +196,6 @@ impl Choice {
             Axis::Recompute => self.recompute,
             Axis::Zero => self.zero,
             Axis::Overlap => self.overlap,
-        }
-    }
-}
-
-impl Objective {
-    /// The value to minimise.
-    pub fn value(self, e: &Evaluation) -> f64 {
-        match self {
-            Objective::TimeToTrain => e.time_to_train_s,
-            Objective::CostToTrain => e.cost_to_train_usd,
-            Objective::Mfu => -e.mfu,
-            Objective::UsdPerMillionTokens => e.usd_per_million_tokens,
-            Objective::Energy => e.energy_j,
-            Objective::NetworkCapex => e.network_capex_usd,
         }
     }
 }
@@ -266,7 +246,7 @@ pub fn factorizations(space: &SweepSpace, gpus: u32) -> Vec<[u32; 5]> {
                 };
                 for dp in dps {
                     // MoE parallel folding: the expert layers regroup tp x dp x cp ranks as etp x ep x expert-dp.
-                    let etp = if space.settings.etp == 0 { tp } else { space.settings.etp };
+                    let etp = if space.parallelism.etp == 0 { tp } else { space.parallelism.etp };
                     let stage_ranks = tp as u64 * dp as u64 * cp as u64;
                     let expert_ranks = if stage_ranks.is_multiple_of(etp.max(1) as u64) {
                         (stage_ranks / etp.max(1) as u64).min(u32::MAX as u64) as u32
@@ -360,7 +340,7 @@ impl SweepSpace {
             });
         }
         self.training(0).validate()?;
-        self.settings.errors.validate()?;
+        self.errors.validate()?;
         self.reliability.validate()?;
         Ok(())
     }
@@ -387,26 +367,12 @@ impl SweepSpace {
                 zero_stage: self.zero[c.zero as usize],
                 recompute: self.recompute[c.recompute as usize],
                 sequence_parallel: self.sequence_parallel[c.sequence_parallel as usize],
-                ..self.shared_parallelism()
+                ..self.parallelism.clone()
             },
             training: self.training(c.precision as usize),
             overlap: self.overlap[c.overlap as usize].clone(),
             reliability: self.reliability.clone(),
-            errors: self.settings.errors.clone(),
-        }
-    }
-
-    /// The parallelism settings every configuration shares; the degrees and schedule choices are placeholders.
-    pub(crate) fn shared_parallelism(&self) -> Parallelism {
-        let s = &self.settings;
-        Parallelism {
-            etp: s.etp,
-            first_stage_layers: s.first_stage_layers,
-            last_stage_layers: s.last_stage_layers,
-            embedding_in_split: s.embedding_in_split,
-            loss_in_split: s.loss_in_split,
-            reshard_after_forward: s.reshard_after_forward,
-            ..Parallelism::default()
+            errors: self.errors.clone(),
         }
     }
 
@@ -431,24 +397,14 @@ impl SweepSpace {
             zero_stage: 0,
             recompute: Recompute::None,
             sequence_parallel,
-            ..self.shared_parallelism()
+            ..self.parallelism.clone()
         }
     }
 
     /// The training run with the space's `precision`-th precision.
     pub(crate) fn training(&self, precision: usize) -> Training {
-        Training {
-            global_batch: self.global_batch,
-            seq_len: self.seq_len,
-            tokens: self.tokens,
-            precision: self.precisions.get(precision).copied().unwrap_or(Precision::Bf16),
-            flash_attention: self.flash_attention,
-            attention_kernel: AttentionKernel::Best,
-            grad_reduce_dtype: self.settings.grad_reduce_dtype,
-            moe_imbalance: self.settings.moe_imbalance,
-            moe_dispatcher: self.settings.moe_dispatcher,
-            mtp_layers: self.settings.mtp_layers,
-        }
+        let precision = self.precisions.get(precision).copied().unwrap_or(self.training.precision);
+        Training { precision, ..self.training.clone() }
     }
 
     /// Every price of one cluster design.

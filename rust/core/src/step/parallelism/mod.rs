@@ -13,6 +13,7 @@ pub use stages::{check_schedule, check_stage_split, layers_per_gpu, stage_split,
 crate::named_enum! {
     /// What the backward pass recomputes instead of keeping in memory.
     pub enum Recompute {
+        /// Keep every activation the backward pass needs.
         None = "none",
         /// Recompute the cheap, memory-heavy element-wise parts (norms and the MLP activation) in the backward pass,
         /// as Megatron-Core's `--recompute-modules layernorm,mlp-activation` and DeepSeek-V3 (Sec. 3.2.3) do.
@@ -74,32 +75,46 @@ crate::named_enum! {
 crate::named_enum! {
     /// Number format of the transformer layers' matrix multiplications.
     pub enum Precision {
+        /// BF16 matrix multiplications.
         Bf16 = "bf16",
         /// FP8 matrix multiplications (Transformer Engine); attention and element-wise work stay in BF16.
         Fp8 = "fp8",
     }
 }
 
+/// The parallel layout and schedule of one configuration. A sweep space holds one as the template every
+/// configuration starts from (`SweepSpace::parallelism`) and sets the swept fields per configuration; from Python
+/// those fields may be left out of a template (they default to one GPU, no recomputation, ZeRO 0), and
+/// `scalefront.evaluate` gives every field (a test holds the parameter table to cover them all).
 #[derive(Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "python", derive(pyo3::FromPyObject), pyo3(from_item_all))]
 pub struct Parallelism {
+    #[cfg_attr(feature = "python", pyo3(default = 1))]
     pub tp: u32,
+    #[cfg_attr(feature = "python", pyo3(default = 1))]
     pub pp: u32,
+    #[cfg_attr(feature = "python", pyo3(default = 1))]
     pub dp: u32,
+    #[cfg_attr(feature = "python", pyo3(default = 1))]
     pub cp: u32,
     /// Expert parallelism. With Megatron-Core's MoE parallel folding the expert layers regroup the tp x dp x cp
     /// ranks of a pipeline stage as etp x ep x expert-dp, so ep x etp must divide tp x dp x cp (not dp x cp).
+    #[cfg_attr(feature = "python", pyo3(default = 1))]
     pub ep: u32,
     /// Expert tensor parallelism (Megatron --expert-tensor-parallel-size); 0 = the attention's tp.
-    #[cfg_attr(feature = "python", pyo3(default))]
     pub etp: u32,
     /// Virtual pipeline stages per GPU (interleaved 1F1B); 1 = plain 1F1B.
+    #[cfg_attr(feature = "python", pyo3(default = 1))]
     pub vpp: u32,
+    #[cfg_attr(feature = "python", pyo3(default = 1))]
     pub micro_batch: u32,
     /// 0 = plain data parallel, 1 = optimizer states sharded, 2 = + gradients, 3 = + parameters (FSDP).
+    #[cfg_attr(feature = "python", pyo3(default))]
     pub zero_stage: u32,
+    #[cfg_attr(feature = "python", pyo3(default = Recompute::None))]
     pub recompute: Recompute,
     /// Megatron sequence parallelism inside the TP group (activations of norms and dropout split by tp).
+    #[cfg_attr(feature = "python", pyo3(default = true))]
     pub sequence_parallel: bool,
     /// Accept layers that do not split evenly over pp x vpp virtual stages (published runs use asymmetric
     /// first/last stages); the busiest stage then holds the rounded-up count. Off by default: see
@@ -171,6 +186,8 @@ pub struct Training {
     pub seq_len: u32,
     /// Tokens of the whole run.
     pub tokens: f64,
+    /// Swept in a sweep space (may be left out of its template, as `Parallelism`'s swept fields).
+    #[cfg_attr(feature = "python", pyo3(default = Precision::Bf16))]
     pub precision: Precision,
     /// Fused (flash) attention that never stores the attention scores (Dao et al. 2022). Without it, the
     /// scores are materialised: scale-mask-softmax and dropout kernels stream them through HBM and they stay
