@@ -25,7 +25,7 @@ from helpers import (
     small_scenario,
     start_on_a_terminal,
 )
-from scalefront import _core
+from scalefront import _core, schema
 from scalefront.cli import main
 from scalefront.engine.export import StreamWriter, read_frame, write_frame
 from scalefront.engine.limits import LimitExceeded, SweepLimits, projected_s
@@ -76,7 +76,6 @@ def test_column_names_match_eval_json_keys(capsys):
 
 
 def test_units_are_in_the_names():
-    units = ("_s", "_days", "_gb", "_bytes", "_usd", "_mwh", "_w", "_per_day")
     timed = [
         c
         for c in METRIC_COLUMNS
@@ -91,24 +90,12 @@ def test_units_are_in_the_names():
         if "cost" in c or "capex" in c
     )
     assert "energy_mwh" in METRIC_COLUMNS and "it_power_w" in METRIC_COLUMNS
-    unitless = {
-        "feasible",
-        "mfu",
-        "hfu",
-        "scaling_efficiency",
-        "micro_batches",
-        "steps",
-        "network_tiers",
-        "network_switches",
-        "tflops_per_gpu",
-        "tokens_per_s",
-        "usd_per_million_tokens",
-        "goodput",
-        "params_total",
-        "params_active",
-        "model_flops_per_token",
-    }
-    assert all(c.removesuffix("_lo").removesuffix("_hi").endswith(units) or c in unitless for c in METRIC_COLUMNS)
+    # The core's rule (metrics::UNIT_SUFFIXES): a metric in a unit with a suffix carries it; a new unit or a new
+    # unitless metric needs no list here.
+    assert schema.UNIT_SUFFIXES["days"] == "_days" and schema.UNIT_SUFFIXES["1/day"] == "_per_day"
+    for c in schema.METRICS:
+        suffix = schema.UNIT_SUFFIXES.get(c.unit)
+        assert suffix is None or c.name.removesuffix("_lo").removesuffix("_hi").endswith(suffix), (c.name, c.unit)
 
 
 def test_all_file_has_every_feasible_configuration_once(tmp_path, capsys):

@@ -19,6 +19,7 @@ __all__ = [
     "INPUT_COLUMNS",
     "METRICS",
     "METRIC_COLUMNS",
+    "UNIT_SUFFIXES",
     "Column",
     "column",
 ]
@@ -35,20 +36,19 @@ class Column:
     unit: str = ""
     #: For metrics: result, step, hidden, memory, run, cluster or model; "input" for inputs.
     group: str = "input"
+    #: For a metric a sweep can optimise: "min" or "max" (the objectives); None for the others.
+    direction: str | None = None
 
     @property
     def python_type(self) -> str:
         return {"float": "float", "count": "int", "flag": "bool", "text": "str"}[self.kind]
 
 
-def _load() -> tuple[tuple[Column, ...], tuple[Column, ...]]:
-    raw = core_schema()
-    inputs = tuple(Column(i["name"], i["kind"], i["doc"]) for i in raw["inputs"])
-    metrics = tuple(Column(m["name"], m["kind"], m["doc"], m["unit"], m["group"]) for m in raw["metrics"])
-    return inputs, metrics
-
-
-INPUTS, METRICS = _load()
+_RAW = core_schema()
+INPUTS = tuple(Column(i["name"], i["kind"], i["doc"]) for i in _RAW["inputs"])
+METRICS = tuple(Column(m["name"], m["kind"], m["doc"], m["unit"], m["group"], m["direction"]) for m in _RAW["metrics"])
+#: The suffix a column's name carries for its unit, by unit (``"days": "_days"``); other units ask for none.
+UNIT_SUFFIXES: dict[str, str] = dict(_RAW["unit_suffixes"])
 #: Input and metric column names, in order.
 INPUT_COLUMNS: list[str] = [c.name for c in INPUTS]
 METRIC_COLUMNS: list[str] = [c.name for c in METRICS]

@@ -79,16 +79,6 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "topology_label": ("topo",),
     "network_capex_usd": ("network",),
 }
-_UNIT_SUFFIX = {
-    "s": "_s",
-    "days": "_days",
-    "USD": "_usd",
-    "W": "_w",
-    "GB": "_gb",
-    "bytes": "_bytes",
-    "MWh": "_mwh",
-    "1/day": "_per_day",
-}
 
 
 @dataclass(frozen=True)
@@ -121,7 +111,7 @@ class ColumnSpec:
 
 
 def _default_label(col: schema.Column) -> str:
-    suffix = _UNIT_SUFFIX.get(col.unit, "")
+    suffix = schema.UNIT_SUFFIXES.get(col.unit, "")
     name = col.name.removesuffix(suffix) if suffix and col.name.endswith(suffix) else col.name
     return name.replace("_", " ")
 
