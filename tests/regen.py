@@ -6,7 +6,8 @@
 The steps, each reading what the ones before it wrote:
 
 1. schema and stubs: `python/scalefront/_evaluation.py` (the typed `Evaluation`), the README's column table and the
-   result records' TypedDicts in `python/scalefront/_core.pyi`, from the Rust core's schema
+   result records' TypedDicts in `python/scalefront/_core.pyi`, from the Rust core's schema, and from its parameter
+   table `_enums.py`, `_inputs.py`, the scenario file's tables and the README's input and scenario-key tables
    (`python -m scalefront.dev.schema --write`);
 2. calibration: each GPU's `sustained_efficiency` in `data/gpus.toml`
    (`scalefront validate --calibrate --write data/gpus.toml --force`), then a rebuild (the catalogs are embedded);
@@ -61,6 +62,18 @@ def extension(call: str) -> Any:
 
 
 # ---------------------------------------------------------------------------------------------- 1. schema
+
+
+#: What `python -m scalefront.dev.schema --write` writes: from the output schema and the records, and from the
+#: parameter table (`scalefront.dev.inputs`).
+SCHEMA_FILES = (
+    "python/scalefront/_evaluation.py",
+    "python/scalefront/_core.pyi",
+    "README.md",
+    "python/scalefront/_enums.py",
+    "python/scalefront/_inputs.py",
+    "python/scalefront/inputs/scenario/sections.py",
+)
 
 
 def schema_files(texts: dict[str, str]) -> dict[str, str]:
@@ -200,7 +213,7 @@ class Step:
 
 
 STEPS = [
-    Step("schema", ("python/scalefront/_evaluation.py", "python/scalefront/_core.pyi", "README.md"), schema_files),
+    Step("schema", SCHEMA_FILES, schema_files),
     Step("calibration", ("data/gpus.toml",), calibration, embedded=True),
     Step("error model", ("data/model_error.toml",), error_model, embedded=True),
     Step("validation table", ("docs/validation.md",), validation_docs),

@@ -368,7 +368,7 @@ def test_help_of_eval_shows_the_defaults(capsys):
     _, out, _ = run(["eval", "--help"], capsys)
     text = " ".join(out.split())
     assert "--gpus GPUS number of GPUs (default: 1,024)" in text
-    assert "sequences per step (default: ~4M tokens)" in text
+    assert "sequences per optimizer step (default: ~4M tokens)" in text
 
 
 def test_bom_of_a_torus_has_no_negative_zero(capsys):

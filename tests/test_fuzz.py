@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 from helpers import DATA, ONE_LINE_ERROR, files_in, scenario_text, toml_table, toml_value
 from scalefront.cli import main
+from scalefront.inputs.params import PARAMS
 
 #: Inputs per fuzz test (the command lines get twice as many): 200 x 3 files (the catalog ones run twice) + 400
 #: command lines + the real processes = about 1,200 inputs.
@@ -224,6 +225,8 @@ SCENARIO_BAD: dict[tuple[str, ...], list[Any]] = {
 }
 REQUIRED = [("name",), ("workload",), ("cluster",), ("workload", "model"), ("workload", "tokens"), ("cluster", "gpu")]
 TABLES = ["workload", "cluster", "parallelism", "economics", "objectives"]
+#: Every key a scenario table takes (the core's parameter table says which).
+SCENARIO_KEYS = {p.scenario.key for p in PARAMS if p.scenario}
 
 
 def _set(doc: dict[str, Any], path: tuple[str, ...], value: Any) -> dict[str, Any]:
@@ -251,35 +254,7 @@ def bad_scenarios(draw: st.DrawFn) -> bytes:
         table = draw(st.sampled_from([None, *TABLES]))
         key = draw(NAMES.filter(lambda k: k not in SCENARIO.get(table or "", {}) and k not in SCENARIO))
         doc = _set(SCENARIO, (table, key) if table else (key,), 1)
-        if table and key in {
-            "model",
-            "tokens",
-            "global_batch",
-            "seq_len",
-            "precision",
-            "flash_attention",
-            "gpu",
-            "gpus",
-            "scale_up",
-            "fabric",
-            "topology",
-            "tp",
-            "pp",
-            "cp",
-            "dp",
-            "ep",
-            "vpp",
-            "micro_batch",
-            "sequence_parallel",
-            "recompute",
-            "zero",
-            "overlap",
-            "mode",
-            "reliability",
-            "prices",
-            "minimize",
-            "group_by",
-        }:
+        if table and key in SCENARIO_KEYS:
             doc = _set(SCENARIO, (table, "zz-" + key), 1)
         return scenario_text(doc).encode("utf-8")
     if how == "missing-key":

@@ -1,7 +1,6 @@
 """The Python package's shape, as CONTRIBUTING's Layout states it: no import circles (module-level, in-function and
 type-checking imports alike), nothing imported through the package face from inside it, no private name imported
-from another module, no module over 500 lines, no function over 60 lines but the few the parameter table will
-replace."""
+from another module, no module over 500 lines, no function over 60 lines."""
 
 from __future__ import annotations
 
@@ -9,14 +8,6 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "python" / "scalefront"
-#: Long today because they spell every input out; the core's parameter table (issue 18, item 1) replaces them.
-LONG_UNTIL_THE_PARAMETER_TABLE = {
-    "scalefront.inputs.model.evaluate",
-    "scalefront.inputs.scenario.build.build_scenario",
-    "scalefront.cli.eval.add",
-    "scalefront.cli.roi.add",
-    "scalefront.cli.sweep.add",
-}
 
 
 def _modules() -> dict[str, Path]:
@@ -121,6 +112,6 @@ def test_modules_and_functions_are_short():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno is not None:
                 length = node.end_lineno - node.lineno + 1
-                if length > 60 and f"{name}.{node.name}" not in LONG_UNTIL_THE_PARAMETER_TABLE:
+                if length > 60:
                     long.append(f"{name}.{node.name}: {length} lines")
     assert long == []

@@ -103,7 +103,7 @@ def test_minimal_file_gets_the_documented_defaults(write):
     )
     s = load_scenario(path)
     sp = s.space
-    assert sp["precisions"] == ["bf16"] and sp["seq_len"] == CAT.model("llama3-8b").seq_len == 8192
+    assert sp["precisions"] == ["bf16"] and sp["training"]["seq_len"] == CAT.model("llama3-8b").seq_len == 8192
     assert sp["tp"] == sp["pp"] == sp["dp"] == {"search": 2**31}  # "search": every divisor
     assert sp["cp"] == sp["ep"] == [1]
     assert sp["vpp"] == sp["micro_batch"] == [1]

@@ -318,34 +318,8 @@ def test_default_frontier_rows_equal_evaluate(default):
     frontier = result.frontier()
     assert frontier.height > 0 and frontier.columns == COLUMNS
     for row in frontier.iter_rows(named=True):
-        kw = {
-            k: row[k]
-            for k in (
-                "model",
-                "gpu",
-                "gpus",
-                "scale_up",
-                "fabric",
-                "topology",
-                "oversubscription",
-                "tp",
-                "pp",
-                "dp",
-                "cp",
-                "ep",
-                "vpp",
-                "micro_batch",
-                "global_batch",
-                "seq_len",
-                "recompute",
-                "zero",
-                "sequence_parallel",
-                "overlap",
-                "precision",
-                "tokens",
-                "cost_mode",
-            )
-        }
+        # Every input column, as the row labels it, is an input of `evaluate`.
+        kw = {name: row[name] for name in INPUT_COLUMNS}
         e = evaluate(**kw)
         assert e.feasible and row["feasible"]
         assert_rows_equal(row, eval_row(e, kw))

@@ -9,7 +9,17 @@ from scalefront._core import __version__
 from scalefront.errors import CatalogError, ConfigurationError, ScalefrontError, UsageError
 from scalefront.inputs.catalog.entries import ModelEntry
 from scalefront.inputs.catalog.loader import Catalog, load_model_file
-from scalefront.inputs.model import Breakdown, Evaluation, HiddenComm, Memory, Overlap, evaluate, parse_overlap
+from scalefront.inputs.model import (
+    Breakdown,
+    Evaluation,
+    HiddenComm,
+    Inputs,
+    Memory,
+    Overlap,
+    evaluate,
+    evaluate_inputs,
+    parse_overlap,
+)
 
 __all__ = [
     "Breakdown",
@@ -18,6 +28,7 @@ __all__ = [
     "ConfigurationError",
     "Evaluation",
     "HiddenComm",
+    "Inputs",
     "Memory",
     "ModelEntry",
     "Overlap",
@@ -25,6 +36,7 @@ __all__ = [
     "UsageError",
     "__version__",
     "evaluate",
+    "evaluate_inputs",
     "load_model_file",
     "parse_overlap",
 ]

@@ -83,13 +83,13 @@ class Evaluation:
     ``to_dict()`` gives the same names and values as a sweep export's columns."""
 
     model: str
-    """catalog model id or model file"""
+    """catalog model id, or a model TOML file"""
     gpu: str
     """GPU id"""
     gpus: int
     """number of GPUs"""
     scale_up: str
-    """scale-up (NVLink) domain id"""
+    """scale-up (NVLink) domain id; a GPU joins only domains of its own link"""
     fabric: str
     """scale-out fabric id"""
     topology: str
@@ -117,27 +117,27 @@ class Evaluation:
     seq_len: int
     """tokens per sequence"""
     recompute: str
-    """activation recomputation: none, selective, full"""
+    """activation recomputation"""
     zero: int
-    """ZeRO stage (0-3)"""
+    """ZeRO stage (3 = FSDP)"""
     sequence_parallel: bool
     """Megatron sequence parallelism inside the TP group"""
     overlap: str
-    """which communication may hide behind compute (mode or fractions)"""
+    """which communication may hide behind compute: none, dp, full, a fraction for all, or dp=0.9,tp=0.5,pp=0,ep=0"""
     precision: str
-    """GEMM precision: bf16, fp8"""
+    """GEMM precision"""
     flash_attention: bool
     """fused attention that never stores the scores"""
     grad_reduce_dtype: str
-    """gradient accumulation and reduction format: fp32, bf16"""
+    """gradient accumulation and reduction format"""
     moe_dispatcher: str
-    """MoE token dispatcher: alltoall, flex (DeepEP), allgather"""
+    """MoE token dispatcher"""
     moe_imbalance: float
     """busiest expert rank's routed tokens / mean (1 = balanced)"""
     tokens: float
-    """training tokens of the run"""
+    """training tokens of the run, a whole number (1e12, 15T, 300B)"""
     cost_mode: str
-    """which cost cost_to_train_usd reports: rent, own"""
+    """which cost cost_to_train_usd reports"""
     interval: float
     """nominal coverage of the _lo/_hi prediction intervals"""
     feasible: bool

@@ -372,7 +372,7 @@ async def test_the_form_takes_numbers_as_people_write_them(ui):
         await pilot.press("ctrl+r")
         await ui.wait_for_sweep(pilot, 2)
         space = app.draft.scenario.space
-        assert space["tokens"] == 1.5e12 and space["global_batch"] == 1024
+        assert space["training"]["tokens"] == 1.5e12 and space["training"]["global_batch"] == 1024
         assert app.draft.scenario.gpu_counts == [1000, 2048]
         assert app.draft.raw["economics"]["prices"]["rent_usd_per_gpu_hour"] == 2.5
         assert app.sub_title == "ib-vs-roce (edited)"

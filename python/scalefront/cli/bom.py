@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
-from scalefront.cli.parser import Help, add_catalog_option, add_cluster_options, add_price_option, cluster_arguments
+from scalefront.cli.parser import Help, add_catalog_option, add_input_options, catalog_of, input_values
 from scalefront.inputs.network import bom
 from scalefront.report import render_bom
 
@@ -20,15 +20,14 @@ def add(sub: Commands) -> None:
         help="the network's bill of materials: NICs, switches per tier, cables, optics, capex, power",
         formatter_class=Help,
     )
-    add_cluster_options(p, gpus=None, topology="fat-tree")
-    add_price_option(p, "override a part price (repeatable): nic_usd, switch_usd, transceiver_usd, ...")
+    add_input_options(p, "bom", grouped=False, defaults={"gpus": None, "topology": "fat-tree"})
     add_catalog_option(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    b = bom(**cluster_arguments(args))
+    b = bom(**input_values(args, "bom"), catalog=catalog_of(args))
     if args.json:
         print(json.dumps(b, indent=2))
         return 0

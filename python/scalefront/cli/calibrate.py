@@ -44,7 +44,7 @@ def add(sub: Commands) -> None:
     p.add_argument("--topology", default="rail-fat-tree", help="the proof of concept's topology id")
     p.add_argument(
         "--oversubscription",
-        type=arg.oversubscription,
+        type=arg.ratio,
         help="leaf oversubscription (2, 2:1, or 3:2 = 1.5); default: the topology's",
     )
     p.add_argument(

@@ -1,13 +1,16 @@
 """What every command shares: the parser whose usage errors are one line, the help formatter, the exit statuses
-(defined once), and the options several commands take (the cluster, prices, catalog files)."""
+(defined once), and the options several commands take: the input parameters (one option each, from the core's
+parameter table), the catalog files."""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from scalefront.cli import types as arg
 from scalefront.inputs.catalog.loader import Catalog, builtin_catalog
+from scalefront.inputs.params import Param, taking
 
 __all__ = [
     "EXIT_INTERNAL",
@@ -18,10 +21,9 @@ __all__ = [
     "Help",
     "Parser",
     "add_catalog_option",
-    "add_cluster_options",
-    "add_price_option",
+    "add_input_options",
     "catalog_of",
-    "cluster_arguments",
+    "input_values",
 ]
 
 #: Exit statuses: bad input (EX_USAGE-like 2), a bug in scalefront (the core panicked: EX_SOFTWARE from
@@ -47,49 +49,69 @@ if TYPE_CHECKING:
 
 class Help(argparse.HelpFormatter):
     """Each option's default shown once: appended to its help unless the help already says it, and not for options
-    whose default means "not given" (None), "off" (False) or "none" (an empty list)."""
+    whose default means "not given" (None), "none" (an empty list), or that turn a flag on or off (a bool)."""
 
     def _get_help_string(self, action: argparse.Action) -> str:
         # argparse %-formats every help text: a literal % (as in "+/-20%") must be written %% or the help prints
         # the action's dict.
         text = (action.help or "").replace("%", "%%")
         default = action.default
-        if "default" in text or default is None or default is False or default == [] or default == argparse.SUPPRESS:
+        if "default" in text or default is None or isinstance(default, bool) or default in ([], argparse.SUPPRESS):
             return text
         shown = f"{default:,}" if isinstance(default, int) and not isinstance(default, bool) else str(default)
         return f"{text} (default: {shown.replace('%', '%%')})"
 
 
-def add_cluster_options(group: argparse._ActionsContainer, *, gpus: int | None, topology: str) -> None:
-    """--gpu, --gpus (required when there is no default), --scale-up, --fabric, --topology, --oversubscription."""
-    group.add_argument("--gpu", default="h100-sxm", help="GPU id (servers per GPU count, NVLink domain)")
-    group.add_argument("--gpus", type=arg.positive_int, default=gpus, required=gpus is None, help="number of GPUs")
-    group.add_argument("--scale-up", help="intra-node domain id (default: the GPU's)")
-    group.add_argument("--fabric", default="ib-ndr", help="scale-out fabric id")
-    group.add_argument("--topology", default=topology, help="topology id")
+def add_input_options(
+    parser: argparse.ArgumentParser, surface: str, *, grouped: bool, defaults: Mapping[str, Any] | None = None
+) -> dict[str, argparse._ActionsContainer]:
+    """One option per input parameter `surface` (flag, bom) takes, in the parameter table's order: `--micro-batch`,
+    `--no-...` for a flag that is on by default, `--price KEY=VALUE` (repeatable); typed and bounded by the
+    parameter's kind, its doc and default as help. `defaults` replaces a parameter's default for this command (None:
+    the option is required). `grouped`: under the table's groups (workload, cluster, ...), which it returns."""
+    groups: dict[str, argparse._ActionsContainer] = {}
+    for p in taking(surface):
+        if grouped and p.group not in groups:
+            groups[p.group] = parser.add_argument_group(p.group)
+        default = defaults[p.name] if defaults and p.name in defaults else p.default
+        required = default is None and not p.optional
+        _add_input(groups.get(p.group, parser), p, default, required)
+    return groups
+
+
+def _add_input(group: argparse._ActionsContainer, p: Param, default: Any, required: bool) -> None:
+    option = f"--{p.name.replace('_', '-')}"
+    if p.kind == "flag":
+        if default:
+            group.add_argument(f"--no-{option[2:]}", dest=p.name, action="store_false", help=f"turn off: {p.doc}")
+        else:
+            group.add_argument(option, dest=p.name, action="store_true", help=p.doc)
+        return
+    if p.kind == "prices":
+        text = f"{p.doc} (repeatable)"
+        group.add_argument(
+            "--price", dest=p.name, type=arg.price, action="append", default=[], metavar="KEY=VALUE", help=text
+        )
+        return
+    small = p.kind == "count" and p.ge is not None and p.le is not None and p.le - p.ge < 16
+    choices = list(range(int(p.ge or 0), int(p.le or 0) + 1)) if small else list(p.choices) or None
+    shown = int(default) if p.kind == "tokens" and default is not None else default
     group.add_argument(
-        "--oversubscription",
-        type=arg.oversubscription,
-        help="leaf oversubscription (2, 2:1, or 3:2 = 1.5); default: the topology's",
+        option,
+        dest=p.name,
+        type=int if small else arg.of_param(p),
+        choices=choices,
+        default=shown,
+        required=required,
+        help=f"{p.doc} (default: {p.means})" if p.means else p.doc,
     )
 
 
-def cluster_arguments(args: argparse.Namespace) -> dict[str, Any]:
-    """The cluster options, prices and catalogs as `evaluate` and `bom` take them."""
+def input_values(args: argparse.Namespace, surface: str) -> dict[str, Any]:
+    """The values of the options `add_input_options` added for `surface`, by parameter name (prices as a dict)."""
     return {
-        "gpu": args.gpu,
-        "gpus": args.gpus,
-        "scale_up": args.scale_up,
-        "fabric": args.fabric,
-        "topology": args.topology,
-        "oversubscription": args.oversubscription,
-        "prices": dict(args.price),
-        "catalog": catalog_of(args),
+        p.name: dict(getattr(args, p.name)) if p.kind == "prices" else getattr(args, p.name) for p in taking(surface)
     }
-
-
-def add_price_option(group: argparse._ActionsContainer, what: str) -> None:
-    group.add_argument("--price", type=arg.price, action="append", default=[], metavar="KEY=VALUE", help=what)
 
 
 def add_catalog_option(group: argparse._ActionsContainer) -> None:

@@ -17,6 +17,7 @@ from scalefront.engine.job import check_outputs
 from scalefront.engine.limits import LimitExceeded
 from scalefront.engine.progress import ProgressLine
 from scalefront.errors import UsageError
+from scalefront.inputs.params import enum_names
 from scalefront.inputs.scenario.file import DEFAULT_SCENARIO
 from scalefront.roi.report import check_report_dir, write_report
 from scalefront.roi.result import McProgress, RoiOptions, RoiResult, result_dict
@@ -38,7 +39,18 @@ def add(sub: Commands) -> None:
     p.add_argument("scenario", nargs="?", default=DEFAULT_SCENARIO, help="built-in scenario id or TOML file")
     p.add_argument("--a", default="ib-ndr", dest="fabric_a", help="the fabric whose premium is in question")
     p.add_argument("--b", default="roce-400g", dest="fabric_b", help="the fabric it is compared with")
-    g = p.add_argument_group("comparison")
+    _add_comparison_options(p.add_argument_group("comparison"))
+    _add_uncertainty_options(p.add_argument_group("uncertainty"))
+    g = p.add_argument_group("output")
+    g.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    g.add_argument("--out", help="write the per-GPU-count table here (.csv or .parquet)")
+    g.add_argument("--report", metavar="DIR", help="write report.html (self-contained) and report.md with charts")
+    g.add_argument("--force", action="store_true", help="replace existing output files")
+    add_catalog_option(g)
+    p.set_defaults(run=run)
+
+
+def _add_comparison_options(g: argparse._ActionsContainer) -> None:
     g.add_argument(
         "--premium",
         type=arg.positive_number,
@@ -46,7 +58,7 @@ def add(sub: Commands) -> None:
     )
     g.add_argument(
         "--design",
-        choices=["same", "cheapest"],
+        choices=enum_names("DesignRule"),
         default="same",
         help="same: both fabrics on the same topology; cheapest: each on its own cheapest design",
     )
@@ -58,7 +70,9 @@ def add(sub: Commands) -> None:
         help="what an extra busy GPU-hour of A is worth (rent it out, time to market) for NPV and payback; "
         "default: B's own cost of a busy GPU-hour",
     )
-    g = p.add_argument_group("uncertainty")
+
+
+def _add_uncertainty_options(g: argparse._ActionsContainer) -> None:
     g.add_argument("--samples", type=arg.count, default=roi.DEFAULT_SAMPLES, help="Monte Carlo samples")
     g.add_argument("--seed", type=int, default=0, help="random seed (the same seed gives the same numbers)")
     g.add_argument(
@@ -87,13 +101,6 @@ def add(sub: Commands) -> None:
         "with --workers > 1 when the cluster extra is installed, else this process",
     )
     g.add_argument("--workers", type=arg.positive_int, metavar="N", help="worker processes of a local cluster")
-    g = p.add_argument_group("output")
-    g.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
-    g.add_argument("--out", help="write the per-GPU-count table here (.csv or .parquet)")
-    g.add_argument("--report", metavar="DIR", help="write report.html (self-contained) and report.md with charts")
-    g.add_argument("--force", action="store_true", help="replace existing output files")
-    add_catalog_option(g)
-    p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:

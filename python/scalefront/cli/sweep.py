@@ -65,6 +65,12 @@ def add(sub: Commands) -> None:
         metavar="SECONDS",
         help="stop (with a message) when the sweep is projected to take longer than this",
     )
+    _add_run_options(p)
+    p.set_defaults(run=run)
+
+
+def _add_run_options(p: argparse.ArgumentParser) -> None:
+    """Where and in which pieces the sweep runs."""
     p.add_argument(
         "--shard",
         type=arg.shard,
@@ -87,7 +93,6 @@ def add(sub: Commands) -> None:
         help="worker processes of a local cluster: with --cluster auto, more than 1 starts one; with --cluster "
         "local, default one per core",
     )
-    p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:

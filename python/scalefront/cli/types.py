@@ -1,6 +1,6 @@
 """The argparse types of the command line: numbers as people write them (`15T`, `1.5e12`, `2,000`), whole counts,
-ratios, coverage levels, KEY=VALUE prices, comma-separated names, shards and ports. A bad value is argparse's
-one-line usage error."""
+ratios, coverage levels, KEY=VALUE prices, comma-separated names, shards and ports, and the type of each kind of
+input parameter (`of_param`). A bad value is argparse's one-line usage error."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from decimal import Decimal, InvalidOperation
 
 from scalefront.engine.shards import parse_shard
 from scalefront.errors import UsageError
+from scalefront.inputs.params import Param
 
 __all__ = [
     "count",
@@ -18,15 +19,15 @@ __all__ = [
     "csv_list",
     "day",
     "decimal",
-    "imbalance",
     "level",
     "names",
     "number",
-    "oversubscription",
+    "of_param",
     "port",
     "positive_int",
     "positive_number",
     "price",
+    "ratio",
     "shard",
     "size",
 ]
@@ -101,13 +102,6 @@ def size(text: str) -> int:
     return int(value)
 
 
-def imbalance(text: str) -> float:
-    value = number(text, allow_zero=False)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a ratio >= 1 (1 = balanced), got {text!r}")
-    return value
-
-
 def level(text: str) -> float:
     percent = text.strip().endswith("%")
     value = number(text.strip().rstrip("%"), allow_zero=False) / (100.0 if percent else 1.0)
@@ -116,13 +110,13 @@ def level(text: str) -> float:
     return value
 
 
-def oversubscription(text: str) -> float:
-    """`2`, `2:1` or `3:2` (= 1.5): leaf downlink over uplink bandwidth, at least 1."""
-    down, sep, up = text.partition(":")
-    ratio = number(down, allow_zero=False) / (number(up, allow_zero=False) if sep else 1.0)
-    if ratio < 1:
-        raise argparse.ArgumentTypeError(f"expected a ratio >= 1 (1 = non-blocking, 2 or 2:1, 3:2), got {text!r}")
-    return ratio
+def ratio(text: str) -> float:
+    """`2`, `2:1` or `3:2` (= 1.5), at least 1 (an oversubscription, the busiest rank's load over the mean)."""
+    top, sep, bottom = text.partition(":")
+    value = number(top, allow_zero=False) / (number(bottom, allow_zero=False) if sep else 1.0)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a ratio >= 1 such as 1, 2 or 2:1, 3:2, got {text!r}")
+    return value
 
 
 def price(text: str) -> tuple[str, float]:
@@ -164,3 +158,17 @@ def port(text: str) -> int:
     if value > 65535:
         raise argparse.ArgumentTypeError(f"expected a port from 1 to 65535, got {text!r}")
     return value
+
+
+def of_param(p: Param) -> Callable[[str], object]:
+    """The type of an input parameter's option, by its kind and bounds (a name: the text as written)."""
+    if p.kind == "count":
+        return positive_int if p.ge == 1 else size
+    kinds: dict[str, Callable[[str], object]] = {
+        "tokens": count,
+        "float": lambda text: float(decimal(text)),
+        "ratio": ratio,
+        "level": level,
+        "prices": price,
+    }
+    return kinds.get(p.kind, str)

@@ -12,6 +12,13 @@ import sys
 from pathlib import Path
 
 from scalefront._core import result_records
+from scalefront.dev.inputs import (
+    render_enums_module,
+    render_input_table,
+    render_inputs_module,
+    render_scenario_table,
+    render_sections_module,
+)
 from scalefront.schema import INPUTS, METRICS
 
 __all__ = ["main", "render_core_records", "render_evaluation_module", "render_readme_table"]
@@ -126,6 +133,9 @@ def _replace_block(text: str, begin: str, end: str, block: str, name: str) -> st
 
 
 def _replace_readme_table(readme: str) -> str:
+    readme = _replace_block(readme, "<!-- inputs:begin -->", "<!-- inputs:end -->", render_input_table(), "README.md")
+    scenario = render_scenario_table()
+    readme = _replace_block(readme, "<!-- scenario-keys:begin -->", "<!-- scenario-keys:end -->", scenario, "README.md")
     return _replace_block(readme, "<!-- schema:begin -->", "<!-- schema:end -->", render_readme_table(), "README.md")
 
 
@@ -146,6 +156,9 @@ def main(argv: list[str] | None = None) -> int:
         root / "python" / "scalefront" / "_evaluation.py": lambda _old: render_evaluation_module(),
         root / "README.md": _replace_readme_table,
         root / "python" / "scalefront" / "_core.pyi": _replace_core_records,
+        root / "python" / "scalefront" / "_enums.py": lambda _old: render_enums_module(),
+        root / "python" / "scalefront" / "_inputs.py": lambda _old: render_inputs_module(),
+        root / "python" / "scalefront" / "inputs" / "scenario" / "sections.py": lambda _old: render_sections_module(),
     }
     stale = []
     for path, render in targets.items():

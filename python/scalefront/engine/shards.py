@@ -28,12 +28,12 @@ import polars as pl
 
 from scalefront._core import __version__, cell_sizes, shard_ranges
 from scalefront._core import cell_costs as core_cell_costs
+from scalefront._enums import AXES
 from scalefront.engine import cluster as engine
 from scalefront.engine.export import StreamWriter, check_target, write_frame, write_lazy
 from scalefront.engine.sweep import Progress, SweepResult, run_sweep
 from scalefront.errors import UsageError
 from scalefront.inputs.scenario.build import Scenario
-from scalefront.inputs.scenario.file import AXES
 
 __all__ = [
     "PART_KEY",

@@ -21,8 +21,8 @@ import polars as pl
 from scalefront import schema
 from scalefront._core import SweepHandle, cell_costs, cell_sizes
 from scalefront._core import run_sweep as core_run_sweep
+from scalefront._enums import AXES
 from scalefront.inputs.scenario.build import Scenario
-from scalefront.inputs.scenario.file import AXES
 
 __all__ = [
     "COLUMNS",
@@ -101,56 +101,26 @@ class SweepResult:
 
 
 def objective_column(name: str) -> tuple[str, bool]:
-    """(column, descending) for an objective: MFU is maximised, the rest minimised."""
-    return name, name == "mfu"
+    """(column, descending) for an objective: by its metric's direction (MFU is maximised, the rest minimised)."""
+    return name, schema.column(name).direction == "max"
 
 
 def label_rows(columns: dict[str, np.ndarray], scenario: Scenario) -> pl.DataFrame:
     """Engine columns (axis indices and degrees, metrics by the core's schema) to a labelled frame in the export
-    schema."""
-    space = scenario.space
+    schema: each input column from its axis (`Scenario.labels`) or shared by every row (`Scenario.constants`)."""
     n = len(columns["tp"])
 
-    def pick(values: list[Any], key: str) -> np.ndarray:
-        table = np.asarray(values, dtype=object if isinstance(values[0], str) else None)
-        picked: np.ndarray = table[columns[key]]
-        return picked
-
-    def const(value: Any) -> np.ndarray:
+    def values(name: str) -> np.ndarray:
+        if name in scenario.labels:
+            axis, labels = scenario.labels[name]
+            if labels is None:
+                return columns[axis]
+            picked: np.ndarray = np.asarray(labels, dtype=object if isinstance(labels[0], str) else None)[columns[axis]]
+            return picked
+        value = scenario.constants[name]
         return np.full(n, value, dtype=object if isinstance(value, str) else None)
 
-    inputs: dict[str, Any] = {
-        "model": const(scenario.model_name),
-        "gpu": pick(scenario.gpu_names, "gpu"),
-        "gpus": pick(scenario.gpu_counts, "gpus"),
-        "scale_up": pick(scenario.scale_up_names, "scale_up"),
-        "fabric": pick(scenario.fabric_names, "fabric"),
-        "topology": pick(scenario.topology_names, "topology"),
-        "oversubscription": pick(scenario.oversubscriptions, "topology"),
-        "tp": columns["tp"],
-        "pp": columns["pp"],
-        "dp": columns["dp"],
-        "cp": columns["cp"],
-        "ep": columns["ep"],
-        "etp": columns["tp"] if space["settings"]["etp"] == 0 else const(space["settings"]["etp"]),
-        "vpp": pick(space["vpp"], "vpp"),
-        "micro_batch": pick(space["micro_batch"], "micro_batch"),
-        "global_batch": const(space["global_batch"]),
-        "seq_len": const(space["seq_len"]),
-        "recompute": pick(space["recompute"], "recompute"),
-        "zero": pick(space["zero"], "zero"),
-        "sequence_parallel": pick(space["sequence_parallel"], "sequence_parallel"),
-        "overlap": pick(scenario.overlap_names, "overlap"),
-        "precision": pick(space["precisions"], "precision"),
-        "flash_attention": const(space["flash_attention"]),
-        "grad_reduce_dtype": const(space["settings"]["grad_reduce_dtype"]),
-        "moe_dispatcher": const(space["settings"]["moe_dispatcher"]),
-        "moe_imbalance": const(float(space["settings"]["moe_imbalance"])),
-        "tokens": const(float(space["tokens"])),
-        "cost_mode": const(space["economics"]["cost_mode"]),
-        "interval": const(float(space["settings"]["errors"]["level"])),
-    }
-    series = [pl.Series(c.name, inputs[c.name], dtype=_DTYPES[c.kind]) for c in schema.INPUTS]
+    series = [pl.Series(c.name, values(c.name), dtype=_DTYPES[c.kind]) for c in schema.INPUTS]
     series += [pl.Series(m.name, columns[m.name], dtype=_DTYPES[m.kind]) for m in schema.METRICS]
     return pl.DataFrame(series)
 

@@ -9,10 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from scalefront._core import network_bom
-from scalefront.errors import UsageError
 from scalefront.inputs.catalog.loader import Catalog, builtin_catalog
 from scalefront.inputs.catalog.prices import apply_price_overrides
-from scalefront.inputs.model import positive_int
+from scalefront.inputs.params import param
 
 __all__ = ["bom"]
 
@@ -32,15 +31,14 @@ def bom(
     materials"). `prices` overrides catalog prices by field name as `evaluate` takes them (nic_usd, switch_usd,
     nic_optic_usd, switch_optic_usd, dac_usd, fibre_usd, support_fraction_per_year, ..., network_spares_fraction)."""
     cat = catalog or builtin_catalog()
-    gpus = positive_int("gpus", gpus)
+    param("gpus").check(gpus)
     gpu_entry = cat.gpu(gpu)
     su_name = scale_up or gpu_entry.default_scale_up
     cat.check_scale_up(gpu, su_name)
     topo = cat.topology(topology)
     fabric_entry = cat.fabric(fabric)  # unknown names get their suggestion before any price lookup
     over = topo.oversubscription if oversubscription is None else oversubscription
-    if not (isinstance(over, (int, float)) and over >= 1):
-        raise UsageError(f"oversubscription={over!r}: expected a ratio >= 1 (1 = non-blocking)")
+    param("oversubscription").check(over)
     price = cat.prices(gpu, fabric, su_name)
     apply_price_overrides(price, prices or {})
     result = network_bom(

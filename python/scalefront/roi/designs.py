@@ -8,6 +8,7 @@ from typing import Any
 
 import polars as pl
 
+from scalefront._enums import AXES
 from scalefront.engine.sweep import SweepResult, pareto
 from scalefront.inputs.scenario.build import MixPart, Scenario
 
@@ -18,33 +19,18 @@ CANDIDATE_GROUPS = ["fabric", "tp", "pp", "cp", "ep"]
 
 
 def _choice(scenario: Scenario, row: dict[str, Any]) -> dict[str, int]:
-    """A labelled sweep row as the engine's choice: each axis's index into the scenario's space (the degrees tp,
-    pp, dp, cp and ep as values); the bindings turn it into the core's configuration (`SweepSpace::config`)."""
-    space = scenario.space
-    topology = next(
-        i
-        for i, (n, o) in enumerate(zip(scenario.topology_names, scenario.oversubscriptions, strict=True))
-        if n == row["topology"] and o == row["oversubscription"]
-    )
-    return {
-        "gpu": scenario.gpu_names.index(row["gpu"]),
-        "scale_up": scenario.scale_up_names.index(row["scale_up"]),
-        "gpus": scenario.gpu_counts.index(row["gpus"]),
-        "fabric": scenario.fabric_names.index(row["fabric"]),
-        "topology": topology,
-        "precision": list(space["precisions"]).index(row["precision"]),
-        "tp": row["tp"],
-        "pp": row["pp"],
-        "dp": row["dp"],
-        "cp": row["cp"],
-        "ep": row["ep"],
-        "vpp": list(space["vpp"]).index(row["vpp"]),
-        "micro_batch": list(space["micro_batch"]).index(row["micro_batch"]),
-        "sequence_parallel": list(space["sequence_parallel"]).index(row["sequence_parallel"]),
-        "recompute": list(space["recompute"]).index(row["recompute"]),
-        "zero": list(space["zero"]).index(row["zero"]),
-        "overlap": scenario.overlap_names.index(row["overlap"]),
-    }
+    """A labelled sweep row as the engine's choice: each axis's index into the scenario's space, the one whose
+    labels (`Scenario.labels`: a topology's name and oversubscription, ...) are the row's; the degrees tp, pp, dp,
+    cp and ep as values. The bindings turn it into the core's configuration (`SweepSpace::config`)."""
+    out: dict[str, int] = {}
+    for axis in AXES:
+        sources = [(c, labels) for c, (a, labels) in scenario.labels.items() if a == axis]
+        lists = [(c, labels) for c, labels in sources if labels is not None]
+        if len(lists) < len(sources):  # the engine's own value: a degree
+            out[axis] = row[axis]
+            continue
+        out[axis] = next(i for i in range(len(lists[0][1])) if all(labels[i] == row[c] for c, labels in lists))
+    return out
 
 
 def _design_label(row: dict[str, Any], scale_ups: int) -> str:

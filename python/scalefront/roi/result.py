@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import polars as pl
 
+from scalefront._enums import DesignRule
 from scalefront.inputs.scenario.build import MixPart
 
 __all__ = [
@@ -35,7 +36,7 @@ class RoiOptions:
     #: A's fabric cost as a multiple of B's (`--premium 1.3`); None: each fabric at its catalog prices.
     premium: float | None = None
     #: "same": both fabrics on the same topology; "cheapest": each on its cheapest design per delivered work.
-    design: Literal["same", "cheapest"] = "same"
+    design: DesignRule = "same"
     #: What an extra busy GPU-hour of A is worth (renting out spare capacity, time to market); None: B's
     #: levelised cost of a busy GPU-hour (the cost-avoidance view: NPV = savings per delivered work).
     value_usd_per_gpu_hour: float | None = None

@@ -69,7 +69,7 @@ def tokens_text(tokens: float) -> str:
 def _workload_text(mix: list[MixPart]) -> str:
     if len(mix) == 1:
         s = mix[0].scenario
-        return f"this workload ({s.model_name}, {tokens_text(s.space['tokens'])} tokens)"
+        return f"this workload ({s.model_name}, {tokens_text(s.constants['tokens'])} tokens)"
     return "this mix (" + ", ".join(f"{p.name} {p.share:.0%}" for p in mix) + ")"
 
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 import copy
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import polars as pl
 
+from scalefront._enums import CostMode
 from scalefront.inputs.scenario.draft import ScenarioDraft
 from scalefront.roi.compare import compare
 from scalefront.roi.result import RoiOptions, RoiResult
@@ -36,7 +37,7 @@ class WhatIf:
     fabric_a: str
     fabric_b: str
     #: own: total cost of ownership (break-even, NPV and payback apply); rent: GPU-hours at the rent price.
-    mode: Literal["own", "rent"] = "own"
+    mode: CostMode = "own"
     #: Network part prices of each fabric, as a multiple of the catalog's (1.3 = a 30% dearer quote).
     network_price: dict[str, float] = field(default_factory=dict)
     #: Price of one GPU server (8 GPUs for HGX-class servers), USD, for every GPU type of the scenario.

@@ -63,7 +63,7 @@ def _request(
             f"{s.path}: no TP degree the model {s.model_name!r} allows ({m.heads} heads, {m.kv_heads} KV heads)"
         )
     shape = _shape(Path(s.model_name).stem, m, s.seq_len)
-    return Request(shape, tp_values, token_values, batches, ep_values or (1,), s.space["settings"]["etp"])
+    return Request(shape, tp_values, token_values, batches, ep_values or (1,), s.space["parallelism"]["etp"])
 
 
 def scenario_requests(

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
+from scalefront._enums import AttentionKernel
+from scalefront._inputs import Inputs
 from scalefront.fidelity.validation.tables import load_table, source_family
 from scalefront.inputs.catalog.entries import ModelEntry
 from scalefront.inputs.catalog.loader import Catalog, builtin_catalog
-from scalefront.inputs.model import evaluate
+from scalefront.inputs.model import Evaluation, evaluate_inputs
+from scalefront.inputs.params import taking
 
 __all__ = [
     "ATTENTION_KERNELS",
@@ -101,7 +104,7 @@ def _flash(row: dict[str, Any]) -> bool:
 
 #: The attention kernels rows name, by the catalog efficiency they run at: FlashAttention-2-class kernels ("flash":
 #: FlashAttention 1/2 before FlashAttention-3, "sdpa-flash": PyTorch SDPA's flash backend) or the GPU's best.
-ATTENTION_KERNELS: dict[str, Literal["best", "fa2"]] = {
+ATTENTION_KERNELS: dict[str, AttentionKernel] = {
     "flash": "fa2",
     "sdpa-flash": "fa2",
     "cudnn-fused": "best",
@@ -110,44 +113,19 @@ ATTENTION_KERNELS: dict[str, Literal["best", "fa2"]] = {
 }
 
 
-def evaluate_row(row: dict[str, Any], catalog: Catalog | None = None) -> Any:
-    """The model's evaluation of one validation row, with every software setting the row records."""
+def evaluate_row(row: dict[str, Any], catalog: Catalog | None = None) -> Evaluation:
+    """The model's evaluation of one validation row: every input the row gives by its name (a missing one takes
+    `evaluate`'s default), with the model, overlap, attention and topology as the row records them."""
     model, _ = row_model(row)
-    return evaluate(
-        model,
-        row["gpu"],
-        row["gpus"],
-        scale_up=row.get("scale_up"),
-        fabric=row["fabric"],
-        topology=row.get("topology", DEFAULT_TOPOLOGY),
-        tp=row["tp"],
-        pp=row["pp"],
-        dp=row["dp"],
-        cp=row["cp"],
-        ep=row["ep"],
-        vpp=row["vpp"],
-        micro_batch=row["micro_batch"],
-        global_batch=row["global_batch"],
-        seq_len=row["seq_len"],
-        recompute=row["recompute"],
-        zero=row["zero"],
-        overlap=_overlap(row),
-        precision=row["precision"],
-        flash_attention=_flash(row),
-        uneven_stages=row.get("uneven_stages", False),
-        attention_kernel=ATTENTION_KERNELS[row.get("attention", "cudnn-fused")],
-        etp=row.get("etp"),
-        first_stage_layers=row.get("first_stage_layers"),
-        last_stage_layers=row.get("last_stage_layers"),
-        embedding_in_split=row.get("embedding_in_split", False),
-        loss_in_split=row.get("loss_in_split", False),
-        reshard_after_forward=row.get("reshard_after_forward", True),
-        grad_reduce_dtype=row.get("grad_reduce_dtype", "fp32"),
-        moe_imbalance=row.get("moe_imbalance", 1.0),
-        moe_dispatcher=row.get("moe_dispatcher", "alltoall"),
-        mtp_layers=row.get("mtp_layers", 0),
-        catalog=catalog or builtin_catalog(),
-    )
+    given = {p.name: row[p.name] for p in taking("api") if p.name in row}
+    recorded = {
+        "model": model,
+        "topology": row.get("topology", DEFAULT_TOPOLOGY),
+        "overlap": _overlap(row),
+        "flash_attention": _flash(row),
+        "attention_kernel": ATTENTION_KERNELS[row.get("attention", "cudnn-fused")],
+    }
+    return evaluate_inputs(Inputs(**{**given, **recorded}), catalog or builtin_catalog())
 
 
 def measured_step_time_s(row: dict[str, Any], r: Any, catalog: Catalog) -> tuple[str, float]:

@@ -18,20 +18,11 @@ from scalefront.inputs.catalog.entries import FabricEntry, GpuEntry, ModelEntry,
 from scalefront.inputs.catalog.loader import Catalog, builtin_catalog, error_model_spec, load_model_file
 from scalefront.inputs.files import parse_toml, read_text
 from scalefront.inputs.messages import did_you_mean
-from scalefront.inputs.model import parse_overlap
-from scalefront.inputs.scenario.file import (
-    Cluster,
-    EconomicsSection,
-    Parallelism,
-    Range,
-    ScenarioFile,
-    Search,
-    TopologyChoice,
-    Workload,
-    group_by_problem,
-    objectives_problem,
-    validate_file,
-)
+from scalefront.inputs.overlap import parse_overlap
+from scalefront.inputs.params import PARAMS, core_sections, taking
+from scalefront.inputs.scenario.file import ScenarioFile, group_by_problem, objectives_problem, validate_file
+from scalefront.inputs.scenario.forms import Range, Search, TopologyChoice
+from scalefront.inputs.scenario.sections import Cluster, Economics, Parallelism, Workload
 
 __all__ = [
     "MixPart",
@@ -47,9 +38,15 @@ __all__ = [
 _T = TypeVar("_T")
 
 
+#: Where a sweep row's input column comes from: an axis's index (the axis, and the label of each index; None when
+#: the engine gives the value itself, as it does for the parallel degrees).
+Labels = dict[str, tuple[str, list[Any] | None]]
+
+
 @dataclass(frozen=True)
 class Scenario:
-    """A loaded scenario: its file, its validated content and the names behind every axis index."""
+    """A loaded scenario: its file, its validated content, the names behind every axis index, and where each
+    input column of a sweep row comes from (`labels`, else the value every row shares, `constants`)."""
 
     path: str
     spec: ScenarioFile
@@ -64,6 +61,8 @@ class Scenario:
     oversubscriptions: list[float]
     overlap_names: list[str]
     space: dict[str, Any]
+    labels: Labels
+    constants: dict[str, Any]
 
     @property
     def name(self) -> str:
@@ -298,7 +297,7 @@ class _Prices:
         return values
 
 
-def _prices(econ: EconomicsSection, cl: Cluster, scenario_fabrics: list[str], cat: Catalog, bad: _Problem) -> _Prices:
+def _prices(econ: Economics, cl: Cluster, scenario_fabrics: list[str], cat: Catalog, bad: _Problem) -> _Prices:
     scalar = {k: v for k, v in econ.prices.items() if not isinstance(v, dict)}
     per_entry = {k: v for k, v in econ.prices.items() if isinstance(v, dict)}
     known_ids = set(cl.gpu) | set(cl.fabric) | set(scenario_fabrics)
@@ -325,7 +324,7 @@ def _overlaps(par: Parallelism, scale: float) -> list[dict[str, float]]:
 
 
 #: Where a core figure sits in a scenario file, for its error message.
-_FIELD_WHERE = {key: f"[workload] {key}" for key in ("tokens", "global_batch", "seq_len")}
+_FIELD_WHERE = {p.core.partition(".")[2]: p.scenario.where for p in PARAMS if p.core and p.scenario}
 
 
 def _check_space(space: dict[str, Any], bad: _Problem) -> None:
@@ -334,6 +333,47 @@ def _check_space(space: dict[str, Any], bad: _Problem) -> None:
         space_size(space)
     except ConfigurationError as err:
         raise bad(_FIELD_WHERE.get(err.field or "", "[workload]"), err.message) from None
+
+
+def _shared(tables: dict[str, Any], seq_len: int) -> dict[str, dict[str, Any]]:
+    """The core's parallelism and training every configuration of the space starts from: each value the space
+    does not sweep, as the scenario gives it (else `evaluate`'s default)."""
+    values: dict[str, Any] = {}
+    for p in PARAMS:
+        if p.core and not p.takes("axis"):
+            s = p.scenario
+            values[p.name] = getattr(tables[s.table], s.key) if s else p.default
+    values.update(seq_len=seq_len, etp=values["etp"] or 0)
+    return core_sections(values)
+
+
+def _labels(tables: dict[str, Any], axes: _ClusterAxes) -> Labels:
+    """Where each input column of a sweep row comes from, when an axis gives it (see `Labels`)."""
+    out: Labels = {}
+    for p in taking("axis"):
+        s = p.scenario
+        assert s is not None, "every axis is a scenario key"
+        values = None if s.form == "degrees" else getattr(tables[s.table], s.key)
+        out[p.name] = (p.name, None if values is None else [str(v) if p.kind == "overlap" else v for v in values])
+    out.update(
+        gpus=("gpus", axes.gpu_counts),
+        scale_up=("scale_up", axes.scale_up_names),
+        topology=("topology", axes.topology_names),
+        oversubscription=("topology", axes.oversubscriptions),
+    )
+    if not tables["parallelism"].etp:  # the expert TP is the attention's
+        out["etp"] = ("tp", None)
+    return out
+
+
+def _constants(tables: dict[str, Any], seq_len: int, level: float) -> dict[str, Any]:
+    """The input columns every row of the space shares, by name."""
+    out = {
+        p.name: getattr(tables[p.scenario.table], p.scenario.key)
+        for p in taking("column")
+        if p.scenario and not p.takes("axis")
+    }
+    return {**out, "seq_len": seq_len, "interval": level}
 
 
 def build_scenario(
@@ -356,11 +396,10 @@ def build_scenario(
     bad = _Problem(file)
     spec = validate_file(raw, file)
     wl = _chosen_workload(spec, workload, bad)
-    par, econ = spec.parallelism, spec.economics
-    if cost_mode is not None:
-        econ = econ.model_copy(update={"mode": cost_mode})
+    econ = spec.economics if cost_mode is None else spec.economics.model_copy(update={"mode": cost_mode})
     cl = spec.cluster if fabrics is None else spec.cluster.model_copy(update={"fabric": list(fabrics)})
-    _check_no_repeats({"cluster": cl, "parallelism": par, "workload": wl}, bad)
+    tables = {"workload": wl, "cluster": cl, "parallelism": spec.parallelism, "economics": econ}
+    _check_no_repeats({t: tables[t] for t in ("cluster", "parallelism", "workload")}, bad)
     model = _scenario_model(wl, file, cat, bad)
     axes = _cluster_axes(cl, cat, bad)
     prices = _prices(econ, cl, list(spec.cluster.fabric), cat, bad)
@@ -368,51 +407,10 @@ def build_scenario(
     seq_len = wl.seq_len or model.seq_len
     space = {
         "model": model.core_spec(),
-        "global_batch": wl.global_batch,
-        "seq_len": seq_len,
-        "tokens": float(wl.tokens),
-        "flash_attention": wl.flash_attention,
-        "gpus": [
-            {"spec": g.core_spec(), "prices": prices.of(gid, cat.gpu_price(gid)), "scale_ups": allowed}
-            for gid, g, allowed in zip(cl.gpu, axes.gpus, axes.scale_ups_of_gpu, strict=True)
-        ],
-        "scale_ups": [
-            {"spec": cat.scale_up[name].core_spec(), "prices": cat.scale_up_price(name).model_dump()}
-            for name in axes.scale_up_names
-        ],
-        "gpu_counts": axes.gpu_counts,
-        "fabrics": [
-            {"spec": f.core_spec(), "prices": prices.of(fid, cat.fabric_price(fid))}
-            for fid, f in zip(cl.fabric, axes.fabrics, strict=True)
-        ],
-        "topologies": axes.topologies,
-        "precisions": list(wl.precision),
-        "tp": _degree(par.tp),
-        "pp": _degree(par.pp),
-        "cp": _degree(par.cp),
-        "dp": _degree(par.dp),
-        "ep": _degree(par.ep),
-        "vpp": list(par.vpp),
-        "micro_batch": list(par.micro_batch),
-        "sequence_parallel": list(par.sequence_parallel),
-        "recompute": list(par.recompute),
-        "zero": list(par.zero),
-        "overlap": _overlaps(par, overlap_scale),
-        "economics": prices.economics,
+        **_shared(tables, seq_len),
+        "errors": error_model_spec(cat, wl.interval),
+        **_axes_space(tables, axes, prices, cat, overlap_scale),
         "reliability": bad.looked_up("[economics] reliability", cat.reliability_profile, econ.reliability).core_spec(),
-        "settings": {
-            "etp": par.etp,
-            "first_stage_layers": par.first_stage_layers,
-            "last_stage_layers": par.last_stage_layers,
-            "embedding_in_split": par.embedding_in_split,
-            "loss_in_split": par.loss_in_split,
-            "reshard_after_forward": par.reshard_after_forward,
-            "grad_reduce_dtype": wl.grad_reduce_dtype,
-            "moe_imbalance": float(wl.moe_imbalance),
-            "moe_dispatcher": wl.moe_dispatcher,
-            "mtp_layers": wl.mtp_layers,
-            "errors": error_model_spec(cat, wl.interval),
-        },
         "objectives": minimize,
         "group_by": groups,
     }
@@ -429,6 +427,36 @@ def build_scenario(
         fabric_names=list(cl.fabric),
         topology_names=axes.topology_names,
         oversubscriptions=axes.oversubscriptions,
-        overlap_names=[str(o) for o in par.overlap],
+        overlap_names=[str(o) for o in spec.parallelism.overlap],
         space=space,
+        labels=_labels(tables, axes),
+        constants=_constants(tables, seq_len, float(space["errors"]["level"])),
     )
+
+
+def _axes_space(
+    tables: dict[str, Any], axes: _ClusterAxes, prices: _Prices, cat: Catalog, overlap_scale: float
+) -> dict[str, Any]:
+    """The space's axes (each option with its prices) and economics."""
+    cl, wl, par = tables["cluster"], tables["workload"], tables["parallelism"]
+    return {
+        "gpus": [
+            {"spec": g.core_spec(), "prices": prices.of(gid, cat.gpu_price(gid)), "scale_ups": allowed}
+            for gid, g, allowed in zip(cl.gpu, axes.gpus, axes.scale_ups_of_gpu, strict=True)
+        ],
+        "scale_ups": [
+            {"spec": cat.scale_up[name].core_spec(), "prices": cat.scale_up_price(name).model_dump()}
+            for name in axes.scale_up_names
+        ],
+        "gpu_counts": axes.gpu_counts,
+        "fabrics": [
+            {"spec": f.core_spec(), "prices": prices.of(fid, cat.fabric_price(fid))}
+            for fid, f in zip(cl.fabric, axes.fabrics, strict=True)
+        ],
+        "topologies": axes.topologies,
+        "precisions": list(wl.precision),
+        **{d: _degree(getattr(par, d)) for d in ("tp", "pp", "cp", "dp", "ep")},
+        **{a: list(getattr(par, a)) for a in ("vpp", "micro_batch", "sequence_parallel", "recompute", "zero")},
+        "overlap": _overlaps(par, overlap_scale),
+        "economics": prices.economics,
+    }

@@ -16,6 +16,7 @@ from typing import Any
 from scalefront.errors import CatalogError, ScalefrontError, UsageError, message_of
 from scalefront.inputs.catalog.loader import Catalog, builtin_catalog
 from scalefront.inputs.network import bom
+from scalefront.inputs.params import param
 from scalefront.inputs.scenario.build import Scenario, build_scenario, read_scenario
 from scalefront.units import format_count, format_money, format_si, parse_count, parse_number, split_list
 
@@ -56,7 +57,9 @@ FORM_FIELDS: tuple[FormField, ...] = (
         "price",
         "empty: each GPU's catalog price",
     ),
-    FormField("mode", "cost mode", ("economics", "mode"), "choice", "rent or own (capex + energy)", ("rent", "own")),
+    FormField(
+        "mode", "cost mode", ("economics", "mode"), "choice", "rent or own (capex + energy)", param("cost_mode").choices
+    ),
 )
 _BY_KEY = {f.key: f for f in FORM_FIELDS}
 
