@@ -16,7 +16,7 @@ from scalefront.errors import UsageError
 from scalefront.inputs.params import PARAMS, param, taking
 from scalefront.schema import METRICS
 
-BOUNDED = [p for p in taking("api") if p.kind in ("count", "ratio", "level", "tokens")]
+BOUNDED = [p for p in taking("api") if p.kind in ("count", "float", "ratio", "level", "tokens")]
 
 
 def _beyond(p) -> float | int:

@@ -14,6 +14,7 @@ from scalefront.errors import UsageError
 from scalefront.inputs.params import Param
 
 __all__ = [
+    "bounded",
     "count",
     "counts",
     "csv_list",
@@ -160,13 +161,27 @@ def port(text: str) -> int:
     return value
 
 
+def bounded(p: Param) -> Callable[[str], float]:
+    """A real number within the bounds of the input parameter `p`."""
+
+    def parse(text: str) -> float:
+        value = float(decimal(text))
+        try:
+            p.check(value)
+        except UsageError:
+            raise argparse.ArgumentTypeError(f"expected {p.expected}, got {text!r}") from None
+        return value
+
+    return parse
+
+
 def of_param(p: Param) -> Callable[[str], object]:
     """The type of an input parameter's option, by its kind and bounds (a name: the text as written)."""
     if p.kind == "count":
         return positive_int if p.ge == 1 else size
     kinds: dict[str, Callable[[str], object]] = {
         "tokens": count,
-        "float": lambda text: float(decimal(text)),
+        "float": bounded(p),
         "ratio": ratio,
         "level": level,
         "prices": price,
