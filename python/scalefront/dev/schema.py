@@ -1,8 +1,10 @@
-"""Regenerate what is derived from the core's output schema (`scalefront.schema`) and its result records: the typed
-:class:`~scalefront.Evaluation` (``python/scalefront/_evaluation.py``), the README's table of every column, and the
-TypedDicts of ``python/scalefront/_core.pyi`` (from ``_core.result_records()``, between the stub's records
-markers). ``python -m scalefront.dev.schema --write`` rewrites all three, ``--check`` exits 1 when any has drifted
-(the test suite runs the check). A development tool: it writes into a source tree, never into an installed package.
+"""Regenerate what is derived from the core's output schema (`scalefront.schema`), its result records and its
+parameter table: the typed :class:`~scalefront.Evaluation` (``python/scalefront/_evaluation.py``), the README's
+table of every column, the TypedDicts of ``python/scalefront/_core.pyi`` (from ``_core.result_records()``, between
+the stub's records markers), and what `scalefront.dev.inputs` renders (``_enums.py``, ``_inputs.py``, the scenario
+file's tables, the README's input and scenario-key tables). ``python -m scalefront.dev.schema --write`` rewrites
+them all, ``--check`` exits 1 when any has drifted (the test suite runs the check). A development tool: it writes
+into a source tree, never into an installed package.
 """
 
 from __future__ import annotations
@@ -148,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m scalefront.dev.schema", description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", default=".", help="the source tree (with README.md and python/)")
     mode = parser.add_mutually_exclusive_group(required=True)
-    mode.add_argument("--write", action="store_true", help="regenerate _evaluation.py, the README table, _core.pyi")
+    mode.add_argument("--write", action="store_true", help="regenerate every generated file")
     mode.add_argument("--check", action="store_true", help="exit 1 if any differs from the schema")
     args = parser.parse_args(argv)
     root = Path(args.root)
