@@ -6,9 +6,9 @@
 The steps, each reading what the ones before it wrote:
 
 1. schema and stubs: `python/scalefront/_evaluation.py` (the typed `Evaluation`), the README's column table and the
-   result records' TypedDicts in `python/scalefront/_core.pyi`, from the Rust core's schema, and from its parameter
-   table `_enums.py`, `_inputs.py`, the scenario file's tables and the README's input and scenario-key tables
-   (`python -m scalefront.dev.schema --write`);
+   result records' TypedDicts in `python/scalefront/_core.pyi`, from the Rust core's schema; from its parameter
+   table `_enums.py`, `_inputs.py`, the scenario file's tables and the README's input and scenario-key tables; from
+   its catalog figure table `data/README.md`'s field tables (`python -m scalefront.dev.schema --write`);
 2. calibration: each GPU's `sustained_efficiency` in `data/gpus.toml`
    (`scalefront validate --calibrate --write data/gpus.toml --force`), then a rebuild (the catalogs are embedded);
 3. error model: `data/model_error.toml` (`scalefront validate --calibrate-errors --out ... --force`), then a rebuild;
@@ -73,6 +73,7 @@ SCHEMA_FILES = (
     "python/scalefront/_enums.py",
     "python/scalefront/_inputs.py",
     "python/scalefront/inputs/scenario/sections.py",
+    "data/README.md",
 )
 
 

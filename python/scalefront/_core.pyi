@@ -18,6 +18,7 @@ __all__ = [
     "SweepHandle",
     "__version__",
     "_panic_for_test",
+    "catalog_figures",
     "cell_costs",
     "cell_sizes",
     "collective_times",
@@ -310,6 +311,42 @@ class _EnumDoc(TypedDict):
     doc: str
     variants: list[_ChoiceDoc]
 
+class _FigureDoc(TypedDict):
+    """One catalog field as the bindings export it (`_core.catalog_figures()`): the row of
+    `scalefront_core::figures`, its unit's scale to SI and its choices spelled out."""
+
+    #: The catalog table: `gpus`, `scale_up`, `fabrics`, `topologies`, `reliability`, `prices.gpu`, ...
+    section: str
+    #: The field's name, with its unit's suffix.
+    name: str
+    #: `float`, `count`, `flag`, `text`, `names` or `table` (`FigureKind`).
+    kind: str
+    #: The unit the catalog writes it in ("" for names and flags), as in its name (`gbps`, `us`, `usd`).
+    unit: str
+    #: The same as a reader writes it (`Gb/s`, `µs`, `USD`).
+    unit_text: str
+    #: One catalog unit in the core's SI unit (`si_unit`).
+    si_scale: float
+    si_unit: str
+    #: The core spec's field it fills (`moe.experts`: a nested spec's); "" when no spec takes it.
+    core: str
+    #: The values it may take, in its catalog unit (pydantic's `Field` bounds; None: no bound).
+    ge: float | None
+    gt: float | None
+    le: float | None
+    lt: float | None
+    #: May be written `{ low, typical, high }`.
+    ranged: bool
+    #: Needs a dated source when a file gives it.
+    sourced: bool
+    #: Its name in the ROI's tornado and verdict.
+    label: str
+    #: The ROI's Monte Carlo samples its range.
+    sampled: bool
+    #: The names a text field may take (empty: any).
+    choices: list[str]
+    doc: str
+
 # records:end
 
 def schema() -> _Schema:
@@ -424,6 +461,9 @@ def roi_summarise(gpus: int, columns: dict[str, Any]) -> _McSummary:
 
 def data_files() -> dict[str, str]:
     """The catalog and validation files embedded at build time: {path under data/: text}."""
+
+def catalog_figures() -> list[_FigureDoc]:
+    """Every field of every catalog, section by section in the entries' field order (`scalefront_core::figures`)."""
 
 def _panic_for_test() -> None:
     """Panic inside the core on purpose (tests that a panic reaches Python as InternalError)."""

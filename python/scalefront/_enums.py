@@ -13,11 +13,14 @@ __all__ = [
     "OBJECTIVES",
     "AttentionKernel",
     "Axis",
+    "CatalogSection",
+    "CatalogUnit",
     "Collective",
     "CostMode",
     "DesignRule",
     "Dispatcher",
     "FacilityMode",
+    "FigureKind",
     "Forwarding",
     "Generation",
     "GradDtype",
@@ -66,6 +69,37 @@ LoadBalancing = Literal["ecmp", "adaptive", "spraying"]
 Forwarding = Literal["cut-through", "store-and-forward"]
 TopologyKind = Literal["fat-tree", "rail-fat-tree", "dragonfly", "torus-3d"]
 RailPlanes = Literal["shared", "per-rail"]
+CatalogSection = Literal[
+    "gpus",
+    "scale_up",
+    "fabrics",
+    "topologies",
+    "reliability",
+    "prices.gpu",
+    "prices.fabric",
+    "prices.scale_up",
+    "prices.economics",
+    "models",
+]
+FigureKind = Literal["float", "count", "flag", "text", "names", "table"]
+CatalogUnit = Literal[
+    "tflops",
+    "gb",
+    "gbytes_per_s",
+    "gbps",
+    "us",
+    "s",
+    "w",
+    "usd",
+    "bytes",
+    "bytes_per_s",
+    "m",
+    "years",
+    "per_hour",
+    "fraction",
+    "ratio",
+    "count",
+]
 Objective = Literal[
     "mfu",
     "time_to_train_days",

@@ -1,10 +1,11 @@
 """Regenerate what is derived from the core's output schema (`scalefront.schema`), its result records and its
 parameter table: the typed :class:`~scalefront.Evaluation` (``python/scalefront/_evaluation.py``), the README's
 table of every column, the TypedDicts of ``python/scalefront/_core.pyi`` (from ``_core.result_records()``, between
-the stub's records markers), and what `scalefront.dev.inputs` renders (``_enums.py``, ``_inputs.py``, the scenario
-file's tables, the README's input and scenario-key tables). ``python -m scalefront.dev.schema --write`` rewrites
-them all, ``--check`` exits 1 when any has drifted (the test suite runs the check). A development tool: it writes
-into a source tree, never into an installed package.
+the stub's records markers), what `scalefront.dev.inputs` renders (``_enums.py``, ``_inputs.py``, the scenario
+file's tables, the README's input and scenario-key tables), and ``data/README.md``'s field tables from the catalog
+figure table (`scalefront.dev.catalog_docs`). ``python -m scalefront.dev.schema --write`` rewrites them all,
+``--check`` exits 1 when any has drifted (the test suite runs the check). A development tool: it writes into a
+source tree, never into an installed package.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import sys
 from pathlib import Path
 
 from scalefront._core import result_records
+from scalefront.dev.catalog_docs import replace_figure_tables
 from scalefront.dev.inputs import (
     render_enums_module,
     render_input_table,
@@ -161,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         root / "python" / "scalefront" / "_enums.py": lambda _old: render_enums_module(),
         root / "python" / "scalefront" / "_inputs.py": lambda _old: render_inputs_module(),
         root / "python" / "scalefront" / "inputs" / "scenario" / "sections.py": lambda _old: render_sections_module(),
+        root / "data" / "README.md": replace_figure_tables,
     }
     stale = []
     for path, render in targets.items():

@@ -1,6 +1,6 @@
 //! Hardware figures the model consumes, in SI units (FLOP/s, bytes, bytes/s, seconds, watts).
 //! The catalogs (data/*.toml, loaded by the Python layer) hold the same figures in the units people quote,
-//! each with its source; the Python layer converts them.
+//! each with its source; the Python layer converts them by the catalog figure table (`crate::figures`).
 
 use crate::error::ConfigError;
 

@@ -5,10 +5,12 @@
 //! and the time, energy and cost of the run. Pure Rust, no I/O; the Python package loads catalogs and calls
 //! it through the `scalefront-python` bindings.
 
+pub mod bounds;
 pub mod cost;
 pub mod error;
 #[cfg(any(test, feature = "examples"))]
 pub mod examples;
+pub mod figures;
 pub mod hardware;
 pub mod inputs;
 pub mod metrics;

@@ -22,7 +22,9 @@ mod _core {
     #[pymodule_export]
     use super::roi::{roi_compare, roi_monte_carlo, roi_summarise, RoiHandle};
     #[pymodule_export]
-    use super::schema::{_panic_for_test, data_files, enums, error_categories, parameters, result_records, schema};
+    use super::schema::{
+        _panic_for_test, catalog_figures, data_files, enums, error_categories, parameters, result_records, schema,
+    };
     #[pymodule_export]
     use super::sweep::{cell_costs, cell_sizes, run_sweep, shard_ranges, space_size, SweepHandle};
 

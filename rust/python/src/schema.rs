@@ -8,6 +8,7 @@ use scalefront_core::cost::montecarlo::{
     CountReport, McCount, McReport, McSummary, OutcomeColumns, TornadoBar, TypicalReport,
 };
 use scalefront_core::cost::roi::{Comparison, SideReport, SideSpeed};
+use scalefront_core::figures::{figures, FigureDoc};
 use scalefront_core::inputs::{columns, ChoiceDoc, EnumDoc, ParamDoc, ScenarioKeyDoc, ENUMS, PARAMS};
 use scalefront_core::metrics::{METRICS, UNIT_SUFFIXES};
 use scalefront_core::network::bom::BomSheet;
@@ -92,7 +93,14 @@ pub fn result_records() -> Vec<RecordDoc> {
         ScenarioKeyDoc::describe(),
         ParamDoc::describe(),
         EnumDoc::describe(),
+        FigureDoc::describe(),
     ]
+}
+
+/// Every field of every catalog, section by section in the entries' field order (`scalefront_core::figures`).
+#[pyfunction]
+pub fn catalog_figures() -> Vec<FigureDoc> {
+    figures().map(|f| f.to_doc()).collect()
 }
 
 /// The catalog files embedded at build time: {path under data/: text}.

@@ -26,7 +26,24 @@ from scalefront.inputs.catalog.prices import Economics, FabricPrice, GpuPrice, S
 from scalefront.inputs.files import parse_toml, read_text, validated
 from scalefront.inputs.messages import did_you_mean, toml_repr
 
-__all__ = ["Catalog", "builtin_catalog", "error_model_spec", "load_model_file"]
+__all__ = ["ENTRY_CLASSES", "Catalog", "builtin_catalog", "error_model_spec", "load_model_file"]
+
+#: Every catalog entry class by its section of the figure table (`scalefront.inputs.catalog.figures`).
+ENTRY_CLASSES: dict[str, type[Entry] | type[ModelEntry]] = {
+    cls.SECTION: cls
+    for cls in (
+        GpuEntry,
+        ScaleUpEntry,
+        FabricEntry,
+        TopologyEntry,
+        ReliabilityEntry,
+        GpuPrice,
+        FabricPrice,
+        ScaleUpPrice,
+        Economics,
+        ModelEntry,
+    )
+}
 
 #: How prose names a fabric's family (`Catalog.fabric_label`), by its `kind`.
 FABRIC_FAMILIES = {

@@ -9,31 +9,31 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from scalefront.errors import UsageError
-from scalefront.inputs.catalog.entries import Entry, Fraction, NonNegative, Positive
+from scalefront.inputs.catalog.entries import AtLeastOne, Entry, Fraction, NonNegative, Positive, Share
 from scalefront.inputs.messages import did_you_mean
 
 __all__ = ["Economics", "FabricPrice", "GpuPrice", "ScaleUpPrice", "Share", "apply_price_overrides"]
 
-Share = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
-
 
 class GpuPrice(Entry):
+    """A GPU's prices (`[gpu.<id>]`; every field's meaning: the figure table, rendered in data/README.md)."""
+
+    SECTION = "prices.gpu"
     rent_usd_per_gpu_hour: NonNegative
-    #: A server of the GPU's `server_gpus` GPUs without scale-out NICs (the fabric prices them).
     server_usd: NonNegative
-    #: GPUs per compute rack (each rack gets an out-of-band management switch).
     gpus_per_rack: Positive
 
 
 class FabricPrice(Entry):
-    """Parts of a fabric (see data/README.md): NIC port, switch, optical modules (NIC side, switch side), copper,
+    """Parts of a fabric (`[fabric.<id>]`): NIC port, switch, optical modules (NIC side, switch side), copper,
     fibre, and the yearly support and licences of a quote."""
 
+    SECTION = "prices.fabric"
     nic_usd: NonNegative
     switch_usd: NonNegative
     nic_optic_usd: NonNegative
     switch_optic_usd: NonNegative
-    switch_ports_per_optic: Annotated[float, Field(ge=1, allow_inf_nan=False)]
+    switch_ports_per_optic: AtLeastOne
     dac_usd: NonNegative
     dac_reach_m: NonNegative
     fibre_usd: NonNegative
@@ -43,20 +43,24 @@ class FabricPrice(Entry):
     switch_w: NonNegative
     nic_optic_w: NonNegative
     switch_optic_w: NonNegative
-    #: Sold only inside instance rent (AWS EFA): an owned cluster cannot be priced with it.
     rented: bool = Field(default=False, exclude=True)
 
 
 class ScaleUpPrice(Entry):
+    """A scale-up domain's NVLink switch tray (`[scale_up.<id>]`)."""
+
+    SECTION = "prices.scale_up"
     switch_tray_usd: NonNegative
     switch_tray_w: NonNegative
 
 
 class Economics(Entry):
-    """What owning a cluster costs beyond its parts: life, money, utilisation, power, facility, quote lines."""
+    """What owning a cluster costs beyond its parts: life, money, utilisation, power, facility, quote lines
+    (`[economics]`)."""
 
+    SECTION = "prices.economics"
     amortization_years: Positive
-    pue: Annotated[float, Field(ge=1, allow_inf_nan=False)]
+    pue: AtLeastOne
     usd_per_kwh: NonNegative
     gpu_power_fraction: Fraction
     discount_rate: Annotated[float, Field(gt=-1, le=1, allow_inf_nan=False)]

@@ -216,26 +216,7 @@ pub enum Choices {
     Axes,
 }
 
-/// Bounds of a number (of a count, a real number, a ratio, a level), as pydantic's `Field` names them.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Bounds {
-    pub ge: Option<f64>,
-    pub gt: Option<f64>,
-    pub le: Option<f64>,
-    pub lt: Option<f64>,
-}
-
-impl Bounds {
-    pub const NONE: Bounds = Bounds { ge: None, gt: None, le: None, lt: None };
-
-    /// Is `v` within the bounds?
-    pub fn contain(&self, v: f64) -> bool {
-        self.ge.is_none_or(|b| v >= b)
-            && self.gt.is_none_or(|b| v > b)
-            && self.le.is_none_or(|b| v <= b)
-            && self.lt.is_none_or(|b| v < b)
-    }
-}
+pub use crate::bounds::Bounds;
 
 /// One input parameter (see the module doc).
 #[derive(Clone, Copy, Debug)]

@@ -13,14 +13,14 @@ use super::{input, Bounds, Choices, Core, Form, Group, Param, Table};
 use crate::cost::montecarlo::Section;
 use crate::cost::prices::{CostMode, FacilityMode};
 use crate::cost::roi::{DesignRule, Payback};
+use crate::figures::{CatalogSection, CatalogUnit, FigureKind};
 use crate::hardware::{Forwarding, Generation, LoadBalancing, RailPlanes, TopologyKind};
 use crate::names::EnumInfo;
 use crate::network::collectives::Collective;
 use crate::step::parallelism::{AttentionKernel, Dispatcher, GradDtype, Precision, Recompute};
 use crate::sweep::Axis;
 
-/// The largest count the Python layer passes on (the core's counts are 32-bit): 2^31.
-pub const MAX_COUNT: f64 = 2_147_483_648.0;
+pub use crate::bounds::MAX_COUNT;
 
 /// A count: 1 to `MAX_COUNT`.
 const POSITIVE_COUNT: Bounds = Bounds { ge: Some(1.0), le: Some(MAX_COUNT), ..Bounds::NONE };
@@ -307,4 +307,7 @@ pub const ENUMS: &[EnumInfo] = &[
     Forwarding::INFO,
     TopologyKind::INFO,
     RailPlanes::INFO,
+    CatalogSection::INFO,
+    FigureKind::INFO,
+    CatalogUnit::INFO,
 ];

@@ -22,6 +22,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64};
 
+use crate::figures;
 use crate::named_enum;
 use crate::step::evaluate::Config;
 
@@ -87,55 +88,19 @@ pub struct Uncertainty {
     pub seed: u64,
 }
 
-/// A mutable f64 figure of a configuration by section and field name (None: no such figure).
+/// A mutable f64 figure of a configuration by section and core field name (None: no such figure, or one the
+/// Monte Carlo does not sample): the catalog figure's own accessor (`crate::figures`).
 pub(super) fn figure_mut<'a>(cfg: &'a mut Config, section: Section, field: &str) -> Option<&'a mut f64> {
-    let f = &mut cfg.fabric;
-    let n = &mut cfg.prices.network;
-    let g = &mut cfg.prices.gpu;
-    let s = &mut cfg.prices.scale_up;
-    let e = &mut cfg.prices.economics;
-    Some(match (section, field) {
-        (Section::Fabric, "link_bytes_per_s") => &mut f.link_bytes_per_s,
-        (Section::Fabric, "efficiency") => &mut f.efficiency,
-        (Section::Fabric, "load_balance_efficiency") => &mut f.load_balance_efficiency,
-        (Section::Fabric, "qps_per_connection") => &mut f.qps_per_connection,
-        (Section::Fabric, "tail_latency_factor") => &mut f.tail_latency_factor,
-        (Section::Fabric, "mtu_bytes") => &mut f.mtu_bytes,
-        (Section::Fabric, "nic_latency_s") => &mut f.nic_latency_s,
-        (Section::Fabric, "switch_hop_latency_s") => &mut f.switch_hop_latency_s,
-        (Section::Fabric, "in_network_reduction_efficiency") => &mut f.in_network_reduction_efficiency,
-        (Section::Network, "nic_usd") => &mut n.nic_usd,
-        (Section::Network, "switch_usd") => &mut n.switch_usd,
-        (Section::Network, "nic_optic_usd") => &mut n.nic_optic_usd,
-        (Section::Network, "switch_optic_usd") => &mut n.switch_optic_usd,
-        (Section::Network, "dac_usd") => &mut n.dac_usd,
-        (Section::Network, "fibre_usd") => &mut n.fibre_usd,
-        (Section::Network, "support_fraction_per_year") => &mut n.support_fraction_per_year,
-        (Section::Network, "nos_usd_per_switch_year") => &mut n.nos_usd_per_switch_year,
-        (Section::Network, "nic_w") => &mut n.nic_w,
-        (Section::Network, "switch_w") => &mut n.switch_w,
-        (Section::Network, "nic_optic_w") => &mut n.nic_optic_w,
-        (Section::Network, "switch_optic_w") => &mut n.switch_optic_w,
-        (Section::Gpu, "rent_usd_per_gpu_hour") => &mut g.rent_usd_per_gpu_hour,
-        (Section::Gpu, "server_usd") => &mut g.server_usd,
-        (Section::ScaleUp, "switch_tray_usd") => &mut s.switch_tray_usd,
-        (Section::ScaleUp, "switch_tray_w") => &mut s.switch_tray_w,
-        (Section::Economics, "pue") => &mut e.pue,
-        (Section::Economics, "usd_per_kwh") => &mut e.usd_per_kwh,
-        (Section::Economics, "gpu_power_fraction") => &mut e.gpu_power_fraction,
-        (Section::Economics, "discount_rate") => &mut e.discount_rate,
-        (Section::Economics, "residual_fraction") => &mut e.residual_fraction,
-        (Section::Economics, "utilisation") => &mut e.utilisation,
-        (Section::Economics, "idle_power_fraction") => &mut e.idle_power_fraction,
-        (Section::Economics, "colocation_usd_per_kw_month") => &mut e.colocation_usd_per_kw_month,
-        (Section::Economics, "facility_build_usd_per_kw") => &mut e.facility_build_usd_per_kw,
-        (Section::Economics, "facility_life_years") => &mut e.facility_life_years,
-        (Section::Economics, "server_spares_fraction") => &mut e.server_spares_fraction,
-        (Section::Economics, "network_spares_fraction") => &mut e.network_spares_fraction,
-        (Section::Economics, "installation_fraction") => &mut e.installation_fraction,
-        (Section::Economics, "oob_usd_per_rack") => &mut e.oob_usd_per_rack,
-        _ => return None,
-    })
+    let catalog = match section {
+        Section::Fabric => figures::CatalogSection::Fabrics,
+        Section::Network => figures::CatalogSection::FabricPrices,
+        Section::Gpu => figures::CatalogSection::GpuPrices,
+        Section::ScaleUp => figures::CatalogSection::ScaleUpPrices,
+        Section::Economics => figures::CatalogSection::Economics,
+        Section::ModelError => return None,
+    };
+    let at = figures::by_core_field(catalog, field)?.core.sample?;
+    Some(at(cfg))
 }
 
 impl UncertainInput {
