@@ -12,6 +12,7 @@ import pytest
 
 from helpers import REPO, files_in, run
 from scalefront import _core
+from scalefront.errors import UsageError
 from scalefront.fidelity.calibrate import FITTED_FIELDS, MIN_SIZE_BYTES, calibrate
 from scalefront.fidelity.nccl_log import parse_log
 from scalefront.inputs.catalog import Catalog, builtin_catalog
@@ -24,9 +25,11 @@ BUSBW_FACTOR = {"all_reduce": lambda n: 2 * (n - 1) / n, "all_to_all": lambda n:
 BINARY = {"all_reduce": "all_reduce_perf", "all_to_all": "alltoall_perf", "all_gather": "all_gather_perf"}
 
 
-def synthetic_log(op: str, nodes: int, gpus_per_node: int, fabric: dict, times_scale: float = 1.0) -> str:
+def synthetic_log(
+    op: str, nodes: int, gpus_per_node: int, fabric: dict, times_scale: float = 1.0, device: str = "NVIDIA H100"
+) -> str:
     """An nccl-tests log of `op` over `nodes` x `gpus_per_node` whose times are the core's for `fabric` (rail-fat-
-    tree, nvlink4-8), 8 B to 8 GiB by factor 4, in nccl-tests' own layout."""
+    tree, nvlink4-8), 8 B to 8 GiB by factor 4, in nccl-tests' own layout, on GPUs named `device`."""
     cat = builtin_catalog()
     n = nodes * gpus_per_node
     sizes = [8 * 4**i for i in range(16)]
@@ -51,7 +54,7 @@ def synthetic_log(op: str, nodes: int, gpus_per_node: int, fabric: dict, times_s
     for r in range(n):
         host, dev = divmod(r, gpus_per_node)
         lines.append(
-            f"#  Rank {r:2d} Group  0 Pid {1000 + r:6d} on node{host:03d} device  {dev} [0x{dev:02x}] NVIDIA H100"
+            f"#  Rank {r:2d} Group  0 Pid {1000 + r:6d} on node{host:03d} device  {dev} [0x{dev:02x}] {device}"
         )
     lines += [
         "#",
@@ -126,6 +129,26 @@ def test_round_trip_recovers_known_figures(write, op):
     assert result.fitted["nic_latency_us"] == pytest.approx(9.0, abs=0.1)
     assert max(abs(p.residual) for p in result.points) < 0.005
     assert all(p.size_bytes >= MIN_SIZE_BYTES for p in result.points)
+
+
+def test_a_logs_gpu_is_the_catalog_gpu_whose_longest_device_name_it_bears(write):
+    fabric = fabric_with("ib-ndr")
+    cat = builtin_catalog()
+
+    def scale_up_of(device: str, catalog: Catalog) -> str:
+        runs = parse_log(write("log.txt", synthetic_log("all_reduce", 2, 4, fabric, device=device)))
+        return calibrate(runs, catalog, "ib-ndr").setup.scale_up_id
+
+    # "NVIDIA GB200" contains b200's "B200" and gb200's "GB200": the longer name wins, and with it the NVL72 domain.
+    assert scale_up_of("NVIDIA GB200", cat) == cat.gpu("gb200").default_scale_up != cat.gpu("b200").default_scale_up
+    assert scale_up_of("NVIDIA H800", cat) == cat.gpu("h100-sxm").default_scale_up
+    # A GPU a user's catalog adds is recognised by its own device names; two GPUs with the same name are refused.
+    mine = Catalog(**{**cat.__dict__, "gpus": dict(cat.gpus)})
+    mine.gpus["b300"] = cat.gpu("b200").model_copy(update={"device_names": ["B300"], "default_scale_up": "nvlink5-72"})
+    assert scale_up_of("NVIDIA B300 SXM6 AC", mine) == "nvlink5-72"
+    mine.gpus["h100-pcie"] = cat.gpu("h100-sxm").model_copy(update={"device_names": ["H100"]})
+    with pytest.raises(UsageError, match="fits GPUs h100-pcie, h100-sxm alike; pass --gpu"):
+        scale_up_of("NVIDIA H100 80GB HBM3", mine)
 
 
 def test_one_node_count_does_not_fit_load_balance(write):

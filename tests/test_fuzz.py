@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 from helpers import DATA, ONE_LINE_ERROR, files_in, scenario_text, toml_table, toml_value
 from scalefront.cli import main
+from scalefront.inputs.catalog.loader import ENTRY_CLASSES
 from scalefront.inputs.params import PARAMS
 
 #: Inputs per fuzz test (the command lines get twice as many): 200 x 3 files (the catalog ones run twice) + 400
@@ -352,7 +353,9 @@ def bad_catalogs(draw: st.DrawFn) -> bytes:
         return catalog_text(entries).encode("utf-8")
     if how == "missing":
         header = draw(st.sampled_from(sorted(entries)))
-        key = draw(st.sampled_from(sorted(k for k in entries[header] if k != "sources")))
+        # A field the entry must give (an optional one, such as a GPU's device_names, may be left out).
+        fields = ENTRY_CLASSES[header.rpartition(".")[0]].model_fields
+        key = draw(st.sampled_from(sorted(k for k in entries[header] if k != "sources" and fields[k].is_required())))
         del entries[header][key]
         return catalog_text(entries).encode("utf-8")
     if how == "source":

@@ -39,7 +39,9 @@ def add(sub: Commands) -> None:
     p.add_argument("--out", required=True, metavar="FILE", help="the catalog file to write (e.g. my-fabric.toml)")
     p.add_argument("--name", help="id of the written fabric (default: the --out file's name without .toml)")
     p.add_argument("--force", action="store_true", help="replace --out if it exists")
-    p.add_argument("--gpu", help="GPU id (default: from the logs' Rank lines; only sets the default scale-up domain)")
+    p.add_argument(
+        "--gpu", help="GPU id (default: the GPU whose device_names the logs' Rank lines bear; only sets the scale-up)"
+    )
     p.add_argument("--scale-up", help="the nodes' scale-up domain id (default: the GPU's)")
     p.add_argument("--topology", default="rail-fat-tree", help="the proof of concept's topology id")
     p.add_argument(

@@ -227,19 +227,6 @@ def _usable(runs: Sequence[Run]) -> tuple[list[Run], list[tuple[Run, str]]]:
     return used, skipped
 
 
-#: The GPU a Rank line's device name is, when --gpu is not given (first match wins; only the default scale-up
-#: domain depends on it).
-DEVICE_GPUS = (
-    ("GB200", "gb200"),
-    ("B200", "b200"),
-    ("H200", "h200"),
-    ("H100", "h100-sxm"),
-    ("H800", "h100-sxm"),
-    ("A100", "a100-80gb"),
-    ("MI300X", "mi300x"),
-)
-
-
 def _setup(
     catalog: Catalog,
     fabric_id: str,
@@ -262,10 +249,24 @@ def _setup(
 
 
 def _gpu_of(catalog: Catalog, runs: list[Run]) -> str:
+    """The catalog GPU the Rank lines' device names are, when --gpu is not given (only the default scale-up domain
+    depends on it): the GPU with the longest of its `device_names` that every device name contains."""
     devices = sorted({r.device for r in runs})
-    for token, gpu in DEVICE_GPUS:
-        if all(token in d.upper() for d in devices) and gpu in catalog.gpus:
-            return gpu
+    found = {
+        (len(name), gid)
+        for gid, entry in catalog.gpus.items()
+        for name in entry.device_names
+        if all(name.upper() in d.upper() for d in devices)
+    }
+    longest = max((n for n, _ in found), default=0)
+    gpus = sorted(gid for n, gid in found if n == longest)
+    if len(gpus) == 1:
+        return gpus[0]
+    if gpus:
+        raise UsageError(
+            f"the Rank lines' device ({', '.join(repr(d) for d in devices)}) fits GPUs {', '.join(gpus)} alike; "
+            "pass --gpu or --scale-up"
+        )
     raise UsageError(
         f"cannot tell the GPU from the Rank lines ({', '.join(repr(d) for d in devices)}); "
         f"pass --gpu (one of {', '.join(sorted(catalog.gpus))}) or --scale-up"

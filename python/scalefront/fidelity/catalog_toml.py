@@ -13,7 +13,7 @@ __all__ = ["entry_lines", "toml_value"]
 
 
 def toml_value(value: Any) -> str:
-    """A figure, flag or text as TOML; a `Range` as `{ low = .., typical = .., high = .. }`."""
+    """A figure, flag, text or list of names as TOML; a `Range` as `{ low = .., typical = .., high = .. }`."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, Range):
@@ -21,6 +21,8 @@ def toml_value(value: Any) -> str:
         return f"{{ low = {low}, typical = {typical}, high = {high} }}"
     if isinstance(value, int | float):
         return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
     return json.dumps(str(value), ensure_ascii=False)
 
 

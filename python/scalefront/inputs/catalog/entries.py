@@ -167,6 +167,7 @@ class GpuEntry(Entry):
     scale_up_link: str
     speed_cv: Annotated[float, Field(ge=0, le=0.5, allow_inf_nan=False)]
     generation: Literal["ampere", "hopper", "blackwell", "cdna3"]
+    device_names: list[str] = Field(default_factory=list)
     measured: Measured | None = Field(default=None, exclude=True)
 
 

@@ -2,8 +2,8 @@
 //! (fabrics.toml) and topologies (topologies.toml).
 
 use super::{
-    choice, core, fact, int, num, sampled, table, text, CatalogSection, CatalogUnit::*, Figure, AT_LEAST_ONE, COUNT,
-    FRACTION, GAIN, NON_NEGATIVE, NOT_IN_CORE, POSITIVE, RADIX, SHARE, SIZE, SPREAD,
+    choice, core, fact, int, names, num, sampled, table, text, CatalogSection, CatalogUnit::*, Figure, AT_LEAST_ONE,
+    COUNT, FRACTION, GAIN, NON_NEGATIVE, NOT_IN_CORE, POSITIVE, RADIX, SHARE, SIZE, SPREAD,
 };
 use crate::hardware::{Forwarding, Generation, LoadBalancing, RailPlanes, TopologyKind};
 
@@ -61,6 +61,10 @@ pub(super) const GPUS: &[Figure] = &[
     ),
     choice(G, "generation", core("generation"), || Generation::INFO.names())
         .doc("the regime of the prediction intervals (`model_error.toml`)"),
+    names(G, "device_names").doc(
+        "what nccl-tests' Rank lines call the GPU (part of the CUDA device name: `H100` in `NVIDIA H100 80GB HBM3`): \
+            `scalefront calibrate` tells a log's GPU by them, the longest name that every line contains",
+    ),
     table(G, "measured").doc(
         "kernel rates `scalefront measure` recorded on the GPU, by GEMM shape, attention heads and tokens per expert \
             (the `[<id>.measured]` table); not read by the model yet",
