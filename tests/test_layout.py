@@ -115,3 +115,37 @@ def test_modules_and_functions_are_short():
                 if length > 60:
                     long.append(f"{name}.{node.name}: {length} lines")
     assert long == []
+
+
+RUST_CORE = Path(__file__).resolve().parents[1] / "rust" / "core" / "src"
+
+
+def _rust_groups(root: Path) -> dict[str, set[str]]:
+    """Which top-level groups of the Rust core (step, network, cost, evaluate, ...) each group's non-test code
+    names through `crate::` (comments stripped; a file's `#[cfg(test)]` module ends it, by the crate's
+    convention; macros are not groups)."""
+    import re
+
+    edges: dict[str, set[str]] = {}
+    for path in sorted(root.rglob("*.rs")):
+        group = path.relative_to(root).parts[0].removesuffix(".rs")
+        code = path.read_text(encoding="utf-8").split("\n#[cfg(test)]", 1)[0]
+        code = re.sub(r"//.*", "", code)
+        names = set(re.findall(r"crate::(\w+)", code)) - {group, "record", "named_enum", "sampled"}
+        edges.setdefault(group, set()).update(names)
+    return {group: names & edges.keys() for group, names in edges.items()}  # crate-root re-exports are not groups
+
+
+def test_the_rust_core_s_subsystems_import_only_downwards():
+    edges = _rust_groups(RUST_CORE)
+    assert {"step", "network", "cost", "evaluate", "decision", "sweep"} <= set(edges)
+    assert _circles(edges) == []
+
+
+def test_rust_group_circles_are_found(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "x.rs").write_text("use crate::b::Y;\n// crate::c in a comment is not an import\n")
+    (tmp_path / "b.rs").write_text("use crate::a::x;\n#[cfg(test)]\nmod tests { use crate::c::Z; }\n")
+    edges = _rust_groups(tmp_path)
+    assert edges == {"a": {"b"}, "b": {"a"}}
+    assert _circles(edges) != []

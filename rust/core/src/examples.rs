@@ -9,13 +9,13 @@
 //! cut-through with ib_ndr's savings (the catalog: store-and-forward, 5.25/3.25 us); the prices are an earlier
 //! price book's (PUE 1.25, $2.99 per GPU-hour, $280k per server, $2,200 per NIC).
 
-use crate::cost::prices::{CostMode, Economics, FacilityMode, GpuPrices, NetworkPrices, Prices, ScaleUpPrices};
 use crate::cost::reliability::ReliabilitySpec;
 use crate::cost::uncertainty::ErrorModel;
+use crate::evaluate::Config;
 use crate::hardware::{
     FabricSpec, Forwarding, Generation, GpuSpec, LoadBalancing, RailPlanes, ScaleUpSpec, TopologyKind, TopologySpec,
 };
-use crate::step::evaluate::Config;
+use crate::prices::{CostMode, Economics, FacilityMode, GpuPrices, NetworkPrices, Prices, ScaleUpPrices};
 use crate::step::parallelism::{Overlap, Parallelism, Recompute, Training};
 use crate::step::workload::{MlaSpec, MoeSpec, TransformerSpec};
 

@@ -7,7 +7,9 @@
 
 pub mod bounds;
 pub mod cost;
+pub mod decision;
 pub mod error;
+pub mod evaluate;
 #[cfg(any(test, feature = "examples"))]
 pub mod examples;
 pub mod figures;
@@ -16,18 +18,19 @@ pub mod inputs;
 pub mod metrics;
 pub mod names;
 pub mod network;
+pub mod prices;
 pub mod records;
 pub mod step;
 pub mod sweep;
 
-pub use cost::prices::{CostMode, Economics, FacilityMode, GpuPrices, NetworkPrices, Prices, ScaleUpPrices};
 pub use cost::reliability::ReliabilitySpec;
 pub use cost::uncertainty::{ErrorModel, ErrorRegime};
 pub use error::ConfigError;
+pub use evaluate::{evaluate, Config, Evaluation, HiddenComm, StepBreakdown};
 pub use hardware::{
     FabricSpec, Forwarding, Generation, GpuSpec, LoadBalancing, RailPlanes, ScaleUpSpec, TopologyKind, TopologySpec,
 };
-pub use step::evaluate::{evaluate, Config, Evaluation, HiddenComm, StepBreakdown};
+pub use prices::{CostMode, Economics, FacilityMode, GpuPrices, NetworkPrices, Prices, ScaleUpPrices};
 pub use step::memory::MemoryPerGpu;
 pub use step::parallelism::{
     AttentionKernel, Dispatcher, GradDtype, Overlap, Parallelism, Precision, Recompute, Training,

@@ -4,7 +4,7 @@
 //! CSV/Parquet schema, `--json` and the README's field table are all derived from these lists.
 
 use crate::cost::economics::{JOULES_PER_MWH, SECONDS_PER_DAY};
-use crate::step::evaluate::Evaluation;
+use crate::evaluate::Evaluation;
 
 /// How a value is stored and printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -314,8 +314,8 @@ pub fn metric(name: &str) -> Option<&'static Metric> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::evaluate::evaluate;
     use crate::examples::reference;
-    use crate::step::evaluate::evaluate;
 
     #[test]
     fn names_are_unique_and_carry_their_units() {

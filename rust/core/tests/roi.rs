@@ -3,8 +3,8 @@
 //! verdict when fed back.
 
 use proptest::prelude::*;
-use scalefront_core::cost::montecarlo::*;
-use scalefront_core::cost::roi::*;
+use scalefront_core::decision::montecarlo::*;
+use scalefront_core::decision::roi::*;
 use scalefront_core::examples::*;
 use scalefront_core::*;
 

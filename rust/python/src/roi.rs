@@ -8,10 +8,10 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use pyo3::prelude::*;
-use scalefront_core::cost::montecarlo::{
+use scalefront_core::decision::montecarlo::{
     self, typical_report, McProgress, McReport, McSummary, OutcomeColumns, Plan, TypicalReport, Uncertainty,
 };
-use scalefront_core::cost::roi::{Design, RoiOptions, RoiProblem};
+use scalefront_core::decision::roi::{Design, RoiOptions, RoiProblem};
 use scalefront_core::sweep::{Choice, SweepSpace};
 
 use crate::error::{extract, no_panic, panicked, BindingsError, Result};

@@ -4,10 +4,10 @@
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
-use scalefront_core::cost::montecarlo::{
+use scalefront_core::decision::montecarlo::{
     CountReport, McCount, McReport, McSummary, OutcomeColumns, TornadoBar, TypicalReport,
 };
-use scalefront_core::cost::roi::{Comparison, SideReport, SideSpeed};
+use scalefront_core::decision::roi::{Comparison, SideReport, SideSpeed};
 use scalefront_core::figures::{figures, FigureDoc};
 use scalefront_core::inputs::{columns, ChoiceDoc, EnumDoc, ParamDoc, ScenarioKeyDoc, ENUMS, PARAMS};
 use scalefront_core::metrics::{METRICS, UNIT_SUFFIXES};

@@ -5,9 +5,9 @@
 //! present value of the costs over the present value of the busy hours, as a levelised cost of energy does: NREL,
 //! "Simple Levelized Cost of Energy (LCOE) Calculator Documentation"; Short, Packey & Holt, NREL/TP-462-5173, 1995).
 
-use crate::cost::prices::{CostMode, Economics, FacilityMode, Prices};
 use crate::hardware::GpuSpec;
 use crate::network::bom::{self, Bom, NetworkCapex, NetworkParts};
+use crate::prices::{CostMode, Economics, FacilityMode, Prices};
 
 pub const SECONDS_PER_HOUR: f64 = 3600.0;
 pub const SECONDS_PER_YEAR: f64 = 365.25 * 24.0 * 3600.0;

@@ -1,10 +1,7 @@
-//! Money and risk: the price book (`prices`), what a cluster costs to buy and run (`economics`), failures and
-//! goodput (`reliability`), the model's validated error (`uncertainty`), the fabric comparison (`roi`) and how
-//! sure its verdict is (`montecarlo`).
+//! Money and risk: what a cluster costs to buy and run (`economics`, from the price book `crate::prices` and the
+//! network's parts), failures and goodput (`reliability`), and the model's validated error (`uncertainty`). The
+//! fabric comparison built on them is `crate::decision`.
 
 pub mod economics;
-pub mod montecarlo;
-pub mod prices;
 pub mod reliability;
-pub mod roi;
 pub mod uncertainty;

@@ -6,7 +6,7 @@ use super::{
     choice, core, flag, num, sampled, CatalogSection, CatalogUnit::*, Figure, AT_LEAST_ONE, FRACTION, NON_NEGATIVE,
     NOT_IN_CORE, POSITIVE, RATE, SHARE,
 };
-use crate::cost::prices::FacilityMode;
+use crate::prices::FacilityMode;
 
 const R: CatalogSection = CatalogSection::Reliability;
 pub(super) const RELIABILITY: &[Figure] = &[

@@ -12,7 +12,7 @@
 //! reliability) and `models`.
 
 use crate::bounds::{Bounds, MAX_COUNT};
-use crate::step::evaluate::Config;
+use crate::evaluate::Config;
 
 mod costs;
 mod hardware;
@@ -179,7 +179,7 @@ pub const fn core(field: &'static str) -> Core {
 /// The core's field `$field` of `Config.$($spec).+`, sampled by the ROI's Monte Carlo (an `f64`).
 macro_rules! sampled {
     ($($spec:ident).+, $field:ident) => {{
-        fn at(cfg: &mut $crate::step::evaluate::Config) -> &mut f64 {
+        fn at(cfg: &mut $crate::evaluate::Config) -> &mut f64 {
             &mut cfg.$($spec).+.$field
         }
         $crate::figures::Core { field: stringify!($field), sample: Some(at) }

@@ -10,13 +10,13 @@ use super::Group::{Cluster, Cost, Parallelism, Software, Sweep, Workload};
 use super::Missing::{Default, Required};
 use super::ParamKind::{Count, Enum, Flag, Id, Level, Model, Overlap, Prices, Ratio, Tokens};
 use super::{input, Bounds, Choices, Core, Form, Group, Param, Table};
-use crate::cost::montecarlo::Section;
-use crate::cost::prices::{CostMode, FacilityMode};
-use crate::cost::roi::{DesignRule, Payback};
+use crate::decision::montecarlo::Section;
+use crate::decision::roi::{DesignRule, Payback};
 use crate::figures::{CatalogSection, CatalogUnit, FigureKind};
 use crate::hardware::{Forwarding, Generation, LoadBalancing, RailPlanes, TopologyKind};
 use crate::names::EnumInfo;
 use crate::network::collectives::Collective;
+use crate::prices::{CostMode, FacilityMode};
 use crate::step::parallelism::{AttentionKernel, Dispatcher, GradDtype, Precision, Recompute};
 use crate::sweep::Axis;
 

@@ -1,9 +1,8 @@
-//! One training step: the model (`workload`), how it is split over the GPUs (`parallelism`), what each GPU
-//! computes (`compute`) and holds (`memory`), expert dispatch (`moe`), and the staged evaluation that puts them
-//! together with the network and the costs (`evaluate`).
+//! One training step on one GPU's share of the work: the model (`workload`), how it is split over the GPUs
+//! (`parallelism`), what each GPU computes (`compute`) and holds (`memory`), and expert dispatch (`moe`). The
+//! staged evaluation that puts them together with the network and the costs is `crate::evaluate`.
 
 pub mod compute;
-pub mod evaluate;
 pub mod memory;
 pub mod moe;
 pub mod parallelism;

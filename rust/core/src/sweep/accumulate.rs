@@ -1,7 +1,7 @@
 //! What the workers fold into: per-cell Pareto sets, each cell's fastest configuration, counts, and (for `--all`
 //! exports) the feasible rows with the task that found them.
 
-use crate::step::evaluate::Evaluation;
+use crate::evaluate::Evaluation;
 
 use super::{Choice, Counts, Kept, RowChunk};
 

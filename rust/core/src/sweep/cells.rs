@@ -7,7 +7,7 @@
 
 use std::ops::Range;
 
-use crate::step::evaluate::check_cluster;
+use crate::evaluate::check_cluster;
 use crate::step::parallelism::placement;
 
 use super::{factorizations, inner_combinations, outer_combinations, SweepSpace};

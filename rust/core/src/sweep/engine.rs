@@ -8,9 +8,9 @@ use std::sync::mpsc::SyncSender;
 
 use rayon::prelude::*;
 
-use crate::cost::prices::Prices;
 use crate::error::ConfigError;
-use crate::step::evaluate::{finish, ClusterParts, ClusterStage, LayoutStage};
+use crate::evaluate::{finish, ClusterParts, ClusterStage, LayoutStage};
+use crate::prices::Prices;
 use crate::step::parallelism::{Parallelism, Training};
 
 use super::accumulate::{Accumulator, FrontierKey};

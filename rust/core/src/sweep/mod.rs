@@ -15,7 +15,7 @@
 //! `accumulate` holds the per-cell frontiers and counts the workers fold into; `progress` is the live state a
 //! watcher polls (counts, cancellation, a pause gate).
 
-use crate::step::evaluate::Evaluation;
+use crate::evaluate::Evaluation;
 
 mod accumulate;
 pub mod cells;

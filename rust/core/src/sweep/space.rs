@@ -1,13 +1,13 @@
 //! The space of a sweep: its cluster and parallel axes, the options of each (GPU, scale-up domain, fabric with
 //! their prices), one configuration as a `Choice` of them, and how many configurations the space holds.
 
-use crate::cost::prices::{Economics, GpuPrices, NetworkPrices, Prices, ScaleUpPrices};
 use crate::cost::reliability::ReliabilitySpec;
 use crate::cost::uncertainty::ErrorModel;
 use crate::error::ConfigError;
+use crate::evaluate::Config;
 use crate::hardware::{FabricSpec, GpuSpec, ScaleUpSpec, TopologySpec};
 use crate::metrics::{metric, Metric, METRICS};
-use crate::step::evaluate::Config;
+use crate::prices::{Economics, GpuPrices, NetworkPrices, Prices, ScaleUpPrices};
 use crate::step::parallelism::{Overlap, Parallelism, Precision, Recompute, Training};
 use crate::step::workload::TransformerSpec;
 

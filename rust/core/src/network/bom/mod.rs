@@ -17,9 +17,9 @@
 //!
 //! The counts are here; `quote` prices them (capex lines, power, the lines a quote adds) for a cluster.
 
-use crate::cost::prices::NetworkPrices;
 use crate::hardware::{TopologyKind, TopologySpec};
 use crate::network::topology::Network;
+use crate::prices::NetworkPrices;
 
 mod quote;
 

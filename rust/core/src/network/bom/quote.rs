@@ -1,10 +1,10 @@
 //! The network's bill of materials priced as a quote lists it: capex lines, power, spares, installation,
 //! out-of-band management, and support and licences per year.
 
-use crate::cost::prices::Prices;
 use crate::error::ConfigError;
 use crate::hardware::{FabricSpec, GpuSpec, ScaleUpSpec, TopologySpec};
 use crate::network::topology::Network;
+use crate::prices::Prices;
 
 use super::{parts, tiers, Cabling, NetworkParts};
 

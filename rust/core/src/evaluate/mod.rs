@@ -1,11 +1,11 @@
 //! One configuration in, one explained answer out: step time and where it goes, memory per GPU, time, energy
 //! and cost of the whole run.
 
-use crate::cost::prices::Prices;
 use crate::cost::reliability::ReliabilitySpec;
 use crate::cost::uncertainty::ErrorModel;
 use crate::error::ConfigError;
 use crate::hardware::{FabricSpec, GpuSpec, ScaleUpSpec, TopologySpec};
+use crate::prices::Prices;
 use crate::step::memory::MemoryPerGpu;
 use crate::step::parallelism::{check_schedule, Overlap, Parallelism, Training};
 use crate::step::workload::TransformerSpec;

@@ -1,7 +1,7 @@
 //! What the comparison reports: per GPU count, the comparison at typical values with both sides and the tornado;
 //! and the Monte Carlo's outcomes as columns with their summary.
 
-use crate::cost::roi::{Comparison, Payback, SideReport};
+use crate::decision::roi::{Comparison, Payback, SideReport};
 use crate::error::ConfigError;
 use crate::records::Column;
 

@@ -24,8 +24,8 @@
 
 use crate::cost::economics::Discounting;
 use crate::error::ConfigError;
+use crate::evaluate::Config;
 use crate::named_enum;
-use crate::step::evaluate::Config;
 
 mod side;
 
@@ -284,8 +284,8 @@ fn usd_per_useful_gpu_hour(side: &Side, shares: &[f64], tco: f64, annuity: f64) 
 mod tests {
     use super::*;
     use crate::cost::economics::{ClusterCost, SECONDS_PER_MONTH};
-    use crate::cost::prices::Economics;
     use crate::examples;
+    use crate::prices::Economics;
 
     fn side(gpus: u32, tau: f64, cost: ClusterCost, econ: &Economics) -> Side {
         Side {

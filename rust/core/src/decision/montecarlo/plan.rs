@@ -1,11 +1,11 @@
 //! The comparison planned: every design evaluated at typical values, each GPU count's designs chosen, and the
 //! outcome of A against B at any values of the uncertain inputs.
 
-use crate::cost::roi::{
+use crate::decision::roi::{
     compare, side_cost, side_speed, Comparison, DesignRule, Payback, RoiProblem, Side, SideSpeed, StepError,
 };
 use crate::error::ConfigError;
-use crate::step::evaluate::Config;
+use crate::evaluate::Config;
 
 use super::{figure_mut, uniform, Section, UncertainInput};
 

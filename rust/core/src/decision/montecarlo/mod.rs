@@ -22,9 +22,9 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64};
 
+use crate::evaluate::Config;
 use crate::figures;
 use crate::named_enum;
-use crate::step::evaluate::Config;
 
 mod plan;
 mod report;

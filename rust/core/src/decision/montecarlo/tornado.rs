@@ -2,7 +2,7 @@
 
 use rayon::prelude::*;
 
-use crate::cost::roi::Comparison;
+use crate::decision::roi::Comparison;
 use crate::error::ConfigError;
 
 use super::{CountPlan, Plan, UncertainInput};

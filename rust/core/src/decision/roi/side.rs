@@ -3,10 +3,10 @@
 //! (`SideSpeed`).
 
 use crate::cost::economics::{ClusterCost, Discounting, Tco, SECONDS_PER_DAY, SECONDS_PER_HOUR};
-use crate::cost::prices::Economics;
 use crate::error::ConfigError;
+use crate::evaluate::{evaluate, ClusterStage, Config};
+use crate::prices::Economics;
 use crate::records::NamedValues;
-use crate::step::evaluate::{evaluate, ClusterStage, Config};
 
 /// Capital, yearly and residual amounts of a group of cost lines (USD).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

@@ -4,7 +4,7 @@ use std::sync::atomic::Ordering;
 
 use rayon::prelude::*;
 
-use crate::cost::roi::Payback;
+use crate::decision::roi::Payback;
 use crate::error::ConfigError;
 
 use super::{McProgress, Outcome, Plan};

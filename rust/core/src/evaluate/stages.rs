@@ -2,7 +2,6 @@
 //! training run fix (`ClusterStage`), and what the parallel degrees fix (`LayoutStage`).
 
 use crate::cost::economics::ClusterCost;
-use crate::cost::prices::Prices;
 use crate::cost::reliability::{goodput, Goodput, PartCounts, ReliabilitySpec};
 use crate::cost::uncertainty::{expected_max_of_normals, ErrorModel};
 use crate::error::ConfigError;
@@ -11,6 +10,7 @@ use crate::network::bom::{self, Cabling};
 use crate::network::collectives::{Collective, Interconnect};
 use crate::network::placement::GroupPlacement;
 use crate::network::topology::Network;
+use crate::prices::Prices;
 use crate::step::compute::{
     dense_layer_forward, logits_forward_s, moe_layer_forward, LayerForward, Shard, Throughput, ACTIVATION_BYTES,
 };
