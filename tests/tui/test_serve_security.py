@@ -31,7 +31,7 @@ from scalefront.api import UsageError
 from scalefront_tui.files import FileAccess
 from scalefront_tui.web.guard import Gate
 
-TIMEOUT_S = 60.0
+TIMEOUT_S = 120.0  # a loaded 2-core CI machine starts an app and sweeps in well under this
 
 
 # ------------------------------------------------------------------------------------------------ pure checks
