@@ -188,6 +188,41 @@ def test_edits_keep_untouched_fields_as_the_file_has_them(draft):
     assert draft.edit(draft.values()).raw == draft.raw
 
 
+def test_gpu_counts_as_a_range(draft):
+    """Issue 21, D17: `512-4096` was refused. A range doubles unless it says `step` or `x`; it is written to the
+    file as the file's own range, and a range of many counts shows as a range (`large` showed 32 values)."""
+    edited = draft.edit({**draft.values(), "gpus": "512-4096"})
+    assert edited.scenario.gpu_counts == [512, 1024, 2048, 4096]
+    assert edited.raw["cluster"]["gpus"] == {"start": 512, "stop": 4096, "factor": 2}
+    assert draft.edit({**draft.values(), "gpus": "1k-2k step 500"}).scenario.gpu_counts == [1000, 1500, 2000]
+    assert draft.edit({**draft.values(), "gpus": "64 - 4,096 x4"}).scenario.gpu_counts == [64, 256, 1024, 4096]
+    assert "below where it starts" in draft.check({**draft.values(), "gpus": "4096-512"})["gpus"]
+    assert api.ScenarioDraft.open("large").value("gpus") == "512-16,384 step 512"
+    assert edited.value("gpus") == "512, 1,024, 2,048, 4,096"
+
+
+def test_rent_of_zero_is_refused(draft):
+    """D17: a rent of $0 was taken (a stray `0` made every run free)."""
+    assert "more than $0" in draft.check({**draft.values(), "rent": "0"})["rent"]
+    assert draft.check({**draft.values(), "rent": "$0.01"}) == {}
+
+
+def test_a_gpu_family_suggests_its_variant(draft):
+    """D17: `h100` suggested `h200`; the catalog has `h100-sxm` (and `h100-96gb-500w`)."""
+    assert "did you mean 'h100-sxm'?" in draft.check({**draft.values(), "gpu": "h100"})["gpu"]
+    assert "did you mean 'h200'?" in draft.check({**draft.values(), "gpu": "h2000"})["gpu"]
+
+
+def test_the_scale_up_domain_is_a_field(draft):
+    """D12: no scale-up (NVLink) field. `default` is each GPU's own domain; a named one must accept the GPU."""
+    assert draft.value("scale_up") == "default"
+    values = {**draft.values(), "gpu": "gb200", "scale_up": "nvlink5-72"}
+    edited = draft.edit(values)
+    assert edited.raw["cluster"]["scale_up"] == ["nvlink5-72"] and edited.value("scale_up") == "nvlink5-72"
+    assert "did you mean 'nvlink5-72'" in draft.check({**values, "scale_up": "nvlnk5-72"})["scale_up"]
+    assert "cannot join" in draft.check({**draft.values(), "scale_up": "nvlink5-72"})["scale_up"]
+
+
 def test_a_scenario_level_problem_is_named_by_its_field(draft):
     errors = draft.check({**draft.values(), "model": "llama-nine"})
     assert "unknown model 'llama-nine'" in errors["model"]

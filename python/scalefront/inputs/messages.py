@@ -131,8 +131,13 @@ def _model_at(model_cls: type[BaseModel], parts: Sequence[str | int]) -> type[Ba
 
 
 def did_you_mean(name: str, known: Sequence[str], cutoff: float = 0.6) -> str:
-    """`; did you mean 'x'?` for the known name closest to `name`, or nothing."""
-    close = difflib.get_close_matches(name, list(known), n=1, cutoff=cutoff)
+    """`; did you mean 'x'?` for the known name closest to `name`, or nothing. A name that is the start of known
+    ones up to a separator (``h100`` of ``h100-sxm``) suggests the closest of those first: people type the family
+    and leave off the variant."""
+    families = [k for k in known if k.startswith(name) and k[len(name) : len(name) + 1] in ("-", "_")] if name else []
+    close = difflib.get_close_matches(name, families, n=1, cutoff=0.0) or difflib.get_close_matches(
+        name, list(known), n=1, cutoff=cutoff
+    )
     return f"; did you mean {close[0]!r}?" if close else ""
 
 

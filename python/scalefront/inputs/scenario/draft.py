@@ -1,8 +1,9 @@
 """A scenario being edited: the values a form shows for it, checking edited values (every field's problem at
 once, in plain words), the edited scenario, and saving it to a TOML file.
 
-Values are typed as people write them (``2T``, ``1,024``, ``1k``, ``$2.50``; lists separated by commas);
-fields left as they were keep the file's own form (a ``{ start, stop, factor }`` range stays a range).
+Values are typed as people write them (``2T``, ``1,024``, ``1k``, ``$2.50``; lists separated by commas; GPU
+counts also as a range, ``512-4096`` doubling, ``512-16k step 512`` or ``512-4096 x4``); fields left as they were
+keep the file's own form (a ``{ start, stop, factor }`` range stays a range).
 """
 
 from __future__ import annotations
@@ -47,7 +48,14 @@ FORM_FIELDS: tuple[FormField, ...] = (
     FormField("tokens", "tokens", ("workload", "tokens"), "number", "training tokens: 2T, 15e12, 300B"),
     FormField("global_batch", "global batch", ("workload", "global_batch"), "count", "sequences per step: 1,024"),
     FormField("gpu", "GPU types", ("cluster", "gpu"), "names", "GPU ids, separated by commas"),
-    FormField("gpus", "GPU counts", ("cluster", "gpus"), "counts", "e.g. 512, 1k, 4,096 (commas and spaces)"),
+    FormField(
+        "scale_up",
+        "scale-up domain",
+        ("cluster", "scale_up"),
+        "names",
+        "NVLink domains, e.g. nvlink5-72; default: each GPU's own",
+    ),
+    FormField("gpus", "GPU counts", ("cluster", "gpus"), "counts", "e.g. 512, 1k, 4,096 or 512-4096 (doubling)"),
     FormField("fabric", "fabrics", ("cluster", "fabric"), "names", "fabric ids, separated by commas"),
     FormField("topology", "topologies", ("cluster", "topology"), "topologies", "e.g. rail-fat-tree, fat-tree 2:1"),
     FormField(
@@ -97,6 +105,36 @@ def _topology_text(item: Any) -> str:
         over = item.get("oversubscription")
         return str(item.get("name")) if over is None else f"{item.get('name')} {float(over):g}:1"
     return str(item)
+
+
+_RANGE = re.compile(r"^(?P<start>[\w.,]+)\s*-\s*(?P<stop>[\w.,]+)(?:\s+(?:(?P<step>step)\s*|x)(?P<by>[\w.,]+))?$")
+
+
+def _parse_range(text: str) -> dict[str, int] | None:
+    """A range of GPU counts, as the scenario file writes it: ``512-4096`` (doubling), ``512-4096 x4``,
+    ``512-16k step 512``; None if `text` is not written as a range."""
+    m = _RANGE.match(text.strip())
+    if m is None:
+        return None
+    start, stop = parse_count(m["start"]), parse_count(m["stop"])
+    if stop < start:
+        raise ValueError(f"{text.strip()!r}: the range ends ({stop:,}) below where it starts ({start:,})")
+    by = parse_count(m["by"]) if m["by"] else 2
+    if not m["step"] and by < 2:
+        raise ValueError(f"{text.strip()!r}: multiply by 2 or more (x2 doubles)")
+    return {"start": start, "stop": stop, "step" if m["step"] else "factor": by}
+
+
+#: A range of GPU counts that spans more values than this shows as a range, else as its list.
+_LISTED = 8
+
+
+def _range_text(r: dict[str, Any]) -> str:
+    """A range of the scenario file as the form writes it: ``512-4,096``, ``512-16,384 step 512``."""
+    span = f"{format_count(int(r['start']))}-{format_count(int(r['stop']))}"
+    if "step" in r:
+        return f"{span} step {format_count(int(r['step']))}"
+    return span if int(r.get("factor", 2)) == 2 else f"{span} x{int(r['factor'])}"
 
 
 _TOPOLOGY = re.compile(r"^(?P<name>[\w.\-]+?)(?:(?:\s+|:)(?P<ratio>[\d.]+)(?::1)?)?$")
@@ -174,9 +212,11 @@ class ScenarioDraft:
         f = _BY_KEY[key]
         v = _get(self.raw, f.path)
         if f.kind == "counts":
-            return ", ".join(format_count(n) for n in self.scenario.gpu_counts)
+            counts = self.scenario.gpu_counts
+            long = isinstance(v, dict) and len(counts) > _LISTED
+            return _range_text(v) if long else ", ".join(format_count(n) for n in counts)
         if v is None:
-            return "rent" if f.kind == "choice" else ""
+            return {"choice": "rent", "names": "default"}.get(f.kind, "")
         if f.kind == "number":
             return format_si(float(v))
         if f.kind == "count":
@@ -199,8 +239,8 @@ class ScenarioDraft:
             if not text:
                 return None
             value = parse_number(text)
-            if value < 0:
-                raise ValueError("a price cannot be negative")
+            if not value > 0:
+                raise ValueError("must be more than $0 (leave it empty for each GPU's catalog price)")
             return value
         if not text:
             raise ValueError("this field is required")
@@ -216,7 +256,7 @@ class ScenarioDraft:
         if f.kind == "count":
             return parse_count(text)
         if f.kind == "counts":
-            return [parse_count(t) for t in split_list(text)]
+            return _parse_range(text) or [parse_count(t) for t in split_list(text)]
         if f.kind == "choice":
             if text not in f.choices:
                 raise ValueError(f"choose {' or '.join(f.choices)}")
@@ -227,9 +267,10 @@ class ScenarioDraft:
                 self.catalog.topology(t["name"] if isinstance(t, dict) else t)
             return values
         names = [t.strip() for t in re.split(r"\s*[,;\s]\s*", text) if t.strip()]
-        lookup = {"gpu": self.catalog.gpu, "fabric": self.catalog.fabric}[f.key]
+        lookup = {"gpu": self.catalog.gpu, "fabric": self.catalog.fabric, "scale_up": self.catalog.scale_up_domain}
         for name in names:
-            lookup(name)
+            if not (f.key == "scale_up" and name == "default"):
+                lookup[f.key](name)
         return names
 
     def check(self, values: dict[str, str]) -> dict[str, str]:
