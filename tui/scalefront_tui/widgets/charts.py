@@ -40,11 +40,14 @@ class ChartsPane(Vertical):
         ("scaling", "scaling efficiency"),
         ("breakdown", "step-time breakdown"),
     ]
+    #: The footer's keys fit beside the app's at 80 columns: log axes only where there are axes, the GPU count
+    #: only on the breakdown.
+    GPUS = Binding.Group("GPUs", compact=True)
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("c", "next_chart", "Next chart"),
         Binding("l", "log", "Log axes"),
-        Binding("left_square_bracket", "gpus(-1)", "Fewer GPUs"),
-        Binding("right_square_bracket", "gpus(1)", "More GPUs"),
+        Binding("left_square_bracket", "gpus(-1)", "Fewer GPUs", group=GPUS),
+        Binding("right_square_bracket", "gpus(1)", "More GPUs", group=GPUS),
         Binding("j,down", "select(1)", "Next point", show=False),
         Binding("k,up", "select(-1)", "Previous point", show=False),
     ]
@@ -80,17 +83,25 @@ class ChartsPane(Vertical):
         if self.kind == "time":
             chart.show(time_cost(self.view, self.log_axes))
         elif self.kind == "scaling":
-            chart.show(scaling(self.view.best, self.log_axes))
+            chart.show(scaling(self.view, self.log_axes))
         else:
-            chart.show(breakdown(self.view.best, self.gpus))
+            chart.show(breakdown(self.view, self.gpus))
 
     def _gpu_counts(self) -> list[int]:
         best = self.view.best
         return sorted(set(best["gpus"].to_list())) if not best.is_empty() else []
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "log":
+            return self.kind != "breakdown"
+        if action == "gpus":
+            return self.kind == "breakdown"
+        return True
+
     def action_next_chart(self) -> None:
         kinds = [k for k, _ in self.KINDS]
         self.kind = kinds[(kinds.index(self.kind) + 1) % len(kinds)]
+        self.refresh_bindings()
         self.redraw()
 
     def action_log(self) -> None:

@@ -22,6 +22,7 @@ from scalefront.api import (
     format_si,
     step_components,
 )
+from scalefront_tui.widgets.markers import FabricMarkers
 from scalefront_tui.widgets.plot import COLORS, Axis, Series, scatter, stacked_bars
 
 Drawing = Callable[[int, int], list[Text]]
@@ -31,13 +32,16 @@ Drawing = Callable[[int, int], list[Text]]
 class FrontierView:
     """The frontier as the charts draw it (the app hands it down): the rows shown (filtered, in the table's
     order), the fastest configuration per fabric and GPU count (filtered alike), the columns that group rows into
-    series, the columns that identify a configuration, and the selected one (the table's cursor row)."""
+    series, the columns that identify a configuration, the selected one (the table's cursor row), the session's
+    markers (one per fabric, the same in every chart) and the basis of the cost (rent or own)."""
 
     rows: pl.DataFrame = field(default_factory=pl.DataFrame)
     best: pl.DataFrame = field(default_factory=pl.DataFrame)
     group_by: Sequence[str] = ()
     key: Sequence[str] = ()
     selected: dict[str, Any] | None = None
+    markers: FabricMarkers = field(default_factory=FabricMarkers)
+    cost_mode: str = ""
 
 
 def _group_label(key: tuple[Any, ...]) -> str:
@@ -62,12 +66,15 @@ def time_cost(view: FrontierView, log: bool) -> Drawing:
     selected, key = view.selected, view.key
     for i, (label, part) in enumerate(_groups(view.rows, view.group_by)):
         part = part.sort("time_to_train_days")
+        mark = view.markers.of(label)
         series.append(
             Series(
                 label,
                 part["time_to_train_days"].to_list(),
                 part["cost_to_train_usd"].to_list(),
                 [format_count(g) for g in part["gpus"].to_list()],
+                glyph=mark.glyph,
+                colour=mark.colour,
             )
         )
         if selected is not None:
@@ -76,33 +83,48 @@ def time_cost(view: FrontierView, log: bool) -> Drawing:
             if want in rows:
                 picked = (i, rows.index(want))
     x = Axis("days to train", _tick_days, log)
-    y = Axis("cost to train", format_money, log)
+    y = Axis(f"cost to train ({view.cost_mode})" if view.cost_mode else "cost to train", format_money, log)
     return lambda w, h: scatter(series, x, y, w, h, selected=picked) if series else _empty(w)
 
 
-def scaling(best: pl.DataFrame, log: bool) -> Drawing:
+def scaling(view: FrontierView, log: bool) -> Drawing:
     """Scaling efficiency (compute / step time) of the fastest configuration per fabric and GPU count."""
     series = []
+    best = view.best
     for label, part in _groups(best, ["fabric"]):
         part = part.sort("gpus")
-        series.append(Series(label, part["gpus"].to_list(), part["scaling_efficiency"].to_list(), []))
+        mark = view.markers.of(label)
+        series.append(
+            Series(
+                label,
+                part["gpus"].to_list(),
+                part["scaling_efficiency"].to_list(),
+                [],
+                glyph=mark.glyph,
+                colour=mark.colour,
+            )
+        )
     counts = sorted(set(best["gpus"].to_list())) if not best.is_empty() else []
     x = Axis("GPUs", format_count, log=True, ticks=counts)
     y = Axis("scaling efficiency (share of a step spent computing)", format_percent, log)
     return lambda w, h: scatter(series, x, y, w, h) if series else _empty(w)
 
 
-def breakdown(best: pl.DataFrame, gpus: int | None) -> Drawing:
-    """Where one step's time goes, per fabric, at `gpus` GPUs (the fastest configuration of each)."""
+def breakdown(view: FrontierView, gpus: int | None) -> Drawing:
+    """Where one step's time goes, per fabric (with its marker), at `gpus` GPUs (the fastest configuration of
+    each)."""
     components = step_components()
+    best = view.best
     if best.is_empty() or gpus is None:
         return lambda w, h: _empty(w)
     at = best.filter(pl.col("gpus") == gpus)
     rows = [(label, [float(part[c.name][0]) for c in components]) for label, part in _groups(at, ["fabric"])]
+    marks = [(view.markers.glyph(label), view.markers.colour(label)) for label, _ in rows]
 
     def draw(w: int, h: int) -> list[Text]:
         title = Text(f"step time at {format_count(gpus)} GPUs, fastest layout per fabric", style="bold")
-        return [title, *stacked_bars(rows, [c.label for c in components], w, h - 1, lambda v: format_si(v, "s"))]
+        labels = [c.label for c in components]
+        return [title, *stacked_bars(rows, labels, w, h - 1, lambda v: format_si(v, "s"), marks)]
 
     return draw
 

@@ -14,14 +14,16 @@ from dataclasses import dataclass, field
 
 from rich.text import Text
 
-#: Distinct series: a marker and a colour each (readable on dark and light themes).
-MARKERS = ("●", "■", "▲", "✚", "✖", "★")
-COLORS = ("#3b9ede", "#e8861a", "#3cb043", "#d64545", "#9b6fd0", "#b07b52")
+from scalefront_tui.widgets.markers import SLOTS
+
+#: Series without a marker of their own: a glyph and a colour by position (readable on dark and light themes).
+MARKERS = tuple(slot[0] for slot in SLOTS)
+COLORS = tuple(slot[2] for slot in SLOTS)
 OVERLAP = "⊕"
 SELECTED = "◉"
 LINE = "·"
-#: Fill of the bar chart's components, cycled (colour and shade, for colour-blind readers too).
-SHADES = ("█", "▓", "▒", "░")
+#: Fill of the bar chart's components: a glyph each, never repeated (they read without colour too), and a colour.
+SHADES = ("█", "▓", "▒", "░", "▚", "▞", "▄", "▀", "▌", "▐", "#", "=")
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,17 @@ class Series:
     ys: Sequence[float]
     tags: Sequence[str] = ()
     line: bool = True
+    #: The series' own marker and colour (a fabric's, from markers.py); empty: by its position.
+    glyph: str = ""
+    colour: str = ""
+
+
+def _glyph(series: Sequence[Series], i: int) -> str:
+    return series[i].glyph or MARKERS[i % len(MARKERS)]
+
+
+def _colour(series: Sequence[Series], i: int) -> str:
+    return series[i].colour or COLORS[i % len(COLORS)]
 
 
 @dataclass(frozen=True)
@@ -157,7 +170,7 @@ def scatter(
 ) -> list[Text]:
     """A chart of `series` in `width` x `height` cells: legend line(s), y title, the plot with its y ticks, the
     x axis with ticks and title. `selected` is (series index, point index) to highlight."""
-    entries = [(MARKERS[i % len(MARKERS)], COLORS[i % len(COLORS)], s.label) for i, s in enumerate(series)]
+    entries = [(_glyph(series, i), _colour(series, i), s.label) for i, s in enumerate(series)]
     legend = legend_lines([*entries, (OVERLAP, "bold", "several"), (SELECTED, "reverse", "selected")], width)
     plot_h = max(3, height - len(legend) - 4)  # the y title above, the axis, tick labels and x title below
     x_lo, x_hi = _bounds([v for s in series for v in s.xs], x)
@@ -179,16 +192,16 @@ def _marks(series: Sequence[Series], scale: _Scale, selected: tuple[int, int] | 
     placed = [[scale.cell(a, b) for a, b in zip(s.xs, s.ys, strict=True)] for s in series]
     for i, (s, cells) in enumerate(zip(series, placed, strict=True)):
         if s.line:
-            _line(grid, cells, COLORS[i % len(COLORS)])
-    _points(grid, placed)
+            _line(grid, cells, _colour(series, i))
+    _points(grid, series, placed)
     for i, (s, cells) in enumerate(zip(series, placed, strict=True)):
         for tag, c in zip(s.tags, cells, strict=False):
             if c is not None and tag:
-                _label(grid, c, tag, COLORS[i % len(COLORS)])
+                _label(grid, c, tag, _colour(series, i))
     if selected is not None and selected[0] < len(placed) and selected[1] < len(placed[selected[0]]):
         c = placed[selected[0]][selected[1]]
         if c is not None:
-            grid.put(c[0], c[1], SELECTED, f"reverse bold {COLORS[selected[0] % len(COLORS)]}", "point")
+            grid.put(c[0], c[1], SELECTED, f"reverse bold {_colour(series, selected[0])}", "point")
     return grid
 
 
@@ -203,7 +216,7 @@ def _line(grid: _Grid, cells: Sequence[tuple[int, int] | None], style: str) -> N
                 grid.put(row, col, LINE, style, "line")
 
 
-def _points(grid: _Grid, placed: Sequence[Sequence[tuple[int, int] | None]]) -> None:
+def _points(grid: _Grid, series: Sequence[Series], placed: Sequence[Sequence[tuple[int, int] | None]]) -> None:
     """Each series' marker at its points; a cell that two series share gets the overlap glyph."""
     owner: dict[tuple[int, int], int] = {}
     for i, cells in enumerate(placed):
@@ -214,7 +227,7 @@ def _points(grid: _Grid, placed: Sequence[Sequence[tuple[int, int] | None]]) -> 
                 grid.put(c[0], c[1], OVERLAP, "bold", "point")
                 owner[c] = -1
             elif c not in owner:
-                grid.put(c[0], c[1], MARKERS[i % len(MARKERS)], COLORS[i % len(COLORS)], "point")
+                grid.put(c[0], c[1], _glyph(series, i), _colour(series, i), "point")
                 owner[c] = i
 
 
@@ -282,21 +295,26 @@ def stacked_bars(
     width: int,
     height: int,
     fmt: Callable[[float], str],
+    marks: Sequence[tuple[str, str]] = (),
 ) -> list[Text]:
     """One horizontal bar per row, split into `components` (same order as each row's values), scaled to the
-    largest total, the total printed after the bar; a legend of the components that are not zero everywhere."""
+    largest total, the total printed after the bar; a legend of the components that are not zero everywhere.
+    `marks` are the rows' (glyph, colour), drawn before their labels."""
     used = [i for i in range(len(components)) if any(r[1][i] > 0 for r in rows)]
     styles = {i: (SHADES[k % len(SHADES)], COLORS[k % len(COLORS)]) for k, i in enumerate(used)}
     legend = legend_lines([(styles[i][0], styles[i][1], components[i]) for i in used], width)
-    label_w = max([len(r[0]) for r in rows] + [1]) + 1
+    labels = [Text.assemble((m[0], m[1]), f" {r[0]}") for r, m in zip(rows, marks, strict=True)] if marks else []
+    labels = labels or [Text(r[0]) for r in rows]
+    label_w = max([t.cell_len for t in labels] + [1]) + 1
     totals = [sum(r[1]) for r in rows]
     total_w = max([len(fmt(t)) for t in totals] + [1]) + 1
     bar_w = max(4, width - label_w - total_w)
     top = max([*totals, 0.0])
     lines = list(legend)
     gap = max(0, (height - len(legend) - len(rows)) // max(1, len(rows)))
-    for (label, values), total in zip(rows, totals, strict=True):
-        line = Text(label.ljust(label_w))
+    for (_, values), label, total in zip(rows, labels, totals, strict=True):
+        line = label.copy()
+        line.append(" " * (label_w - label.cell_len))
         filled = 0.0
         drawn = 0
         for i in used:
