@@ -13,6 +13,7 @@ from textual.widgets import DataTable, Footer, Input, Select, Static, TabbedCont
 from scalefront import api
 from scalefront_tui.app import ScalefrontApp
 from scalefront_tui.screens import ColumnsScreen, HelpScreen, WriteFileScreen
+from scalefront_tui.widgets.frame_table import MARK
 
 pytestmark = pytest.mark.asyncio
 
@@ -65,13 +66,17 @@ async def test_sweep_table_detail_and_comparison(ui):
         await pilot.press("escape")
         assert active_tab(app) == "frontier" and app.focused is table
         await pilot.press("m", "down", "m")
-        detail = app.query_one("#detail-body", Static).content
+        detail = app.query_one("#detail-body", Static).content.renderables[-1]
         assert isinstance(detail, Table)
-        assert len(detail.columns) == 3
+        assert len(detail.columns) == 4, "the two marked rows and their difference"
         marked = [app.shown.row(i, named=True) for i in (1, 2)]
-        headers = [str(c.header) for c in detail.columns[1:]]
-        assert headers == [f"[b]{r['fabric']}[/b] {r['gpus']:,} x {r['gpu']}" for r in marked]
-        assert "marked 2:" in ui.status(app)
+        glyphs = [app.markers.glyph(r["fabric"]) for r in marked]
+        headers = [c.header.plain for c in detail.columns[1:]]
+        assert headers == [
+            *[f"{g} {r['fabric']} {r['gpus']:,} x {r['gpu']}" for g, r in zip(glyphs, marked, strict=True)],
+            "2nd - 1st",
+        ]
+        assert "marked 2" in ui.status(app)
 
 
 @pytest.mark.parametrize("size", [(80, 24), (100, 30), (140, 45)], ids=lambda s: f"{s[0]}x{s[1]}")
@@ -182,7 +187,7 @@ async def test_marks_survive_a_sort(ui):
         assert app.shown.row(0, named=True) != row
         assert table.marked_records() == [row]
         index = app.shown["gpus"].to_list().index(row["gpus"])
-        marked_rows = [i for i, r in enumerate(ui.table_rows(app)) if r[0] == "●"]
+        marked_rows = [i for i, r in enumerate(ui.table_rows(app)) if r[0] == MARK]
         assert len(marked_rows) == 1 and app.shown.row(marked_rows[0], named=True) == row
         assert index >= 0
 

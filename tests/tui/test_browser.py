@@ -159,7 +159,8 @@ async def drive(url: str, devtools_port: int, shot: Path, first: dict[str, str])
             text = terminal.text()
             lines = text.splitlines()
             header = next((i for i, line in enumerate(lines) if "GPUs" in line and "days" in line), None)
-            if header is not None and first["days"] in lines[header + 1] and first["cost"] in lines[header + 1]:
+            row = next((line for line in lines[header + 1 : header + 3] if "," in line), "") if header else ""
+            if first["days"] in row and first["cost"] in row:  # the first row, under a header of one or two lines
                 break
             if time.monotonic() > deadline:
                 pytest.fail(f"the page did not show the frontier within {TIMEOUT_S:.0f} s; it shows:\n{text}")

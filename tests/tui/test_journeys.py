@@ -10,6 +10,7 @@ from textual.widgets import Input, TabbedContent
 from scalefront import api
 from scalefront_tui.app import ScalefrontApp
 from scalefront_tui.screens import HelpScreen, WriteFileScreen
+from scalefront_tui.widgets.frame_table import MARK
 
 pytestmark = pytest.mark.asyncio
 
@@ -94,7 +95,7 @@ async def test_the_filter_survives_a_rerun(ui):
         assert app.shown.height == expected
         assert set(app.shown["fabric"]) == {"ib-ndr"}
         column = 1 + app.query_one("#frontier-table").shown_columns().index("fabric")  # after the marks column
-        assert {r[column] for r in ui.table_rows(app)} == {"ib-ndr"}
+        assert {r[column] for r in ui.table_rows(app)} == {f"{app.markers.glyph('ib-ndr')} ib-ndr"}
 
 
 async def test_export_writes_the_rows_the_filter_shows(ui, tmp_path):
@@ -170,7 +171,7 @@ async def test_each_fabric_is_drawn_distinctly_and_never_hidden_under_another(ui
     """Confusing: IB's line was hidden under RoCE's. Each fabric has its own marker; where two fabrics' points
     fall on the same cell, the chart draws the overlap glyph (explained in the legend) instead of letting one
     cover the other."""
-    from scalefront_tui.widgets.plot import MARKERS, OVERLAP
+    from scalefront_tui.widgets.plot import OVERLAP
 
     app = ScalefrontApp()
     async with app.run_test(size=SMALL) as pilot:
@@ -180,9 +181,11 @@ async def test_each_fabric_is_drawn_distinctly_and_never_hidden_under_another(ui
         lines = chart.lines()
         legend, plot = lines[0].plain, "\n".join(line.plain for line in lines[2:])
         fabrics = list(dict.fromkeys(app.shown["fabric"]))
-        for i, fabric in enumerate(fabrics):
-            assert f"{MARKERS[i]} {fabric}" in legend
-            assert MARKERS[i] in plot or OVERLAP in plot, fabric
+        glyphs = [app.markers.glyph(f) for f in fabrics]
+        assert len(set(glyphs)) == len(fabrics)
+        for glyph, fabric in zip(glyphs, fabrics, strict=True):
+            assert f"{glyph} {fabric}" in legend
+            assert glyph in plot or OVERLAP in plot, fabric
         assert f"{OVERLAP} several" in legend
 
 
@@ -250,10 +253,10 @@ async def test_s_sorts_by_the_cursors_column_and_again_reverses(ui):
         await pilot.press("s")
         costs = app.shown["cost_to_train_usd"].to_list()
         assert costs == sorted(costs)
-        assert "cost ▲" in ui.table_headers(app)
+        assert "cost (rent) ▲" in ui.table_headers(app)
         await pilot.press("s")
         assert app.shown["cost_to_train_usd"].to_list() == sorted(costs, reverse=True)
-        assert "cost ▼" in ui.table_headers(app)
+        assert "cost (rent) ▼" in ui.table_headers(app)
         await pilot.press("left")
         assert table.current_column != "cost_to_train_usd"
 
@@ -264,12 +267,13 @@ async def test_marks_are_visible_and_toggle(ui):
     async with app.run_test(size=SMALL) as pilot:
         await ui.wait_for_sweep(pilot)
         await pilot.press("m")
-        assert ui.table_rows(app)[0][0] == "●"
+        assert ui.table_rows(app)[0][0] == MARK
         assert "marked 1" in ui.status(app)
         await pilot.press("m")
         assert ui.table_rows(app)[0][0] == ""
+        assert "no rows marked" in ui.status(app), "the status follows an unmark (D15)"
         await pilot.press("m", "down", "m")
-        assert [r[0] for r in ui.table_rows(app)[:2]] == ["●", "●"]
+        assert [r[0] for r in ui.table_rows(app)[:2]] == [MARK, MARK]
 
 
 async def test_help_scrolls_at_80x24(ui):

@@ -210,17 +210,18 @@ async def open_tab(session: Any, url: str, **headers: str) -> Tab:
 
 
 async def export(tab: Tab, name: str, *, force: bool = False) -> None:
-    """Press e, replace the dialog's file name with `name` (tick "replace" with `force`), Enter."""
-    await tab.keys("e")
-    await tab.wait_text("to .csv or .parquet (in ")  # the dialog's title (the footer also says "Export")
-    while "frontier.csv" in tab.text():  # the name field has the focus once ctrl+a ctrl+k clear its default
-        await tab.keys("\x01", "\x0b")
-        await asyncio.sleep(0.05)
-    await tab.keys(*name)  # one key at a time, as typed
-    await tab.wait_text(name[-12:])
+    """Press e, replace the dialog's file name with `name` (ctrl+a ctrl+k clear its default), tick "replace" with
+    `force`, Enter. The name is typed ahead, one key at a time, without waiting for the dialog: keys that arrive
+    before it is drawn reach its field, in order (issue 21, D14)."""
+    await tab.keys("e", "\x01", "\x0b", *name)
     if force:
+        await tab.wait_text(name[-12:])
         await tab.keys("\t", " ", "\t")
     await tab.keys("\r")
+
+
+#: The export dialog's title (the footer also says "Export").
+DIALOG = "to .csv or .parquet"
 
 
 @pytest.mark.asyncio
@@ -235,12 +236,13 @@ async def test_a_browser_session_writes_only_inside_the_export_directory(served,
         await tab.wait_text("on the frontier of")
         await export(tab, str(precious), force=True)
         await tab.wait_text("outside the export directory")
+        assert "a name alone goes in" in tab.text(), "the dialog says where a bare name is written"
         await tab.keys("\x1b")
-        await tab.wait_gone("to .csv or .parquet (in ")
+        await tab.wait_gone(DIALOG)
         await export(tab, "../escape.csv")
         await tab.wait_text("outside the export directory")
         await tab.keys("\x1b")
-        await tab.wait_gone("to .csv or .parquet (in ")
+        await tab.wait_gone(DIALOG)
         await export(tab, "frontier.csv")
         wait_for(lambda: (server.exports / "frontier.csv").exists(), "the export inside the directory")
         await tab.ws.close()

@@ -9,9 +9,10 @@ from __future__ import annotations
 import re
 
 import pytest
-from textual.widgets import Input, Static
+from textual.widgets import Input
 
 from scalefront_tui.app import ScalefrontApp
+from scalefront_tui.widgets.status import StatusLine
 
 SIZES = [(80, 24), (100, 30), (140, 45)]
 size_ids = pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
@@ -24,10 +25,10 @@ def settled(ui, *keys: str, roi: bool = False, fields: dict[str, str] | None = N
     async def run_before(pilot) -> None:
         app = pilot.app
         await ui.wait_for_sweep(pilot)
-        text = ui.status(app).strip()
-        fixed, n = re.subn(r" in \d+(\.\d+)? s", " in 0.10 s", text)
-        assert n == 1, text
-        app.query_one("#status", Static).update(fixed)
+        status = app.query_one("#status", StatusLine)
+        parts = [(re.sub(r" in \d+(\.\d+)? s", " in 0.10 s", text), rank) for text, rank in status.parts]
+        assert "in 0.10 s" in "".join(text for text, _ in parts), status.parts
+        status.show(*parts)
         for key in keys:
             await pilot.press(key)
         for selector, value in (fields or {}).items():

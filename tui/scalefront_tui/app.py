@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import polars as pl
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
-from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
+from textual.screen import ModalScreen, Screen
+from textual.widgets import DataTable, Footer, Header, Input, TabbedContent, TabPane
 
 from scalefront.api import (
     DEFAULT_SCENARIO,
@@ -33,26 +33,33 @@ from scalefront.api import (
     SweepResult,
     best_per_fabric_and_size,
     column_spec,
-    export_roi,
-    export_rows,
     format_count,
-    format_si,
     frontier,
     message_of,
     parse_filter,
 )
 from scalefront_tui.commands import palette
 from scalefront_tui.files import FileAccess
+from scalefront_tui.keys import APP_KEYS, TYPE_AHEAD, act_on_arrival
 from scalefront_tui.messages import FilterApplied, PointSelected, RoiUpdated, ScenarioEdited, WhatIfChanged
-from scalefront_tui.screens import HelpScreen, WriteFileScreen
+from scalefront_tui.screens import (
+    HelpScreen,
+    WriteFileScreen,
+    export_roi_dialog,
+    export_rows_dialog,
+    save_scenario_dialog,
+)
 from scalefront_tui.widgets.charts import ChartsPane
 from scalefront_tui.widgets.detail import DetailPane
 from scalefront_tui.widgets.fields import Field
 from scalefront_tui.widgets.figures import FrontierView
 from scalefront_tui.widgets.frame_table import FrameTable
 from scalefront_tui.widgets.frontier import FRONTIER_COLUMNS, FrontierPane
+from scalefront_tui.widgets.markers import FabricMarkers
 from scalefront_tui.widgets.roi import RoiPane
 from scalefront_tui.widgets.scenario import ScenarioPane, describe_changes
+from scalefront_tui.widgets.status import StatusLine, done_parts, filter_parts, marks_parts, progress_parts
+from scalefront_tui.widgets.too_small import MIN_HEIGHT, MIN_WIDTH, TooSmall
 
 #: Tabs: id, title (with its key), and the widget that takes the focus when the tab opens (never a text field).
 TABS = [
@@ -70,17 +77,11 @@ class ScalefrontApp(App[None]):
 
     CSS_PATH = "app.tcss"
     TITLE = "scalefront"
-    VERTICAL_BREAKPOINTS = [(0, "-short"), (40, "-tall")]
+    #: Below MIN_WIDTH x MIN_HEIGHT the app shows a "terminal too small" notice instead of its tabs (D20).
+    HORIZONTAL_BREAKPOINTS = [(0, "-too-narrow"), (MIN_WIDTH, "-wide-enough")]
+    VERTICAL_BREAKPOINTS = [(0, "-too-short"), (MIN_HEIGHT, "-short"), (40, "-tall")]
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("q", "quit", "Quit"),
-        Binding("question_mark", "help", "Help"),
-        Binding("r", "rerun", "Re-run"),
-        Binding("ctrl+r", "rerun", "Run", show=False, priority=True),
-        Binding("ctrl+s", "save_scenario", "Save scenario", show=False, priority=True),
-        Binding("slash", "focus_filter", "Filter"),
-        Binding("e", "export", "Export"),
-        Binding("t", "toggle_theme", "Theme", show=False),
-        Binding("escape", "go_back", "Back", show=False),
+        *APP_KEYS,
         *[Binding(str(i + 1), f"tab('{tab}')", title, show=False) for i, (tab, title, _) in enumerate(TABS)],
     ]
 
@@ -106,11 +107,16 @@ class ScalefrontApp(App[None]):
         #: Sweeps finished and comparisons shown (`RoiUpdated` messages): tests wait on these counters.
         self.sweeps_finished = 0
         self.roi_updates = 0
+        #: One marker, colour and name per fabric for the whole session, in every chart and table (D9).
+        self.markers = FabricMarkers(self.draft.scenario.fabric_names)
+        #: The marks as last reported in the status line.
+        self._marks_said: list[tuple[Any, ...]] = []
 
     # ------------------------------------------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Static("", id="status")
+        yield StatusLine(id="status")
+        yield TooSmall(id="too-small")
         with TabbedContent(initial="frontier"):
             with TabPane(TABS[0][1], id="frontier"):
                 yield FrontierPane(id="frontier-pane")
@@ -121,24 +127,36 @@ class ScalefrontApp(App[None]):
             with TabPane(TABS[3][1], id="roi"):
                 yield RoiPane(self.draft, id="roi-pane")
             with TabPane(TABS[4][1], id="scenario"):
-                yield ScenarioPane(self.draft.values(), id="scenario-pane")
+                yield ScenarioPane(self.draft.values(), self.files, id="scenario-pane")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.sub_title = self.draft.title
-        self.query_one(RoiPane).reset_inputs()
-        self.query_one(ScenarioPane).show_check({}, "", self.draft.title)
-        self.query_one("#frontier-table").focus()
+        self.main.query_one(RoiPane).reset_inputs()
+        self.main.query_one(ScenarioPane).show_check({}, "", self.draft.title)
+        self._table.markers = self.markers
+        self.main.query_one("#frontier-table").focus()
         if self.autostart:
             self.start_sweep()
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key) and not event.is_forwarded and await act_on_arrival(self, event):
+            return  # keys of a burst act in the order typed (keys.py)
+        await super().on_event(event)
 
     def on_unmount(self) -> None:
         if self.job is not None:
             self.job.cancel()
 
     @property
+    def main(self) -> Screen[Any]:
+        """The screen the tabs are on, under any dialog: the app's own widgets are looked up there (a sweep may
+        finish, a row may move, while a dialog is open)."""
+        return self.screen_stack[0]
+
+    @property
     def _table(self) -> FrameTable:
-        return self.query_one(FrontierPane).table
+        return self.main.query_one(FrontierPane).table
 
     @property
     def shown(self) -> pl.DataFrame:
@@ -147,30 +165,24 @@ class ScalefrontApp(App[None]):
 
     @property
     def active_tab(self) -> str:
-        return self.query_one(TabbedContent).active
+        return self.main.query_one(TabbedContent).active
+
+    def _set_status(self, text: str, *more: tuple[str, int]) -> None:
+        """The status line: `text` always shown, then `more` parts (text, rank) as room allows."""
+        self.main.query_one(StatusLine).show((text, 0), *more)
 
     @property
-    def group_by(self) -> list[str]:
-        return list(self.draft.scenario.space["group_by"])
-
-    @property
-    def row_key(self) -> list[str]:
-        """The columns that identify a configuration (the schema's inputs): marks and the selected point follow
-        them across sorts, filters and re-runs."""
-        return self._table.key_columns
-
-    def selected_record(self) -> dict[str, Any] | None:
-        """The frontier table's cursor row."""
-        return self._table.record()
-
-    def _set_status(self, text: str) -> None:
-        self.query_one("#status", Static).update(text)
+    def cost_mode(self) -> str:
+        """The basis of the frontier's cost: rent or own (the sweep's, else the scenario's)."""
+        if "cost_mode" in self.frontier.columns and not self.frontier.is_empty():
+            return str(self.frontier["cost_mode"][0])
+        return self.draft.value("mode")
 
     def _run_as(self, draft: ScenarioDraft) -> None:
         """Make `draft` the scenario as run: the title says so and the ROI tab compares in it."""
         self.draft = draft
         self.sub_title = draft.title
-        self.query_one(RoiPane).load_scenario(draft)
+        self.main.query_one(RoiPane).load_scenario(draft)
 
     # ------------------------------------------------------------------------------------------------ sweep
     def start_sweep(self, *, paused: bool = False) -> SweepJob:
@@ -181,7 +193,9 @@ class ScalefrontApp(App[None]):
         job = SweepJob(self.draft, paused=paused)
         self.job = job
         self.sweep_running = True
-        self._set_status(f"sweeping {self.draft.name}: {format_count(job.total)} configurations (esc cancels)")
+        what = f"sweeping {self.draft.name}: {format_count(job.total)} configurations"
+        self._set_status(what, (" (esc cancels)", 0))
+        self.refresh_bindings()
         self._sweep(job)
         return job
 
@@ -205,17 +219,13 @@ class ScalefrontApp(App[None]):
     def _show_progress(self, job: SweepJob, p: Progress) -> None:
         if job is not self.job or p.done >= p.total:
             return
-        share = p.done / p.total if p.total else 1.0
-        eta = f", {p.eta_s:.0f} s left" if p.eta_s is not None else ""
-        self._set_status(
-            f"sweeping: {format_count(p.done)} of {format_count(p.total)} ({share:.0%}), {format_si(p.rate)}/s{eta}; "
-            f"{format_count(p.feasible)} fit (esc cancels)"
-        )
+        self.main.query_one(StatusLine).show(*progress_parts(p))
 
     def _sweep_done(self, job: SweepJob, result: SweepResult | str) -> None:
         if job is not self.job:
             return  # a newer sweep replaced this one
         self.sweep_running = False
+        self.refresh_bindings()
         if isinstance(result, str):
             self._set_status(f"error: {result}")
             return
@@ -226,12 +236,8 @@ class ScalefrontApp(App[None]):
         self.frontier = frontier(result)
         self.best = best_per_fabric_and_size(result)
         self._show_frontier()
-        summary = (
-            f"{format_count(self.frontier.height)} on the frontier of {format_count(result.evaluated)} "
-            f"configurations ({format_count(result.feasible)} fit) in {result.wall_s:.2f} s"
-        )
-        self._set_status(summary + (f"; edited: {self.last_changes}" if self.last_changes else ""))
-        roi = self.query_one(RoiPane)
+        self.main.query_one(StatusLine).show(*done_parts(self.frontier.height, result, self.last_changes))
+        roi = self.main.query_one(RoiPane)
         roi.stale = True
         if self.active_tab == "roi":
             roi.update()
@@ -246,19 +252,26 @@ class ScalefrontApp(App[None]):
         """Show the frontier through the filter in the table, the charts and the detail."""
         rows = self.filter.apply(self.frontier) if self.filter else self.frontier
         self.best_shown = self.filter.apply(self.best) if self.filter else self.best
-        self._table.load(rows, self._specs())
+        mixed = not self.frontier.is_empty() and self.frontier["gpu"].n_unique() > 1
+        self.main.query_one(FrontierPane).load(rows, self._specs(), self.cost_mode, mixed_gpus=mixed)
         self._redraw_charts()
 
     def _redraw_charts(self) -> None:
-        """Hand the charts the frontier as shown (rows, filter, selected point)."""
-        view = FrontierView(self.shown, self.best_shown, self.group_by, self.row_key, self.selected_record())
-        self.query_one(ChartsPane).show(view)
-        self.query_one(FrontierPane).show(view)
+        """Hand the charts the frontier as shown (rows, filter, selected point: the table's cursor row; marks and
+        the selected point follow the table's key columns across sorts, filters and re-runs)."""
+        table = self._table
+        group_by = list(self.draft.scenario.space["group_by"])
+        mode = self.cost_mode if not self.frontier.is_empty() else ""
+        view = FrontierView(
+            self.shown, self.best_shown, group_by, table.key_columns, table.record(), self.markers, mode
+        )
+        self.main.query_one(ChartsPane).show(view)
+        self.main.query_one(FrontierPane).show(view)
 
     def apply_filter(self, text: str) -> bool:
         """Filter the frontier (empty text: no filter); False, with the reason in the status line, if it does
         not parse."""
-        pane = self.query_one(FrontierPane)
+        pane = self.main.query_one(FrontierPane)
         try:
             parsed = parse_filter(text, self._specs() or [column_spec(c) for c in FRONTIER_COLUMNS])
         except ValueError as err:
@@ -268,13 +281,7 @@ class ScalefrontApp(App[None]):
         self.filter = parsed if parsed.terms else None
         pane.accept_filter(self.filter.text if self.filter else "")
         self._show_frontier()
-        if self.filter:
-            self._set_status(
-                f"{format_count(self.shown.height)} of {format_count(self.frontier.height)} frontier rows match "
-                f"{text.strip()!r} (/ to change, empty to clear)"
-            )
-        else:
-            self._set_status(f"{format_count(self.frontier.height)} frontier rows (no filter)")
+        self.main.query_one(StatusLine).show(*filter_parts(self.shown.height, self.frontier.height, self.filter))
         return True
 
     @on(FilterApplied)
@@ -285,60 +292,53 @@ class ScalefrontApp(App[None]):
     @on(Field.Left)
     def _field_left(self) -> None:
         """Esc in a field: back to its tab's main widget."""
-        self.query_one(_HOME[self.active_tab]).focus()
+        self.main.query_one(_HOME[self.active_tab]).focus()
 
     @on(PointSelected)
     def _point_selected(self, event: PointSelected) -> None:
-        self.query_one(FrontierPane).step_cursor(event.step)
+        self.main.query_one(FrontierPane).step_cursor(event.step)
 
     @on(DataTable.RowHighlighted, "#frontier-table")
     def _row_moved(self) -> None:
-        self._redraw_charts()
+        if self.screen_stack:  # else the app is closing
+            self._redraw_charts()
 
     @on(DataTable.RowSelected, "#frontier-table")
     def _row_selected(self) -> None:
         table = self._table
         record = table.record()
         rows = [record] if record else []
-        rows += [r for r in table.marked_records() if r != record]
-        self.query_one(DetailPane).show(rows[:3], self.draft)
+        marked = table.marked_records()
+        rows += [r for r in marked if r != record]
+        self.main.query_one(DetailPane).show(rows, self.draft, self.markers, marked=len(marked))
         self.action_tab("detail")
 
     @on(FrameTable.Changed, "#frontier-table")
     def _table_changed(self, event: FrameTable.Changed) -> None:
         table = event.table
+        if not self.screen_stack:  # the app is closing
+            return
         marked = table.marked_records()
         if marked:
-            self.query_one(DetailPane).show(marked[:3], self.draft)
-        names = ", ".join(f"{r['fabric']} {format_count(r['gpus'])} x {r['gpu']}" for r in marked[:3])
-        if marked and self.sweeps_finished:
-            self._set_status(f"marked {len(marked)}: {names}{' ...' if len(marked) > 3 else ''}; 3: compare them")
+            self.main.query_one(DetailPane).show(marked, self.draft, self.markers, marked=len(marked))
+        if table.marks != self._marks_said and self.sweeps_finished:
+            self._marks_said = list(table.marks)
+            self.main.query_one(StatusLine).show(*marks_parts(marked))
         self._redraw_charts()
 
     # ------------------------------------------------------------------------------------------------ scenario
-    def _form_values(self, values: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
-        """The form's values, with a model file typed in the browser resolved inside the export directory, and
-        the problem if it is not there."""
-        model = values.get("model", "").strip()
-        if not self.files.confined or not model.endswith(".toml") or model == self.draft.value("model"):
-            return values, {}
-        try:
-            return {**values, "model": str(self.files.resolve(model))}, {}
-        except ScalefrontError as err:
-            return values, {"model": message_of(err)}
-
     @on(ScenarioEdited)
     def _scenario_edited(self, event: ScenarioEdited) -> None:
-        values, problems = self._form_values(event.values)
+        values, problems = self.main.query_one(ScenarioPane).resolved(event.values, self.draft)
         problems = problems or self.draft.check(values)
-        self.query_one(ScenarioPane).show_check(
+        self.main.query_one(ScenarioPane).show_check(
             problems, describe_changes(self.draft.values(), values), self.draft.title
         )
 
     def _edited_draft(self) -> ScenarioDraft | None:
         """The scenario with the form's edits, or None (the problems shown on the Scenario tab)."""
-        pane = self.query_one(ScenarioPane)
-        values, problems = self._form_values(pane.values())
+        pane = self.main.query_one(ScenarioPane)
+        values, problems = pane.resolved(pane.values(), self.draft)
         try:
             if problems:
                 raise FormErrors(problems)
@@ -353,7 +353,7 @@ class ScalefrontApp(App[None]):
     # ------------------------------------------------------------------------------------------------ actions
     def action_rerun(self) -> None:
         """Re-run the sweep, with the Scenario tab's edits if there are any (and say what they change)."""
-        pane = self.query_one(ScenarioPane)
+        pane = self.main.query_one(ScenarioPane)
         draft = self._edited_draft()
         if draft is None:
             return
@@ -369,27 +369,54 @@ class ScalefrontApp(App[None]):
         if changes:
             self.notify(f"re-running with your edits: {changes}", timeout=6)
 
-    def action_go_back(self) -> None:
-        """Esc: cancel a running sweep; else back to the Frontier tab."""
-        if self.sweep_running and self.job is not None:
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Esc cancels while a sweep runs (and the footer says so, in the place of r), else goes back. The keys
+        that open a text field act only on the main screen and outside text fields (there they are text). Ctrl-C
+        quits in a terminal, as in k9s and lazygit; in a browser it is the browser's copy, and ctrl+q quits."""
+        if action in ("cancel_sweep", "rerun_when_idle"):
+            return self.sweep_running == (action == "cancel_sweep")
+        if action in TYPE_AHEAD:
+            return not isinstance(self.screen, ModalScreen) and not isinstance(self.focused, Input)
+        if action == "quit_now":
+            return not self.files.confined
+        return True
+
+    def action_rerun_when_idle(self) -> None:
+        self.action_rerun()
+
+    def action_cancel_sweep(self) -> None:
+        if self.job is not None:
             self.job.cancel()
             self._set_status("cancelling the sweep...")
-            return
+
+    def action_go_back(self) -> None:
+        """Esc: back to the Frontier tab."""
         self.action_tab("frontier")
+
+    async def action_quit_now(self) -> None:
+        await self.action_quit()
 
     def action_focus_filter(self) -> None:
         self.action_tab("frontier")
-        self.query_one(FrontierPane).focus_filter()
+        self.main.query_one(FrontierPane).focus_filter()
+
+    def action_switch_cost_mode(self) -> None:
+        """Re-run the scenario with the other cost basis: rent (GPU-hours; network prices do not enter it) or own
+        (capex, network included, and energy)."""
+        other = "own" if self.cost_mode == "rent" else "rent"
+        self.main.query_one(ScenarioPane).set_value("mode", other)
+        self.action_rerun()
 
     def action_tab(self, tab: str) -> None:
-        self.query_one(TabbedContent).active = tab
-        self.query_one(_HOME[tab]).focus()
+        self.main.query_one(TabbedContent).active = tab
+        home = self.main.query_one(_HOME[tab])
+        home.screen.set_focus(home)  # now, not after the keys already read (as focus() would)
 
     @on(WhatIfChanged)
     def _what_if_changed(self) -> None:
         """Follow every what-if live while the ROI tab is open (else compare when it opens)."""
         if self.result is not None and self.active_tab == "roi":
-            self.query_one(RoiPane).update()
+            self.main.query_one(RoiPane).update()
 
     @on(RoiUpdated)
     def _roi_updated(self) -> None:
@@ -398,51 +425,41 @@ class ScalefrontApp(App[None]):
     @on(TabbedContent.TabActivated)
     def _tab_opened(self, event: TabbedContent.TabActivated) -> None:
         tab = event.pane.id or "frontier"
-        if tab == "roi" and self.query_one(RoiPane).stale and self.result is not None:
-            self.query_one(RoiPane).update()
+        if tab == "roi" and self.main.query_one(RoiPane).stale and self.result is not None:
+            self.main.query_one(RoiPane).update()
         focused = self.focused
         pane = event.pane
         if focused is None or not (focused is pane or pane in focused.ancestors):
-            self.query_one(_HOME[tab]).focus()
+            self.main.query_one(_HOME[tab]).focus()
 
-    def action_export(self) -> None:
+    async def _open_dialog(self, dialog: WriteFileScreen) -> None:
+        """Open a dialog and give its file name the focus before the next key is read, so that keys typed ahead
+        (in the same burst as the key that opened it) land in the field, in order (D14)."""
+        await self.push_screen(dialog)
+        dialog.focus_name()
+
+    async def action_export(self) -> None:
         """Write what the tab shows: the ROI table on the ROI tab, else the frontier rows shown."""
-        roi = self.query_one(RoiPane)
+        roi = self.main.query_one(RoiPane)
         if self.active_tab == "roi" and roi.view is not None:
-            view = roi.view
-
-            def write_roi(path: str, force: bool) -> Path:
-                return export_roi(view, path, force=force)
-
-            self.push_screen(
-                WriteFileScreen(f"Export the ROI table ({view.table.height} rows)", "roi.csv", write_roi, self.files)
-            )
-            return
-        shown = self.shown
-        if shown.is_empty():
+            await self._open_dialog(export_roi_dialog(roi.view, self.files))
+        elif self.shown.is_empty():
             self.notify("nothing to export yet", severity="warning")
-            return
+        else:
+            await self._open_dialog(export_rows_dialog(self.shown, self.filter.text if self.filter else "", self.files))
 
-        def write_rows(path: str, force: bool) -> Path:
-            return export_rows(shown, path, force=force)
-
-        what = f"the {shown.height} rows shown" + (f" (filter {self.filter.text})" if self.filter else "")
-        self.push_screen(WriteFileScreen(f"Export {what} to .csv or .parquet", "frontier.csv", write_rows, self.files))
-
-    def action_save_scenario(self) -> None:
+    async def action_save_scenario(self) -> None:
         """Save the scenario with the form's edits to a TOML file."""
         draft = self._edited_draft()
         if draft is None:
             return
         running = self.draft
 
-        def write(path: str, force: bool) -> Path:
-            saved = draft.save(path, force=force)
-            if saved.raw == running.raw:
-                self._run_as(saved)
-            return Path(saved.file)
+        def saved(file: ScenarioDraft) -> None:
+            if file.raw == running.raw:
+                self._run_as(file)  # the scenario as run now stands for the file
 
-        self.push_screen(WriteFileScreen("Save the scenario as TOML", f"{draft.name}-edited.toml", write, self.files))
+        await self._open_dialog(save_scenario_dialog(draft, saved, self.files))
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
@@ -463,15 +480,12 @@ class ScalefrontApp(App[None]):
         fabrics = sorted(set(self.frontier["fabric"].to_list())) if not self.frontier.is_empty() else []
         yield from palette(self, [(tab, title) for tab, title, _ in TABS], fabrics, self._specs()[:12])
 
-    def clear_filter(self) -> None:
-        """Show every frontier row."""
-        self.query_one(FrontierPane).set_filter("")
-        self.apply_filter("")
+    def unmark_all(self) -> None:
+        self._table.action_unmark_all()
 
-    def filter_fabric(self, fabric: str) -> None:
-        """Show only one fabric's frontier rows, on the Frontier tab."""
-        text = f"fabric=={fabric}"
-        self.query_one(FrontierPane).set_filter(text)
+    def set_filter(self, text: str) -> None:
+        """Write `text` in the filter line and apply it (empty: every row), on the Frontier tab."""
+        self.main.query_one(FrontierPane).set_filter(text)
         self.apply_filter(text)
         self.action_tab("frontier")
 

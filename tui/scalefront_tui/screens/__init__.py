@@ -5,6 +5,18 @@ from __future__ import annotations
 
 from scalefront_tui.screens.columns import ColumnsScreen
 from scalefront_tui.screens.help import HelpScreen
-from scalefront_tui.screens.write_file import WriteFileScreen
+from scalefront_tui.screens.write_file import (
+    WriteFileScreen,
+    export_roi_dialog,
+    export_rows_dialog,
+    save_scenario_dialog,
+)
 
-__all__ = ["ColumnsScreen", "HelpScreen", "WriteFileScreen"]
+__all__ = [
+    "ColumnsScreen",
+    "HelpScreen",
+    "WriteFileScreen",
+    "export_roi_dialog",
+    "export_rows_dialog",
+    "save_scenario_dialog",
+]

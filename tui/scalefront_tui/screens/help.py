@@ -25,18 +25,29 @@ and is a fabric worth its price?
   /         filter the frontier
   e         export what the tab shows (.csv or .parquet)
   ctrl+s    save the scenario with its edits (.toml)
-  t         light / dark theme      ?  this help      q  quit
+  o         cost mode: re-run in own (network priced) or rent
+  t         light / dark theme      ? or F1   this help
+  q         quit; ctrl+c and ctrl+q quit too (in a browser,
+            ctrl+c copies: use ctrl+q)
+
+[b]Every pane[/b]  j/k up/down, page up/down, g/G first/last
+  (the ROI pane follows its table's cursor: g shows the
+  verdict, G the tornado)
 
 [b]Tables[/b]
-  j/k up/down    move            g/G     first/last row
   h/l left/right move between columns (the underlined one)
-  s              sort by it; again: reverse (▲ ▼ in the header)
-  m              mark / unmark a row (●); the Detail tab
-                 compares the marked rows
+  s              sort by it; again: reverse (▲ ▼ in the header);
+                 a click on a header does the same
+  m              mark / unmark a row (✓); the Detail tab
+                 compares the first three marked rows
+  u              unmark every row
   enter          the row's detail: step time, memory, network
   y              copy the row (CSV) to the clipboard
   c              choose the columns (80 columns show fabric,
-                 GPUs, days, cost, MFU and the layout)
+                 GPUs, days, cost, MFU and the layout; the GPU
+                 too when the frontier mixes GPU types)
+  cost (rent)    rent mode: GPU-hours, network prices do not
+                 enter it; own: capex with the network, energy
 
 [b]Filter[/b]  terms separated by spaces; all must hold; names as
   the headers say them:
@@ -49,19 +60,28 @@ and is a fabric worth its price?
             step-time breakdown per fabric
   l         log axes          [ ]   GPU count of the breakdown
   j/k       move the selected point (◉)
-  Points are labelled with their GPU count; ⊕ marks points of
-  several fabrics on the same spot. Charts follow the filter.
+  Each fabric has one marker and colour in every chart and
+  table (● ■ ▲ ...; a fabric's operating mode, ib-ndr@tuned,
+  the hollow one: ○). Points are labelled with their GPU
+  count; ⊕ marks points of several fabrics on the same spot.
+  Charts follow the filter.
+
+[b]Detail[/b]  up to three configurations; with two, their
+  difference. Step-time bars share one scale (the longest step
+  fills the width); % is each part's share of its own step.
 
 [b]ROI[/b]  fabric A against B per GPU count, for the scenario as
   run. break-even: A's network price, as a multiple of B's, at
-  which both cost the same to own for the run; payback: days for
-  A's extra network cost to pay back. Change any what-if and the
-  table follows; T computes the tornado (12 more sweeps).
+  which both cost the same to own for the run; payback: months
+  for A's extra network cost to pay back. Change any what-if and
+  the table follows; T computes the tornado (12 more sweeps).
 
 [b]Scenario[/b]  numbers as you write them: 2T, 1,024, 1k, $2.50;
-  lists with commas: 512, 1k, 4,096; topologies: fat-tree 2:1.
-  Every problem shows at once at the top. ctrl+r runs the edits
-  (the title then says "edited"); ctrl+s saves them.
+  lists with commas: 512, 1k, 4,096; ranges: 512-4096 (powers
+  of two); topologies: fat-tree 2:1; scale-up: nvlink5-72 or
+  default (each GPU's own). Every problem shows at once at the
+  top. ctrl+r runs the edits (the title then says "edited");
+  ctrl+s saves them.
 
 [b]Browser[/b]  scalefront serve [SCENARIO] serves this app at
   http://127.0.0.1:8000 (this machine only; see --help).
@@ -93,6 +113,8 @@ class HelpScreen(ModalScreen[None]):
         Binding("escape,question_mark,q", "close", "Close"),
         Binding("j", "scroll('down')", "Down", show=False),
         Binding("k", "scroll('up')", "Up", show=False),
+        Binding("g", "scroll('home')", "Top", show=False),
+        Binding("G", "scroll('end')", "Bottom", show=False),
     ]
 
     def compose(self) -> ComposeResult:
@@ -102,12 +124,17 @@ class HelpScreen(ModalScreen[None]):
     def on_mount(self) -> None:
         scroll = self.query_one("#help-scroll")
         scroll.border_title = "keys"
-        scroll.border_subtitle = "j/k, pgup/pgdn scroll · esc closes"
+        scroll.border_subtitle = "j/k, pgup/pgdn, g/G scroll · esc closes"
         scroll.focus()
 
     def action_scroll(self, direction: str) -> None:
         scroll = self.query_one("#help-scroll", VerticalScroll)
-        scroll.scroll_relative(y=1 if direction == "down" else -1, animate=False)
+        if direction == "home":
+            scroll.scroll_home(animate=False)
+        elif direction == "end":
+            scroll.scroll_end(animate=False)
+        else:
+            scroll.scroll_relative(y=1 if direction == "down" else -1, animate=False)
 
     def action_close(self) -> None:
         self.dismiss(None)

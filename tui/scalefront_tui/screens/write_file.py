@@ -1,5 +1,7 @@
-"""The dialog that writes a file (an export, the scenario): a file name (served to a browser: only inside the
-export directory), a box to tick to replace an existing file, and the reason when the write fails."""
+"""The dialog that writes a file (an export, the scenario): a file name (``~`` expanded in a terminal; served to a
+browser: only inside the export directory), where a bare name goes, a box to tick to replace an existing file,
+and the reason when the write fails. `export_rows_dialog`, `export_roi_dialog` and `save_scenario_dialog` make
+the app's three."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar
 
+import polars as pl
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -14,8 +17,9 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Static
 
-from scalefront.api import ScalefrontError, message_of
+from scalefront.api import RoiView, ScalefrontError, ScenarioDraft, export_roi, export_rows, message_of
 from scalefront_tui.files import FileAccess
+from scalefront_tui.widgets.fields import TextInput
 
 
 class WriteFileScreen(ModalScreen[Path | None]):
@@ -61,13 +65,19 @@ class WriteFileScreen(ModalScreen[Path | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="write-box"):
-            yield Label(self.title_text + (f" (in {self.files.where()})" if self.files.confined else ""))
-            yield Input(self.default, id="write-path")
+            yield Label(self.title_text)
+            yield Label(f"[dim]a name alone goes in {self.files.where()}[/dim]", id="write-where")
+            yield TextInput(self.default, id="write-path")
             yield Checkbox("replace the file if it exists", id="write-force")
             yield Static("", id="write-error")
             with Horizontal(id="write-buttons"):
                 yield Button("Write", id="write-ok", variant="primary")
                 yield Button("Cancel", id="write-cancel")
+
+    def focus_name(self) -> None:
+        """Give the file name the focus now (the app calls it as soon as the dialog is mounted, before it reads
+        the next key: keys typed ahead land in the field)."""
+        self.set_focus(self.query_one("#write-path", Input))
 
     @on(Button.Pressed, "#write-ok")
     @on(Input.Submitted, "#write-path")
@@ -86,3 +96,36 @@ class WriteFileScreen(ModalScreen[Path | None]):
     @on(Button.Pressed, "#write-cancel")
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+def export_rows_dialog(rows: pl.DataFrame, filter_text: str, files: FileAccess) -> WriteFileScreen:
+    """Export the frontier rows shown (`rows`: filtered, in the table's order) to .csv or .parquet."""
+
+    def write(path: str, force: bool) -> Path:
+        return export_rows(rows, path, force=force)
+
+    what = f"the {rows.height} rows shown" + (f" (filter {filter_text})" if filter_text else "")
+    return WriteFileScreen(f"Export {what} to .csv or .parquet", "frontier.csv", write, files)
+
+
+def export_roi_dialog(view: RoiView, files: FileAccess) -> WriteFileScreen:
+    """Export the ROI tab's table."""
+
+    def write(path: str, force: bool) -> Path:
+        return export_roi(view, path, force=force)
+
+    return WriteFileScreen(f"Export the ROI table ({view.table.height} rows)", "roi.csv", write, files)
+
+
+def save_scenario_dialog(
+    draft: ScenarioDraft, saved: Callable[[ScenarioDraft], None], files: FileAccess
+) -> WriteFileScreen:
+    """Save `draft` (the scenario with the form's edits) as TOML; `saved` gets the draft that stands for the
+    file written."""
+
+    def write(path: str, force: bool) -> Path:
+        written = draft.save(path, force=force)
+        saved(written)
+        return Path(written.file)
+
+    return WriteFileScreen("Save the scenario as TOML", f"{draft.name}-edited.toml", write, files)

@@ -1,7 +1,8 @@
 """A table of result rows (a polars frame) for the keyboard: columns labelled, formatted and described from
 scalefront's schema; the columns that fit the width, by priority (or the ones the user chose); a current
-column moved with left/right (h/l), sorted by with `s` (again: reversed) and marked in its header; rows marked
-with `m` (a visible ● in the first column); j/k/g/G; `y` copies the row."""
+column moved with left/right (h/l), sorted by with `s` (again: reversed) or a click on its header, and marked in
+its header; rows marked with `m` (a visible ✓ in the first column), all unmarked with `u`; j/k/g/G and page
+up/down; `y` copies the row. With the session's fabric markers, a fabric's name carries its marker."""
 
 from __future__ import annotations
 
@@ -17,8 +18,12 @@ from textual.widgets import DataTable
 
 from scalefront.api import ColumnSpec, column_spec, row_as_csv
 from scalefront_tui.screens.columns import ColumnsScreen
+from scalefront_tui.widgets.markers import FabricMarkers
 
-MARK = "●"
+#: A marked row's sign (not a fabric marker: those are ● ■ ▲ ...).
+MARK = "✓"
+#: The column whose values carry the fabric markers.
+FABRIC = "fabric"
 #: Cell padding of a DataTable column (one space each side).
 PADDING = 2
 
@@ -30,8 +35,9 @@ class FrameTable(DataTable[Text | str]):
         Binding("enter", "select_cursor", "Detail"),
         Binding("s", "sort", "Sort"),
         Binding("m", "mark", "Mark"),
-        Binding("y", "copy_row", "Copy"),
-        Binding("c", "choose_columns", "Columns"),
+        Binding("u", "unmark_all", "Unmark all", show=False),
+        Binding("y", "copy_row", "Copy", show=False),
+        Binding("c", "choose_columns", "Columns", show=False),
         Binding("j", "cursor_down", "Down", show=False),
         Binding("k", "cursor_up", "Up", show=False),
         Binding("g", "scroll_top", "Top", show=False),
@@ -72,6 +78,8 @@ class FrameTable(DataTable[Text | str]):
         self._shown_columns: list[str] = []
         self._width = 0
         self._width_cache: dict[str, int] | None = None
+        #: The session's fabric markers (None: fabric names as they are).
+        self.markers: FabricMarkers | None = None
 
     # ------------------------------------------------------------------------------------------------ data
     def load(self, frame: pl.DataFrame, specs: Sequence[ColumnSpec] | None = None, key: Sequence[str] = ()) -> None:
@@ -120,6 +128,8 @@ class FrameTable(DataTable[Text | str]):
             if name not in self.frame.columns:
                 continue
             cells = [len(spec.format(v)) for v in self.frame[name].to_list()[:200]]
+            if name == FABRIC and self.markers is not None:
+                cells = [c + 2 for c in cells]  # "● " before the name
             label = max(len(part) for part in self._label(spec).split("\n"))
             out[name] = max([label + 2, *cells])  # +2: room for the sort arrow
         self._width_cache = out
@@ -174,16 +184,20 @@ class FrameTable(DataTable[Text | str]):
         for i, values in enumerate(self.frame.select(self._shown_columns).iter_rows() if self._shown_columns else []):
             is_marked = bool(keys) and keys[i] in marked
             style = "bold" if is_marked else ""
-            cells: list[Text | str] = [
-                Text(s.format(v), style=style, justify="right" if s.numeric else "left")
-                for s, v in zip(specs, values, strict=True)
-            ]
+            cells: list[Text | str] = [self._cell(s, v, style) for s, v in zip(specs, values, strict=True)]
             if self.markable:
                 cells.insert(0, Text(MARK, style="bold") if is_marked else "")
             self.add_row(*cells, key=str(i))
         if cursor_key is not None and cursor_key in keys:
             self.move_cursor(row=keys.index(cursor_key), animate=False)
         self.post_message(self.Changed(self))
+
+    def _cell(self, spec: ColumnSpec, value: Any, style: str) -> Text:
+        text = spec.format(value)
+        if spec.name == FABRIC and self.markers is not None:
+            mark = self.markers.of(text)
+            return Text.assemble((mark.glyph, mark.colour), " ", (text, style))
+        return Text(text, style=style, justify="right" if spec.numeric else "left")
 
     def on_resize(self, event: Resize) -> None:
         if event.size.width != self._width:
@@ -199,7 +213,7 @@ class FrameTable(DataTable[Text | str]):
     # ------------------------------------------------------------------------------------------------ actions
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Marking and opening a row's detail exist only in tables of configurations."""
-        if action in ("mark", "select_cursor"):
+        if action in ("mark", "select_cursor", "unmark_all"):
             return self.markable
         return True
 
@@ -249,6 +263,20 @@ class FrameTable(DataTable[Text | str]):
         key = keys[self.cursor_row]
         self.marks = [m for m in self.marks if m != key] if key in self.marks else [*self.marks, key]
         self._render_rows()
+
+    def action_unmark_all(self) -> None:
+        """Unmark every row."""
+        if self.marks:
+            self.marks = []
+            self._render_rows()
+
+    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+        """A click on a column's header sorts by it, as `s` on it does (again: reversed)."""
+        event.stop()
+        name = event.column_key.value
+        if name in self.specs and name in self._shown_columns:
+            self.current_column = name
+            self.action_sort()
 
     def action_copy_row(self) -> None:
         """Copy the cursor's row (CSV: a header line and the values) to the clipboard."""

@@ -1,16 +1,22 @@
-"""The Frontier tab: the filter line, the frontier table and (on tall terminals) the time-vs-cost chart.
+"""The Frontier tab: the filter line with the cost's basis beside it, the frontier table and (on tall terminals)
+the time-vs-cost chart.
 
-Up: `FilterApplied` when the user applies a filter; the table's own messages (`FrameTable.Changed`, the row
-cursor's `DataTable` events). Down: `table.load(...)` the rows, `show(view)` the chart, `accept_filter` /
-`reject_filter` the app's verdict on a filter."""
+Up: `FilterApplied` when the user applies a filter (the filter line posts it to the app); the table's own
+messages (`FrameTable.Changed`, the row cursor's `DataTable` events). Down: `load(...)` the rows, `show(view)`
+the chart, `accept_filter` / `reject_filter` the app's verdict on a filter."""
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
+
+import polars as pl
 from textual import on
 from textual.app import ComposeResult
-from textual.containers import Vertical
-from textual.widgets import Input
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Input, Static
 
+from scalefront.api import ColumnSpec
 from scalefront_tui.messages import FilterApplied
 from scalefront_tui.widgets.chart import Chart
 from scalefront_tui.widgets.fields import Field
@@ -39,6 +45,13 @@ FRONTIER_COLUMNS = [
     "goodput",
     "memory_per_gpu_gb",
 ]
+#: The columns whose money depends on the scenario's cost mode: their headers say which, "cost (rent)" (D10).
+COST_COLUMNS = ("cost_to_train_usd", "cost_to_train_usd_lo", "cost_to_train_usd_hi", "usd_per_million_tokens")
+#: What each cost mode counts, beside the filter (rent mode leaves the network's price out).
+BASIS = {
+    "rent": "[b]cost: rent[/b] (network prices not in it)  [dim]o: own[/dim]",
+    "own": "[b]cost: own[/b] (capex with network, energy)  [dim]o: rent[/dim]",
+}
 
 
 class FrontierPane(Vertical):
@@ -48,9 +61,16 @@ class FrontierPane(Vertical):
     FrontierPane {
         height: 1fr;
     }
-    FrontierPane #filter {
+    FrontierPane #filter-row {
         height: 1;
         margin: 0 1;
+    }
+    FrontierPane #filter {
+        width: 1fr;
+    }
+    FrontierPane #basis {
+        width: auto;
+        margin-left: 1;
     }
     FrontierPane #frontier-table {
         height: 1fr;
@@ -78,9 +98,31 @@ class FrontierPane(Vertical):
         self._in_force = ""
 
     def compose(self) -> ComposeResult:
-        yield Field(placeholder="/ filter: days<10 fabric=ib cost<$2M mfu>40% (enter applies)", id="filter")
-        yield FrameTable(FRONTIER_COLUMNS, id="frontier-table")
+        with Horizontal(id="filter-row"):
+            yield Field(placeholder="/ filter: days<10 fabric=ib cost<$2M", id="filter")
+            yield Static("", id="basis")
+        yield FrameTable(FRONTIER_COLUMNS, id="frontier-table", header_lines=2)
         yield Chart(id="frontier-chart")
+
+    def load(self, rows: pl.DataFrame, specs: Sequence[ColumnSpec], cost_mode: str, *, mixed_gpus: bool) -> None:
+        """Show `rows` (described by `specs`): the cost headers and the note beside the filter say the cost mode;
+        when the frontier mixes GPU types, the GPU column gets room right after the fabric (at 80 columns too)."""
+        shown = [
+            dataclasses.replace(s, label=f"{s.label} ({cost_mode})") if s.name in COST_COLUMNS and cost_mode else s
+            for s in specs
+        ]
+        table = self.table
+        first = ["fabric", "gpu"] if mixed_gpus else ["fabric"]
+        table.priority = [*first, *[c for c in FRONTIER_COLUMNS if c not in first]]
+        self.query_one("#basis", Static).update(BASIS.get(cost_mode, ""))
+        table.load(rows, shown)
+
+    def on_mount(self) -> None:
+        """Enter in the filter line: the app applies the filter (`FilterApplied`) and the table takes the focus,
+        before any key typed after the Enter."""
+        field = self.query_one("#filter", Field)
+        field.focus_on_submit = self.table
+        field.message_on_submit = FilterApplied
 
     @property
     def table(self) -> FrameTable:
@@ -103,20 +145,24 @@ class FrontierPane(Vertical):
         self.query_one("#filter", Field).remove_class("invalid")
 
     def reject_filter(self) -> None:
-        """The app could not parse the filter line (it says why in the status line); the old filter stays."""
-        self.query_one("#filter", Field).add_class("invalid")
+        """The app could not parse the filter line (it says why in the status line); the old filter stays, and the
+        line keeps the focus to be corrected."""
+        field = self.query_one("#filter", Field)
+        field.add_class("invalid")
+        field.screen.set_focus(field)
 
     def set_filter(self, text: str) -> None:
         """Write `text` into the filter line (to apply it, the app calls `accept_filter`)."""
         self.query_one("#filter", Field).value = text
 
     def focus_filter(self) -> None:
-        self.query_one("#filter", Field).focus()
+        """Give the filter line the focus now, so that the keys typed right after `/` land in it (D14)."""
+        field = self.query_one("#filter", Field)
+        field.screen.set_focus(field)
 
     @on(Input.Submitted, "#filter")
     def _filter_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        self.post_message(FilterApplied(event.value))
+        event.stop()  # the field told the app already (`message_on_submit`)
 
     @on(Field.Left, "#filter")
     def _filter_left(self, event: Field.Left) -> None:

@@ -20,6 +20,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Grid, VerticalScroll
+from textual.geometry import Region
 from textual.widgets import DataTable, Input, Label, Select, Static
 
 from scalefront.api import (
@@ -266,6 +267,7 @@ class RoiPane(VerticalScroll):
         table.priority = _roi_priority([c.name for c in view.columns], view)
         table.load(view.table, view.columns, key=["gpus"])
         self._draw_tornado()
+        self.scroll_home(animate=False)  # a new answer shows from its verdict
         self.post_message(RoiUpdated(view))
 
     def _draw_tornado(self) -> None:
@@ -282,6 +284,19 @@ class RoiPane(VerticalScroll):
     @on(DataTable.RowHighlighted, "#roi-table")
     def _row_moved(self) -> None:
         self._draw_tornado()
+        self._follow_cursor()
+
+    def _follow_cursor(self) -> None:
+        """Scroll the pane with the table's cursor (j/k, page up/down, g/G work without a mouse, D5): the first
+        row shows the verdict above it, the last the tornado below it, any other row comes into view."""
+        table = self.query_one("#roi-table", FrameTable)
+        if table.cursor_row <= 0:
+            self.scroll_home(animate=False)
+        elif table.cursor_row >= table.row_count - 1:
+            self.scroll_end(animate=False)
+        else:
+            y = table.virtual_region.y + table.header_height + table.cursor_row
+            self.scroll_to_region(Region(0, y, 1, 1), animate=False, immediate=True)
 
     def action_tornado(self) -> None:
         self.query_one("#roi-tornado", Static).update(Text("computing the tornado...", style="dim"))

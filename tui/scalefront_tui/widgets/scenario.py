@@ -14,7 +14,8 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Input, Label, Static
 
-from scalefront.api import FORM_FIELDS
+from scalefront.api import FORM_FIELDS, ScalefrontError, ScenarioDraft, message_of
+from scalefront_tui.files import FileAccess
 from scalefront_tui.messages import ScenarioEdited
 from scalefront_tui.widgets.fields import Field
 
@@ -49,12 +50,15 @@ class ScenarioPane(VerticalScroll):
         Binding("enter", "edit", "Edit field"),
         Binding("j,down", "scroll_down", "Down", show=False),
         Binding("k,up", "scroll_up", "Up", show=False),
+        Binding("g", "scroll_home", "Top", show=False),
+        Binding("G", "scroll_end", "Bottom", show=False),
     ]
 
-    def __init__(self, values: dict[str, str], *, id: str | None = None) -> None:
-        """`values`: the scenario's texts by field key, as opened."""
+    def __init__(self, values: dict[str, str], files: FileAccess, *, id: str | None = None) -> None:
+        """`values`: the scenario's texts by field key, as opened; `files`: where the app may read files."""
         super().__init__(id=id)
         self._opened = values
+        self.files = files
 
     def compose(self) -> ComposeResult:
         values = self._opened
@@ -70,7 +74,12 @@ class ScenarioPane(VerticalScroll):
         )
 
     def action_edit(self) -> None:
-        self.query_one(f"#f-{FORM_FIELDS[0].key}", Field).focus()
+        field = self.query_one(f"#f-{FORM_FIELDS[0].key}", Field)
+        field.screen.set_focus(field)  # now: the keys typed right after enter land in the field
+
+    def set_value(self, key: str, text: str) -> None:
+        """Write `text` into one field (as if typed: the form is checked again)."""
+        self.query_one(f"#f-{key}", Field).value = text
 
     def values(self) -> dict[str, str]:
         """The form's texts by field key."""
@@ -80,6 +89,17 @@ class ScenarioPane(VerticalScroll):
         """Show these values (the scenario as run)."""
         for f in FORM_FIELDS:
             self.query_one(f"#f-{f.key}", Field).value = values[f.key]
+
+    def resolved(self, values: dict[str, str], draft: ScenarioDraft) -> tuple[dict[str, str], dict[str, str]]:
+        """`values` with a model file typed in the browser resolved inside the export directory, and the problem
+        if it is not there (`draft`: the scenario as run)."""
+        model = values.get("model", "").strip()
+        if not self.files.confined or not model.endswith(".toml") or model == draft.value("model"):
+            return values, {}
+        try:
+            return {**values, "model": str(self.files.resolve(model))}, {}
+        except ScalefrontError as err:
+            return values, {"model": message_of(err)}
 
     @on(Input.Changed)
     def _edited(self) -> None:
