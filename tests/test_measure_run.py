@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from helpers import assert_one_line_error, files_in, run
+from helpers import DATA, assert_one_line_error, files_in, run
 from scalefront.cli import measure as measure_cli
 from scalefront.fidelity.measure import bench, session
 from scalefront.fidelity.measure.cases import (
@@ -178,7 +178,10 @@ def test_without_pytorch_one_line_says_how_to_install(tmp_path, capsys, monkeypa
 
 def test_bench_script_writes_a_record_and_one_json_line(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(sys, "argv", ["bench.py"])
-    code = bench.main(["--quick", "--model", "mixtral-8x7b", "--tp", "1", "--out", str(tmp_path)], device=FakeDevice)
+    code = bench.main(
+        ["--quick", "--model", "mixtral-8x7b", "--tp", "1", "--models-dir", str(DATA / "models"), "--out", str(tmp_path)],
+        device=FakeDevice,
+    )
     assert code == 0
     out, err = capsys.readouterr()
     summary = json.loads(out.strip().splitlines()[-1])
