@@ -381,7 +381,7 @@ def test_time_limit_stops_a_held_sweep_at_the_first_check_past_the_limit(small, 
     monkeypatch.setattr(SweepLimits, "check_time", spy)
     out, every = tmp_path / "f.csv", tmp_path / "all.csv"
     code, stdout, err = run(["sweep", str(small), "--out", str(out), "--all", str(every), "--time-limit", "5"], capsys)
-    assert_one_line_error(code, stdout, err, str(small), "over --time-limit 5 s", "(0 done in 8 s)")
+    assert_one_line_error(code, stdout, err, str(small), "over --time-limit 5 s", ": 0 done in 8.0 s")
     assert seen == [4.0, 8.0]
     assert handle.cancelled() and handle.done() == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["small.toml"]

@@ -405,6 +405,8 @@ class SweepHandle:
         """Workers currently held by `pause()`: once > 0, the sweep is running and waiting."""
     def work(self) -> int:
         """Estimated work done so far, in the units of `cell_costs` (for ETAs: most configurations cost nothing)."""
+    def work_total(self) -> int | None:
+        """The run's whole estimated work in the same units, once the engine has planned it (None before)."""
     def cancelled(self) -> bool: ...
     def next_rows(self, timeout_s: float) -> _Columns | None:
         """The next chunk of streamed feasible rows, waiting up to `timeout_s` (GIL released); None when nothing came

@@ -35,6 +35,13 @@ import polars as pl
 from scalefront import schema
 from scalefront._core import SweepHandle
 from scalefront.engine.export import write_frame
+from scalefront.engine.limits import (
+    DEFAULT_MAX_CONFIGS,
+    DEFAULT_TIME_LIMIT_S,
+    SweepLimits,
+    check_size,
+    engine_threads,
+)
 from scalefront.engine.sweep import Progress, SweepResult, run_sweep
 from scalefront.errors import CatalogError, ConfigurationError, ScalefrontError, UsageError, message_of
 from scalefront.inputs.scenario.build import Scenario, builtin_scenarios
@@ -109,10 +116,21 @@ class SweepJob:
 
     A job created with ``paused=True`` (or paused before or during :meth:`run`) holds every engine worker at its
     next task boundary until :meth:`resume`; :meth:`held` counts the workers waiting, so a caller can wait for a
-    sweep to be provably running and not finished (the UI's tests do)."""
+    sweep to be provably running and not finished (the UI's tests do).
 
-    def __init__(self, scenario: Scenario | ScenarioDraft, *, paused: bool = False):
+    The sweep command's limits hold here too: a space over `max_configs` configurations is refused before any
+    work, and a sweep projected past `time_limit_s` is stopped (both raise a one-line :class:`UsageError`)."""
+
+    def __init__(
+        self,
+        scenario: Scenario | ScenarioDraft,
+        *,
+        paused: bool = False,
+        max_configs: int = DEFAULT_MAX_CONFIGS,
+        time_limit_s: float = DEFAULT_TIME_LIMIT_S,
+    ):
         self.scenario: Scenario = scenario.scenario if isinstance(scenario, ScenarioDraft) else scenario
+        self.max_configs, self.time_limit_s = max_configs, time_limit_s
         self._handle = SweepHandle()
         if paused:
             self._handle.pause()
@@ -123,9 +141,18 @@ class SweepJob:
         return self.scenario.size()
 
     def run(self, on_progress: Callable[[Progress], None] | None = None, *, poll_s: float = 0.05) -> SweepResult:
-        """Run the sweep to the end, or until :meth:`cancel` (the result then says ``cancelled``). `on_progress`
-        is called from this thread every `poll_s` seconds and once at the end."""
-        return run_sweep(self.scenario, on_progress=on_progress, poll_s=poll_s, handle=self._handle)
+        """Run the sweep to the end, or until :meth:`cancel` (the result then says ``cancelled``), at any moment,
+        planning included. `on_progress` is called from this thread every `poll_s` seconds and once at the end.
+        Raises UsageError for a space over the limits (see the class)."""
+        check_size(self.scenario.path, self.total, self.max_configs)
+        limits = SweepLimits(self.scenario.path, self.total, self.time_limit_s, threads=engine_threads())
+
+        def watch(p: Progress) -> None:
+            if on_progress:
+                on_progress(p)
+            limits(p)
+
+        return run_sweep(self.scenario, on_progress=watch, poll_s=poll_s, handle=self._handle)
 
     def pause(self) -> None:
         """Hold the engine's workers at their next task boundary."""

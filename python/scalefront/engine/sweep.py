@@ -19,7 +19,7 @@ import numpy as np
 import polars as pl
 
 from scalefront import schema
-from scalefront._core import SweepHandle, cell_costs, cell_sizes
+from scalefront._core import SweepHandle, cell_sizes
 from scalefront._core import run_sweep as core_run_sweep
 from scalefront._enums import AXES
 from scalefront.inputs.scenario.build import Scenario
@@ -51,6 +51,7 @@ class Progress:
     rejected: dict[str, int] = field(default_factory=dict)
     #: Estimated work done and in all, in the engine's cost units (see `scalefront.engine.shards.cell_costs`): most
     #: configurations are rejected before any arithmetic, so work, not configurations, predicts the time left.
+    #: `work_total` is None while the engine is still planning (counting the work of a huge space takes a while).
     work_done: int | None = None
     work_total: int | None = None
 
@@ -61,9 +62,10 @@ class Progress:
 
     @property
     def eta_s(self) -> float | None:
-        """Seconds left at the rate so far: by work when known, else by configurations; None before any."""
-        if self.work_done is not None and self.work_total is not None:
-            if self.work_done <= 0 or self.elapsed_s <= 0:
+        """Seconds left at the rate so far: by work when counted, else by configurations; None before any, or while
+        the engine is still planning."""
+        if self.work_done is not None:
+            if self.work_total is None or self.work_done <= 0 or self.elapsed_s <= 0:
                 return None
             return max(self.work_total - self.work_done, 0) * self.elapsed_s / self.work_done
         return (self.total - self.done) / self.rate if self.rate > 0 else None
@@ -238,14 +240,14 @@ def run_sweep(
         # its pause gate before its first task, so the sweep is still running whenever the signal comes.
         handle.pause()
     selected = None if cells is None else [int(c) for c in cells]
-    total, work_total = _totals(scenario, selected)
+    total = _total(scenario, selected)
 
     def report() -> None:
         if on_progress:
             now = clock()
             rejected = dict(handle.rejected())
-            p = Progress(handle.done(), total, handle.feasible(), now - start, rejected, handle.work(), work_total)
-            on_progress(p)
+            work = (handle.work(), handle.work_total())
+            on_progress(Progress(handle.done(), total, handle.feasible(), now - start, rejected, *work))
 
     start = clock()
     thread, box = _start(scenario, handle, on_rows is not None, selected, threads)
@@ -257,7 +259,8 @@ def run_sweep(
     wall = clock() - start
     rejected = {k: v for k, v in raw["rejected"].items() if v}
     if on_progress:
-        on_progress(Progress(raw["evaluated"], total, raw["feasible"], wall, rejected, handle.work(), work_total))
+        work = (handle.work(), handle.work_total())
+        on_progress(Progress(raw["evaluated"], total, raw["feasible"], wall, rejected, *work))
     return _result(scenario, raw, rejected, wall)
 
 
@@ -316,11 +319,12 @@ def _result(scenario: Scenario, raw: dict[str, Any], rejected: dict[str, int], w
     )
 
 
-def _totals(scenario: Scenario, cells: list[int] | None) -> tuple[int, int]:
-    """Configurations and estimated work of the whole space, or of the given cells."""
+def _total(scenario: Scenario, cells: list[int] | None) -> int:
+    """Configurations of the whole space, or of the given cells (counted, not listed: milliseconds). Their work is
+    estimated by the engine as it plans (`SweepHandle.work_total`), where Ctrl-C and the limits can stop it."""
     if cells is None:
-        return scenario.size(), int(cell_costs(scenario.space).sum())
-    sizes, costs = cell_sizes(scenario.space), cell_costs(scenario.space)
+        return scenario.size()
+    sizes = cell_sizes(scenario.space)
     if cells and (cells[-1] >= len(sizes) or cells[0] < 0):
         raise ValueError(f"cell indices must be below {len(sizes)}")
-    return int(sizes[cells].sum()), int(costs[cells].sum())
+    return int(sizes[cells].sum())

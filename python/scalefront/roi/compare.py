@@ -12,7 +12,14 @@ from typing import Any
 
 from scalefront._core import RoiHandle, roi_compare
 from scalefront.engine.cluster import resolve
-from scalefront.engine.sweep import run_sweep
+from scalefront.engine.limits import (
+    DEFAULT_MAX_CONFIGS,
+    DEFAULT_TIME_LIMIT_S,
+    SweepLimits,
+    check_size,
+    engine_threads,
+)
+from scalefront.engine.sweep import SweepResult, run_sweep
 from scalefront.errors import UsageError
 from scalefront.inputs.catalog.loader import Catalog, builtin_catalog
 from scalefront.inputs.scenario.build import MixPart, load_mix
@@ -37,6 +44,8 @@ def compare(
     handle: RoiHandle | None = None,
     cluster: str | None = None,
     workers: int | None = None,
+    max_configs: int = DEFAULT_MAX_CONFIGS,
+    time_limit_s: float = DEFAULT_TIME_LIMIT_S,
 ) -> RoiResult:
     """Compare fabric A with fabric B over a scenario's GPU counts and workloads, owning the cluster for its life.
 
@@ -44,23 +53,20 @@ def compare(
     every 0.1 s during the Monte Carlo; `handle` (a `scalefront._core.RoiHandle`) lets a caller cancel it from
     another thread (in this process); `cluster` (auto, local or a Dask scheduler address; `workers` for a local
     one, see `scalefront.engine.cluster`) runs the Monte Carlo in shards of samples on a cluster, with the same
-    numbers as here (Ctrl-C or an exception from `on_progress` cancels every shard). Raises `UsageError`,
-    `CatalogError` or `ConfigurationError` for bad input, one line each. The result holds numbers and frames;
-    `scalefront.roi.text` words them.
+    numbers as here (Ctrl-C or an exception from `on_progress` cancels every shard). Each workload's sweep holds
+    the sweep command's limits, `max_configs` and `time_limit_s`. Raises `UsageError`, `CatalogError` or
+    `ConfigurationError` for bad input, one line each. The result holds numbers and frames; `scalefront.roi.text`
+    words them.
     """
     opts = options or RoiOptions()
     cat = catalog or builtin_catalog()
     where = _check(cat, fabric_a, fabric_b, opts, cluster, workers)
     mix = _mix(scenario, cat, fabric_a, fabric_b)
     name = scenario if isinstance(scenario, str) else mix[0].scenario.name
-    swept = [(part, run_sweep(part.scenario)) for part in mix]
+    inputs, error_label = _inputs(cat, mix, fabric_a, fabric_b, opts.model_error)  # a bad file before any work
+    swept = _swept(mix, max_configs, time_limit_s)
     candidates = designs(swept, fabric_a, fabric_b, max(1, opts.candidates))
-    counts = sorted(
-        {d["gpus"] for d in candidates if d["side"] == 0} & {d["gpus"] for d in candidates if d["side"] == 1}
-    )
-    if not counts:
-        raise UsageError(f"{name}: no GPU count has a feasible configuration on both {fabric_a} and {fabric_b}")
-    inputs, error_label = _inputs(cat, mix, fabric_a, fabric_b, opts.model_error)
+    counts = _common_counts(candidates, name, fabric_a, fabric_b)
     problem, uncertainty = _problem(mix, candidates, opts), _uncertainty(inputs, opts)
     typical = roi_compare(problem, uncertainty)
     if where is not None:
@@ -85,6 +91,28 @@ def compare(
         mc_cancelled=bool(mc["cancelled"]),
         **result_frames,
     )
+
+
+def _common_counts(candidates: list[dict[str, Any]], name: str, a: str, b: str) -> list[int]:
+    """The GPU counts with a feasible design on both fabrics, ascending (none: a one-line UsageError)."""
+    counts = sorted(
+        {d["gpus"] for d in candidates if d["side"] == 0} & {d["gpus"] for d in candidates if d["side"] == 1}
+    )
+    if not counts:
+        raise UsageError(f"{name}: no GPU count has a feasible configuration on both {a} and {b}")
+    return counts
+
+
+def _swept(mix: list[MixPart], max_configs: int, time_limit_s: float) -> list[tuple[MixPart, SweepResult]]:
+    """Each workload's sweep at typical values within the limits: every space counted first (one over
+    `max_configs` is refused before any work), each sweep stopped when projected past `time_limit_s`."""
+    for part in mix:
+        check_size(part.scenario.path, part.scenario.size(), max_configs)
+    out = []
+    for part in mix:
+        limits = SweepLimits(part.scenario.path, part.scenario.size(), time_limit_s, threads=engine_threads())
+        out.append((part, run_sweep(part.scenario, on_progress=limits)))
+    return out
 
 
 def _check(catalog: Catalog, a: str, b: str, opts: RoiOptions, cluster: str | None, workers: int | None) -> str | None:

@@ -74,6 +74,10 @@ impl SweepHandle {
     fn work(&self) -> u64 {
         self.progress.work.load(Ordering::Relaxed)
     }
+    /// The run's whole estimated work in the same units, once the engine has planned it (None before).
+    fn work_total(&self) -> Option<u64> {
+        self.progress.work_total()
+    }
     fn cancelled(&self) -> bool {
         self.progress.cancel.load(Ordering::Relaxed)
     }
@@ -102,20 +106,23 @@ fn space(d: &Bound<'_, PyAny>) -> Result<SweepSpace> {
 /// Configurations in a sweep space (a dict laid out as `scalefront_core::sweep::SweepSpace`), counted without
 /// evaluating any.
 #[pyfunction]
-pub fn space_size(space: &Bound<'_, PyAny>) -> Result<u64> {
-    no_panic(|| Ok(core_sweep::space_size(&self::space(space)?)))
+pub fn space_size(py: Python<'_>, space: &Bound<'_, PyAny>) -> Result<u64> {
+    let space = no_panic(|| self::space(space))?;
+    py.detach(|| no_panic(|| Ok(core_sweep::space_size(&space))))
 }
 
 /// Configurations of every cell (cluster design) of a space, in cell-index order, counted exactly.
 #[pyfunction]
 pub fn cell_sizes<'py>(py: Python<'py>, space: &Bound<'py, PyAny>) -> Result<Bound<'py, PyArray1<u64>>> {
-    no_panic(|| Ok(core_sweep::cell_sizes(&self::space(space)?).into_pyarray(py)))
+    let space = no_panic(|| self::space(space))?;
+    Ok(py.detach(|| no_panic(|| Ok(core_sweep::cell_sizes(&space))))?.into_pyarray(py))
 }
 
 /// Estimated cost of every cell, in the work units the sweep handle's `work()` counts.
 #[pyfunction]
 pub fn cell_costs<'py>(py: Python<'py>, space: &Bound<'py, PyAny>) -> Result<Bound<'py, PyArray1<u64>>> {
-    no_panic(|| Ok(core_sweep::cell_costs(&self::space(space)?).into_pyarray(py)))
+    let space = no_panic(|| self::space(space))?;
+    Ok(py.detach(|| no_panic(|| Ok(core_sweep::cell_costs(&space))))?.into_pyarray(py))
 }
 
 /// Split cells with these costs into `shards` contiguous (start, stop) ranges of about equal cost.

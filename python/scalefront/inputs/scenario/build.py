@@ -63,6 +63,8 @@ class Scenario:
     space: dict[str, Any]
     labels: Labels
     constants: dict[str, Any]
+    #: Configurations in the space, counted exactly (combinatorially, in milliseconds) when it was built.
+    configurations: int
 
     @property
     def name(self) -> str:
@@ -70,7 +72,7 @@ class Scenario:
 
     def size(self) -> int:
         """Configurations in the space, counted exactly without evaluating any."""
-        return int(space_size(self.space))
+        return self.configurations
 
 
 def builtin_scenarios() -> dict[str, str]:
@@ -327,10 +329,10 @@ def _overlaps(par: Parallelism, scale: float) -> list[dict[str, float]]:
 _FIELD_WHERE = {p.core.partition(".")[2]: p.scenario.where for p in PARAMS if p.core and p.scenario}
 
 
-def _check_space(space: dict[str, Any], bad: _Problem) -> None:
-    """The engine's own checks of the space (a whole number of tokens, ...), named by file and key."""
+def _check_space(space: dict[str, Any], bad: _Problem) -> int:
+    """The engine's own checks of the space (a whole number of tokens, ...), named by file and key; its size."""
     try:
-        space_size(space)
+        return int(space_size(space))
     except ConfigurationError as err:
         raise bad(_FIELD_WHERE.get(err.field or "", "[workload]"), err.message) from None
 
@@ -414,7 +416,7 @@ def build_scenario(
         "objectives": minimize,
         "group_by": groups,
     }
-    _check_space(space, bad)
+    configurations = _check_space(space, bad)
     return Scenario(
         path=file,
         spec=spec,
@@ -431,6 +433,7 @@ def build_scenario(
         space=space,
         labels=_labels(tables, axes),
         constants=_constants(tables, seq_len, float(space["errors"]["level"])),
+        configurations=configurations,
     )
 
 

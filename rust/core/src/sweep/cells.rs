@@ -7,10 +7,12 @@
 
 use std::ops::Range;
 
+use rayon::prelude::*;
+
 use crate::evaluate::check_cluster;
 use crate::step::parallelism::placement;
 
-use super::{factorizations, inner_combinations, outer_combinations, SweepSpace};
+use super::{factorizations, inner_combinations, layout_count, outer_combinations, Progress, SweepSpace};
 
 /// One cluster design: indices of GPU, scale-up, GPU count, fabric, topology, precision.
 pub type ClusterCell = [u32; 6];
@@ -39,7 +41,7 @@ pub fn cell_sizes(space: &SweepSpace) -> Vec<u64> {
     let per_count: Vec<u64> = space
         .gpu_counts
         .iter()
-        .map(|&n| factorizations(space, n).len() as u64 * outer_combinations(space) * inner_combinations(space))
+        .map(|&n| layout_count(space, n) * outer_combinations(space) * inner_combinations(space))
         .collect();
     cluster_cells(space).iter().map(|cell| per_count[cell[2] as usize]).collect()
 }
@@ -63,24 +65,45 @@ fn valid_tasks(space: &SweepSpace, gpus: u32) -> (u64, u64) {
     (all, valid)
 }
 
-/// The estimated cost of every cell, in work units: a task (one layout, micro-batch and sequence-parallel
-/// choice) whose layout or cluster is impossible is rejected before any arithmetic and counts 1; any other
-/// task evaluates its schedule choices and counts one per choice. The engine adds the same units to
+/// The estimated cost of each of `cells`, in work units: a task (one layout, micro-batch and sequence-parallel
+/// choice) whose layout or cluster is impossible is rejected before any arithmetic and counts 1; any other task
+/// evaluates its schedule choices and counts one per choice. The GPU counts are planned in parallel; None when
+/// `progress` is cancelled meanwhile (a huge space takes a while to plan, and must stop when asked).
+pub(crate) fn costs_of(space: &SweepSpace, cells: &[ClusterCell], progress: Option<&Progress>) -> Option<Vec<u64>> {
+    let mut needed = vec![false; space.gpu_counts.len()];
+    for cell in cells {
+        needed[cell[2] as usize] = true;
+    }
+    let per_count: Vec<Option<(u64, u64)>> = (0..space.gpu_counts.len())
+        .into_par_iter()
+        .map(|c| match (needed[c], progress.is_some_and(Progress::cancelled)) {
+            (_, true) => None,
+            (false, false) => Some((0, 0)),
+            (true, false) => Some(valid_tasks(space, space.gpu_counts[c])),
+        })
+        .collect();
+    let per_count: Vec<(u64, u64)> = per_count.into_iter().collect::<Option<_>>()?;
+    let inner = inner_combinations(space);
+    let trainings: Vec<_> = (0..space.precisions.len()).map(|p| space.training(p)).collect();
+    let feasible: Vec<Vec<bool>> = space
+        .gpus
+        .iter()
+        .map(|g| trainings.iter().map(|t| check_cluster(&g.spec, t).is_ok()).collect())
+        .collect();
+    let cost = |&[g, _, c, _, _, p]: &ClusterCell| {
+        let (all, valid) = per_count[c as usize];
+        match feasible[g as usize][p as usize] {
+            false => all,
+            true => valid.saturating_mul(inner).saturating_add(all - valid),
+        }
+    };
+    Some(cells.iter().map(cost).collect())
+}
+
+/// The estimated cost of every cell, in work units (see `costs_of`). The engine adds the same units to
 /// `Progress::work` as it goes, so the sum of a run's cells is its total work exactly.
 pub fn cell_costs(space: &SweepSpace) -> Vec<u64> {
-    let inner = inner_combinations(space);
-    let per_count: Vec<(u64, u64)> = space.gpu_counts.iter().map(|&n| valid_tasks(space, n)).collect();
-    let trainings: Vec<_> = (0..space.precisions.len()).map(|p| space.training(p)).collect();
-    cluster_cells(space)
-        .iter()
-        .map(|&[g, _, c, _, _, p]| {
-            let (all, valid) = per_count[c as usize];
-            match check_cluster(&space.gpus[g as usize].spec, &trainings[p as usize]) {
-                Err(_) => all,
-                Ok(()) => valid * inner + (all - valid),
-            }
-        })
-        .collect()
+    costs_of(space, &cluster_cells(space), None).unwrap_or_default()
 }
 
 /// Split cells with these costs into `shards` contiguous ranges of about equal cost: each cell goes to the shard

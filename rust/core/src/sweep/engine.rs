@@ -14,7 +14,7 @@ use crate::prices::Prices;
 use crate::step::parallelism::{Parallelism, Training};
 
 use super::accumulate::{Accumulator, FrontierKey};
-use super::cells::{cluster_cells, ClusterCell};
+use super::cells::{cluster_cells, costs_of, ClusterCell};
 use super::{
     factorizations, inner_combinations, reason_index, Choice, Counts, Progress, RowChunk, SweepResult, SweepSpace,
     CHUNK_ROWS, PARALLEL_AXES, REASONS,
@@ -48,7 +48,7 @@ impl<'a> Plan<'a> {
     fn new(space: &'a SweepSpace, cells: &[u32], stream_rows: bool) -> Self {
         let all = cluster_cells(space);
         let cells: Vec<(u32, ClusterCell)> = cells.iter().map(|&i| (i, all[i as usize])).collect();
-        let layouts: Vec<Vec<[u32; 5]>> = space.gpu_counts.iter().map(|&n| factorizations(space, n)).collect();
+        let layouts: Vec<Vec<[u32; 5]>> = space.gpu_counts.par_iter().map(|&n| factorizations(space, n)).collect();
         let per_layout = (space.micro_batch.len() * space.sequence_parallel.len()) as u64;
         let mut offsets = Vec::with_capacity(cells.len() + 1);
         let mut next = 0u64;
@@ -353,7 +353,8 @@ fn send_rows(acc: &mut Accumulator, sink: &SyncSender<RowChunk>) -> bool {
     }
 }
 
-/// Sweep the given cells (indices into `cluster_cells(space)`, ascending, each once) on the current rayon pool.
+/// Sweep the given cells (indices into `cluster_cells(space)`, ascending, each once) on the current rayon pool,
+/// after planning them (their tasks, and their estimated work, published as `progress.work_total()`).
 /// `rows`, when given, receives every feasible configuration of those cells in enumeration order, in chunks
 /// (the send blocks when the receiver falls behind, so memory stays bounded). Set `progress.cancel` to stop
 /// early: the result then says `cancelled`. The result of a set of cells does not depend on the pool's size
@@ -366,6 +367,10 @@ pub fn run_cells(
 ) -> SweepResult {
     let plan = Plan::new(space, cells, rows.is_some());
     let mut total = Accumulator::new(false);
+    let designs: Vec<ClusterCell> = plan.cells.iter().map(|&(_, cell)| cell).collect();
+    if let Some(costs) = costs_of(space, &designs, Some(progress)) {
+        progress.set_work_total(costs.iter().fold(0u64, |a, &c| a.saturating_add(c)));
+    }
     let mut listening = true;
     for window in plan.windows() {
         if progress.cancelled() {

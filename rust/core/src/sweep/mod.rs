@@ -9,9 +9,10 @@
 //! by cells (`cells`: shards for other processes or machines) merges exactly. Each configuration is evaluated
 //! by the same staged code as `evaluate` (cluster, layout, schedule stages), reusing the first two stages.
 //!
-//! Modules: `space` describes the space (its axes, its lists of options, one configuration as a `Choice`) and
-//! counts it; `cells` numbers the cells, counts and estimates their cost and splits them into shards; `engine`
-//! runs a set of cells on the rayon pool in windows of tasks, streaming rows in enumeration order;
+//! Modules: `space` describes the space (its axes, its lists of options, one configuration as a `Choice`);
+//! `count` counts it and lists a GPU count's layouts; `cells` numbers the cells, counts and estimates their cost
+//! and splits them into shards; `engine` runs a set of cells on the rayon pool in windows of tasks, streaming rows
+//! in enumeration order;
 //! `accumulate` holds the per-cell frontiers and counts the workers fold into; `progress` is the live state a
 //! watcher polls (counts, cancellation, a pause gate).
 
@@ -19,6 +20,7 @@ use crate::evaluate::Evaluation;
 
 mod accumulate;
 pub mod cells;
+mod count;
 mod engine;
 mod progress;
 mod space;
@@ -27,10 +29,12 @@ pub use cells::{cell_costs, cell_sizes, cluster_cells, shard_ranges, ClusterCell
 pub use engine::{run, run_cells};
 pub(crate) use progress::{reason_index, Counts};
 pub use progress::{Progress, REASONS};
+pub use count::{factorizations, layout_count, space_size};
+pub(crate) use count::{inner_combinations, outer_combinations};
 pub use space::{
-    factorizations, space_size, Axis, Choice, DegreeAxis, FabricOption, GpuOption, Objective, ScaleUpOption, SweepSpace,
+    Axis, Choice, DegreeAxis, FabricOption, GpuOption, Objective, ScaleUpOption, SweepSpace,
 };
-pub(crate) use space::{inner_combinations, outer_combinations, PARALLEL_AXES};
+pub(crate) use space::PARALLEL_AXES;
 
 /// A configuration kept on a cell's frontier.
 #[derive(Clone, Debug, PartialEq)]

@@ -34,6 +34,10 @@ pub struct Progress {
     /// Estimated work done so far, in the units of `cells::cell_costs` (it ends equal to their sum): a better
     /// base for an ETA than configurations, most of which are rejected before any arithmetic.
     pub work: AtomicU64,
+    /// The run's whole estimated work (its cells' `cell_costs` summed), once the engine has planned it:
+    /// `work_total()` is None before. Planning a huge space takes a while; a watcher can cancel it meanwhile.
+    work_total: AtomicU64,
+    planned: AtomicBool,
     pub cancel: AtomicBool,
     paused: AtomicBool,
     gate: Mutex<()>,
@@ -91,6 +95,16 @@ impl Progress {
     fn wake(&self) {
         let _guard = self.gate.lock().unwrap_or_else(|p| p.into_inner());
         self.resumed.notify_all();
+    }
+
+    /// The run's whole estimated work, once planned.
+    pub fn work_total(&self) -> Option<u64> {
+        self.planned.load(Ordering::SeqCst).then(|| self.work_total.load(Ordering::SeqCst))
+    }
+
+    pub(crate) fn set_work_total(&self, work: u64) {
+        self.work_total.store(work, Ordering::SeqCst);
+        self.planned.store(true, Ordering::SeqCst);
     }
 
     /// Add what one task did to the live counters.
