@@ -2,6 +2,6 @@
 
 import sys
 
-from scalefront.cli import main
+from scalefront.console import main
 
 sys.exit(main())

@@ -11,28 +11,19 @@ and SIGTERM 143, with nothing written.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import signal
 import sys
-import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 
 from scalefront import api
 from scalefront._core import __version__
 from scalefront.cli import bom, calibrate, measure, merge, roi, serve, sweep, tui, validate
 from scalefront.cli import eval as evaluate
-from scalefront.cli.parser import (
-    EXIT_INTERNAL,
-    EXIT_INTERRUPTED,
-    EXIT_TEMPFAIL,
-    EXIT_TERMINATED,
-    EXIT_USAGE,
-    Parser,
-)
+from scalefront.cli.parser import EXIT_INTERNAL, EXIT_TEMPFAIL, EXIT_USAGE, Parser
+from scalefront.signals import Terminated, handling_signals, interrupted_exit, signalled
 from scalefront.errors import ClusterError, InternalError, ScalefrontError, UsageError, message_of
 from scalefront.inputs.scenario.file import DEFAULT_SCENARIO
 
-__all__ = ["Terminated", "UsageError", "build_parser", "main"]
+__all__ = ["Terminated", "UsageError", "build_parser", "main", "run_command_line"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -67,49 +58,40 @@ def _run_command(args: argparse.Namespace) -> int:
     return run(args)
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM (a job scheduler's stop, `kill`): handled like Ctrl-C, so work is cancelled and temporaries removed."""
-
-
-def _terminate(signum: int, frame: object) -> None:
-    raise Terminated
-
-
-@contextlib.contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """While the command runs, SIGTERM raises Terminated in the main thread (elsewhere it cannot be handled)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGTERM, _terminate)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command line in this process (`python -m scalefront.cli`, tests): Ctrl-C and SIGTERM handled while it
+    runs (see `scalefront.console`, which the console script uses from its first instant)."""
+    with handling_signals():
+        return run_command_line(argv)
+
+
+def run_command_line(argv: Sequence[str] | None = None) -> int:
+    """Parse and run one command; its exit status. Every error is one line (see the module doc)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if not hasattr(args, "run"):
         args = argparse.Namespace(run=_run_default, scenario=DEFAULT_SCENARIO)
     try:
-        with _sigterm_as_interrupt():
-            return _run_command(args)
-    except ScalefrontError as err:
-        print(f"scalefront: error: {message_of(err)}", file=sys.stderr)
-        return EXIT_USAGE
-    except InternalError as err:
-        print(f"scalefront: internal error (a bug, please report it): {message_of(err)}", file=sys.stderr)
-        return EXIT_INTERNAL
-    except ClusterError as err:
-        print(f"scalefront: error: {message_of(err)}", file=sys.stderr)
-        return EXIT_TEMPFAIL
-    except Terminated:
-        print("scalefront: terminated; nothing was written", file=sys.stderr)
-        return EXIT_TERMINATED
-    except KeyboardInterrupt:
-        print("scalefront: interrupted; nothing was written", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return _run_command(args)
     except BrokenPipeError:
         return 0
+    except Exception as err:
+        if signalled() is not None:  # an error the interruption caused (a cluster stopped mid-start, ...)
+            return interrupted_exit()
+        return _error_status(err)
+    except KeyboardInterrupt as err:
+        return interrupted_exit(isinstance(err, Terminated))
+
+
+def _error_status(err: Exception) -> int:
+    """One line for an error, and its exit status; anything else is re-raised (a bug: its traceback)."""
+    if isinstance(err, ScalefrontError):
+        print(f"scalefront: error: {message_of(err)}", file=sys.stderr)
+        return EXIT_USAGE
+    if isinstance(err, InternalError):
+        print(f"scalefront: internal error (a bug, please report it): {message_of(err)}", file=sys.stderr)
+        return EXIT_INTERNAL
+    if isinstance(err, ClusterError):
+        print(f"scalefront: error: {message_of(err)}", file=sys.stderr)
+        return EXIT_TEMPFAIL
+    raise err

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from scalefront.cli import types as arg
+from scalefront.signals import EXIT_INTERRUPTED, EXIT_TERMINATED
 from scalefront.inputs.catalog.loader import Catalog, builtin_catalog
 from scalefront.inputs.params import Param, taking
 
@@ -32,8 +33,6 @@ __all__ = [
 EXIT_USAGE = 2
 EXIT_INTERNAL = 70
 EXIT_TEMPFAIL = 75
-EXIT_INTERRUPTED = 130
-EXIT_TERMINATED = 143
 
 
 class Parser(argparse.ArgumentParser):

@@ -1,0 +1,25 @@
+"""The `scalefront` console script: the Ctrl-C and SIGTERM handlers first (`scalefront.signals`, standard library
+only; `import scalefront` is lazy), then the command line. A signal at any moment, imports included, ends the
+command with one line and 130 or 143."""
+
+from __future__ import annotations
+
+import sys
+
+from scalefront import signals
+
+__all__ = ["main"]
+
+
+def main() -> int:
+    """The console script: the handlers first (kept until the process ends), then the command line
+    (`scalefront.cli.run_command_line`)."""
+    signals.install()
+    try:
+        from scalefront.cli import run_command_line
+
+        return run_command_line(sys.argv[1:])
+    except BaseException as err:
+        if signals.signalled() is None and not isinstance(err, KeyboardInterrupt):
+            raise
+        return signals.interrupted_exit(isinstance(err, signals.Terminated))
