@@ -29,11 +29,41 @@ def validated(model_cls: type[_M], raw: Any, file: str, entry: str) -> _M:
         raise CatalogError(f"{file}: [{entry}] {where}: {msg}" if where else f"{file}: [{entry}] {msg}") from None
 
 
+#: How deep tables and arrays may nest in any file scalefront reads (its own nest three levels at most). Deeper
+#: input is refused with one line, before Python's recursion limit could turn it into a traceback anywhere.
+MAX_DEPTH = 32
+
+
 def parse_toml(text: str, file: str) -> dict[str, Any]:
+    """The one reader of every TOML file (scenario, model, catalog, model error): CatalogError, one line naming
+    the file, for a byte-order mark, invalid TOML, or nesting deeper than MAX_DEPTH."""
+    if text.startswith("\ufeff"):
+        raise CatalogError(f"{file}: starts with a byte-order mark (BOM); save it as UTF-8 without one")
     try:
-        return tomllib.loads(text)
+        doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise CatalogError(f"{file}: not valid TOML: {err}") from None
+    except RecursionError:
+        raise CatalogError(f"{file}: tables or arrays nested deeper than {MAX_DEPTH} levels") from None
+    where = _too_deep(doc)
+    if where is not None:
+        raise CatalogError(f"{file}: {where}: tables or arrays nested deeper than {MAX_DEPTH} levels")
+    return doc
+
+
+def _too_deep(doc: dict[str, Any]) -> str | None:
+    """The key (dotted) under which `doc` nests deeper than MAX_DEPTH, walked without recursion; None if nowhere."""
+    stack: list[tuple[Any, str, int]] = [(doc, "", 0)]
+    while stack:
+        value, key, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            parts = key.split(".")
+            return ".".join(parts) if len(parts) <= 4 else f"{'.'.join(parts[:2])}...{parts[-1]}"
+        if isinstance(value, dict):
+            stack += [(v, f"{key}.{k}" if key else str(k), depth + 1) for k, v in value.items()]
+        elif isinstance(value, list):
+            stack += [(v, key, depth + 1) for v in value]
+    return None
 
 
 def read_text(path: Path) -> str:

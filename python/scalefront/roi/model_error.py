@@ -5,7 +5,6 @@ validation tables, or a file."""
 from __future__ import annotations
 
 import math
-import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,8 @@ from typing import Any
 from scalefront.errors import UsageError
 from scalefront.fidelity import validation
 from scalefront.inputs.catalog.loader import Catalog
+from scalefront.inputs.files import parse_toml, read_text
+from scalefront.inputs.messages import toml_repr
 
 __all__ = ["model_error_residuals"]
 
@@ -36,24 +37,41 @@ def _validation_residuals(catalog: Catalog) -> tuple[list[float], list[float]]:
     return common, collective
 
 
-def _file_residuals(path: str) -> tuple[list[float], list[float]]:
-    try:
-        doc = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
-        raise UsageError(f"--model-error {path}: cannot read it as TOML ({err})") from None
-    if "regime" in doc:  # the fidelity file's format: residuals by regime; all regimes pooled
-        common = sorted(r for regime in doc["regime"] for r in regime.get("log_residuals", []))
-        collective = list(doc.get("collective_log_residuals", []))
-    else:
-        common = list(doc.get("common_log_residuals", []))
-        collective = list(doc.get("collective_log_residuals", []))
-    values = common + collective
-    if not values or any(isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) for v in values):
+def _numbers(value: Any, path: str, key: str) -> list[float]:
+    """A list of finite numbers at `key` of the file, or a one-line UsageError naming the file and the key."""
+    if not isinstance(value, list) or any(
+        isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) for v in value
+    ):
         raise UsageError(
-            f"--model-error {path}: expected common_log_residuals = [...] and collective_log_residuals = [...] "
-            "(finite numbers, ln(measured / predicted)), or the [[regime]] tables of data/model_error.toml"
+            f"{path}: {key}: expected a list of finite numbers, ln(measured / predicted), got {toml_repr(value)}"
         )
-    return sorted(float(v) for v in common), sorted(float(v) for v in collective)
+    return [float(v) for v in value]
+
+
+def _file_residuals(path: str) -> tuple[list[float], list[float]]:
+    """The residuals of a `--model-error` file: common_log_residuals and collective_log_residuals, or the
+    [[regime]] tables of data/model_error.toml (all regimes pooled)."""
+    if not path.strip():
+        raise UsageError("--model-error: the value is empty; give auto, validation, none or a TOML file")
+    p = Path(path)
+    if not p.is_file():
+        what = "is a directory" if p.is_dir() else "no such file"
+        raise UsageError(f"--model-error {path}: {what}; give auto, validation, none or a TOML file")
+    doc = parse_toml(read_text(p), path)
+    if "regime" in doc:  # the fidelity file's format: residuals by regime; all regimes pooled
+        regimes = doc["regime"]
+        if not isinstance(regimes, list) or not all(isinstance(r, dict) for r in regimes):
+            raise UsageError(f"{path}: regime: expected [[regime]] tables, got {toml_repr(regimes)}")
+        common = [v for r in regimes for v in _numbers(r.get("log_residuals", []), path, "regime.log_residuals")]
+    else:
+        common = _numbers(doc.get("common_log_residuals", []), path, "common_log_residuals")
+    collective = _numbers(doc.get("collective_log_residuals", []), path, "collective_log_residuals")
+    if not common + collective:
+        raise UsageError(
+            f"{path}: no residuals; expected common_log_residuals = [...] and collective_log_residuals = [...] "
+            "(ln(measured / predicted)), or the [[regime]] tables of data/model_error.toml"
+        )
+    return sorted(common), sorted(collective)
 
 
 def _regime_residuals(errors: Any, regimes: Sequence[tuple[str | None, bool]]) -> tuple[list[float], list[str]]:
