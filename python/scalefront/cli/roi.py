@@ -6,20 +6,21 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from scalefront import roi
 from scalefront.cli import types as arg
 from scalefront.cli.parser import Help, add_catalog_option, catalog_of
-from scalefront.engine.export import write_frame
+from scalefront.engine.export import Outputs
 from scalefront.engine.job import check_outputs
-from scalefront.engine.limits import LimitExceeded
+from scalefront.engine.limits import DEFAULT_MAX_CONFIGS, LimitExceeded
 from scalefront.engine.progress import ProgressLine
 from scalefront.errors import UsageError
 from scalefront.inputs.params import enum_names
 from scalefront.inputs.scenario.file import DEFAULT_SCENARIO
-from scalefront.roi.report import check_report_dir, write_report
+from scalefront.roi.report import REPORT_FILES, check_report_dir, stage_report
 from scalefront.roi.result import McProgress, RoiOptions, RoiResult, result_dict
 from scalefront.roi.text import render, verdict
 
@@ -74,7 +75,9 @@ def _add_comparison_options(g: argparse._ActionsContainer) -> None:
 
 def _add_uncertainty_options(g: argparse._ActionsContainer) -> None:
     g.add_argument("--samples", type=arg.count, default=roi.DEFAULT_SAMPLES, help="Monte Carlo samples")
-    g.add_argument("--seed", type=int, default=0, help="random seed (the same seed gives the same numbers)")
+    g.add_argument(
+        "--seed", type=arg.seed, default=0, help="random seed, 0 to 2^64 - 1 (the same seed gives the same numbers)"
+    )
     g.add_argument(
         "--model-error",
         default="auto",
@@ -86,11 +89,17 @@ def _add_uncertainty_options(g: argparse._ActionsContainer) -> None:
         "--max-samples", type=arg.count, default=10**6, help="refuse a Monte Carlo with more samples than this"
     )
     g.add_argument(
+        "--max-configs",
+        type=arg.count,
+        default=DEFAULT_MAX_CONFIGS,
+        help="refuse a scenario whose space has more configurations than this (each workload is swept first)",
+    )
+    g.add_argument(
         "--time-limit",
         type=arg.positive_number,
         default=600.0,
         metavar="SECONDS",
-        help="stop (with a message) when the Monte Carlo is projected to take longer than this",
+        help="stop (with a message) when a workload's sweep or the Monte Carlo is projected to take longer than this",
     )
     g.add_argument(
         "--cluster",
@@ -103,10 +112,18 @@ def _add_uncertainty_options(g: argparse._ActionsContainer) -> None:
     g.add_argument("--workers", type=arg.positive_int, metavar="N", help="worker processes of a local cluster")
 
 
-def run(args: argparse.Namespace) -> int:
+def _check_outputs(args: argparse.Namespace) -> None:
+    """The table's file and the report's folder writable, and apart, before any work."""
     check_outputs(args.force, out=args.out)
-    if args.report is not None:
-        check_report_dir(args.report, args.force)
+    if args.report is None:
+        return
+    report = check_report_dir(args.report, args.force)
+    if args.out is not None and Path(args.out).resolve() in {report.resolve(), *(report.resolve() / n for n in REPORT_FILES)}:
+        raise UsageError(f"--out {args.out} and --report {args.report} overlap; give the table another name")
+
+
+def run(args: argparse.Namespace) -> int:
+    _check_outputs(args)
     if args.samples > args.max_samples:
         raise UsageError(
             f"--samples {args.samples:,} is over --max-samples {args.max_samples:,}; lower --samples or raise "
@@ -138,9 +155,9 @@ def run(args: argparse.Namespace) -> int:
             on_progress=watch,
             cluster=args.cluster,
             workers=args.workers,
+            max_configs=args.max_configs,
+            time_limit_s=args.time_limit,
         )
-    except LimitExceeded as err:
-        raise UsageError(str(err)) from None
     finally:
         line.close()
     _write(result, args)
@@ -164,13 +181,19 @@ def _time_limit(samples: int, limit_s: float) -> Callable[[McProgress], None]:
 
 
 def _write(result: RoiResult, args: argparse.Namespace) -> None:
-    """The table and the report to their files (said on stderr), then the verdict and table or the JSON."""
-    if args.out is not None:
-        write_frame(result.table, args.out, args.force)
-        print(f"wrote {args.out}", file=sys.stderr)
-    if args.report is not None:
-        path = write_report(result, args.report, args.force)
-        print(f"wrote {path} and {path.with_suffix('.md')}", file=sys.stderr)
+    """The table and the report to their files, all or none (said on stderr), then the verdict and table or the
+    JSON."""
+    written = []
+    with Outputs(args.force) as outputs:
+        if args.out is not None:
+            outputs.frame(result.table, args.out)
+            written.append(args.out)
+        if args.report is not None:
+            path = stage_report(result, args.report, outputs)
+            written += [str(path), str(path.with_suffix(".md"))]
+        outputs.commit()
+    if written:
+        print(f"wrote {', '.join(written)}", file=sys.stderr)
     if args.json:
         print(json.dumps(result_dict(result, verdict(result)), indent=2))
     else:

@@ -7,6 +7,7 @@ replaced unless asked, and an interrupted export leaves no partial file.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -18,6 +19,7 @@ from scalefront.errors import UsageError
 
 __all__ = [
     "FORMATS",
+    "Outputs",
     "StreamWriter",
     "check_target",
     "check_text_target",
@@ -29,6 +31,10 @@ __all__ = [
 ]
 
 FORMATS = {".csv": "csv", ".parquet": "parquet"}
+#: How every Parquet file is laid out: row groups of a fixed number of rows, so that the bytes depend on the rows
+#: only, never on how they arrived (a sweep's chunks, the thread count, the shards of a merge).
+PARQUET_ROW_GROUP_ROWS = 65_536
+PARQUET_LAYOUT = {"row_group_size": PARQUET_ROW_GROUP_ROWS}
 
 
 def _format(path: Path) -> str:
@@ -70,6 +76,18 @@ def _check_path(p: Path, force: bool) -> Path:
         raise UsageError(f"{p.parent} does not exist")
     check_writable_dir(p.parent)
     return p
+
+
+def write_failed(target: Path, err: BaseException) -> UsageError:
+    """A failed write (a full disk, a quota, an I/O error) as one line naming the file."""
+    reason = getattr(err, "strerror", None)
+    if not reason:
+        reason = "no space left on device" if "No space left" in str(err) else "the write failed"
+    return UsageError(f"{target}: cannot write it ({reason[:1].lower()}{reason[1:]}); nothing was written")
+
+
+#: What a failed write raises: the OS's error, or polars' for a file it writes itself.
+WRITE_ERRORS = (OSError, pl.exceptions.PolarsError)
 
 
 def _place(tmp: Path, target: Path, force: bool) -> None:
@@ -114,14 +132,22 @@ def write_frame(
         raise UsageError(f"{target}: this file carries metadata and must be a .parquet file")
     tmp = _temp_beside(target, ".tmp")
     try:
-        if fmt == "csv":
-            frame.write_csv(tmp)
-        else:
-            frame.write_parquet(tmp, metadata=metadata)
+        _write_frame_to(frame, tmp, fmt, metadata, target)
         _place(tmp, target, force)
     finally:
         tmp.unlink(missing_ok=True)
     return target
+
+
+def _write_frame_to(frame: pl.DataFrame, tmp: Path, fmt: str, metadata: dict[str, str] | None, target: Path) -> None:
+    """A frame into a temporary file; a failed write is one line naming the target."""
+    try:
+        if fmt == "csv":
+            frame.write_csv(tmp)
+        else:
+            frame.write_parquet(tmp, metadata=metadata, **PARQUET_LAYOUT)
+    except WRITE_ERRORS as err:
+        raise write_failed(target, err) from None
 
 
 def write_lazy(frame: pl.LazyFrame, path: str | Path, force: bool = False) -> Path:
@@ -130,14 +156,22 @@ def write_lazy(frame: pl.LazyFrame, path: str | Path, force: bool = False) -> Pa
     target = check_target(path, force)
     tmp = _temp_beside(target, ".tmp")
     try:
-        if _format(target) == "csv":
-            frame.sink_csv(tmp)
-        else:
-            frame.sink_parquet(tmp)
+        _sink(frame, tmp, target)
         _place(tmp, target, force)
     finally:
         tmp.unlink(missing_ok=True)
     return target
+
+
+def _sink(frame: pl.LazyFrame, tmp: Path, target: Path, metadata: dict[str, str] | None = None) -> None:
+    """Stream a lazy frame into a temporary file (the target's format); a failed write is one line."""
+    try:
+        if _format(target) == "csv":
+            frame.sink_csv(tmp)
+        else:
+            frame.sink_parquet(tmp, metadata=metadata, **PARQUET_LAYOUT)
+    except WRITE_ERRORS as err:
+        raise write_failed(target, err) from None
 
 
 def check_text_target(path: str | Path, force: bool) -> Path:
@@ -152,11 +186,18 @@ def write_text(text: str, path: str | Path, force: bool = False) -> Path:
     target = check_text_target(path, force)
     tmp = _temp_beside(target, ".tmp")
     try:
-        tmp.write_text(text, encoding="utf-8")
+        _write_text_to(text, tmp, target)
         _place(tmp, target, force)
     finally:
         tmp.unlink(missing_ok=True)
     return target
+
+
+def _write_text_to(text: str, tmp: Path, target: Path) -> None:
+    try:
+        tmp.write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise write_failed(target, err) from None
 
 
 #: Columns that are text whatever they hold (an overlap column of fractions such as "0.5" stays a string).
@@ -197,33 +238,39 @@ class StreamWriter:
         self._chunks = 0
 
     def write(self, frame: pl.DataFrame) -> None:
-        if self.format == "csv":
-            assert self._tmp is not None
-            with open(self._tmp, "ab") as fh:
-                frame.write_csv(fh, include_header=self._chunks == 0)
-        else:
-            assert self._parts is not None
-            frame.write_parquet(self._parts / f"part-{self._chunks:08d}.parquet")
+        try:
+            if self.format == "csv":
+                assert self._tmp is not None
+                with open(self._tmp, "ab") as fh:
+                    frame.write_csv(fh, include_header=self._chunks == 0)
+            else:
+                assert self._parts is not None
+                frame.write_parquet(self._parts / f"part-{self._chunks:08d}.parquet", **PARQUET_LAYOUT)
+        except WRITE_ERRORS as err:
+            raise write_failed(self.target, err) from None
         self._chunks += 1
         self.rows += frame.height
 
-    def commit(self, empty: pl.DataFrame) -> Path:
-        """Finish: `empty` (a frame with the schema and no rows) is written when no chunk came."""
+    def finish(self, empty: pl.DataFrame) -> Path:
+        """The whole file, finished in its temporary (placed by `commit` or an `Outputs`): `empty` (a frame with the
+        schema and no rows) is written when no chunk came."""
         if self._chunks == 0:
             self.write(empty)
-        tmp = self._tmp
-        try:
-            if self.format == "parquet":
-                assert self._parts is not None
-                tmp = _temp_beside(self.target, ".tmp")
-                parts = sorted(self._parts.glob("part-*.parquet"))  # chunk order is row order
-                pl.scan_parquet(parts).sink_parquet(tmp, metadata=self.metadata)
-            assert tmp is not None
-            _place(tmp, self.target, self.force)
-        finally:
-            if tmp is not None:
-                tmp.unlink(missing_ok=True)
+        if self.format == "parquet":
+            assert self._parts is not None
+            self._tmp = _temp_beside(self.target, ".tmp")
+            parts = sorted(self._parts.glob("part-*.parquet"))  # chunk order is row order
+            _sink(pl.scan_parquet(parts), self._tmp, self.target, self.metadata)
             self._cleanup()
+        assert self._tmp is not None
+        return self._tmp
+
+    def commit(self, empty: pl.DataFrame) -> Path:
+        """Finish (see `finish`) and place the file."""
+        try:
+            _place(self.finish(empty), self.target, self.force)
+        finally:
+            self.abort()
         return self.target
 
     def abort(self) -> None:
@@ -235,3 +282,83 @@ class StreamWriter:
         if self._parts is not None:
             shutil.rmtree(self._parts, ignore_errors=True)
             self._parts = None
+
+
+class Outputs:
+    """Several files written to temporaries beside their targets as the work goes, then placed together by
+    `commit` at the end: a failure before (a full disk, Ctrl-C, a limit, an error) removes every temporary and
+    places none, and a failure while placing removes the files this set had placed (an existing file replaced with
+    `force` stays replaced). Use as a context manager: leaving it by an exception aborts."""
+
+    def __init__(self, force: bool = False):
+        self.force = force
+        self._staged: list[tuple[Path, Path]] = []
+        self._streams: list[StreamWriter] = []
+        self._made_dirs: list[Path] = []
+
+    def __enter__(self) -> Outputs:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        if kind is not None:
+            self.abort()
+
+    def frame(self, frame: pl.DataFrame, path: str | Path, metadata: dict[str, str] | None = None) -> None:
+        """`frame` to `path` (.csv or .parquet), placed at `commit`."""
+        target = check_target(path, self.force)
+        tmp = self._temp(target)
+        _write_frame_to(frame, tmp, _format(target), metadata, target)
+
+    def text(self, text: str, path: str | Path) -> None:
+        """`text` (UTF-8) to `path`, placed at `commit`; a missing folder is created (and removed on abort)."""
+        target = Path(path)
+        self._make_dir(target.parent)
+        target = check_text_target(target, self.force)
+        _write_text_to(text, self._temp(target), target)
+
+    def stream(self, writer: StreamWriter, empty: pl.DataFrame) -> None:
+        """A finished stream (`StreamWriter.finish`), placed at `commit`."""
+        self._streams.append(writer)
+        self._staged.append((writer.finish(empty), writer.target))
+
+    def commit(self) -> list[Path]:
+        """Place every file, in the order given; returns the targets."""
+        placed: list[Path] = []
+        try:
+            for tmp, target in self._staged:
+                existed = target.exists()
+                _place(tmp, target, self.force)
+                if not existed:
+                    placed.append(target)
+        except BaseException:
+            for target in placed:
+                target.unlink(missing_ok=True)
+            self.abort()
+            raise
+        self._made_dirs = []
+        self.abort()
+        return [target for _, target in self._staged]
+
+    def abort(self) -> None:
+        """Remove every temporary (and the folders this set made, when empty)."""
+        for tmp, _ in self._staged:
+            tmp.unlink(missing_ok=True)
+        for writer in self._streams:
+            writer.abort()
+        for d in reversed(self._made_dirs):
+            with contextlib.suppress(OSError):
+                d.rmdir()
+        self._made_dirs = []
+
+    def _temp(self, target: Path) -> Path:
+        tmp = _temp_beside(target, ".tmp")
+        self._staged.append((tmp, target))
+        return tmp
+
+    def _make_dir(self, directory: Path) -> None:
+        missing = [d for d in (directory, *directory.parents) if not d.exists()]
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise write_failed(directory, err) from None
+        self._made_dirs += reversed(missing)

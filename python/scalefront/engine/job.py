@@ -16,8 +16,14 @@ from pathlib import Path
 import polars as pl
 
 from scalefront.engine.cluster import resolve
-from scalefront.engine.export import StreamWriter, check_target, write_frame
-from scalefront.engine.limits import LimitExceeded, SweepLimits
+from scalefront.engine.export import Outputs, StreamWriter, check_target, write_frame
+from scalefront.engine.limits import (
+    DEFAULT_MAX_CONFIGS,
+    DEFAULT_TIME_LIMIT_S,
+    SweepLimits,
+    check_size,
+    engine_threads,
+)
 from scalefront.engine.shards import (
     Shard,
     merge_all_parts,
@@ -26,7 +32,7 @@ from scalefront.engine.shards import (
     plan_shards,
     read_parts,
     run_sweep_sharded,
-    write_part,
+    stage_part,
 )
 from scalefront.engine.sweep import COLUMNS, Progress, SweepResult, run_sweep
 from scalefront.errors import UsageError
@@ -61,8 +67,8 @@ class SweepRequest:
     #: auto, local or a Dask scheduler address (see `scalefront.engine.cluster.resolve`).
     cluster: str | None = "auto"
     workers: int | None = None
-    max_configs: int = 10**11
-    time_limit_s: float = 1800.0
+    max_configs: int = DEFAULT_MAX_CONFIGS
+    time_limit_s: float = DEFAULT_TIME_LIMIT_S
 
 
 @dataclass(frozen=True)
@@ -131,11 +137,7 @@ def _plan(r: SweepRequest) -> SweepPlan:
     where = _where(r)
     shard = plan_shards(scenario, r.shard[1])[r.shard[0] - 1] if r.shard else None
     size = shard.configurations if shard else scenario.size()
-    if size > r.max_configs:
-        raise UsageError(
-            f"{scenario.path}: the space has {size:,} configurations, over --max-configs {r.max_configs:,.0f}; "
-            "narrow an axis (gpus, fabric, topology, the searched degrees) or raise --max-configs"
-        )
+    check_size(scenario.path, size, r.max_configs)
     return SweepPlan(scenario, shard, size, where)
 
 
@@ -168,11 +170,14 @@ def _run(
     return run_sweep(plan.scenario, on_progress=watch, on_rows=on_rows, cells=cells, clock=CLOCK)
 
 
-def _sweep(r: SweepRequest, plan: SweepPlan, on_progress: Callable[[Progress], None] | None) -> SweepResult:
-    """Run the sweep with the limits, streaming --all rows to their file. Any stop (a limit, Ctrl-C, SIGTERM, an
-    error) removes every temporary file."""
+def _sweep(
+    r: SweepRequest, plan: SweepPlan, on_progress: Callable[[Progress], None] | None, outputs: Outputs
+) -> SweepResult:
+    """Run the sweep with the limits, streaming --all rows to their temporary file (staged in `outputs`). Any stop
+    (a limit, Ctrl-C, SIGTERM, an error) removes every temporary file."""
     free = shutil.disk_usage(Path(r.all_out).resolve().parent).free if r.all_out else 0
-    limits = SweepLimits(plan.scenario.path, plan.size, r.time_limit_s, r.all_out, free)
+    threads = engine_threads() if plan.where is None else None
+    limits = SweepLimits(plan.scenario.path, plan.size, r.time_limit_s, r.all_out, free, threads)
 
     def watch(p: Progress) -> None:
         if on_progress:
@@ -182,14 +187,12 @@ def _sweep(r: SweepRequest, plan: SweepPlan, on_progress: Callable[[Progress], N
     writer = _all_writer(r, plan)
     try:
         result = _run(r, plan, watch, writer)
-    except BaseException as err:
+        if writer is not None:
+            outputs.stream(writer, pl.DataFrame(schema=result.kept.schema).select(COLUMNS))
+    except BaseException:
         if writer is not None:
             writer.abort()
-        if isinstance(err, LimitExceeded):
-            raise UsageError(str(err)) from None
         raise
-    if writer is not None:
-        writer.commit(pl.DataFrame(schema=result.kept.schema).select(COLUMNS))
     return result
 
 
@@ -201,17 +204,20 @@ def sweep(
 ) -> SweepOutcome:
     """Run a sweep request: check its outputs, load its scenario, resolve where it runs and its shard, refuse a
     space over `max_configs`, call `on_start(plan)`, sweep (progress to `on_progress`, stopped by the time and
-    disk limits as a one-line UsageError), then write the frontier (or the shard's part). Raises what the inputs
-    raise (UsageError, CatalogError, ConfigurationError) before any work."""
+    disk limits as a one-line UsageError), then write the frontier (or the shard's part) and the --all rows
+    together: every output or none. Raises what the inputs raise (UsageError, CatalogError, ConfigurationError)
+    before any work."""
     plan = _plan(request)
     if on_start:
         on_start(plan)
-    result = _sweep(request, plan, on_progress)
-    frontier = result.frontier()
-    if request.out and plan.shard:
-        write_part(result, plan.scenario, plan.shard, request.out, request.force)
-    elif request.out:
-        write_frame(frontier, request.out, request.force)
+    with Outputs(request.force) as outputs:
+        result = _sweep(request, plan, on_progress, outputs)
+        frontier = result.frontier()
+        if request.out and plan.shard:
+            stage_part(result, plan.scenario, plan.shard, request.out, outputs)
+        elif request.out:
+            outputs.frame(frontier, request.out)
+        outputs.commit()
     return SweepOutcome(result, frontier, [p for p in (request.out, request.all_out) if p])
 
 

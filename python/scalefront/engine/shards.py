@@ -30,7 +30,7 @@ from scalefront._core import __version__, cell_sizes, shard_ranges
 from scalefront._core import cell_costs as core_cell_costs
 from scalefront._enums import AXES
 from scalefront.engine import cluster as engine
-from scalefront.engine.export import StreamWriter, check_target, write_frame, write_lazy
+from scalefront.engine.export import Outputs, StreamWriter, check_target, write_lazy
 from scalefront.engine.sweep import Progress, SweepResult, run_sweep
 from scalefront.errors import UsageError
 from scalefront.inputs.scenario.build import Scenario
@@ -162,9 +162,16 @@ def part_metadata(scenario: Scenario, shard: Shard, kind: str, result: SweepResu
 
 def write_part(result: SweepResult, scenario: Scenario, shard: Shard, path: str | Path, force: bool = False) -> Path:
     """Write a shard's kept rows, with their axis indices, to a Parquet part (atomically)."""
+    with Outputs(force) as outputs:
+        stage_part(result, scenario, shard, path, outputs)
+        return outputs.commit()[0]
+
+
+def stage_part(result: SweepResult, scenario: Scenario, shard: Shard, path: str | Path, outputs: Outputs) -> None:
+    """A shard's kept rows, with their axis indices, as a Parquet part in `outputs` (placed at its commit)."""
     assert result.choices is not None, "a part needs the kept rows' axis indices"
     frame = pl.concat([result.kept, result.choices], how="horizontal")
-    return write_frame(frame, path, force, metadata=part_metadata(scenario, shard, "frontier", result))
+    outputs.frame(frame, path, metadata=part_metadata(scenario, shard, "frontier", result))
 
 
 @dataclass(frozen=True)

@@ -4,27 +4,24 @@ P(A cheaper per delivered token) against the GPU count, the tornado of the headl
 the cost breakdown of both fabrics, and the own-mode frontiers per fabric and topology.
 
 matplotlib draws the charts (the `report` extra, in the README's main install line): the de facto plotting
-library, well kept, and its SVG output embeds in one HTML file. Every file is written atomically; an existing
-report is replaced only when asked."""
+library, well kept, and its SVG output embeds in one HTML file. The files are written to temporaries and placed
+together at the end (none on a failure); an existing report is replaced only when asked."""
 
 from __future__ import annotations
 
 import html
 import io
-import os
-import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from scalefront.engine.export import check_writable_dir
+from scalefront.engine.export import Outputs, check_writable_dir
 from scalefront.errors import UsageError
 from scalefront.roi.result import RoiResult
 from scalefront.roi.text import money, months_text, value_text, verdict
 
-__all__ = ["CHARTS", "REPORT_FILES", "check_report_dir", "write_report"]
+__all__ = ["CHARTS", "REPORT_FILES", "check_report_dir", "report_files", "stage_report", "write_report"]
 
 CHARTS = ("break_even.svg", "p_a_cheaper.svg", "tornado.svg", "breakdown.svg", "frontier.svg")
 REPORT_FILES = ("report.html", "report.md", *CHARTS)
@@ -43,23 +40,6 @@ def _check_dir(directory: Path, force: bool) -> None:
         check_writable_dir(existing)
     except UsageError as err:
         raise UsageError(f"--report: {err}") from None
-
-
-def _atomic(directory: Path, name: str, write: Callable[[str], object]) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=directory)
-    os.close(fd)
-    try:
-        write(tmp)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, directory / name)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
-
-
-def _text_writer(text: str) -> Callable[[str], object]:
-    return lambda path: Path(path).write_text(text, encoding="utf-8")
 
 
 def check_report_dir(directory: str | Path, force: bool) -> Path:
@@ -315,10 +295,8 @@ def _assumptions(r: RoiResult) -> list[str]:
     ]
 
 
-def write_report(result: RoiResult, directory: str | Path, force: bool = False) -> Path:
-    """Write report.html, report.md and the charts into `directory`; returns the HTML file."""
-    d = check_report_dir(directory, force)
-    d.mkdir(parents=True, exist_ok=True)
+def report_files(result: RoiResult) -> dict[str, str]:
+    """The report's files by name: the charts (SVG), report.md and report.html (self-contained)."""
     sentence = verdict(result)
     charts = {
         "break_even.svg": ("Break-even premium against the GPU count", _break_even_chart(result)),
@@ -354,8 +332,20 @@ def write_report(result: RoiResult, directory: str | Path, force: bool = False) 
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
         f"<title>{html.escape(title)}</title><style>{css}</style></head><body>" + "\n".join(body) + "</body></html>\n"
     )
-    for name, (_, svg) in charts.items():
-        _atomic(d, name, _text_writer(svg))
-    _atomic(d, "report.md", _text_writer("\n".join(md)))
-    _atomic(d, "report.html", _text_writer(page))
+    return {**{name: svg for name, (_, svg) in charts.items()}, "report.md": "\n".join(md), "report.html": page}
+
+
+def stage_report(result: RoiResult, directory: str | Path, outputs: Outputs) -> Path:
+    """The report's files into `outputs` (placed together with the others at its commit); the HTML file's path."""
+    d = check_report_dir(directory, outputs.force)
+    for name, text in report_files(result).items():
+        outputs.text(text, d / name)
     return d / "report.html"
+
+
+def write_report(result: RoiResult, directory: str | Path, force: bool = False) -> Path:
+    """Write report.html, report.md and the charts into `directory`, all or none; returns the HTML file."""
+    with Outputs(force) as outputs:
+        path = stage_report(result, directory, outputs)
+        outputs.commit()
+    return path
