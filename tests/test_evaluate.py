@@ -415,7 +415,6 @@ def test_impossible_parallelism_is_a_configuration_error(kw, category):
         (dict(prices={"rent_usd_per_gpu_hour": -1.0}), "rent_usd_per_gpu_hour"),
         (dict(prices={"rent_usd_per_gpu_hour": float("nan")}), "rent_usd_per_gpu_hour"),
         (dict(prices={"rent_usd_per_gpu_hr": 3.0}), "did you mean 'rent_usd_per_gpu_hour'"),
-        (dict(gpus=12, tp=8), "does not divide gpus"),
         (dict(seq_len=0), "seq_len"),
     ],
 )
@@ -425,6 +424,20 @@ def test_bad_arguments_are_usage_errors(kw, where):
     assert isinstance(info.value, ScalefrontError)
     assert where in str(info.value)
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "kw, words",
+    [(dict(gpus=1024, tp=3), "does not divide gpus"), (dict(gpus=1024, tp=8, pp=4, dp=64), "GPU count")],
+    ids=["dp-derived", "dp-given"],
+)
+def test_impossible_layouts_raise_one_class(kw, words):
+    # Whether dp is derived (1024 is not a multiple of tp = 3) or given (8 x 4 x 64 = 2048 GPUs, not 1024), the
+    # layout cannot fill the cluster: one class and one category for both (review 2, T22).
+    with pytest.raises(ConfigurationError) as info:
+        evaluate("llama3-70b", "h100-sxm", **kw)
+    assert (info.value.category, info.value.field) == ("gpu_count_mismatch", "gpus")
+    assert words in str(info.value) and "\n" not in str(info.value)
 
 
 # `evaluate` checks its arguments itself: a bad recompute, precision, a float ZeRO stage or a GPU count beyond the

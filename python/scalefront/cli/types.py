@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import os
+import re
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 
@@ -29,35 +31,73 @@ __all__ = [
     "positive_number",
     "price",
     "ratio",
+    "seed",
     "shard",
     "size",
+    "workers",
 ]
 
 _SUFFIXES = {"k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9, "t": 10**12}
+#: The largest count the core takes (its counts are 32-bit): 2^31.
+MAX_COUNT = 2**31
+#: The largest whole number of tokens, configurations or samples: 10^18 (a 64-bit integer holds it).
+MAX_AMOUNT = 10**18
+#: The largest magnitude of any number: far beyond any figure of the model, well inside a float's range.
+MAX_NUMBER = Decimal("1e30")
+#: Digits grouped by commas in thousands (`2,000`, `1,234,567.5`); a comma anywhere else is not a separator.
+_THOUSANDS = re.compile(r"[+-]?\d{1,3}(,\d{3})+(\.\d*)?(e[+-]?\d+)?[kmbgt]?")
+#: Seeds are 64-bit unsigned integers.
+MAX_SEED = 2**64 - 1
+
+
+def _shown(text: str) -> str:
+    """The value as a message quotes it, shortened."""
+    return repr(text if len(text) <= 40 else text[:37] + "...")
 
 
 def positive_int(text: str) -> int:
+    """A whole number from 1 to MAX_COUNT (GPUs, degrees, workers)."""
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {_shown(text)}") from None
+    if not 1 <= value <= MAX_COUNT:
+        raise argparse.ArgumentTypeError(f"expected a positive integer up to {MAX_COUNT:,}, got {_shown(text)}")
+    return value
+
+
+def seed(text: str) -> int:
+    """A random seed: a whole number from 0 to 2^64 - 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 0 to 2^64 - 1, got {_shown(text)}") from None
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 0 to 2^64 - 1, got {_shown(text)}")
     return value
 
 
 def decimal(text: str) -> Decimal:
-    """A number as written, exactly: `15T`, `1.5e12`, `300_000`, `2,000` (suffixes k, M, B/G, T)."""
-    t = text.strip().lower().replace("_", "").replace(",", "")
+    """A number as written, exactly: `15T`, `1.5e12`, `300_000`, `2,000` (suffixes k, M, B/G, T; a comma only
+    between groups of three digits), at most MAX_NUMBER in size."""
+    t = text.strip().lower().replace("_", "")
+    if "," in t:
+        if not _THOUSANDS.fullmatch(t):
+            raise argparse.ArgumentTypeError(
+                f"expected a number such as 2,000 or 1.5 (a comma only separates thousands), got {_shown(text)}"
+            )
+        t = t.replace(",", "")
     scale = 1
     if t and t[-1] in _SUFFIXES:
         scale, t = _SUFFIXES[t[-1]], t[:-1]
     try:
         value = Decimal(t) * scale
     except InvalidOperation:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a number, got {_shown(text)}") from None
     if not value.is_finite():
-        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {_shown(text)}")
+    if abs(value) > MAX_NUMBER:
+        raise argparse.ArgumentTypeError(f"expected a number of at most 1e30, got {_shown(text)}")
     return value
 
 
@@ -75,10 +115,13 @@ def positive_number(text: str) -> float:
 
 
 def count(text: str) -> int:
-    """A whole positive number (tokens, configurations): `1.5T` is 1,500,000,000,000; `1.5` is refused."""
+    """A whole positive number up to 10^18 (tokens, configurations, samples): `1.5T` is 1,500,000,000,000; `1.5` is
+    refused."""
     value = decimal(text)
-    if value <= 0 or value != value.to_integral_value():
-        raise argparse.ArgumentTypeError(f"expected a whole positive number such as 2e12 or 15T, got {text!r}")
+    if value <= 0 or value != value.to_integral_value() or value > MAX_AMOUNT:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole positive number up to 1e18 such as 2e12 or 15T, got {_shown(text)}"
+        )
     return int(value)
 
 
@@ -96,10 +139,10 @@ def day(text: str) -> str:
 
 
 def size(text: str) -> int:
-    """A whole number >= 0 (layers, modules)."""
+    """A whole number from 0 to MAX_COUNT (layers, modules)."""
     value = decimal(text)
-    if value < 0 or value != value.to_integral_value():
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    if value < 0 or value != value.to_integral_value() or value > MAX_COUNT:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 0 to {MAX_COUNT:,}, got {_shown(text)}")
     return int(value)
 
 
@@ -152,6 +195,15 @@ def shard(text: str) -> tuple[int, int]:
         return parse_shard(text)
     except UsageError as err:
         raise argparse.ArgumentTypeError(str(err).removeprefix("--shard: ")) from None
+
+
+def workers(text: str) -> int:
+    """Worker processes of a local cluster: 1 to four per core of this machine (each is a process of its own)."""
+    most = 4 * (os.cpu_count() or 1)
+    value = positive_int(text)
+    if value > most:
+        raise argparse.ArgumentTypeError(f"expected at most {most} worker processes (4 per core), got {_shown(text)}")
+    return value
 
 
 def port(text: str) -> int:

@@ -18,7 +18,7 @@ from typing import Any, Unpack
 from scalefront._core import evaluate as core_evaluate
 from scalefront._evaluation import Breakdown, Evaluation, HiddenComm, Memory
 from scalefront._inputs import Inputs, Settings
-from scalefront.errors import UsageError
+from scalefront.errors import ConfigurationError
 from scalefront.inputs.catalog.entries import FabricEntry, GpuEntry, ModelEntry, ScaleUpEntry, TopologyEntry
 from scalefront.inputs.catalog.loader import Catalog, builtin_catalog, error_model_spec, load_model_file
 from scalefront.inputs.catalog.prices import apply_price_overrides
@@ -141,9 +141,14 @@ def _resolved(inputs: Inputs, model: ModelEntry, cluster: _Cluster) -> dict[str,
 
 
 def _data_parallel(gpus: int, tp: int, pp: int, cp: int) -> int:
-    """gpus / (tp x pp x cp), which must be whole."""
+    """gpus / (tp x pp x cp), which must be whole: else the layout is impossible, as the core says of a dp given
+    that does not fill the GPUs (the same class and category)."""
     if gpus % (tp * pp * cp):
-        raise UsageError(f"tp x pp x cp = {tp} x {pp} x {cp} = {tp * pp * cp} does not divide gpus = {gpus}")
+        raise ConfigurationError(
+            f"tp x pp x cp = {tp} x {pp} x {cp} = {tp * pp * cp} does not divide gpus = {gpus}",
+            "gpu_count_mismatch",
+            "gpus",
+        )
     return gpus // (tp * pp * cp)
 
 
