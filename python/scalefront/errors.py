@@ -45,6 +45,9 @@ CATEGORIES: dict[str, str] = {
     "zero_stage": "a ZeRO stage other than 0-3",
     "fp8_unsupported": "FP8 on a GPU without FP8 tensor cores",
     "uneven_stages": "uneven first/last pipeline stages that do not split the layers",
+    "partial_server": "a GPU count that is not a whole number of servers",
+    "sp_seq_len": "sequence parallelism with a sequence length that is not a multiple of tp x cp",
+    "moe_dense": "an expert setting (expert TP, dispatcher, imbalance) on a dense model",
 }
 
 

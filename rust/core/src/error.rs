@@ -74,11 +74,27 @@ pub enum ConfigError {
     UnevenStages {
         reason: &'static str,
     },
+    /// A GPU count that is not a whole number of servers (servers are bought whole).
+    PartialServer {
+        gpus: u32,
+        server_gpus: u32,
+    },
+    /// Sequence parallelism splits each sequence over the tp ranks (of each cp chunk): Megatron-LM requires the
+    /// sequence length to be a multiple of tp x cp.
+    SequenceParallelSplit {
+        seq_len: u32,
+        tp: u32,
+        cp: u32,
+    },
+    /// An expert setting (expert TP, dispatcher, imbalance) on a dense model, which has no experts to apply it to.
+    MoeSettingOnDenseModel {
+        field: &'static str,
+    },
 }
 
 /// Every `ConfigError::category`, in a fixed order (sweeps count rejections by it; the Python layer documents and
 /// tests each).
-pub const CATEGORIES: [&str; 16] = [
+pub const CATEGORIES: [&str; 19] = [
     "invalid_figure",
     "zero_degree",
     "gpu_count_mismatch",
@@ -95,6 +111,9 @@ pub const CATEGORIES: [&str; 16] = [
     "zero_stage",
     "fp8_unsupported",
     "uneven_stages",
+    "partial_server",
+    "sp_seq_len",
+    "moe_dense",
 ];
 
 impl ConfigError {
@@ -116,6 +135,9 @@ impl ConfigError {
             ConfigError::ZeroStageOutOfRange { .. } => "zero",
             ConfigError::Fp8NotSupported => "precision",
             ConfigError::UnevenStages { .. } => "first_stage_layers",
+            ConfigError::PartialServer { .. } => "gpus",
+            ConfigError::SequenceParallelSplit { .. } => "sequence_parallel",
+            ConfigError::MoeSettingOnDenseModel { field } => field,
         }
     }
 
@@ -144,6 +166,9 @@ impl ConfigError {
             ConfigError::ZeroStageOutOfRange { .. } => 13,         // zero_stage
             ConfigError::Fp8NotSupported => 14,                    // fp8_unsupported
             ConfigError::UnevenStages { .. } => 15,                // uneven_stages
+            ConfigError::PartialServer { .. } => 16,               // partial_server
+            ConfigError::SequenceParallelSplit { .. } => 17,       // sp_seq_len
+            ConfigError::MoeSettingOnDenseModel { .. } => 18,      // moe_dense
         }
     }
 }
@@ -198,6 +223,19 @@ impl fmt::Display for ConfigError {
             ConfigError::ZeroStageOutOfRange { stage } => write!(f, "ZeRO stage {stage} is not one of 0, 1, 2, 3"),
             ConfigError::Fp8NotSupported => write!(f, "precision fp8 needs a GPU with FP8 tensor cores"),
             ConfigError::UnevenStages { reason } => write!(f, "pipeline stages: {reason}"),
+            ConfigError::PartialServer { gpus, server_gpus } => write!(
+                f,
+                "gpus = {gpus} is not a whole number of {server_gpus}-GPU servers (use a multiple of {server_gpus})"
+            ),
+            ConfigError::SequenceParallelSplit { seq_len, tp, cp } => write!(
+                f,
+                "sequence parallelism splits each sequence over tp x cp = {tp} x {cp} ranks: the sequence length \
+                 {seq_len} must be a multiple of {} (or turn sequence parallelism off)",
+                *tp as u64 * *cp as u64
+            ),
+            ConfigError::MoeSettingOnDenseModel { field } => {
+                write!(f, "{field} is an expert (mixture-of-experts) setting; this model is dense, it has no experts")
+            }
         }
     }
 }
@@ -227,6 +265,9 @@ mod tests {
             ConfigError::ZeroStageOutOfRange { stage: 4 },
             ConfigError::Fp8NotSupported,
             ConfigError::UnevenStages { reason: "" },
+            ConfigError::PartialServer { gpus: 12, server_gpus: 8 },
+            ConfigError::SequenceParallelSplit { seq_len: 3, tp: 8, cp: 1 },
+            ConfigError::MoeSettingOnDenseModel { field: "etp" },
         ];
         let categories: Vec<&str> = samples.iter().map(ConfigError::category).collect();
         assert_eq!(categories, CATEGORIES);

@@ -319,13 +319,24 @@ impl FabricSpec {
     }
 }
 
+/// The largest leaf oversubscription a topology may have: 64:1 (EST: deployed fabrics run 1:1 to 4:1, NVIDIA DGX
+/// SuperPOD reference architecture and Meta's RoCE paper, SIGCOMM 2024; 2024-08), so a larger one is a typo.
+pub const MAX_OVERSUBSCRIPTION: f64 = 64.0;
+
 impl TopologySpec {
     pub fn validate(&self) -> Result<(), ConfigError> {
-        if !(self.oversubscription.is_finite() && self.oversubscription >= 1.0) {
+        if !(self.oversubscription.is_finite() && (1.0..=MAX_OVERSUBSCRIPTION).contains(&self.oversubscription)) {
             return Err(ConfigError::InvalidFigure {
                 field: "oversubscription",
                 value: self.oversubscription,
-                expected: "a finite number >= 1 (1 = non-blocking)",
+                expected: "a number from 1 (non-blocking) to 64",
+            });
+        }
+        if self.kind == TopologyKind::Torus3d && self.oversubscription != 1.0 {
+            return Err(ConfigError::InvalidFigure {
+                field: "oversubscription",
+                value: self.oversubscription,
+                expected: "1 on a torus, which has no switches and so no leaf uplinks to oversubscribe",
             });
         }
         if self.kind == TopologyKind::RailFatTree {

@@ -91,7 +91,7 @@ impl<'a> ClusterStage<'a> {
     }
 
     pub fn from_parts(p: ClusterParts<'a>) -> Result<Self, ConfigError> {
-        check_cluster(p.gpu, p.training)?;
+        check_cluster(p.gpu, p.training, p.gpus)?;
         let network = Network::new(p.fabric, p.topology, p.gpus, p.gpu.server_gpus);
         let parts = bom::parts(&network, &Cabling::new(p.topology, &p.prices.network));
         let switch_trays = p.scale_up.switch_trays(p.gpus);
@@ -151,11 +151,16 @@ fn model_flops_per_token(model: &TransformerSpec, training: &Training) -> f64 {
     model.training_flops_per_token(seq_len) + 3.0 * training.mtp_layers as f64 * model.mtp_flops_per_token(seq_len)
 }
 
-/// The one check of a cluster design that does not depend on the layout: FP8 needs a GPU that has it. A sweep
-/// uses it to estimate a cell's cost without building the stage.
-pub fn check_cluster(gpu: &GpuSpec, training: &Training) -> Result<(), ConfigError> {
+/// The checks of a cluster design that do not depend on the layout: FP8 needs a GPU that has it, and a cluster of
+/// several servers is built of whole servers (a run inside one server may use some of its GPUs, as the published
+/// 4-GPU runs on 8-GPU servers of the validation table do). A sweep uses it to estimate a cell's cost without
+/// building the stage.
+pub fn check_cluster(gpu: &GpuSpec, training: &Training, gpus: u32) -> Result<(), ConfigError> {
     if training.precision == Precision::Fp8 && gpu.peak_fp8_flops <= 0.0 {
         return Err(ConfigError::Fp8NotSupported);
+    }
+    if gpus > gpu.server_gpus && gpu.server_gpus > 0 && !gpus.is_multiple_of(gpu.server_gpus) {
+        return Err(ConfigError::PartialServer { gpus, server_gpus: gpu.server_gpus });
     }
     Ok(())
 }

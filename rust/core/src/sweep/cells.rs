@@ -85,16 +85,12 @@ pub(crate) fn costs_of(space: &SweepSpace, cells: &[ClusterCell], progress: Opti
     let per_count: Vec<(u64, u64)> = per_count.into_iter().collect::<Option<_>>()?;
     let inner = inner_combinations(space);
     let trainings: Vec<_> = (0..space.precisions.len()).map(|p| space.training(p)).collect();
-    let feasible: Vec<Vec<bool>> = space
-        .gpus
-        .iter()
-        .map(|g| trainings.iter().map(|t| check_cluster(&g.spec, t).is_ok()).collect())
-        .collect();
     let cost = |&[g, _, c, _, _, p]: &ClusterCell| {
         let (all, valid) = per_count[c as usize];
-        match feasible[g as usize][p as usize] {
-            false => all,
-            true => valid.saturating_mul(inner).saturating_add(all - valid),
+        let gpus = space.gpu_counts[c as usize];
+        match check_cluster(&space.gpus[g as usize].spec, &trainings[p as usize], gpus) {
+            Err(_) => all,
+            Ok(()) => valid.saturating_mul(inner).saturating_add(all - valid),
         }
     };
     Some(cells.iter().map(cost).collect())

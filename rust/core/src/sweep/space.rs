@@ -8,7 +8,7 @@ use crate::evaluate::Config;
 use crate::hardware::{FabricSpec, GpuSpec, ScaleUpSpec, TopologySpec};
 use crate::metrics::{metric, Metric, METRICS};
 use crate::prices::{Economics, GpuPrices, NetworkPrices, Prices, ScaleUpPrices};
-use crate::step::parallelism::{Overlap, Parallelism, Precision, Recompute, Training};
+use crate::step::parallelism::{check_moe_settings, Overlap, Parallelism, Precision, Recompute, Training};
 use crate::step::workload::TransformerSpec;
 
 /// A GPU type and what it costs.
@@ -267,6 +267,7 @@ impl SweepSpace {
             });
         }
         self.training(0).validate()?;
+        check_moe_settings(&self.model, self.parallelism.etp != 0, &self.training(0))?;
         self.errors.validate()?;
         self.reliability.validate()?;
         Ok(())

@@ -50,6 +50,7 @@ pub fn placement(
     domain_gpus: u32,
 ) -> Result<Layout, ConfigError> {
     let micro_batches = check_degrees(model, par, training, gpus)?;
+    check_moe_settings(model, par.expert_tp() != par.tp, training)?;
     let (etp, stage_ranks) = check_experts(model, par)?;
     let stages = stage_split(model, par)?;
     let d = domain_gpus.max(1);
@@ -107,12 +108,38 @@ fn check_degrees(
     if par.cp > 1 && !(training.seq_len as u64).is_multiple_of(2 * par.cp as u64) {
         return Err(ConfigError::CpDoesNotDivideSequence { cp: par.cp, seq_len: training.seq_len });
     }
+    // Megatron-LM: "sequence length must be divisible by tensor parallel size" with sequence parallelism (its
+    // sequence-parallel scatter splits each cp chunk over the tp ranks).
+    if par.sequence_parallel && par.tp > 1 && !(training.seq_len as u64).is_multiple_of(par.tp as u64 * par.cp as u64)
+    {
+        return Err(ConfigError::SequenceParallelSplit { seq_len: training.seq_len, tp: par.tp, cp: par.cp });
+    }
     Ok((training.global_batch as u64 / per_step) as u32)
 }
 
 /// The expert degrees against the model's experts and the stage's ranks; returns (expert TP, the stage's ranks).
 /// MoE parallel folding (Megatron-Core parallel_state, expert rank generator "tp-ep-dp-pp" with the expert TP):
 /// the expert layers regroup the stage's tp x dp x cp ranks as etp x ep x expert-dp.
+/// Expert settings against the model: on a dense model, an expert TP other than the attention's, a dispatcher other
+/// than the default all-to-all or a routing imbalance would be silently ignored, so they are refused; on a MoE
+/// model the busiest rank's load over the mean is at most the number of experts (every token on one expert).
+/// `etp_given`: an expert TP was set apart from tp.
+pub fn check_moe_settings(model: &TransformerSpec, etp_given: bool, training: &Training) -> Result<(), ConfigError> {
+    match &model.moe {
+        None if etp_given => Err(ConfigError::MoeSettingOnDenseModel { field: "etp" }),
+        None if training.moe_dispatcher != Training::default().moe_dispatcher => {
+            Err(ConfigError::MoeSettingOnDenseModel { field: "moe_dispatcher" })
+        }
+        None if training.moe_imbalance != 1.0 => Err(ConfigError::MoeSettingOnDenseModel { field: "moe_imbalance" }),
+        Some(moe) if training.moe_imbalance > moe.experts as f64 => Err(ConfigError::InvalidFigure {
+            field: "moe_imbalance",
+            value: training.moe_imbalance,
+            expected: "at most the number of experts (every token routed to one rank)",
+        }),
+        _ => Ok(()),
+    }
+}
+
 fn check_experts(model: &TransformerSpec, par: &Parallelism) -> Result<(u32, u32), ConfigError> {
     match &model.moe {
         None if par.ep > 1 => return Err(ConfigError::ExpertParallelOnDenseModel { ep: par.ep }),

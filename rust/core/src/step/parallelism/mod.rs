@@ -7,7 +7,7 @@ use crate::error::ConfigError;
 mod layout;
 mod stages;
 
-pub use layout::{layout, placement, Layout};
+pub use layout::{check_moe_settings, layout, placement, Layout};
 pub use stages::{check_schedule, check_stage_split, layers_per_gpu, stage_split, StageSplit};
 
 crate::named_enum! {
@@ -227,9 +227,23 @@ impl Default for Training {
     }
 }
 
+/// The longest sequence a run may train on: 2^24 tokens, beyond any model's context window (EST: the longest
+/// published is 10M tokens, Llama 4 Scout, Meta AI blog "The Llama 4 herd"; 2025-04), so a longer one is a typo.
+pub const MAX_SEQ_LEN: u32 = 1 << 24;
+/// The most tokens a run may train on: 10^18 (EST: 10^4 x the largest published pre-training runs, 15-36T tokens;
+/// Llama 3 report arXiv 2407.21783, Qwen3 report arXiv 2505.09388; 2025-05), so a larger count is a typo.
+pub const MAX_TOKENS: f64 = 1e18;
+
 impl Training {
     pub fn validate(&self) -> Result<(), ConfigError> {
         check_tokens(self.tokens, self.seq_len)?;
+        if self.seq_len > MAX_SEQ_LEN {
+            return Err(ConfigError::InvalidFigure {
+                field: "seq_len",
+                value: self.seq_len as f64,
+                expected: "at most 16,777,216 tokens (2^24, beyond any model's context window)",
+            });
+        }
         if !(self.moe_imbalance.is_finite() && self.moe_imbalance >= 1.0) {
             return Err(ConfigError::InvalidFigure {
                 field: "moe_imbalance",
@@ -245,13 +259,13 @@ impl Training {
 /// fraction of a token means nothing). Fewer tokens than one optimizer step are allowed: the run is then one step
 /// (`steps` rounds up), which is what training that many tokens costs.
 pub fn check_tokens(tokens: f64, seq_len: u32) -> Result<(), ConfigError> {
-    if tokens.is_finite() && tokens >= seq_len.max(1) as f64 && tokens.fract() == 0.0 {
+    if tokens.is_finite() && tokens >= seq_len.max(1) as f64 && tokens.fract() == 0.0 && tokens <= MAX_TOKENS {
         return Ok(());
     }
     Err(ConfigError::InvalidFigure {
         field: "tokens",
         value: tokens,
-        expected: "a whole number of tokens, at least one sequence (seq_len tokens)",
+        expected: "a whole number of tokens, at least one sequence (seq_len tokens) and at most 1e18",
     })
 }
 
