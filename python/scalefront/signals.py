@@ -14,6 +14,7 @@ This module imports only the standard library and `scalefront.errors` (`import s
 from __future__ import annotations
 
 import contextlib
+import logging
 import signal
 import sys
 import threading
@@ -54,8 +55,18 @@ def signalled() -> int | None:
     return _received[0] if _received else None
 
 
+def _unraisable_ignored(unraisable: object) -> None:
+    """Errors raised in clean-up at exit (atexit callbacks, finalizers) after a signal: not shown."""
+
+
 def interrupted_exit(terminated: bool = False) -> int:
-    """Say which signal ended the command (SIGTERM when it came, or `terminated`), in one line; its exit status."""
+    """Say which signal ended the command (SIGTERM when it came, or `terminated`), in one line; its exit status.
+
+    What libraries print or log while they wind down at exit after that (Dask's at-exit close of a cluster whose
+    start the signal cut short, asyncio's unretrieved task errors, ...) is the same interruption told again, with a
+    traceback: it is not shown."""
+    sys.unraisablehook = _unraisable_ignored
+    logging.disable(logging.CRITICAL)  # asyncio's "Task exception was never retrieved" and the like
     term = terminated or signalled() == signal.SIGTERM
     print(f"scalefront: {'terminated' if term else 'interrupted'}; nothing was written", file=sys.stderr)
     return EXIT_TERMINATED if term else EXIT_INTERRUPTED
@@ -82,4 +93,3 @@ def install() -> None:
     if threading.current_thread() is threading.main_thread():
         for s in (signal.SIGINT, signal.SIGTERM):
             signal.signal(s, _on_signal)
-

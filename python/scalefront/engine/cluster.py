@@ -21,8 +21,11 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import importlib.util
+import logging
 import os
 import re
+import signal
+import sys
 import threading
 import time
 import uuid
@@ -80,6 +83,8 @@ def resolve(cluster: str | None, workers: int | None = None) -> str | None:
         raise UsageError(
             f"--cluster: expected auto, local or a Dask scheduler address such as tcp://host:8786, got {cluster!r}"
         )
+    if cluster != "local" and not 1 <= int(cluster.rsplit(":", 1)[1]) <= 65535:
+        raise UsageError(f"--cluster {cluster}: the port must be from 1 to 65535")
     if not available():
         raise UsageError(f"--cluster {cluster} needs the cluster extra: {INSTALL_HINT}")
     return cluster
@@ -244,28 +249,73 @@ def _threads_by_host(client: Any) -> dict[str, int]:
 
 
 @contextlib.contextmanager
+def _workers_quiet() -> Iterator[None]:
+    """Start a cluster's worker processes with their standard error on /dev/null: Ctrl-C in a terminal signals the
+    whole process group, and each worker would print its own KeyboardInterrupt traceback (a blocked signal does
+    not survive their start: multiprocessing resets the mask). This process reports the interruption once
+    and stops them; a worker's failure reaches the caller as its task's error, never through its stderr (its logs
+    are silenced anyway). This process's own stderr is back once the workers are up."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 2)
+    os.close(null)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+@contextlib.contextmanager
 def local_cluster(workers: int | None = None) -> Iterator[str]:
     """A Dask cluster of `workers` single-threaded worker processes (default: one per core) on this machine,
     listening on 127.0.0.1 only, without a dashboard; yields the scheduler's address and stops it afterwards.
-    A task whose worker dies is not retried by the scheduler (`map_shards` retries it once itself)."""
+    A task whose worker dies is not retried by the scheduler (`map_shards` retries it once itself). Its workers
+    print nothing (see `_workers_quiet`): this process handles Ctrl-C and stops them."""
     import dask
     from distributed import LocalCluster
 
-    with (
-        dask.config.set({"distributed.scheduler.allowed-failures": 0, "distributed.worker.daemon": False}),
-        LocalCluster(
-            n_workers=workers or _cores(),
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address=None,
-            # The scheduler still serves its health and metrics routes over HTTP: on loopback, on a free port
-            # (not 8787, which another cluster may hold).
-            scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
-            silence_logs=50,  # logging.CRITICAL: a killed worker is reported by map_shards, not by log lines
-        ) as cluster,
-    ):
-        yield cluster.scheduler_address
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0, "distributed.worker.daemon": False}):
+        with _workers_quiet():
+            cluster = LocalCluster(
+                n_workers=workers or _cores(),
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address=None,
+                # The scheduler still serves its health and metrics routes over HTTP: on loopback, on a free port
+                # (not 8787, which another cluster may hold).
+                scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+                silence_logs=50,  # logging.CRITICAL: a killed worker is reported by map_shards, not by log lines
+            )
+        with cluster:
+            try:
+                yield cluster.scheduler_address
+            except BaseException:
+                _stop_workers(cluster)
+                raise
+
+
+def _stop_workers(cluster: Any) -> None:
+    """SIGTERM every worker process of a local cluster at once (they may be deep in a shard, which would finish
+    its task before a graceful close): Ctrl-C, SIGTERM or an error ends the command within a second or two."""
+    for nanny in list(getattr(cluster, "workers", {}).values()):
+        pid = getattr(getattr(getattr(nanny, "process", None), "process", None), "pid", None)
+        if isinstance(pid, int):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def _logger_level(name: str, level: int) -> Iterator[None]:
+    logger = logging.getLogger(name)
+    previous = logger.level
+    logger.setLevel(level)
+    try:
+        yield
+    finally:
+        logger.setLevel(previous)
 
 
 @contextlib.contextmanager
@@ -273,13 +323,20 @@ def _client(cluster: str, workers: int | None) -> Iterator[Any]:
     from distributed import Client
 
     if cluster == "local":
-        with local_cluster(workers) as address, Client(address) as client:
+        # A client whose local cluster is being stopped (Ctrl-C, a limit) logs its failed reconnections as errors,
+        # with tracebacks: what happened is said once, by the command.
+        with (
+            _logger_level("distributed", logging.CRITICAL),
+            local_cluster(workers) as address,
+            Client(address) as client,
+        ):
             yield client
         return
     try:
         client = Client(cluster, timeout="10s")
     except (OSError, ValueError) as err:
-        raise ClusterError(f"--cluster {cluster}: cannot reach a Dask scheduler there ({err})") from None
+        # A wrong address is the caller's to fix: one line and exit 2, like any bad input (a lost worker, 75).
+        raise UsageError(f"--cluster {cluster}: cannot reach a Dask scheduler there ({err})") from None
     with client:
         yield client
 
