@@ -11,6 +11,8 @@ import contextlib
 import os
 import shutil
 import tempfile
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
@@ -34,7 +36,6 @@ FORMATS = {".csv": "csv", ".parquet": "parquet"}
 #: How every Parquet file is laid out: row groups of a fixed number of rows, so that the bytes depend on the rows
 #: only, never on how they arrived (a sweep's chunks, the thread count, the shards of a merge).
 PARQUET_ROW_GROUP_ROWS = 65_536
-PARQUET_LAYOUT = {"row_group_size": PARQUET_ROW_GROUP_ROWS}
 
 
 def _format(path: Path) -> str:
@@ -145,7 +146,7 @@ def _write_frame_to(frame: pl.DataFrame, tmp: Path, fmt: str, metadata: dict[str
         if fmt == "csv":
             frame.write_csv(tmp)
         else:
-            frame.write_parquet(tmp, metadata=metadata, **PARQUET_LAYOUT)
+            frame.write_parquet(tmp, metadata=metadata, row_group_size=PARQUET_ROW_GROUP_ROWS)
     except WRITE_ERRORS as err:
         raise write_failed(target, err) from None
 
@@ -164,14 +165,42 @@ def write_lazy(frame: pl.LazyFrame, path: str | Path, force: bool = False) -> Pa
 
 
 def _sink(frame: pl.LazyFrame, tmp: Path, target: Path, metadata: dict[str, str] | None = None) -> None:
-    """Stream a lazy frame into a temporary file (the target's format); a failed write is one line."""
+    """Stream a lazy frame into a temporary file (the target's format); a failed write is one line.
+
+    Polars streams in its own threads and does not look at signals: the sink runs in a worker thread while this
+    one waits, so that Ctrl-C and SIGTERM are handled at once (a merge of 8 GB takes minutes). It writes into a
+    private folder, removed whatever happens: a sink abandoned mid-way cannot leave or recreate a file."""
+    folder = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    inner = folder / "sink"
     try:
         if _format(target) == "csv":
-            frame.sink_csv(tmp)
+            _in_worker(lambda: frame.sink_csv(inner))
         else:
-            frame.sink_parquet(tmp, metadata=metadata, **PARQUET_LAYOUT)
+            _in_worker(lambda: frame.sink_parquet(inner, metadata=metadata, row_group_size=PARQUET_ROW_GROUP_ROWS))
+        os.replace(inner, tmp)
     except WRITE_ERRORS as err:
         raise write_failed(target, err) from None
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _in_worker(work: Callable[[], object]) -> None:
+    """Run `work` in a daemon thread, waiting in short joins so that this thread stays free for signals; its
+    exception is raised here. Interrupted, the worker is left to end with the process."""
+    box: dict[str, BaseException] = {}
+
+    def run() -> None:
+        try:
+            work()
+        except BaseException as err:  # handed to the waiting thread
+            box["error"] = err
+
+    worker = threading.Thread(target=run, name="scalefront-write", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.1)
+    if "error" in box:
+        raise box["error"]
 
 
 def check_text_target(path: str | Path, force: bool) -> Path:
@@ -245,7 +274,9 @@ class StreamWriter:
                     frame.write_csv(fh, include_header=self._chunks == 0)
             else:
                 assert self._parts is not None
-                frame.write_parquet(self._parts / f"part-{self._chunks:08d}.parquet", **PARQUET_LAYOUT)
+                frame.write_parquet(
+                    self._parts / f"part-{self._chunks:08d}.parquet", row_group_size=PARQUET_ROW_GROUP_ROWS
+                )
         except WRITE_ERRORS as err:
             raise write_failed(self.target, err) from None
         self._chunks += 1
