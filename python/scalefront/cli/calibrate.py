@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import re
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scalefront.cli import types as arg
 from scalefront.cli.parser import Help, add_catalog_option, catalog_of
 from scalefront.engine.export import check_text_target, write_text
+from scalefront.engine.progress import ProgressLine, Steps
 from scalefront.errors import UsageError
 from scalefront.fidelity.calibrate import calibrate
 from scalefront.fidelity.calibrate_text import render, render_toml
-from scalefront.fidelity.nccl_log import parse_log
+from scalefront.fidelity.nccl_log import Run, parse_log
 
 if TYPE_CHECKING:
     from scalefront.cli.parser import Commands
@@ -63,14 +66,51 @@ def add(sub: Commands) -> None:
 _FABRIC_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
-def run(args: argparse.Namespace) -> int:
+def _check_options(args: argparse.Namespace) -> str:
+    """--out (a new .toml file), the fabric's id, the logs given once each; the fabric's id."""
+    try:
+        check_text_target(args.out, args.force)
+    except UsageError as err:
+        raise UsageError(f"--out: {err}") from None
+    if Path(args.out).suffix.lower() != ".toml":
+        raise UsageError(f"--out {args.out}: the calibrated fabric is a catalog file; name it .toml")
     name = args.name if args.name is not None else Path(args.out).name.removesuffix(".toml")
     if not _FABRIC_ID.match(name):
         raise UsageError(f"--name {name!r}: a fabric id is letters, digits, '.', '_' and '-'; pass --name")
-    check_text_target(args.out, args.force)
+    seen: dict[bytes, str] = {}
+    for log in args.logs:
+        path = Path(log)
+        key = hashlib.sha256(path.read_bytes()).digest() if path.is_file() else str(path.resolve()).encode()
+        if key in seen:
+            raise UsageError(f"{log}: the same log as {seen[key]}; give each run once (its points would count twice)")
+        seen[key] = log
+    return name
+
+
+def _read_logs(logs: list[str]) -> list[Run]:
+    """Every run of the logs, with a progress line on a terminal (a proof of concept's logs may be large)."""
+    line = ProgressLine("reading", noun="logs")
+    start = time.monotonic()
+    runs: list[Run] = []
+    try:
+        for i, log in enumerate(logs):
+            runs += parse_log(log)
+            line(Steps(i + 1, len(logs), time.monotonic() - start))
+    finally:
+        line.close()
+    return runs
+
+
+def run(args: argparse.Namespace) -> int:
+    name = _check_options(args)
     catalog = catalog_of(args)
-    catalog.fabric(args.fabric)
-    runs = [run for log in args.logs for run in parse_log(log)]
+    base = catalog.fabric(args.fabric)
+    if args.collnet and base.in_network_reduction_efficiency == 0:
+        raise UsageError(
+            f"--collnet: {args.fabric} has no in-network reduction (SHARP; its in_network_reduction_efficiency is "
+            "0), so runs over it cannot have used it; drop --collnet"
+        )
+    runs = _read_logs(args.logs)
     result = calibrate(
         runs,
         catalog,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol, TextIO
 
 from scalefront.units import RATE_SCALES, scale_of
@@ -21,6 +22,23 @@ class Progress(Protocol):
     def rate(self) -> float: ...
     @property
     def eta_s(self) -> float | None: ...
+
+
+@dataclass(frozen=True)
+class Steps:
+    """Progress through a known number of steps (files read, ...), for a progress line."""
+
+    done: int
+    total: int
+    elapsed_s: float
+
+    @property
+    def rate(self) -> float:
+        return self.done / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+    @property
+    def eta_s(self) -> float | None:
+        return (self.total - self.done) / self.rate if self.rate > 0 else None
 
 
 def _count(x: float) -> str:

@@ -182,16 +182,17 @@ def calibrate(
     used, skipped = _usable(runs)
     setup = _setup(catalog, fabric, base, used, gpu, scale_up, topology, oversubscription, collnet)
     data = [(run, [p for p in run.points if p.size_bytes >= MIN_SIZE_BYTES]) for run in used]
+    shapes = _shapes(data)
     measured = np.array([p.time_us * 1e-6 for _, pts in data for p in pts])
 
     def log_residuals(values: dict[str, float]) -> np.ndarray:
-        logs: np.ndarray = np.log(measured / _predict(setup, data, values))
+        logs: np.ndarray = np.log(measured / _predict(setup, shapes, values))
         return logs
 
     fields, not_fitted = _identified(setup, used, log_residuals)
     fitted = _fit(setup.fabric, fields, log_residuals)
     notes = _loose(fields, fitted, log_residuals)
-    times = _predict(setup, data, fitted)
+    times = _predict(setup, shapes, fitted)
     points = []
     i = 0
     for run, pts in data:
@@ -278,7 +279,29 @@ def with_figures(base: FabricEntry, values: dict[str, float]) -> FabricEntry:
     return base.model_copy(update=values)
 
 
-def _predict(setup: Setup, data: list[tuple[Run, list[Any]]], values: dict[str, float]) -> np.ndarray:
+@dataclass(frozen=True)
+class _Shapes:
+    """The distinct measurements of the runs (ranks, GPUs per node, collective, sizes), each predicted once per
+    evaluation however often the logs repeat it, and where each point's time is among their predictions."""
+
+    shapes: list[tuple[int, int, str, tuple[float, ...]]]
+    take: np.ndarray
+
+
+def _shapes(data: list[tuple[Run, list[Any]]]) -> _Shapes:
+    first: dict[tuple[int, int, str, tuple[float, ...]], int] = {}  # a shape's first point among the predictions
+    predicted = 0
+    take: list[int] = []
+    for run, pts in data:
+        key = (run.ranks, run.gpus_per_node, run.collective, tuple(float(p.size_bytes) for p in pts))
+        if key not in first:
+            first[key] = predicted
+            predicted += len(pts)
+        take += range(first[key], first[key] + len(pts))
+    return _Shapes(list(first), np.array(take, dtype=np.int64))
+
+
+def _predict(setup: Setup, shapes: _Shapes, values: dict[str, float]) -> np.ndarray:
     """The core's time (s) of every point, the fabric's figures replaced by `values`."""
     fabric = with_figures(setup.fabric, values).core_spec()
     if not setup.collnet:
@@ -286,21 +309,22 @@ def _predict(setup: Setup, data: list[tuple[Run, list[Any]]], values: dict[str, 
         # @5067397c), as the validation table's curves are judged.
         fabric["in_network_reduction_efficiency"] = 0.0
     out: list[float] = []
-    for run, pts in data:
+    for ranks, gpus_per_node, collective, sizes in shapes.shapes:
         # The runs' nodes hold gpus_per_node GPUs each: a scale-up domain no larger than that.
-        domain = {**setup.scale_up, "domain_gpus": min(int(setup.scale_up["domain_gpus"]), run.gpus_per_node)}
+        domain = {**setup.scale_up, "domain_gpus": min(int(setup.scale_up["domain_gpus"]), gpus_per_node)}
         out += collective_times(
             {
                 "scale_up": domain,
                 "fabric": fabric,
                 "topology": setup.topology,
-                "gpus": run.ranks,
-                "server_gpus": run.gpus_per_node,
-                "op": run.collective,
-                "sizes_bytes": [float(p.size_bytes) for p in pts],
+                "gpus": ranks,
+                "server_gpus": gpus_per_node,
+                "op": collective,
+                "sizes_bytes": list(sizes),
             }
         )
-    return np.array(out)
+    predicted: np.ndarray = np.array(out)[shapes.take]
+    return predicted
 
 
 Residuals = Callable[[dict[str, float]], np.ndarray]

@@ -8,7 +8,7 @@ import statistics
 from pathlib import Path
 
 from scalefront._core import __version__
-from scalefront.fidelity.calibrate import MIN_SIZE_BYTES, Calibration, figure_text, size_text, with_figures
+from scalefront.fidelity.calibrate import MIN_SIZE_BYTES, Calibration, PointFit, figure_text, size_text, with_figures
 from scalefront.fidelity.catalog_toml import entry_lines
 from scalefront.inputs.catalog.loader import Catalog
 
@@ -25,8 +25,11 @@ def render(c: Calibration) -> str:
     ]
     for run, why in c.skipped:
         lines.append(f"  not used: {run.where} {run.collective}, {run.nodes} node: {why}")
+    by_run: dict[int, list[PointFit]] = {}
+    for p in c.points:  # grouped once: a log of thousands of runs is not scanned once per run
+        by_run.setdefault(id(p.run), []).append(p)
     for run in c.runs:
-        pts = [p for p in c.points if p.run is run]
+        pts = by_run.get(id(run), [])
         lines += [
             "",
             f"{run.where}  {run.collective}, {run.nodes} nodes x {run.gpus_per_node} GPUs ({run.ranks} ranks)",

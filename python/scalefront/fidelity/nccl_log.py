@@ -38,6 +38,8 @@ _CONCLUDED = re.compile(r"^#\s*Collective test (?:concluded|starting):\s*(\S+)")
 _NUMBER_START = re.compile(r"^\s*\d")
 #: The out-of-place columns a row must have (named as the column header names them).
 _NEEDED = ("size", "redop", "time", "algbw", "busbw", "#wrong")
+#: Columns an nccl-tests table repeats for each placement (out-of-place, then in-place).
+_PAIRED = ("time", "algbw", "busbw", "#wrong")
 
 
 class LogError(ScalefrontError):
@@ -168,6 +170,10 @@ def _read_run_line(d: _Draft, stripped: str, file: str, number: int) -> None:
         d.ended = "Avg bus bandwidth" in stripped
     elif d.rows is not None and _NUMBER_START.match(stripped):
         d.rows.append((number, stripped.split()))
+    elif d.rows is not None and len(stripped.split()) == d.width:
+        # A row of the table's width whose size is not a number: malformed, not a line of other output (NCCL's
+        # INFO and WARN lines, which may interleave with the table, are of other widths).
+        raise LogError(f"{file}:{number}: a row whose size {stripped.split()[0]!r} is not a number of bytes")
 
 
 def _check_ended(d: _Draft, file: str, last_line: int | None = None) -> None:
@@ -196,6 +202,14 @@ def _columns(header: str, file: str, number: int) -> tuple[dict[str, int], int]:
     missing = [n for n in _NEEDED if n not in columns]
     if missing:
         raise LogError(f"{file}:{number}: the column header lacks {', '.join(missing)}; not an nccl-tests table")
+    counts = {n: names.count(n) for n in _PAIRED}
+    if len(set(counts.values())) > 1:
+        short = min(counts, key=lambda n: counts[n])
+        raise LogError(
+            f"{file}:{number}: the column header has {counts[short]} {short} column(s) but "
+            f"{max(counts.values())} of the others; time, algbw, busbw and #wrong come once per placement "
+            "(out-of-place, in-place): a column is missing"
+        )
     return columns, len(names)
 
 
