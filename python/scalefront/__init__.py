@@ -14,7 +14,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from scalefront import api
+    from scalefront import api as api
     from scalefront._core import __version__
     from scalefront.errors import CatalogError, ConfigurationError, ScalefrontError, UsageError
     from scalefront.inputs.catalog.entries import ModelEntry

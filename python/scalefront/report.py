@@ -3,6 +3,7 @@ and counts, and a network's bill of materials as a quote lists it."""
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -141,9 +142,13 @@ def render_sweep(result: SweepResult, frontier: pl.DataFrame) -> str:
     shown = [c for c in [*groups, *objectives, *_FRONTIER_COLUMNS] if c in frontier.columns]
     shown = list(dict.fromkeys(shown))
     rejected = ", ".join(f"{k} {v:,}" for k, v in sorted(result.rejected.items(), key=lambda kv: -kv[1]))
+    timing = (
+        f" in {result.wall_s:.2f} s ({result.evaluated / max(result.wall_s, 1e-9) / 1e6:,.1f}M/s)"
+        if math.isfinite(result.wall_s)
+        else " (merged from its parts)"
+    )
     lines = [
-        f"scenario {result.name}: {result.evaluated:,} configurations in {result.wall_s:.2f} s "
-        f"({result.evaluated / max(result.wall_s, 1e-9) / 1e6:,.1f}M/s), {result.feasible:,} feasible"
+        f"scenario {result.name}: {result.evaluated:,} configurations{timing}, {result.feasible:,} feasible"
         + (" (CANCELLED)" if result.cancelled else ""),
         f"rejected: {rejected or 'none'}",
         "",

@@ -19,9 +19,9 @@ from scalefront._core import __version__
 from scalefront.cli import bom, calibrate, measure, merge, roi, serve, sweep, tui, validate
 from scalefront.cli import eval as evaluate
 from scalefront.cli.parser import EXIT_INTERNAL, EXIT_TEMPFAIL, EXIT_USAGE, Parser
-from scalefront.signals import Terminated, handling_signals, interrupted_exit, signalled
 from scalefront.errors import ClusterError, InternalError, ScalefrontError, UsageError, message_of
 from scalefront.inputs.scenario.file import DEFAULT_SCENARIO
+from scalefront.signals import Terminated, handling_signals, interrupted_exit, signalled
 
 __all__ = ["Terminated", "UsageError", "build_parser", "main", "run_command_line"]
 

@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from scalefront.cli.parser import Help
 from scalefront.cli.sweep import print_sweep
 from scalefront.engine.job import merge
 
@@ -20,7 +21,7 @@ def add(sub: Commands) -> None:
         description="Check that the parts come from one scenario and catalog and that every shard is there once, "
         "then merge them: frontier parts into the sweep's frontier (the rows and bytes a one-machine run writes), "
         "--all parts into its every-feasible-row export. Without --out, prints the frontiers.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=Help,
     )
     p.add_argument("parts", nargs="+", metavar="PART", help="the parts (.parquet), in any order")
     p.add_argument("--out", help="write the merged frontier (or rows) here (.csv or .parquet)")

@@ -9,9 +9,10 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from scalefront.cli import types as arg
-from scalefront.signals import EXIT_INTERRUPTED, EXIT_TERMINATED
+from scalefront.errors import UsageError
 from scalefront.inputs.catalog.loader import Catalog, builtin_catalog
 from scalefront.inputs.params import Param, taking
+from scalefront.signals import EXIT_INTERRUPTED, EXIT_TERMINATED
 
 __all__ = [
     "EXIT_INTERNAL",
@@ -109,8 +110,18 @@ def _add_input(group: argparse._ActionsContainer, p: Param, default: Any, requir
 def input_values(args: argparse.Namespace, surface: str) -> dict[str, Any]:
     """The values of the options `add_input_options` added for `surface`, by parameter name (prices as a dict)."""
     return {
-        p.name: dict(getattr(args, p.name)) if p.kind == "prices" else getattr(args, p.name) for p in taking(surface)
+        p.name: _prices(getattr(args, p.name)) if p.kind == "prices" else getattr(args, p.name) for p in taking(surface)
     }
+
+
+def _prices(pairs: list[tuple[str, float]]) -> dict[str, float]:
+    """Repeated --price KEY=VALUE options as a dict; a key given twice is refused (which one was meant?)."""
+    prices: dict[str, float] = {}
+    for key, value in pairs:
+        if key in prices:
+            raise UsageError(f"--price {key} is given twice ({prices[key]:g} and {value:g}); give it once")
+        prices[key] = value
+    return prices
 
 
 def add_catalog_option(group: argparse._ActionsContainer) -> None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scalefront import roi
@@ -118,7 +118,10 @@ def _check_outputs(args: argparse.Namespace) -> None:
     if args.report is None:
         return
     report = check_report_dir(args.report, args.force)
-    if args.out is not None and Path(args.out).resolve() in {report.resolve(), *(report.resolve() / n for n in REPORT_FILES)}:
+    if args.out is not None and Path(args.out).resolve() in {
+        report.resolve(),
+        *(report.resolve() / n for n in REPORT_FILES),
+    }:
         raise UsageError(f"--out {args.out} and --report {args.report} overlap; give the table another name")
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import shutil
 import tempfile
@@ -140,7 +141,8 @@ def run_shard(scenario: Scenario, shard: Shard, **kwargs: Any) -> SweepResult:
 
 
 def part_metadata(scenario: Scenario, shard: Shard, kind: str, result: SweepResult | None = None) -> dict[str, str]:
-    """The metadata of a part: what it is, where it comes from, and (for a frontier part) its counts."""
+    """The metadata of a part: what it is, where it comes from, and (for a frontier part) its counts. Nothing that
+    varies between runs (no timing): a part's bytes depend on its input only."""
     doc: dict[str, Any] = {
         "format": PART_FORMAT,
         "kind": kind,
@@ -156,7 +158,7 @@ def part_metadata(scenario: Scenario, shard: Shard, kind: str, result: SweepResu
         "cost_mode": scenario.space["economics"]["cost_mode"],
     }
     if result is not None:
-        doc.update(evaluated=result.evaluated, feasible=result.feasible, rejected=result.rejected, wall_s=result.wall_s)
+        doc.update(evaluated=result.evaluated, feasible=result.feasible, rejected=result.rejected)
     return {PART_KEY: json.dumps(doc, sort_keys=True)}
 
 
@@ -302,7 +304,7 @@ def _part_result(part: Part) -> SweepResult:
         feasible=int(m["feasible"]),
         rejected={k: int(v) for k, v in m["rejected"].items()},
         cancelled=False,
-        wall_s=float(m["wall_s"]),
+        wall_s=math.nan,  # a part records no timing (see `part_metadata`)
         objectives=list(m["objectives"]),
         name=m["scenario"],
         group_by=list(m["group_by"]),

@@ -113,7 +113,7 @@ class _Cluster:
 
 def _resolve_cluster(cat: Catalog, inputs: Inputs) -> _Cluster:
     gpu = cat.gpu(inputs.gpu)
-    scale_up_name = inputs.scale_up or gpu.default_scale_up
+    scale_up_name = gpu.default_scale_up if inputs.scale_up is None else inputs.scale_up
     scale_up = cat.scale_up_domain(scale_up_name)
     cat.check_scale_up(inputs.gpu, scale_up_name)
     fabric = cat.fabric(inputs.fabric)

@@ -63,6 +63,8 @@ def parse_overlap(value: str | float | Overlap) -> Overlap:
                 f"overlap {text!r}: expected one of {', '.join(OVERLAP_MODES)}, a fraction in [0, 1], "
                 "or kind=fraction pairs such as dp=0.9,tp=0.5 (kinds: dp, tp, pp, ep)"
             )
+        if key in parts:
+            raise UsageError(f"overlap {text!r}: {key} is given twice")
         try:
             parts[key] = float(num)
         except ValueError:

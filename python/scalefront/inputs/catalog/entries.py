@@ -39,6 +39,12 @@ __all__ = [
 
 _DATED_SOURCE = re.compile(r"\d{4}-\d{2}(-\d{2})?\s*$")
 
+
+def is_dated(source: str) -> bool:
+    """Whether a source ends with the date it was read (YYYY-MM or YYYY-MM-DD)."""
+    return bool(_DATED_SOURCE.search(source))
+
+
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 Fraction = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
@@ -286,6 +292,8 @@ class ModelEntry(BaseModel):
     def _consistent(self) -> ModelEntry:
         if self.heads % self.kv_heads:
             raise ValueError(f"kv_heads: {self.kv_heads} must divide heads ({self.heads})")
+        if self.head_dim == 0 and "head_dim" in self.model_fields_set:
+            raise ValueError("head_dim: expected a width of at least 1; leave it out for hidden / heads")
         if self.head_dim == 0 and self.hidden % self.heads:
             raise ValueError(
                 f"hidden: {self.hidden} is not a multiple of heads ({self.heads}), so a head would be "

@@ -20,6 +20,7 @@ from scalefront.inputs.catalog.entries import (
     ReliabilityEntry,
     ScaleUpEntry,
     TopologyEntry,
+    is_dated,
 )
 from scalefront.inputs.catalog.error_model import NO_ERRORS, ErrorModelFile, load_error_model
 from scalefront.inputs.catalog.prices import Economics, FabricPrice, GpuPrice, ScaleUpPrice
@@ -60,9 +61,19 @@ def _unknown(kind: str, name: str, known: dict[str, Any]) -> CatalogError:
 
 
 def load_model_file(path: str | Path) -> ModelEntry:
-    """Read one model from a TOML file of its fields."""
+    """Read one model from a TOML file of its fields (a dated source among them, as every catalog figure has)."""
     path = Path(path)
-    return validated(ModelEntry, parse_toml(read_text(path), str(path)), str(path), path.stem)
+    return _model(parse_toml(read_text(path), str(path)), str(path), path.stem)
+
+
+def _model(raw: Any, file: str, stem: str) -> ModelEntry:
+    model = validated(ModelEntry, raw, file, stem)
+    if not is_dated(model.source):
+        raise CatalogError(
+            f"{file}: [{stem}] source: a model names where its dimensions come from, ending with the date it was "
+            f'read: source = "<paper or config>; YYYY-MM"'
+        )
+    return model
 
 
 @dataclass
@@ -105,7 +116,7 @@ class Catalog:
         for path, text in sorted(files.items()):
             if path.startswith("models/"):
                 stem = path.removeprefix("models/").removesuffix(".toml")
-                cat.models[stem] = validated(ModelEntry, parse_toml(text, f"data/{path}"), f"data/{path}", stem)
+                cat.models[stem] = _model(parse_toml(text, f"data/{path}"), f"data/{path}", stem)
         cat._check_references("built-in data/")
         return cat
 
