@@ -41,6 +41,7 @@ MARKS_BY_PATH: dict[str, tuple[str, ...]] = {
     "test_fuzz.py": ("fuzz",),
     "test_fuzz.py::test_bad_input_in_a_real_process": ("process",),
     "test_cluster.py": ("cluster",),
+    "test_readme.py::test_every_command": ("cluster",),  # one of them starts a local Dask cluster
     "test_cluster.py::test_ctrl_c_": ("process",),
     "test_sweep_cli.py::test_ctrl_c_": ("process",),
     "test_cli.py::test_subprocess_": ("process",),

@@ -32,7 +32,9 @@ def add(sub: Commands) -> None:
 def run(args: argparse.Namespace) -> int:
     result = evaluate_inputs(Inputs(**input_values(args, "flag")), catalog_of(args))
     if args.json:
-        print(json.dumps(result.to_dict(), indent=2))
+        # An infeasible result carries its reason, as the table does (feasible ones stay as they were).
+        reason = {"reason": result.reason} if result.reason else {}
+        print(json.dumps({**result.to_dict(), **reason}, indent=2))
     else:
         print(render(result))
     return 0

@@ -55,7 +55,17 @@ impl Config {
         self.overlap.validate()?;
         self.reliability.validate()?;
         self.errors.validate()?;
-        self.training.validate()
+        self.training.validate()?;
+        // Resharding after the forward pass is FSDP's (ZeRO-3) choice; below stage 3 the parameters are never
+        // gathered, so turning it off would be silently ignored (a sweep's shared setting applies at stage 3 only).
+        if !self.parallelism.reshard_after_forward && self.parallelism.zero_stage != 3 {
+            return Err(ConfigError::InvalidFigure {
+                field: "zero",
+                value: self.parallelism.zero_stage as f64,
+                expected: "3 when reshard_after_forward is off (resharding after the forward is a ZeRO-3 setting)",
+            });
+        }
+        Ok(())
     }
 }
 
