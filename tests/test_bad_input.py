@@ -276,7 +276,7 @@ PLAIN = [
     ("gpus-zero", ("gpus = [64]", "gpus = [0]"), "[cluster] gpus: item 1: expected a whole number from 1"),
     ("tp-zero", ("tp = [8]", "tp = [0]"), "[parallelism] tp: item 1: expected a whole number from 1"),
     ("tp-word", ("tp = [8]", 'tp = "all"'), "[parallelism] tp: expected 'search', a list such as [1, 2, 4, 8]"),
-    ("tp-search-false", ("tp = [8]", "tp = { search = false }"), "[parallelism] tp: search: expected one of True"),
+    ("tp-search-false", ("tp = [8]", "tp = { search = false }"), "[parallelism] tp: search: expected one of true"),
     ("tp-search-typo", ("tp = [8]", "tp = { serch = true }"), "[parallelism] tp: serch: unknown field; did you mean"),
     (
         "overlap-table",

@@ -18,6 +18,8 @@ def add(sub: Commands) -> None:
     p = sub.add_parser(
         "bom",
         help="the network's bill of materials: NICs, switches per tier, cables, optics, capex, power",
+        description="Count the scale-out network of a cluster (NICs, switches per tier, cables and optics by reach) "
+        "and price it: capital cost and power, from the catalog's prices.",
         formatter_class=Help,
     )
     add_input_options(p, "bom", grouped=False, defaults={"gpus": None, "topology": "fat-tree"})

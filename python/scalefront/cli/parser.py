@@ -5,6 +5,7 @@ parameter table), the catalog files."""
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -37,7 +38,13 @@ EXIT_TEMPFAIL = 75
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line (with the accepted values argparse lists) and exit 2."""
+    """argparse, but a usage error is one line (with the accepted values argparse lists) and exit 2, and a value
+    that starts with a minus and a digit (-1, -1/3, -5e3) is a value, never taken for an option (no option of
+    scalefront looks like one), so that its own type says what is wrong with it."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = re.compile(r"^-\d")
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from scalefront import api
 from scalefront.cli import types as arg
+from scalefront.engine.limits import DEFAULT_MAX_CONFIGS, check_size
 from scalefront.errors import UsageError
 from scalefront.inputs.scenario.build import load_scenario
 from scalefront.inputs.scenario.file import DEFAULT_SCENARIO
@@ -51,7 +52,8 @@ def run(args: argparse.Namespace) -> int:
     ui = api.find_ui()
     if ui is None:
         raise UsageError(api.ui_missing_message())
-    load_scenario(args.scenario)
+    loaded = load_scenario(args.scenario)  # a bad scenario, or one over the sweep's limit, is refused before serving
+    check_size(loaded.path, loaded.size(), DEFAULT_MAX_CONFIGS)
     scenario = args.scenario if not Path(args.scenario).exists() else str(Path(args.scenario).resolve())
     return ui.serve(
         scenario,

@@ -171,9 +171,11 @@ def price(text: str) -> tuple[str, float]:
 
 
 def csv_list(text: str) -> list[str]:
-    items = [t.strip() for t in text.split(",") if t.strip()]
-    if not items:
+    items = [t.strip() for t in text.split(",")]
+    if not any(items):
         raise argparse.ArgumentTypeError("expected a comma-separated list")
+    if not all(items):
+        raise argparse.ArgumentTypeError(f"an empty item in the list {_shown(text)}")
     return items
 
 

@@ -9,9 +9,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from scalefront.engine.export import write_text
+from scalefront.engine.export import check_text_target, write_text
 from scalefront.errors import UsageError
 from scalefront.fidelity import validation
+from scalefront.inputs.files import read_text
 
 if TYPE_CHECKING:
     from scalefront.cli.parser import Commands
@@ -23,8 +24,9 @@ def add(sub: Commands) -> None:
         help="compare the model with published training runs and nccl-tests curves",
         description="Predict every published measurement in the validation tables and print the errors.",
     )
-    p.add_argument("--markdown", action="store_true", help="print the Markdown report (docs/validation.md)")
-    p.add_argument(
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--markdown", action="store_true", help="print the Markdown report (docs/validation.md)")
+    mode.add_argument(
         "--calibrate", action="store_true", help="print each GPU's sustained_efficiency fitted on the calibration rows"
     )
     p.add_argument(
@@ -32,37 +34,59 @@ def add(sub: Commands) -> None:
         metavar="GPUS_TOML",
         help="with --calibrate: write the fitted values and their source lines into this gpus.toml (needs --force)",
     )
-    p.add_argument(
+    mode.add_argument(
         "--calibrate-errors",
         action="store_true",
         help="fit the prediction intervals' residuals by regime (data/model_error.toml) and print them",
     )
     p.add_argument("--out", help="with --calibrate-errors: write the file here instead of printing it")
-    p.add_argument("--coverage", action="store_true", help="the intervals' coverage on rows held out by source family")
+    mode.add_argument(
+        "--coverage", action="store_true", help="the intervals' coverage on rows held out by source family"
+    )
     p.add_argument("--force", action="store_true", help="replace an existing file")
     p.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    if args.write and not args.calibrate:
+def _check_outputs(args: argparse.Namespace) -> None:
+    """--write and --out with their modes, writable (before the fits run)."""
+    if args.write is not None and not args.calibrate:
         raise UsageError("--write goes with --calibrate")
-    if args.out and not args.calibrate_errors:
+    if args.out is not None and not args.calibrate_errors:
         raise UsageError("--out goes with --calibrate-errors")
+    if args.write is not None:
+        path = Path(args.write)
+        if not path.is_file():
+            raise UsageError(f"--write {args.write}: no such file (give the gpus.toml to update)")
+        try:
+            check_text_target(path, args.force)
+        except UsageError as err:
+            raise UsageError(f"--write: {err}") from None
+    if args.out is not None:
+        try:
+            check_text_target(args.out, args.force)
+        except UsageError as err:
+            raise UsageError(f"--out: {err}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    _check_outputs(args)
     if args.calibrate:
         fitted = validation.calibrate()
         for gpu, (value, rows) in fitted.items():
             print(f"{gpu}: sustained_efficiency = {value}  (rows: {', '.join(rows)})")
-        if args.write:
+        if args.write is not None:
             path = Path(args.write)
-            if not path.exists():
-                raise UsageError(f"{path}: no such file (give the gpus.toml to update)")
             date = datetime.date.today().strftime("%Y-%m")
-            write_text(validation.write_calibration(path.read_text(), fitted, date), path, args.force)
+            try:
+                text = validation.write_calibration(read_text(path), fitted, date)
+            except ValueError as err:
+                raise UsageError(f"--write {path}: not a gpus.toml to update ({err})") from None
+            write_text(text, path, args.force)
             print(f"wrote {path}", file=sys.stderr)
         return 0
     if args.calibrate_errors:
         text = validation.fit_error_model()
-        if args.out:
+        if args.out is not None:
             write_text(text, args.out, args.force)
             print(f"wrote {args.out}", file=sys.stderr)
         else:

@@ -82,11 +82,16 @@ class Shard:
         return f"{self.index}/{self.count}"
 
 
+#: The most shards a sweep may be split into (a job array of a million jobs; more would be shards of no cells).
+MAX_SHARDS = 1_000_000
+
+
 def parse_shard(text: str) -> tuple[int, int]:
-    """'K/N' with 1 <= K <= N to (K, N)."""
-    m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
-    if not m or not 1 <= int(m[1]) <= int(m[2]):
-        raise UsageError(f"--shard: expected K/N with 1 <= K <= N (such as 3/64), got {text!r}")
+    """'K/N' with 1 <= K <= N <= MAX_SHARDS to (K, N)."""
+    m = re.fullmatch(r"\s*(\d{1,7})\s*/\s*(\d{1,7})\s*", text)
+    if not m or not 1 <= int(m[1]) <= int(m[2]) <= MAX_SHARDS:
+        shown = text if len(text) <= 40 else text[:37] + "..."
+        raise UsageError(f"--shard: expected K/N with 1 <= K <= N <= {MAX_SHARDS:,} (such as 3/64), got {shown!r}")
     return int(m[1]), int(m[2])
 
 

@@ -9,6 +9,7 @@ callers (catalog and scenario loaders) put the file name in front.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -37,8 +38,9 @@ def toml_repr(value: Any, limit: int = 60) -> str:
 
 
 def _one_of(expected: str) -> str:
-    """pydantic's "'a', 'b' or 'c'" as "a, b or c"."""
-    return expected.replace("'", "")
+    """pydantic's "'a', 'b' or 'c'" as "a, b or c", Python's True and False as TOML writes them."""
+    words = re.sub(r"\bTrue\b", "true", re.sub(r"\bFalse\b", "false", expected))
+    return words.replace("'", "")
 
 
 def _number(bound: Any) -> str:
@@ -47,6 +49,7 @@ def _number(bound: Any) -> str:
 
 _EXPECTED = {
     "string_type": "expected text in double quotes",
+    "string_too_short": "expected a non-empty text",
     "int_type": "expected a whole number",
     "int_parsing": "expected a whole number",
     "int_from_float": "expected a whole number",

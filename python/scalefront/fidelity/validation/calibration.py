@@ -107,7 +107,7 @@ def write_calibration(gpus_toml: str, fitted: dict[str, tuple[float, list[str]]]
         start = out.find(f"[{gpu}]\n")
         sources = out.find(f"[{gpu}.sources]\n")
         if start < 0 or sources < 0:
-            raise ValueError(f"data/gpus.toml has no [{gpu}] entry with sources")
+            raise ValueError(f"it has no [{gpu}] entry with sources")
         end = out.find("\n[", sources + 1)
         end = len(out) if end < 0 else end
         entry = re.sub(

@@ -57,7 +57,9 @@ FABRIC_FAMILIES = {
 
 
 def _unknown(kind: str, name: str, known: dict[str, Any]) -> CatalogError:
-    return CatalogError(f"unknown {kind} {name!r}{did_you_mean(name, list(known))}; known: {', '.join(sorted(known))}")
+    hint = did_you_mean(name, list(known)).removeprefix("; ")
+    close = f" ({hint})" if hint else ""
+    return CatalogError(f"unknown {kind} {name!r}{close}; known: {', '.join(sorted(known))}")
 
 
 def load_model_file(path: str | Path) -> ModelEntry:

@@ -96,6 +96,10 @@ def read_scenario(source: str | Path) -> tuple[dict[str, Any], str]:
     """The parsed TOML of a scenario (built-in id or path) and the name to report errors against."""
     text_source = str(source)
     builtin = builtin_scenarios()
+    if not text_source.strip():
+        raise CatalogError(
+            f"the scenario's name is empty; give a built-in scenario ({', '.join(sorted(builtin))}) or a TOML file"
+        )
     if text_source in builtin and not Path(text_source).exists():
         file, text = f"built-in scenario {text_source}", builtin[text_source]
     else:
@@ -303,15 +307,21 @@ def _prices(econ: Economics, cl: Cluster, scenario_fabrics: list[str], cat: Cata
     scalar = {k: v for k, v in econ.prices.items() if not isinstance(v, dict)}
     per_entry = {k: v for k, v in econ.prices.items() if isinstance(v, dict)}
     known_ids = set(cl.gpu) | set(cl.fabric) | set(scenario_fabrics)
-    for key in per_entry:
-        if key not in known_ids:
-            raise bad("[economics.prices]", f"{key!r} is neither a GPU nor a fabric of this scenario")
     economics = {**cat.economics_or_error().model_dump(), "cost_mode": econ.mode}
     keys = set(economics) - {"cost_mode"}
     for g in cl.gpu:
         keys |= set(cat.gpu_price(g).model_dump())
     for f in cl.fabric:
         keys |= set(cat.fabric_price(f).model_dump())
+    for key in per_entry:
+        if key in keys and key not in known_ids:
+            raise bad(
+                f"[economics.prices] {key}",
+                "a scenario's price is one number, taken as certain; a range (low, typical, high) belongs in a "
+                "catalog file (--catalog)",
+            )
+        if key not in known_ids:
+            raise bad("[economics.prices]", f"{key!r} is neither a GPU nor a fabric of this scenario")
     for key in list(scalar) + [k for table in per_entry.values() for k in table]:
         if key not in keys:
             hint = did_you_mean(key, sorted(keys)) or f"; known: {', '.join(sorted(keys))}"
@@ -330,11 +340,19 @@ _FIELD_WHERE = {p.core.partition(".")[2]: p.scenario.where for p in PARAMS if p.
 
 
 def _check_space(space: dict[str, Any], bad: _Problem) -> int:
-    """The engine's own checks of the space (a whole number of tokens, ...), named by file and key; its size."""
+    """The engine's own checks of the space (a whole number of tokens, ...), named by file and key; its size, which
+    must not be zero (a space of no configuration is a mistake: degrees that fit none of its GPU counts)."""
     try:
-        return int(space_size(space))
+        size = int(space_size(space))
     except ConfigurationError as err:
         raise bad(_FIELD_WHERE.get(err.field or "", "[workload]"), err.message) from None
+    if size == 0:
+        raise bad(
+            "[parallelism]",
+            "the space has no configuration: no combination of the listed degrees fits any of its GPU counts "
+            "([cluster] gpus)",
+        )
+    return size
 
 
 def _shared(tables: dict[str, Any], seq_len: int) -> dict[str, dict[str, Any]]:
@@ -399,6 +417,8 @@ def build_scenario(
     spec = validate_file(raw, file)
     wl = _chosen_workload(spec, workload, bad)
     econ = spec.economics if cost_mode is None else spec.economics.model_copy(update={"mode": cost_mode})
+    for name in spec.cluster.fabric:  # the file's own fabrics are checked even when `fabrics` replaces them
+        bad.looked_up("[cluster] fabric", cat.fabric, name)
     cl = spec.cluster if fabrics is None else spec.cluster.model_copy(update={"fabric": list(fabrics)})
     tables = {"workload": wl, "cluster": cl, "parallelism": spec.parallelism, "economics": econ}
     _check_no_repeats({t: tables[t] for t in ("cluster", "parallelism", "workload")}, bad)

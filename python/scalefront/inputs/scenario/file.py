@@ -47,7 +47,7 @@ SHARE_TOLERANCE = 1e-6
 
 
 class ScenarioFile(Strict):
-    name: str
+    name: Annotated[str, Field(min_length=1)]
     description: str = ""
     #: One workload ...
     workload: Workload | None = None
