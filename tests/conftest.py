@@ -39,6 +39,7 @@ MARKS_BY_PATH: dict[str, tuple[str, ...]] = {
     "tui/test_browser.py": ("process",),  # `scalefront serve` and a headless Chromium
     "tui/test_serve_security.py": ("process",),  # real `scalefront serve` processes (and a few pure checks)
     "test_fuzz.py": ("fuzz",),
+    "test_fuzz_review.py": ("fuzz",),
     "test_fuzz.py::test_bad_input_in_a_real_process": ("process",),
     "test_cluster.py": ("cluster",),
     "test_readme.py::test_every_command": ("cluster",),  # one of them starts a local Dask cluster

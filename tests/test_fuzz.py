@@ -11,29 +11,21 @@ reason for its error. Each fuzz test checks that hypothesis tried all its inputs
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import subprocess
 import sys
-import tempfile
-from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers import DATA, ONE_LINE_ERROR, files_in, scenario_text, toml_table, toml_value
-from scalefront.cli import main
+from helpers.fuzz import EXAMPLES, assert_rejected, folder_with, fuzz, run_in
 from scalefront.inputs.catalog.loader import ENTRY_CLASSES
 from scalefront.inputs.params import PARAMS
 
-#: Inputs per fuzz test (the command lines get twice as many): 200 x 3 files (the catalog ones run twice) + 400
-#: command lines + the real processes = about 1,200 inputs.
-EXAMPLES = 200
-FUZZ = settings(derandomize=True, database=None, deadline=None)
+# Inputs per fuzz test (helpers.fuzz.EXAMPLES; the command lines get twice as many): 200 x 3 files (the catalog ones
+# run twice) + 400 command lines + the real processes = about 1,200 inputs.
 
 # ---------------------------------------------------------------- the valid inputs the mutations start from
 
@@ -71,59 +63,6 @@ def _catalog_ids() -> list[list[str]]:
 
 def catalog_text(entries: dict[str, dict[str, Any]]) -> str:
     return "".join(toml_table(header, entry) for header, entry in entries.items())
-
-
-# ---------------------------------------------------------------- running one input
-
-
-def run_in(folder: Path, argv: list[str]) -> tuple[int, str, str]:
-    """`scalefront.cli.main(argv)` in `folder`, with stdout and stderr captured."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.chdir(folder), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(argv)
-        except SystemExit as exit_:
-            code = exit_.code if isinstance(exit_.code, int) else 1
-    return code, out.getvalue(), err.getvalue()
-
-
-@contextlib.contextmanager
-def folder_with(files: dict[str, bytes]) -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="scalefront-fuzz-") as name:
-        folder = Path(name)
-        (folder / "a-file").write_text("not a folder\n", encoding="utf-8")
-        for file, data in files.items():
-            (folder / file).write_bytes(data)
-        yield folder
-
-
-def fuzz(inputs: st.SearchStrategy[Any], check: Callable[[Any], None], examples: int = EXAMPLES) -> None:
-    """`check(x)` for `examples` inputs drawn from `inputs` (the same ones every run); fails if hypothesis tried
-    fewer, so that a strategy that runs dry cannot shrink the corpus unseen."""
-    tried = 0
-
-    @settings(FUZZ, max_examples=examples)
-    @given(inputs)
-    def each(x: Any) -> None:
-        nonlocal tried
-        tried += 1
-        check(x)
-
-    each()
-    assert tried >= examples, f"hypothesis tried {tried} of {examples} inputs"
-
-
-def assert_rejected(files: dict[str, bytes], argv: list[str]) -> None:
-    """One line on stderr, exit 2, no traceback, nothing on stdout, the folder unchanged."""
-    with folder_with(files) as folder:
-        before = {p: (folder / p).read_bytes() if (folder / p).is_file() else None for p in files_in(folder)}
-        code, out, err = run_in(folder, argv)
-        after = {p: (folder / p).read_bytes() if (folder / p).is_file() else None for p in files_in(folder)}
-    shown = f"{argv} {files.get('scenario.toml', files.get('model.toml', files.get('catalog.toml', b'')))[:400]!r}"
-    assert code == 2, f"exit {code} for {shown}\nstderr: {err}"
-    assert out == "", f"stdout for {shown}: {out[:300]}"
-    assert "Traceback" not in err and ONE_LINE_ERROR.match(err), f"stderr for {shown}: {err}"
-    assert after == before, f"files changed for {shown}"
 
 
 # ---------------------------------------------------------------- how a file is broken
@@ -437,7 +376,7 @@ def bad_command_lines(draw: st.DrawFn) -> list[str]:
         return draw(st.sampled_from([["bogus"], ["--bogus"], ["eval", "extra"], ["tui", "a", "b"], ["-v"], ["bom"]]))
     if command == "roi":
         option = draw(st.sampled_from(sorted(ROI_BAD)))
-        return ["roi", "--no-sensitivity", option, draw(st.sampled_from(ROI_BAD[option]))]
+        return ["roi", "scenario.toml", "--samples", "100", option, draw(st.sampled_from(ROI_BAD[option]))]
     pool = {"eval": EVAL_BAD, "sweep": SWEEP_BAD, "bom": BOM_BAD}[command]
     options = draw(st.lists(st.sampled_from(sorted(pool)), min_size=1, max_size=2, unique=True))
     argv = [command] + (["scenario.toml"] if command == "sweep" else ["--gpus", "64"] if command == "bom" else [])

@@ -181,6 +181,11 @@ class SweepJob:
         """Configurations evaluated or rejected so far."""
         return int(self._handle.done())
 
+    @property
+    def planned(self) -> bool:
+        """Whether the engine has planned the sweep (estimated its work); a paused job is held before it plans."""
+        return self._handle.work_total() is not None
+
 
 def frontier(result: SweepResult) -> pl.DataFrame:
     """The scenario's Pareto frontiers (per its group-by axes) with the derived ``layout`` and ``topology_label``

@@ -507,6 +507,19 @@ async def test_a_finished_sweep_does_not_move_the_user_away(ui):
         assert active_tab(app) == "scenario" and app.focused is field
 
 
+async def test_escape_cancels_a_sweep_before_it_plans(ui):
+    # Esc at any moment, planning included (review 2, T9: the UI froze on a huge space while it counted and planned):
+    # the job is held before the engine plans, Esc cancels it there, and the engine never plans it.
+    app = ScalefrontApp(autostart=False)
+    async with app.run_test(size=SIZE) as pilot:
+        job = app.start_sweep(paused=True)
+        await ui.wait_until(pilot, lambda: job.held() > 0, "the pause gate")
+        assert not job.planned
+        await pilot.press("escape")
+        await ui.wait_until(pilot, lambda: "cancelled" in ui.status(app), "the sweep to stop")
+        assert job.cancelled and not job.planned and job.done() == 0
+
+
 async def test_escape_cancels_a_running_sweep(ui):
     app = ScalefrontApp(autostart=False)
     async with app.run_test(size=SIZE) as pilot:

@@ -30,7 +30,12 @@ from scalefront.roi.result import McProgress, RoiOptions, RoiResult, UncertainIn
 from scalefront.roi.run import monte_carlo, monte_carlo_on_cluster
 from scalefront.roi.uncertain import error_inputs, fabric_inputs, fixed_prices, price_inputs
 
-__all__ = ["compare"]
+__all__ = ["MAX_PREMIUM", "MAX_VALUE_USD_PER_GPU_HOUR", "compare"]
+
+#: The largest premium of A's fabric over B's a comparison takes (EST: quotes differ by 1.1-2x; 100x is a typo).
+MAX_PREMIUM = 100.0
+#: The most an extra busy GPU-hour may be worth (EST: GPUs rent for $1-10 an hour; $10,000 is a typo).
+MAX_VALUE_USD_PER_GPU_HOUR = 10_000.0
 
 
 def compare(
@@ -130,12 +135,16 @@ def _check(catalog: Catalog, a: str, b: str, opts: RoiOptions, cluster: str | No
     where = resolve(cluster, workers)  # a bad value or a missing extra is refused before any work
     if opts.samples < 1:
         raise UsageError(f"samples={opts.samples}: expected at least 1")
-    if opts.premium is not None and not (math.isfinite(opts.premium) and opts.premium > 0):
-        raise UsageError(f"premium={opts.premium}: expected a positive number such as 1.3")
-    if opts.value_usd_per_gpu_hour is not None and not (
-        math.isfinite(opts.value_usd_per_gpu_hour) and opts.value_usd_per_gpu_hour >= 0
-    ):
-        raise UsageError(f"value_usd_per_gpu_hour={opts.value_usd_per_gpu_hour}: expected a number >= 0")
+    if opts.premium is not None and not (math.isfinite(opts.premium) and 0 < opts.premium <= MAX_PREMIUM):
+        raise UsageError(
+            f"premium={opts.premium:g}: expected a multiple above 0 and at most {MAX_PREMIUM:g}, such as 1.3"
+        )
+    value = opts.value_usd_per_gpu_hour
+    if value is not None and not (math.isfinite(value) and 0 <= value <= MAX_VALUE_USD_PER_GPU_HOUR):
+        raise UsageError(
+            f"value_usd_per_gpu_hour={value:g}: expected a number of dollars from 0 to "
+            f"{MAX_VALUE_USD_PER_GPU_HOUR:,.0f}"
+        )
     return where
 
 

@@ -87,13 +87,15 @@ def _input(name: str, fig: Figure, r: Range, targets: list[dict[str, Any]]) -> U
 
 
 def error_inputs(common: list[float], collective: list[float], a: str, b: str) -> list[UncertainInput]:
+    """The model's error as uncertain inputs: the residuals sampled as they are, the tornado from their P10 to P90,
+    which always bracket 0 (the model right), the typical value, even when every residual has one sign."""
     out = []
     if common:
-        lo, hi = deciles(common)
+        lo, hi = _around_zero(deciles(common))
         target: list[dict[str, Any]] = [{"section": "model_error", "side": None, "field": "common"}]
         out.append(UncertainInput("model error, step time (both fabrics)", "log", lo, 0.0, hi, target, common))
     if collective:
-        lo, hi = deciles(collective)
+        lo, hi = _around_zero(deciles(collective))
         for name, side in ((a, 0), (b, 1)):
             target = [{"section": "model_error", "side": side, "field": "collective"}]
             out.append(UncertainInput(f"{name} collective model error", "log", lo, 0.0, hi, target, collective))
@@ -106,6 +108,10 @@ def fixed_prices(part: MixPart) -> dict[str, set[str]]:
     fixed: dict[str, set[str]] = {"*": {k for k, v in raw.items() if not isinstance(v, dict)}}
     fixed.update({k: set(v) for k, v in raw.items() if isinstance(v, dict)})
     return fixed
+
+
+def _around_zero(bounds: tuple[float, float]) -> tuple[float, float]:
+    return min(bounds[0], 0.0), max(bounds[1], 0.0)
 
 
 def deciles(values: list[float]) -> tuple[float, float]:

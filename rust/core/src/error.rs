@@ -173,11 +173,21 @@ impl ConfigError {
     }
 }
 
+/// A figure as a message shows it: as written for ordinary sizes, in exponent form when very large or very small
+/// (1e300 would be three hundred digits).
+fn shown(value: f64) -> String {
+    if value != 0.0 && value.is_finite() && !(1e-4..1e15).contains(&value.abs()) {
+        format!("{value:e}")
+    } else {
+        format!("{value}")
+    }
+}
+
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ConfigError::InvalidFigure { field, value, expected } => {
-                write!(f, "{field} = {value} is invalid: expected {expected}")
+                write!(f, "{field} = {} is invalid: expected {expected}", shown(*value))
             }
             ConfigError::ZeroDegree { field } => write!(f, "{field} must be at least 1"),
             ConfigError::GpuCountMismatch { tp, pp, dp, cp, product, gpus } => {

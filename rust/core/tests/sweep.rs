@@ -233,6 +233,76 @@ fn every_feasible_row_is_streamed_when_asked() {
     assert!(result.feasible > 0);
 }
 
+/// The layouts of a GPU count as the sweep's definition states them, by scanning every candidate degree: the
+/// reference the divisor-based listing and the combinatorial count must equal.
+fn layouts_by_scanning(space: &SweepSpace, gpus: u32) -> Vec<[u32; 5]> {
+    let values = |axis: &DegreeAxis, n: u32| match axis {
+        DegreeAxis::List(v) => v.clone(),
+        DegreeAxis::Search { max } => (1..=n.min(*max)).filter(|d| n.is_multiple_of(*d)).collect::<Vec<u32>>(),
+    };
+    let mut out = Vec::new();
+    for tp in values(&space.tp, gpus) {
+        for pp in values(&space.pp, gpus) {
+            for cp in values(&space.cp, gpus) {
+                let product = tp as u64 * pp as u64 * cp as u64;
+                let dps = match &space.dp {
+                    DegreeAxis::Search { .. } if (gpus as u64).is_multiple_of(product) => {
+                        vec![(gpus as u64 / product) as u32]
+                    }
+                    DegreeAxis::Search { .. } => vec![],
+                    DegreeAxis::List(v) => v.clone(),
+                };
+                for dp in dps {
+                    let etp = if space.parallelism.etp == 0 { tp } else { space.parallelism.etp } as u64;
+                    let stage = tp as u64 * dp as u64 * cp as u64;
+                    let ranks = if stage.is_multiple_of(etp) { (stage / etp) as u32 } else { dp * cp };
+                    for ep in values(&space.ep, ranks) {
+                        out.push([tp, pp, cp, dp, ep]);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn layouts_are_listed_and_counted_as_the_scan_finds_them() {
+    // Searched and listed degrees, dp derived and listed, ep searched over the expert ranks (with and without an
+    // expert TP), on GPU counts with few and many divisors.
+    let base = small_space(objectives(&["time_to_train_days", "cost_to_train_usd"]), CostMode::Rent);
+    let search = |max| DegreeAxis::Search { max };
+    let variants = [
+        (search(8), search(16), DegreeAxis::List(vec![1, 2]), search(u32::MAX), DegreeAxis::List(vec![1]), 0),
+        (search(u32::MAX), search(u32::MAX), DegreeAxis::List(vec![1]), search(u32::MAX), search(64), 0),
+        (DegreeAxis::List(vec![2, 8]), search(4), DegreeAxis::List(vec![1, 3]), search(u32::MAX), search(8), 2),
+        (
+            search(8),
+            DegreeAxis::List(vec![1, 2]),
+            DegreeAxis::List(vec![1]),
+            DegreeAxis::List(vec![4, 64]),
+            search(16),
+            0,
+        ),
+    ];
+    for (tp, pp, cp, dp, ep, etp) in variants {
+        let space = SweepSpace {
+            tp,
+            pp,
+            cp,
+            dp,
+            ep,
+            parallelism: Parallelism { etp, ..Parallelism::default() },
+            ..base.clone()
+        };
+        for gpus in [1, 7, 64, 96, 720, 1024, 5040, 65_536] {
+            let reference = layouts_by_scanning(&space, gpus);
+            assert_eq!(factorizations(&space, gpus), reference, "{gpus} GPUs");
+            assert_eq!(layout_count(&space, gpus), reference.len() as u64, "{gpus} GPUs");
+        }
+    }
+}
+
 #[test]
 fn space_size_counts_factorizations_exactly() {
     let space = small_space(objectives(&["time_to_train_days", "cost_to_train_usd"]), CostMode::Rent);

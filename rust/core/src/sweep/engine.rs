@@ -365,6 +365,9 @@ pub fn run_cells(
     progress: &Progress,
     rows: Option<&SyncSender<RowChunk>>,
 ) -> SweepResult {
+    // A paused sweep is held before it plans too (planning a huge space takes a while, and a caller holding the
+    // gate must be able to cancel it before any of that work).
+    progress.wait_if_paused();
     let plan = Plan::new(space, cells, rows.is_some());
     let mut total = Accumulator::new(false);
     let designs: Vec<ClusterCell> = plan.cells.iter().map(|&(_, cell)| cell).collect();

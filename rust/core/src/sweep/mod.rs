@@ -26,15 +26,13 @@ mod progress;
 mod space;
 
 pub use cells::{cell_costs, cell_sizes, cluster_cells, shard_ranges, ClusterCell};
+pub use count::{factorizations, layout_count, space_size};
+pub(crate) use count::{inner_combinations, outer_combinations};
 pub use engine::{run, run_cells};
 pub(crate) use progress::{reason_index, Counts};
 pub use progress::{Progress, REASONS};
-pub use count::{factorizations, layout_count, space_size};
-pub(crate) use count::{inner_combinations, outer_combinations};
-pub use space::{
-    Axis, Choice, DegreeAxis, FabricOption, GpuOption, Objective, ScaleUpOption, SweepSpace,
-};
 pub(crate) use space::PARALLEL_AXES;
+pub use space::{Axis, Choice, DegreeAxis, FabricOption, GpuOption, Objective, ScaleUpOption, SweepSpace};
 
 /// A configuration kept on a cell's frontier.
 #[derive(Clone, Debug, PartialEq)]

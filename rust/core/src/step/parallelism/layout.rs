@@ -110,8 +110,7 @@ fn check_degrees(
     }
     // Megatron-LM: "sequence length must be divisible by tensor parallel size" with sequence parallelism (its
     // sequence-parallel scatter splits each cp chunk over the tp ranks).
-    if par.sequence_parallel && par.tp > 1 && !(training.seq_len as u64).is_multiple_of(par.tp as u64 * par.cp as u64)
-    {
+    if par.sequence_parallel && par.tp > 1 && !(training.seq_len as u64).is_multiple_of(par.tp as u64 * par.cp as u64) {
         return Err(ConfigError::SequenceParallelSplit { seq_len: training.seq_len, tp: par.tp, cp: par.cp });
     }
     Ok((training.global_batch as u64 / per_step) as u32)
