@@ -62,7 +62,7 @@ def render(e: Evaluation) -> str:
         f"{e.oversubscription:g}:1, {e.network_tiers} switch tier{'s' if e.network_tiers != 1 else ''}",
         f"  parallel   tp {e.tp} x pp {e.pp}"
         + (f" (vpp {e.vpp})" if e.vpp > 1 else "")
-        + f" x dp {e.dp} x cp {e.cp}, ep {e.ep}; micro-batch {e.micro_batch}, {e.micro_batches} micro-batches, "
+        + f" x dp {e.dp} x cp {e.cp}, ep {e.ep}; micro-batch {e.micro_batch}, {_micro_batches(e)}, "
         f"global batch {e.global_batch} x {e.seq_len} tokens",
         f"  settings   ZeRO-{e.zero}, recompute {e.recompute}, "
         f"sequence parallel {'on' if e.sequence_parallel else 'off'}, "
@@ -105,6 +105,10 @@ def render(e: Evaluation) -> str:
         f"${e.cost_own_usd:,.0f} (capex ${e.capex_usd:,.0f}, network ${e.network_capex_usd:,.0f})",
     ]
     return "\n".join(lines)
+
+
+def _micro_batches(e: Evaluation) -> str:
+    return f"{e.micro_batches} micro-batch" + ("es" if e.micro_batches != 1 else "")
 
 
 _FRONTIER_COLUMNS = [
@@ -211,7 +215,7 @@ def render_bom(b: dict[str, Any]) -> str:
         f"  network hardware        {'':>12}   ${b['network_capex_usd']:>14,.0f}   (${per_gpu:,.0f} per GPU)",
         f"  spares                  {'':>12}   ${b['spares_usd']:>14,.0f}",
         f"  installation            {'':>12}   ${b['installation_usd']:>14,.0f}",
-        f"  out-of-band management  {b['racks']:>8,} racks   ${b['oob_usd']:>14,.0f}",
+        f"  out-of-band management  {b['racks']:>12,}   ${b['oob_usd']:>14,.0f}   (racks)",
         f"  support per year        {'':>12}   ${b['support_usd_per_year']:>14,.0f}",
         f"  NOS licences per year   {'':>12}   ${b['licences_usd_per_year']:>14,.0f}",
         f"  network power           {b['network_power_w'] / 1e3:>12,.1f} kW",
