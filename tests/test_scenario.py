@@ -279,6 +279,12 @@ BAD = [
         ("gpus = [64, 128]", "gpus = { start = 8, stop = 64, factor = 2, step = 8 }"),
         ["gpus", "factor", "step"],
     ),
+    (
+        # 2^31 GPU counts: refused before listing them (100,001 is the smallest count refused).
+        "range-too-many-counts",
+        ("gpus = [64, 128]", "gpus = { start = 1, stop = 100001, step = 1 }"),
+        ["gpus", "100,001 GPU counts", "at most 100,000"],
+    ),
     ("zero-stage-4", ("zero = [1, 3]", "zero = [1, 4]"), ["zero", "4"]),
     (
         "oversubscription-below-1",

@@ -36,6 +36,11 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
+#: The most GPU counts a range may hold: 100,000 (a space of that many counts already has billions of
+#: configurations; more would be minutes and gigabytes of listing before any limit could act).
+MAX_GPU_COUNTS = 100_000
+
+
 class Range(Strict):
     """Integers from start to stop (inclusive), multiplying by `factor` or adding `step`."""
 
@@ -49,6 +54,10 @@ class Range(Strict):
             raise ValueError("give exactly one of factor or step")
         if self.stop < self.start:
             raise ValueError(f"stop ({self.stop}) is below start ({self.start})")
+        if self.step is not None and (self.stop - self.start) // self.step >= MAX_GPU_COUNTS:
+            # Counted before listing: a range of 2^31 counts would take minutes and gigabytes to list.
+            count = (self.stop - self.start) // self.step + 1
+            raise ValueError(f"{count:,} GPU counts; a range may hold at most {MAX_GPU_COUNTS:,} (raise step)")
         out, v = [], self.start
         while v <= self.stop:
             out.append(v)
