@@ -220,3 +220,10 @@ def test_a_merged_frontier_is_not_written_over_an_existing_file(parts, tmp_path,
     code, _, err = run(["merge", *map(str, parts), "--out", str(out), "--force"], capsys)
     assert code == 0, err
     assert out.read_text(encoding="utf-8").splitlines()[0] == ",".join(COLUMNS)
+
+
+def test_an_empty_out_is_refused_not_taken_for_printing(parts, tmp_path, monkeypatch, capsys):
+    # --out '' (a variable that expanded to nothing) must not print the frontier as if --out were absent.
+    monkeypatch.chdir(tmp_path)
+    assert_refused(["merge", *map(str, parts), "--out", ""], capsys, "--out: the file name is empty")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["parts", "small.toml"]

@@ -224,8 +224,8 @@ def sweep(
 def merge(parts: list[str], out: str | None, force: bool = False) -> SweepOutcome:
     """Merge the parts of a sharded sweep (`sweep --shard K/N`): frontier parts into the sweep's result and
     frontier (written to `out` when given), `--all` parts into `out` (required)."""
-    if out:
-        check_target(out, force)
+    if out is not None:  # --out '' is refused, not taken for "print"
+        check_outputs(force, out=out)
     if read_parts(parts)[0].meta["kind"] == "all":
         if not out:
             raise UsageError("merging --all parts writes every feasible row: give --out FILE")
