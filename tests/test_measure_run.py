@@ -179,7 +179,17 @@ def test_without_pytorch_one_line_says_how_to_install(tmp_path, capsys, monkeypa
 def test_bench_script_writes_a_record_and_one_json_line(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(sys, "argv", ["bench.py"])
     code = bench.main(
-        ["--quick", "--model", "mixtral-8x7b", "--tp", "1", "--models-dir", str(DATA / "models"), "--out", str(tmp_path)],
+        [
+            "--quick",
+            "--model",
+            "mixtral-8x7b",
+            "--tp",
+            "1",
+            "--models-dir",
+            str(DATA / "models"),
+            "--out",
+            str(tmp_path),
+        ],
         device=FakeDevice,
     )
     assert code == 0
