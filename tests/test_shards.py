@@ -200,6 +200,10 @@ def test_a_file_that_is_no_part_is_refused(parts, small, tmp_path, capsys):
     assert_refused(["merge", str(plain)], capsys, str(plain), "not a scalefront part")
     assert_refused(["merge", str(small)], capsys, str(small), "not a Parquet file")
     assert_refused(["merge", str(tmp_path / "nope.parquet")], capsys, "no such file")
+    # A directory, a device and an empty name are what they are, not "no such file".
+    assert_refused(["merge", str(tmp_path)], capsys, f"{tmp_path} is a directory")
+    assert_refused(["merge", "/dev/null"], capsys, "/dev/null is not a regular file")
+    assert_refused(["merge", ""], capsys, "a part's file name is empty")
 
 
 def test_parts_of_another_version_or_kind_are_refused(parts, small, tmp_path, capsys):

@@ -198,9 +198,14 @@ class Part:
 
 
 def _read_part(path: str | Path) -> Part:
+    if not str(path).strip():
+        raise UsageError("a part's file name is empty; merge takes the parts `sweep --shard K/N` writes")
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise UsageError(f"{p}: no such file")
+    if not p.is_file():
+        kind = "a directory" if p.is_dir() else "not a regular file"
+        raise UsageError(f"{p} is {kind}; merge takes the .parquet parts `sweep --shard K/N` writes")
     try:
         raw = pl.read_parquet_metadata(p)
     except Exception:  # polars raises several kinds for a file that is not Parquet
