@@ -94,6 +94,8 @@ class Catalog:
     economics: Economics | None = None
     #: The prediction intervals' residuals by regime (data/model_error.toml), or None.
     errors: ErrorModelFile | None = None
+    #: The user catalog files merged in, in order (named when an id has no price in any of them).
+    files: list[str] = field(default_factory=list)
 
     _KINDS: ClassVar[dict[str, tuple[str, type[BaseModel]]]] = {
         "gpus": ("gpus", GpuEntry),
@@ -133,6 +135,7 @@ class Catalog:
     def add_file(self, path: str | Path) -> None:
         """Merge a user catalog file (tables by kind: gpus, scale_up, fabrics, topologies, models, prices)."""
         file = str(path)
+        self.files.append(file)
         doc = parse_toml(read_text(Path(path)), file)
         allowed = [*self._KINDS, "prices"]
         for key, table in doc.items():
@@ -221,13 +224,16 @@ class Catalog:
     def model(self, name: str) -> ModelEntry:
         return self.models.get(name) or _raise(_unknown("model", name, self.models))
 
+    def _no_price(self, kind: str, name: str, priced: dict[str, Any]) -> CatalogError:
+        """No [prices.<kind>.<name>] anywhere: the files searched, and the closest priced id (a misspelt one)."""
+        where = " or ".join(["data/prices.toml", *self.files])
+        return CatalogError(f"no price for {kind} {name!r} in {where}{did_you_mean(name, list(priced))}")
+
     def gpu_price(self, name: str) -> GpuPrice:
-        return self.gpu_prices.get(name) or _raise(CatalogError(f"no price for GPU {name!r} in the price catalog"))
+        return self.gpu_prices.get(name) or _raise(self._no_price("GPU", name, self.gpu_prices))
 
     def fabric_price(self, name: str) -> FabricPrice:
-        return self.fabric_prices.get(name) or _raise(
-            CatalogError(f"no price for fabric {name!r} in the price catalog")
-        )
+        return self.fabric_prices.get(name) or _raise(self._no_price("fabric", name, self.fabric_prices))
 
     def scale_up_price(self, name: str) -> ScaleUpPrice:
         """NVLink switch tray price of a domain; zero for domains whose switches come with the servers."""
