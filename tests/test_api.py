@@ -280,12 +280,11 @@ def test_what_ifs_move_the_comparison_the_right_way(draft):
         econ.utilisation,
     )
     before = api.compare_fabrics(draft, base, samples=100)
-    # A's network parts at twice the price: its network hardware doubles exactly (same parts counted), its total
-    # cost of ownership rises and what it saves falls.
-    dearer = api.compare_fabrics(draft, replace(base, network_price={"ib-ndr": 2.0, "roce-400g": 1.0}), samples=100)
-    assert dearer.table["network_capex_usd_ib-ndr"].to_list() == pytest.approx(
-        [2 * v for v in before.table["network_capex_usd_ib-ndr"].to_list()]
-    )
+    # A quoted at twice B's network cost (above the catalog's premium at every count): A's fabric cost is exactly
+    # twice B's, its total cost of ownership rises and what it saves falls.
+    assert (before.table["premium"] < 2.0).all()
+    dearer = api.compare_fabrics(draft, replace(base, premium=2.0), samples=100)
+    assert dearer.table["fabric_a_usd"].to_list() == pytest.approx([2 * v for v in dearer.table["fabric_b_usd"]])
     assert (dearer.table["cost_ib-ndr"] > before.table["cost_ib-ndr"]).all()
     assert (dearer.table["saving_b_minus_a"] < before.table["saving_b_minus_a"]).all()
     # Dearer power raises the own-mode cost on both fabrics.

@@ -14,7 +14,8 @@ and documented, with names that stay stable while scalefront's internals move.
 - **Details**: :meth:`ScenarioDraft.bill_of_materials` for a row; :func:`step_components` lists the step-time
   components of the schema.
 - **Fabric comparison**: :func:`compare_fabrics` with :class:`WhatIf` inputs gives a :class:`RoiView` (table,
-  verdict, tornado bars).
+  verdict, tornado bars); :func:`verdict_at` words it at any of its GPU counts; :func:`fabric_choices` lists the
+  fabrics it can compare.
 - **Exports**: :func:`export_rows`, :func:`export_roi`, :func:`row_as_csv`.
 - **Front ends** register under the entry-point group ``scalefront.ui`` (see :class:`UserInterface`);
   :func:`find_ui` loads the installed one for the ``scalefront`` command.
@@ -47,7 +48,16 @@ from scalefront.errors import CatalogError, ConfigurationError, ScalefrontError,
 from scalefront.inputs.scenario.build import Scenario, builtin_scenarios
 from scalefront.inputs.scenario.draft import FORM_FIELDS, FormErrors, FormField, ScenarioDraft
 from scalefront.inputs.scenario.file import DEFAULT_SCENARIO
-from scalefront.roi.whatif import RoiView, TornadoBar, WhatIf, compare_fabrics, what_if_defaults
+from scalefront.roi.whatif import (
+    INTERACTIVE_SAMPLES,
+    RoiView,
+    TornadoBar,
+    WhatIf,
+    compare_fabrics,
+    fabric_choices,
+    verdict_at,
+    what_if_defaults,
+)
 from scalefront.table import ColumnSpec, Filter, column_spec, column_specs, export_frame_columns, parse_filter, present
 from scalefront.units import (
     format_count,
@@ -64,6 +74,7 @@ __all__ = [
     "API_VERSION",
     "DEFAULT_SCENARIO",
     "FORM_FIELDS",
+    "INTERACTIVE_SAMPLES",
     "UI_ENTRY_POINT_GROUP",
     "CatalogError",
     "ColumnSpec",
@@ -88,6 +99,7 @@ __all__ = [
     "compare_fabrics",
     "export_roi",
     "export_rows",
+    "fabric_choices",
     "find_ui",
     "format_count",
     "format_days",
@@ -103,12 +115,13 @@ __all__ = [
     "row_as_csv",
     "step_components",
     "ui_missing_message",
+    "verdict_at",
     "what_if_defaults",
 ]
 
 #: Version of this API. A front end states the version it was written for (:class:`UserInterface`); it changes
 #: only when a name here changes incompatibly.
-API_VERSION = 2
+API_VERSION = 3
 
 
 class SweepJob:

@@ -289,8 +289,8 @@ async def test_the_frontier_shows_the_chart_beside_the_table_on_tall_terminals(u
 
 # ---------------------------------------------------------------------------------------------- ROI
 async def test_roi_what_if_changes_the_numbers(ui):
-    """Raising A's network price makes A dearer to own: its total cost of ownership rises at every GPU count, and
-    the verdict follows."""
+    """A quote of +100% (A's network at twice B's, above every catalog premium of the scenario) makes A dearer to
+    own: its total cost of ownership rises at every GPU count, and the verdict follows."""
     app = ScalefrontApp()
     async with app.run_test(size=(100, 30)) as pilot:
         await ui.wait_for_sweep(pilot)
@@ -299,10 +299,10 @@ async def test_roi_what_if_changes_the_numbers(ui):
         before = app.query_one("#roi-pane").view
         a = before.fabric_a
         shown = app.roi_updates
-        await paste_into(pilot, "#wi-net-a", "3")
+        await paste_into(pilot, "#wi-premium", "+100%")
         await ui.wait_for_roi(pilot, shown + 1)
         after = app.query_one("#roi-pane").view
-        assert after.what_if.network_price[a] == 3.0
+        assert after.what_if.premium == 2.0 and (before.table["premium"] < 2.0).all()
         old, new = before.table[f"cost_{a}"].to_list(), after.table[f"cost_{a}"].to_list()
         assert all(n > o for n, o in zip(new, old, strict=True))
         assert after.verdict != before.verdict

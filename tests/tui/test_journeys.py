@@ -212,7 +212,7 @@ async def test_the_roi_tab_has_a_verdict_and_one_cost_mode(ui):
         await pilot.press("4")
         await ui.wait_for_roi(pilot)
         verdict = ui.text_of(app, "#roi-verdict")
-        assert "ib-ndr" in verdict and "roce-400g" in verdict and "premium" in verdict and "flips if" in verdict
+        assert "ib-ndr" in verdict and "roce-400g" in verdict and "premium" in verdict and "Would flip if" in verdict
         headers = ui.table_headers(app, "#roi-table")
         assert any(h.startswith("own ") for h in headers) and not any(h.startswith("rent ") for h in headers)
         assert "break-even" in " ".join(headers) and "payback" in " ".join(headers)

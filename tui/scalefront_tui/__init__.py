@@ -11,7 +11,7 @@ from pathlib import Path
 __all__ = ["api_version", "run", "serve"]
 
 #: The version of `scalefront.api` this UI is written for.
-api_version = 2
+api_version = 3
 
 
 def run(scenario: str) -> None:

@@ -1,7 +1,12 @@
 """The fabric comparison (:func:`scalefront.roi.compare.compare`) behind a stable, documented face for interactive use:
-what-if inputs (each fabric's network price, the GPU server price, rent, $/kWh, PUE, years, utilisation, rent or
-own) applied as the scenario's own price overrides (so they are certain, not sampled), a table with friendly
-columns for the chosen cost mode, the comparison's own verdict sentence, and the tornado bars with flip values.
+what-if inputs (A's network quote over B's, the GPU server price, rent, $/kWh, PUE, years, utilisation, rent or
+own), a table with friendly columns for the chosen cost mode, the comparison's own verdict sentence (at any of its
+GPU counts), and the tornado bars with flip values.
+
+A what-if keeps the figure's uncertainty: a quote sets A's fabric cost to a multiple of B's in every Monte Carlo
+sample (the CLI's ``--premium``), and a changed price moves the catalog's whole ``{ low, typical, high }`` range with
+it (scaled, within the figure's bounds), so the comparison is continuous and monotone in every what-if and equals
+a fresh comparison with those figures in the catalog (review D2).
 
 This module holds no formula: every figure comes from ``compare`` (the Rust core) and the sweep.
 """
@@ -9,23 +14,34 @@ This module holds no formula: every figure comes from ``compare`` (the Rust core
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
 
 from scalefront._enums import CostMode
+from scalefront.inputs.catalog.entries import Entry, Range
+from scalefront.inputs.catalog.figures import figure
+from scalefront.inputs.catalog.loader import Catalog
 from scalefront.inputs.scenario.draft import ScenarioDraft
 from scalefront.roi.compare import compare
 from scalefront.roi.result import RoiOptions, RoiResult
 from scalefront.roi.text import value_text, verdict
 from scalefront.table import ColumnSpec
 
-__all__ = ["NETWORK_PRICE_KEYS", "RoiView", "TornadoBar", "WhatIf", "compare_fabrics", "what_if_defaults"]
+__all__ = [
+    "INTERACTIVE_SAMPLES",
+    "RoiView",
+    "TornadoBar",
+    "WhatIf",
+    "compare_fabrics",
+    "fabric_choices",
+    "verdict_at",
+    "what_if_defaults",
+]
 
-#: The fabric prices a network price multiplier scales (the parts; power figures stay).
-NETWORK_PRICE_KEYS = ("nic_usd", "switch_usd", "nic_optic_usd", "switch_optic_usd", "dac_usd", "fibre_usd")
 #: Monte Carlo samples of an interactive comparison (the verdict's probabilities).
 INTERACTIVE_SAMPLES = 2000
 
@@ -38,9 +54,11 @@ class WhatIf:
     fabric_b: str
     #: own: total cost of ownership (break-even, NPV and payback apply); rent: GPU-hours at the rent price.
     mode: CostMode = "own"
-    #: Network part prices of each fabric, as a multiple of the catalog's (1.3 = a 30% dearer quote).
-    network_price: dict[str, float] = field(default_factory=dict)
-    #: Price of one GPU server (8 GPUs for HGX-class servers), USD, for every GPU type of the scenario.
+    #: A's fabric cost as a multiple of B's, the CLI's ``roi --premium`` (1.3: A is quoted 30% over B), applied to
+    #: every Monte Carlo sample of B's cost; None: each fabric at its catalog prices.
+    premium: float | None = None
+    #: Price of one GPU server (8 GPUs for HGX-class servers), USD, for every GPU type of the scenario. Each figure
+    #: below moves its catalog range with it (None: the scenario's or catalog's figure).
     server_usd: float | None = None
     rent_usd_per_gpu_hour: float | None = None
     usd_per_kwh: float | None = None
@@ -62,7 +80,6 @@ def what_if_defaults(draft: ScenarioDraft, fabric_a: str, fabric_b: str) -> What
         fabric_a,
         fabric_b,
         mode="own",
-        network_price={fabric_a: 1.0, fabric_b: 1.0},
         server_usd=prices.get("server_usd", gpu_price.server_usd),
         rent_usd_per_gpu_hour=prices.get("rent_usd_per_gpu_hour", gpu_price.rent_usd_per_gpu_hour),
         usd_per_kwh=float(econ["usd_per_kwh"]),
@@ -72,28 +89,57 @@ def what_if_defaults(draft: ScenarioDraft, fabric_a: str, fabric_b: str) -> What
     )
 
 
-def _raw_with(draft: ScenarioDraft, w: WhatIf) -> dict[str, Any]:
-    """The scenario with the what-ifs written as its own price overrides (so the sweep and roi see them)."""
+def fabric_choices(draft: ScenarioDraft) -> list[str]:
+    """The fabrics a comparison can own: every catalog fabric id (operating modes included, as the catalog names
+    them) with a price of its own, sorted; fabrics sold only inside instance rent cannot be owned."""
+    prices = draft.catalog.fabric_prices
+    return sorted(f for f in draft.catalog.fabrics if f in prices and not prices[f].rented)
+
+
+#: The what-ifs that move a catalog price: (WhatIf field, catalog section, entry field).
+_PRICE_WHAT_IFS = (
+    ("server_usd", "gpu", "server_usd"),
+    ("rent_usd_per_gpu_hour", "gpu", "rent_usd_per_gpu_hour"),
+    ("usd_per_kwh", "economics", "usd_per_kwh"),
+    ("pue", "economics", "pue"),
+    ("years", "economics", "amortization_years"),
+    ("utilisation", "economics", "utilisation"),
+)
+
+
+def _moved(entry: Entry, section: str, key: str, value: float) -> Entry:
+    """`entry` with figure `key` at `value` and its range scaled with it (value / typical), each end kept within
+    the figure's bounds: the figure stays as uncertain as the catalog has it."""
+    old = float(getattr(entry, key))
+    ranges = dict(entry.ranges)
+    if key in ranges and old > 0:
+        fig = figure(f"prices.{section}", key)
+        lo, hi = (fig.ge if fig.ge is not None else -math.inf), (fig.le if fig.le is not None else math.inf)
+        r, scale = ranges[key], value / old
+        ranges[key] = Range(min(max(r.low * scale, lo), value), value, max(min(r.high * scale, hi), value))
+    return entry.model_copy(update={key: value, "ranges": ranges})
+
+
+def _with_what_ifs(draft: ScenarioDraft, w: WhatIf) -> tuple[dict[str, Any], Catalog]:
+    """The scenario and catalog with the what-ifs applied: each changed price moved in the catalog with its range,
+    and written over the scenario's own override where it sets one (a scenario's figure is certain)."""
     raw = copy.deepcopy(draft.raw)
-    econ = raw.setdefault("economics", {})
-    prices = econ.setdefault("prices", {})
-    for fabric, factor in w.network_price.items():
-        if factor == 1.0:
+    prices = raw.get("economics", {}).get("prices", {})
+    gpu_prices, econ = dict(draft.catalog.gpu_prices), draft.catalog.economics_or_error()
+    for attr, section, key in _PRICE_WHAT_IFS:
+        value = getattr(w, attr)
+        if value is None:
             continue
-        table = prices.setdefault(fabric, {})
-        base = draft.catalog.fabric_price(fabric).model_dump()
-        for key in NETWORK_PRICE_KEYS:
-            table[key] = float(table.get(key, prices.get(key, base[key]))) * factor
-    per_gpu = {"server_usd": w.server_usd, "rent_usd_per_gpu_hour": w.rent_usd_per_gpu_hour}
-    for gpu in draft.scenario.gpu_names:
-        for key, value in per_gpu.items():
-            if value is not None:
-                prices.setdefault(gpu, {})[key] = float(value)
-    scalars = {"usd_per_kwh": w.usd_per_kwh, "pue": w.pue, "amortization_years": w.years, "utilisation": w.utilisation}
-    for key, value in scalars.items():
-        if value is not None:
-            prices[key] = float(value)
-    return raw
+        if section == "economics":
+            econ = _moved(econ, section, key, float(value))  # type: ignore[assignment]
+            if key in prices:
+                prices[key] = float(value)
+            continue
+        for gpu in draft.scenario.gpu_names:
+            gpu_prices[gpu] = _moved(gpu_prices[gpu], section, key, float(value))  # type: ignore[assignment]
+            if key in prices.get(gpu, {}):
+                prices[gpu][key] = float(value)
+    return raw, dataclasses.replace(draft.catalog, gpu_prices=gpu_prices, economics=econ)
 
 
 @dataclass(frozen=True)
@@ -139,9 +185,9 @@ def compare_fabrics(
 ) -> RoiView:
     """Compare two fabrics over the draft's GPU counts with the what-if inputs applied (`samples` Monte Carlo
     samples for the verdict's probabilities). `sensitivity` also fills :attr:`RoiView.tornado`."""
-    raw = _raw_with(draft, what_if)
-    options = RoiOptions(samples=samples)
-    result = compare((raw, draft.file), what_if.fabric_a, what_if.fabric_b, catalog=draft.catalog, options=options)
+    raw, catalog = _with_what_ifs(draft, what_if)
+    options = RoiOptions(samples=samples, premium=what_if.premium)
+    result = compare((raw, draft.file), what_if.fabric_a, what_if.fabric_b, catalog=catalog, options=options)
     table = _table(result, what_if)
     sentence = _rent_verdict(table, what_if) if what_if.mode == "rent" else verdict(result)
     return RoiView(
@@ -152,6 +198,15 @@ def compare_fabrics(
         tornado=_tornado(result) if sensitivity else None,
         result=result,
     )
+
+
+def verdict_at(view: RoiView, gpus: int) -> str:
+    """The comparison's verdict about one of its GPU counts (the CLI's ``roi --gpus``), without comparing again."""
+    if view.what_if.mode == "rent" or gpus == view.result.headline_gpus:
+        return view.verdict
+    if gpus not in view.result.table["gpus"].to_list():
+        raise ValueError(f"{gpus:,} GPUs is not a GPU count of the comparison")
+    return verdict(dataclasses.replace(view.result, headline_gpus=gpus))
 
 
 def _table(result: RoiResult, w: WhatIf) -> pl.DataFrame:

@@ -1,7 +1,13 @@
-"""The ROI tab: is fabric A worth it over fabric B for the scenario as run? The verdict on top (payback, break-even
-premium with its P10-P90 band, what flips the answer), the what-if inputs a buyer changes (each fabric's network
-price, the server price, rent, $/kWh, PUE, years, utilisation, own or rent), a table per GPU count that follows
-every change, and the tornado with flip values on request.
+"""The ROI tab: is fabric A worth it over fabric B for the scenario as run? The verdict on top, at the GPU count the
+buyer picks (the table's cursor row; `[` and `]` step it with the verdict in view), the what-if inputs a buyer
+changes (A's quote as +% over B, the CLI's `--premium`, with the catalog's premium beside it; the server price,
+rent, $/kWh, PUE, years, utilisation, own or rent), a table per GPU count that follows every change, the answer
+pinned with `p` beside the answer now, and the tornado with flip values on request.
+
+A what-if left as shown is not applied (the comparison uses the scenario's and catalog's figures, with their
+uncertainty); a changed one moves its figure's whole range (scalefront.api.WhatIf). When the scenario as run
+changes its GPU, GPU counts or fabrics, or fabric A or B changes, the what-ifs go back to the new figures and a
+notice says which were reset: a re-run never keeps the previous scenario's prices (review D1, D11).
 
 Comparisons run in a worker thread; while one runs, later changes are collected and the newest is run next
 (never a pile of runs).
@@ -13,7 +19,7 @@ compare now."""
 from __future__ import annotations
 
 import threading
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -24,40 +30,32 @@ from textual.geometry import Region
 from textual.widgets import DataTable, Input, Label, Select, Static
 
 from scalefront.api import (
+    INTERACTIVE_SAMPLES,
     RoiView,
     ScalefrontError,
     ScenarioDraft,
     WhatIf,
     compare_fabrics,
+    fabric_choices,
     format_money,
     message_of,
-    parse_number,
+    verdict_at,
     what_if_defaults,
 )
 from scalefront_tui.messages import RoiUpdated, WhatIfChanged
 from scalefront_tui.widgets.fields import Field
 from scalefront_tui.widgets.figures import tornado_lines
 from scalefront_tui.widgets.frame_table import FrameTable
+from scalefront_tui.widgets.roi_compare import RoiAnswer, pinned_table
+from scalefront_tui.widgets.roi_inputs import NUMBER_FIELDS, WHAT_IF_ATTRS, read_number, scenario_change
 
 TORNADO_HINT = (
     "[dim]T: tornado (how the break-even moves as each input spans its range, and where the verdict flips)[/dim]"
 )
 
-#: The what-if number fields (id, label), in the order they are laid out (two per row, after the fabrics).
-NUMBER_FIELDS = [
-    ("wi-net-a", "A network ×"),
-    ("wi-net-b", "B network ×"),
-    ("wi-util", "utilisation"),
-    ("wi-server", "server $"),
-    ("wi-rent", "rent $/GPU-h"),
-    ("wi-kwh", "$/kWh"),
-    ("wi-pue", "PUE"),
-    ("wi-years", "years"),
-]
-
 
 class RoiPane(VerticalScroll):
-    """Verdict, what-ifs, the table per GPU count, the tornado."""
+    """Verdict, what-ifs, the table per GPU count, the pinned comparison, the tornado."""
 
     DEFAULT_CSS = """
     RoiPane {
@@ -66,6 +64,11 @@ class RoiPane(VerticalScroll):
     RoiPane #roi-verdict {
         height: auto;
         margin-bottom: 1;
+    }
+    RoiPane #roi-notice {
+        height: auto;
+        display: none;
+        color: $warning;
     }
     RoiPane #roi-controls {
         grid-size: 4;
@@ -79,6 +82,11 @@ class RoiPane(VerticalScroll):
     RoiPane #roi-controls Select, RoiPane #roi-controls Field {
         height: 1;
     }
+    RoiPane #roi-controls #wi-premium-note {
+        column-span: 2;
+        height: 1;
+        color: $text-muted;
+    }
     RoiPane #roi-error {
         height: auto;
         display: none;
@@ -88,6 +96,11 @@ class RoiPane(VerticalScroll):
         max-height: 20;
         margin-top: 1;
     }
+    RoiPane #roi-pinned {
+        height: auto;
+        display: none;
+        margin-top: 1;
+    }
     RoiPane #roi-tornado {
         height: auto;
         margin-top: 1;
@@ -95,6 +108,9 @@ class RoiPane(VerticalScroll):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("left_square_bracket", "gpus(-1)", "Fewer GPUs"),
+        Binding("right_square_bracket", "gpus(1)", "More GPUs"),
+        Binding("p", "pin", "Pin"),
         Binding("T", "tornado", "Tornado"),
         Binding("enter", "edit", "Edit what-ifs", show=False),
     ]
@@ -106,25 +122,34 @@ class RoiPane(VerticalScroll):
         self.view: RoiView | None = None
         self.what_if: WhatIf | None = None
         self.stale = True
+        #: The GPU count the verdict speaks of (None: the comparison's largest, as the CLI).
+        self.gpus: int | None = None
+        #: The answer pinned with `p`, shown beside the answer now.
+        self.pinned: RoiAnswer | None = None
+        #: Each what-if field's text as last reset (a field still showing it is not applied).
+        self.defaults: dict[str, str] = {}
+        #: Catalog premium (A's fabric cost over B's) per GPU count, from the last comparison without a quote.
+        self.catalog_premium: dict[int, float] = {}
         self._request_lock = threading.Lock()
         self._next_request: tuple[WhatIf, bool] | None = None
         self._comparing = False
 
     def compose(self) -> ComposeResult:
         draft = self.draft
-        fabrics = sorted(draft.catalog.fabrics)
-        names = draft.scenario.fabric_names
+        fabrics = fabric_choices(draft)
+        names = [f for f in draft.scenario.fabric_names if f in fabrics] or fabrics
         a = names[0]
         b = names[1] if len(names) > 1 else next(f for f in fabrics if f != a)
+        yield Static("", id="roi-notice")
         yield Static("", id="roi-verdict")
         with Grid(id="roi-controls"):
             yield Label("fabric A")
             yield Select([(f, f) for f in fabrics], value=a, id="wi-a", allow_blank=False, compact=True)
             yield Label("fabric B")
             yield Select([(f, f) for f in fabrics], value=b, id="wi-b", allow_blank=False, compact=True)
-            for field_id, label in NUMBER_FIELDS[:2]:
-                yield Label(label)
-                yield Field(id=field_id)
+            yield Label("A quote +%", id="wi-premium-label")
+            yield Field(placeholder="catalog", id="wi-premium")
+            yield Static("", id="wi-premium-note")
             yield Label("cost")
             yield Select(
                 [("own: total cost of ownership", "own"), ("rent: GPU-hours", "rent")],
@@ -133,25 +158,32 @@ class RoiPane(VerticalScroll):
                 allow_blank=False,
                 compact=True,
             )
-            for field_id, label in NUMBER_FIELDS[2:]:
+            for field_id, label in NUMBER_FIELDS:
                 yield Label(label)
                 yield Field(id=field_id)
         yield Static("", id="roi-error")
         yield FrameTable([], id="roi-table", markable=False, header_lines=2)
+        yield Static("", id="roi-pinned")
         yield Static(TORNADO_HINT, id="roi-tornado")
 
     def load_scenario(self, draft: ScenarioDraft) -> None:
-        """Compare the fabrics in `draft` (the scenario as run) from the next comparison on."""
-        self.draft = draft
+        """Compare the fabrics in `draft` (the scenario as run) from the next comparison on. A new GPU, GPU counts
+        or fabric list resets the what-ifs (with a notice naming those that were changed); otherwise a changed
+        what-if stays and the others show the new scenario's figures."""
+        old, self.draft = self.draft, draft
+        what = scenario_change(old, draft)
+        if what:
+            self.catalog_premium = {}
+            self.reset_inputs(why=what)
+        else:
+            self.reset_inputs(keep_changed=True)
 
     # ------------------------------------------------------------------------------------------------ inputs
-    def reset_inputs(self) -> None:
-        """Show the scenario's and catalog's figures for the chosen fabrics (after a re-run or a fabric change)."""
-        a, b = str(self.query_one("#wi-a", Select).value), str(self.query_one("#wi-b", Select).value)
+    def _default_texts(self) -> dict[str, str]:
+        a, b = self._fabrics()
         w = what_if_defaults(self.draft, a, b)
-        texts = {
-            "wi-net-a": "1.00",
-            "wi-net-b": "1.00",
+        return {
+            "wi-premium": "",
             "wi-server": format_money(w.server_usd or 0.0),
             "wi-rent": format_money(w.rent_usd_per_gpu_hour or 0.0),
             "wi-kwh": f"{w.usd_per_kwh:g}",
@@ -159,44 +191,76 @@ class RoiPane(VerticalScroll):
             "wi-years": f"{w.years:g}",
             "wi-util": f"{(w.utilisation or 1.0) * 100:g}%",
         }
+
+    def changed_fields(self) -> list[str]:
+        """The labels of the what-ifs whose text differs from the figure shown at the last reset."""
+        labels = {"wi-premium": "A quote", **dict(NUMBER_FIELDS)}
+        return [labels[f] for f, text in self.defaults.items() if self.query_one(f"#{f}", Field).value.strip() != text]
+
+    def reset_inputs(self, *, why: str = "", keep_changed: bool = False) -> None:
+        """Show the scenario's and catalog's figures for the chosen fabrics (after a re-run or a fabric change).
+        `why` (what changed) shows a notice naming the what-ifs that were reset; `keep_changed` keeps them."""
+        changed = self.changed_fields() if self.defaults else []
+        kept = {f for f, text in self.defaults.items() if self.query_one(f"#{f}", Field).value.strip() != text}
+        texts = self._default_texts()
         with self.prevent(Input.Changed, Select.Changed):
             for field_id, text in texts.items():
-                self.query_one(f"#{field_id}", Field).value = text
+                if not (keep_changed and field_id in kept):
+                    self.query_one(f"#{field_id}", Field).value = text
+        self.defaults = texts
+        self.query_one("#wi-premium-label", Label).update(f"{self._fabrics()[0][:8]} +%")
+        self._show_premium_note()
+        notice = self.query_one("#roi-notice", Static)
+        if why and changed and not keep_changed:
+            notice.update(f"{why}: what-ifs reset to its figures ({', '.join(changed)})")
+            notice.display = True
+            self.notify(f"ROI what-ifs reset ({why})", severity="warning")
+        elif not keep_changed:
+            notice.display = False
+
+    def _fabrics(self) -> tuple[str, str]:
+        return str(self.query_one("#wi-a", Select).value), str(self.query_one("#wi-b", Select).value)
+
+    def _show_premium_note(self) -> None:
+        """Beside the quote: over which fabric, and the catalog's premium at the verdict's GPU count."""
+        _, b = self._fabrics()
+        gpus = self._verdict_gpus()
+        catalog = self.catalog_premium.get(gpus) if gpus is not None else None
+        at = f"catalog {catalog - 1:+.0%} at {gpus:,}" if catalog is not None else "catalog prices when empty"
+        self.query_one("#wi-premium-note", Static).update(f"over {b}; {at}")
 
     def read_inputs(self) -> WhatIf:
-        """The what-ifs as typed; ValueError (naming the field) for a value that is not a sensible number."""
-        a, b = str(self.query_one("#wi-a", Select).value), str(self.query_one("#wi-b", Select).value)
+        """The what-ifs as typed (those still showing the scenario's figure are not applied); ValueError (naming
+        the field) for a value that is not a sensible number."""
+        a, b = self._fabrics()
         if a == b:
             raise ValueError("choose two different fabrics")
-        values: dict[str, float] = {}
-        for field_id, label in NUMBER_FIELDS:
+        values: dict[str, Any] = {}
+        for field_id, label in [("wi-premium", "A quote +%"), *NUMBER_FIELDS]:
             field = self.query_one(f"#{field_id}", Field)
+            text = field.value.strip()
+            if text == self.defaults.get(field_id):
+                field.remove_class("invalid")
+                continue
             try:
-                value = parse_number(field.value, what=label)
-                if field_id == "wi-util" and value > 1:
-                    value /= 100.0  # "80" means 80%
-                _check(field_id, label, value)
+                values[field_id] = read_number(field_id, label, text)
             except ValueError:
                 field.add_class("invalid")
                 raise
             field.remove_class("invalid")
-            values[field_id] = value
         return WhatIf(
             a,
             b,
             mode="rent" if self.query_one("#wi-mode", Select).value == "rent" else "own",
-            network_price={a: values["wi-net-a"], b: values["wi-net-b"]},
-            server_usd=values["wi-server"],
-            rent_usd_per_gpu_hour=values["wi-rent"],
-            usd_per_kwh=values["wi-kwh"],
-            pue=values["wi-pue"],
-            years=values["wi-years"],
-            utilisation=values["wi-util"],
+            premium=values.get("wi-premium"),
+            **{WHAT_IF_ATTRS[k]: v for k, v in values.items() if k in WHAT_IF_ATTRS},
         )
 
     @on(Select.Changed, "#wi-a, #wi-b")
     def _fabrics_changed(self) -> None:
-        self.reset_inputs()
+        self.catalog_premium = {}
+        a, b = self._fabrics()
+        self.reset_inputs(why=f"fabrics now {a} vs {b}")
         self._changed()
 
     @on(Select.Changed, "#wi-mode")
@@ -213,7 +277,7 @@ class RoiPane(VerticalScroll):
         self.query_one("#roi-table").focus()
 
     def action_edit(self) -> None:
-        self.query_one("#wi-net-a").focus()
+        self.query_one("#wi-premium").focus()
 
     # ------------------------------------------------------------------------------------------------ runs
     def update(self, *, tornado: bool = False) -> None:
@@ -262,13 +326,62 @@ class RoiPane(VerticalScroll):
             self.post_message(RoiUpdated(view))
             return
         self.view = view
-        self.query_one("#roi-verdict", Static).update(Text(view.verdict, style="bold"))
+        counts = [int(g) for g in view.table["gpus"].to_list()]
+        if view.what_if.premium is None and "premium" in view.table.columns:
+            self.catalog_premium = dict(zip(counts, view.table["premium"].to_list(), strict=True))
+        if self.gpus not in counts:
+            self.gpus = None
         table = self.query_one("#roi-table", FrameTable)
         table.priority = _roi_priority([c.name for c in view.columns], view)
         table.load(view.table, view.columns, key=["gpus"])
-        self._draw_tornado()
+        self._place_cursor(counts.index(self._verdict_gpus() or counts[-1]))
+        self._show_answer()
         self.scroll_home(animate=False)  # a new answer shows from its verdict
         self.post_message(RoiUpdated(view))
+
+    def _verdict_gpus(self) -> int | None:
+        """The GPU count the verdict speaks of: the one picked, else the comparison's headline (its largest)."""
+        if self.gpus is not None:
+            return self.gpus
+        return self.view.result.headline_gpus if self.view is not None else None
+
+    def _show_answer(self) -> None:
+        """The verdict at the picked GPU count, the quote's note, the pinned comparison and the tornado."""
+        view, gpus = self.view, self._verdict_gpus()
+        if view is None or gpus is None:
+            return
+        self.query_one("#roi-verdict", Static).update(_verdict_text(verdict_at(view, gpus), view))
+        self._show_premium_note()
+        pinned = self.query_one("#roi-pinned", Static)
+        if self.pinned is not None:
+            pinned.update(pinned_table(self.pinned, RoiAnswer(view, gpus)))
+        pinned.display = self.pinned is not None
+        self._draw_tornado()
+
+    def _place_cursor(self, row: int) -> None:
+        """Move the table's cursor to `row`, the verdict's (its highlight changes nothing, so the pane stays)."""
+        self.query_one("#roi-table", FrameTable).move_cursor(row=row, animate=False)
+
+    def action_gpus(self, step: int) -> None:
+        """`[` `]`: the verdict about the next smaller or larger GPU count (the table's cursor follows)."""
+        if self.view is None:
+            return
+        counts = [int(g) for g in self.view.table["gpus"].to_list()]
+        now = self._verdict_gpus()
+        i = min(max((counts.index(now) if now in counts else len(counts) - 1) + step, 0), len(counts) - 1)
+        self.gpus = counts[i]
+        self._place_cursor(i)
+        self._show_answer()
+        self.scroll_home(animate=False)
+
+    def action_pin(self) -> None:
+        """Pin the answer now (at the verdict's GPU count) to compare later results with it."""
+        gpus = self._verdict_gpus()
+        if self.view is None or gpus is None:
+            return
+        self.pinned = RoiAnswer(self.view, gpus)
+        self._show_answer()
+        self.notify(f"pinned: {self.view.fabric_a} vs {self.view.fabric_b} at {gpus:,} GPUs")
 
     def _draw_tornado(self) -> None:
         view = self.view
@@ -276,14 +389,23 @@ class RoiPane(VerticalScroll):
         if view is None or view.tornado is None:
             target.update(TORNADO_HINT)
             return
-        record = self.query_one("#roi-table", FrameTable).record()
-        gpus = int(record["gpus"]) if record else max(view.tornado)
+        gpus = self._verdict_gpus() or max(view.tornado)
         width = max(40, self.size.width - 2)
         target.update(Text("\n").join(tornado_lines(view.tornado.get(gpus, []), gpus, width)))
 
     @on(DataTable.RowHighlighted, "#roi-table")
-    def _row_moved(self) -> None:
-        self._draw_tornado()
+    def _row_moved(self, event: DataTable.RowHighlighted) -> None:
+        """The verdict follows the cursor's row, and the pane follows the cursor. A highlight that changes nothing
+        (the cursor put back on the verdict's row by a reload, a resize or `_place_cursor`) leaves the pane where
+        it is, as does one the cursor has since left."""
+        table = self.query_one("#roi-table", FrameTable)
+        record = table.record()
+        if event.cursor_row != table.cursor_row or record is None or self.view is None:
+            return
+        if int(record["gpus"]) == self._verdict_gpus():
+            return
+        self.gpus = int(record["gpus"])
+        self._show_answer()
         self._follow_cursor()
 
     def _follow_cursor(self) -> None:
@@ -303,6 +425,17 @@ class RoiPane(VerticalScroll):
         self.update(tornado=True)
 
 
+def _verdict_text(sentence: str, view: RoiView) -> Text:
+    """The API's verdict, its "flips if" clause on a line of its own, and the samples behind its chances (D18)."""
+    head, sep, flips = sentence.partition(" The answer flips if ")
+    text = Text(head, style="bold")
+    if sep:
+        text.append("\nWould flip if " + flips, style="")
+    if view.what_if.mode == "own":
+        text.append(f"\n(chances from {INTERACTIVE_SAMPLES:,} Monte Carlo samples)", style="dim")
+    return text
+
+
 def _roi_priority(names: list[str], view: RoiView) -> list[str]:
     """The ROI columns in the order they get room: GPUs, then the answer (break-even, payback, the mode's cost on
     each fabric), then days and the rest."""
@@ -310,14 +443,3 @@ def _roi_priority(names: list[str], view: RoiView) -> list[str]:
     first = ["gpus", "break_even_premium", "p_a_cheaper", "payback", f"cost_{a}", f"cost_{b}", "saving_b_minus_a"]
     first += [f"time_to_train_days_{a}", f"time_to_train_days_{b}"]
     return [n for n in first if n in names] + [n for n in names if n not in first]
-
-
-def _check(field_id: str, label: str, value: float) -> None:
-    if field_id in ("wi-net-a", "wi-net-b", "wi-years") and not value > 0:
-        raise ValueError(f"{label} must be more than 0")
-    if field_id == "wi-pue" and value < 1:
-        raise ValueError("PUE is 1 or more (facility power / IT power)")
-    if field_id == "wi-util" and not 0 < value <= 1:
-        raise ValueError("utilisation is the share of hours with work: more than 0%, at most 100%")
-    if value < 0:
-        raise ValueError(f"{label} cannot be negative")
