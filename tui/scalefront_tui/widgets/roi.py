@@ -83,7 +83,6 @@ class RoiPane(VerticalScroll):
         height: 1;
     }
     RoiPane #roi-controls #wi-premium-note {
-        column-span: 2;
         height: 1;
         color: $text-muted;
     }
@@ -148,7 +147,8 @@ class RoiPane(VerticalScroll):
             yield Label("fabric B")
             yield Select([(f, f) for f in fabrics], value=b, id="wi-b", allow_blank=False, compact=True)
             yield Label("A quote +%", id="wi-premium-label")
-            yield Field(placeholder="catalog", id="wi-premium")
+            yield Field(id="wi-premium")
+            yield Label("catalog")
             yield Static("", id="wi-premium-note")
             yield Label("cost")
             yield Select(
@@ -208,7 +208,9 @@ class RoiPane(VerticalScroll):
                 if not (keep_changed and field_id in kept):
                     self.query_one(f"#{field_id}", Field).value = text
         self.defaults = texts
-        self.query_one("#wi-premium-label", Label).update(f"{self._fabrics()[0][:8]} +%")
+        a, b = self._fabrics()
+        self.query_one("#wi-premium-label", Label).update(f"{a[:8]} +%")
+        self.query_one("#wi-premium", Field).placeholder = f"% over {b}, or empty"
         self._show_premium_note()
         notice = self.query_one("#roi-notice", Static)
         if why and changed and not keep_changed:
@@ -222,12 +224,12 @@ class RoiPane(VerticalScroll):
         return str(self.query_one("#wi-a", Select).value), str(self.query_one("#wi-b", Select).value)
 
     def _show_premium_note(self) -> None:
-        """Beside the quote: over which fabric, and the catalog's premium at the verdict's GPU count."""
-        _, b = self._fabrics()
+        """Beside the quote: the catalog's premium (A over B) at the verdict's GPU count."""
         gpus = self._verdict_gpus()
         catalog = self.catalog_premium.get(gpus) if gpus is not None else None
-        at = f"catalog {catalog - 1:+.0%} at {gpus:,}" if catalog is not None else "catalog prices when empty"
-        self.query_one("#wi-premium-note", Static).update(f"over {b}; {at}")
+        self.query_one("#wi-premium-note", Static).update(
+            f"{catalog - 1:+.0%} at {gpus:,} GPUs" if catalog is not None and gpus is not None else ""
+        )
 
     def read_inputs(self) -> WhatIf:
         """The what-ifs as typed (those still showing the scenario's figure are not applied); ValueError (naming
