@@ -153,9 +153,12 @@ async def test_task5_a_quote_of_30_percent_is_roi_premium_1_3(ui, tmp_path, caps
         for lower, higher in itertools.pairwise(chances):
             assert all(h <= lo for lo, h in zip(lower, higher, strict=True)), chances
         # A new fabric B resets the quote (it was over the old B), and says so (D11).
+        # By keys: to the quote, back to fabric B, open it, two down (roce-400g -> roce-800g -> spectrum-x), choose.
         shown = app.roi_updates
-        app.query_one("#wi-b", Select).value = "spectrum-x"
+        keys = Keys(pilot)
+        await keys.press("enter", "shift+tab", "enter", "down", "down", "enter")
         await ui.wait_for_roi(pilot, shown + 1)
+        assert app.query_one("#wi-b", Select).value == "spectrum-x" and keys.count == 6
         assert app.query_one("#wi-premium").value == ""
         assert "A quote" in ui.text_of(app, "#roi-notice") and "spectrum-x" in ui.text_of(app, "#roi-notice")
         assert app.query_one("#roi-pane").view.what_if.premium is None

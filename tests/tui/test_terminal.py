@@ -206,3 +206,31 @@ def test_a_running_sweep_says_esc_cancels_and_ctrl_c_quits_it(tmp_path):
         assert restored(bytes(term.output)) and b"Traceback" not in bytes(term.output)
     finally:
         term.close()
+
+
+def test_the_roi_question_at_4096_gpus_and_a_quote_in_the_real_app(tmp_path):
+    """The review's tasks 1 and 5 in the real app: `4` opens the ROI tab (its verdict at the largest count), `[ [`
+    moves the verdict to 4,096 GPUs, Enter `30` Esc quotes IB at 30% over RoCE; the screen then shows the verdict
+    of a fresh `compare_fabrics` with that quote (the CLI's --premium 1.3) at 4,096 GPUs, word for word."""
+    draft = api.ScenarioDraft.open(api.DEFAULT_SCENARIO)
+    view = api.compare_fabrics(draft, api.WhatIf("ib-ndr", "roce-400g", premium=1.3))
+    head = api.verdict_at(view, 4096).partition(" The answer flips if ")[0]
+    term = Terminal(scalefront_command(), cwd=tmp_path)
+
+    def shown() -> str:
+        return " ".join(term.shows().split())
+
+    try:
+        term.wait_for(lambda out: b"on the frontier of" in out, 60, "the sweep to finish")
+        term.send(b"4")
+        term.wait_for(lambda _: "at 16,384 GPUs" in shown(), 60, "the verdict at the largest count")
+        term.send(b"[[")
+        term.wait_for(lambda _: "at 4,096 GPUs" in shown(), 30, "the verdict at 4,096 GPUs")
+        term.send(b"\r30\x1b")
+        term.wait_for(lambda _: head in shown(), 60, f"the verdict with the +30% quote: {head!r}")
+        term.send(b"q")
+        status = term.finish(10)
+        assert status == 0, f"exit status {status}; last output: {bytes(term.output[-600:])!r}"
+        assert restored(bytes(term.output)) and b"Traceback" not in bytes(term.output)
+    finally:
+        term.close()

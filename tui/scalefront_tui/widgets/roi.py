@@ -279,7 +279,9 @@ class RoiPane(VerticalScroll):
         self.query_one("#roi-table").focus()
 
     def action_edit(self) -> None:
-        self.query_one("#wi-premium").focus()
+        """Enter: to the quote, the first what-if, now (not after the keys already read, as focus() would: keys
+        typed right after Enter, in the same burst, are the quote's)."""
+        self.screen.set_focus(self.query_one("#wi-premium", Field))
 
     # ------------------------------------------------------------------------------------------------ runs
     def update(self, *, tornado: bool = False) -> None:
