@@ -93,3 +93,16 @@ def test_the_fabric_choices_are_the_ownable_catalog_fabrics(draft):
     choices = api.fabric_choices(draft)
     assert {"ib-ndr", "roce-400g", "spectrum-x"} <= set(choices) and choices == sorted(choices)
     assert all(not draft.catalog.fabric_price(f).rented for f in choices)
+
+
+def test_a_what_if_overrides_the_scenarios_own_figure(draft):
+    """A scenario that sets its rent ($3/GPU-hour, certain) shows it, and a rent what-if replaces it: renting, each
+    fabric's cost scales by exactly 4/3."""
+    rented = draft.edit({**draft.values(), "rent": "$3"})
+    base = api.what_if_defaults(rented, "ib-ndr", "roce-400g")
+    assert base.rent_usd_per_gpu_hour == 3.0
+    w = api.WhatIf("ib-ndr", "roce-400g", mode="rent")
+    at3 = api.compare_fabrics(rented, w, samples=50)
+    at4 = api.compare_fabrics(rented, replace(w, rent_usd_per_gpu_hour=4.0), samples=50)
+    for fabric in ("ib-ndr", "roce-400g"):
+        assert at4.table[f"cost_{fabric}"].to_list() == pytest.approx([v * 4 / 3 for v in at3.table[f"cost_{fabric}"]])

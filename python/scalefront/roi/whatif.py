@@ -128,18 +128,18 @@ def _with_what_ifs(draft: ScenarioDraft, w: WhatIf) -> tuple[dict[str, Any], Cat
     prices = raw.get("economics", {}).get("prices", {})
     gpu_prices, econ = dict(draft.catalog.gpu_prices), draft.catalog.economics_or_error()
     for attr, section, key in _PRICE_WHAT_IFS:
-        value = getattr(w, attr)
-        if value is None:
+        if getattr(w, attr) is None:
             continue
+        value = float(getattr(w, attr))
+        if key in prices and not isinstance(prices[key], dict):
+            prices[key] = value  # the scenario's own figure, for every entry
         if section == "economics":
-            econ = _moved(econ, section, key, float(value))  # type: ignore[assignment]
-            if key in prices:
-                prices[key] = float(value)
+            econ = _moved(econ, section, key, value)  # type: ignore[assignment]
             continue
         for gpu in draft.scenario.gpu_names:
-            gpu_prices[gpu] = _moved(gpu_prices[gpu], section, key, float(value))  # type: ignore[assignment]
-            if key in prices.get(gpu, {}):
-                prices[gpu][key] = float(value)
+            gpu_prices[gpu] = _moved(gpu_prices[gpu], section, key, value)  # type: ignore[assignment]
+            if key in (prices.get(gpu) or {}):
+                prices[gpu][key] = value
     return raw, dataclasses.replace(draft.catalog, gpu_prices=gpu_prices, economics=econ)
 
 
