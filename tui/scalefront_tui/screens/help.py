@@ -71,10 +71,20 @@ and is a fabric worth its price?
   fills the width); % is each part's share of its own step.
 
 [b]ROI[/b]  fabric A against B per GPU count, for the scenario as
-  run. break-even: A's network price, as a multiple of B's, at
-  which both cost the same to own for the run; payback: months
-  for A's extra network cost to pay back. Change any what-if and
-  the table follows; T computes the tornado (12 more sweeps).
+  run. The verdict speaks of the table's cursor row:
+  [ ]       fewer / more GPUs (the verdict stays in view)
+  enter     to the quote: A's network cost as +% over B's, as
+            scalefront roi --premium (30 = --premium 1.3);
+            empty: catalog prices (the catalog's % beside it)
+  p         pin this answer; the next ones show beside it
+  T         the tornado at the verdict's GPU count
+  break-even: A's network cost, as a multiple of B's, at which
+  both cost the same per delivered token; payback: months, or
+  beyond life, never (A's extra speed does not cover its extra
+  running cost), dominant (A cheaper and no slower), trade-off
+  (A cheaper but slower). A what-if left as shown is not
+  applied; a changed one moves its figure's range with it. A
+  new GPU, GPU counts or fabrics resets them (a notice says so).
 
 [b]Scenario[/b]  numbers as you write them: 2T, 1,024, 1k, $2.50;
   lists with commas: 512, 1k, 4,096; ranges: 512-4096 (powers
