@@ -90,11 +90,17 @@ pub enum ConfigError {
     MoeSettingOnDenseModel {
         field: &'static str,
     },
+    /// A fabric feature the topology cannot carry (in-network reduction on leaves that are not rail-aligned,
+    /// dual top-of-rack leaves on a switchless torus).
+    FabricTopology {
+        feature: &'static str,
+        needs: &'static str,
+    },
 }
 
 /// Every `ConfigError::category`, in a fixed order (sweeps count rejections by it; the Python layer documents and
 /// tests each).
-pub const CATEGORIES: [&str; 19] = [
+pub const CATEGORIES: [&str; 20] = [
     "invalid_figure",
     "zero_degree",
     "gpu_count_mismatch",
@@ -114,6 +120,7 @@ pub const CATEGORIES: [&str; 19] = [
     "partial_server",
     "sp_seq_len",
     "moe_dense",
+    "fabric_topology",
 ];
 
 impl ConfigError {
@@ -138,6 +145,7 @@ impl ConfigError {
             ConfigError::PartialServer { .. } => "gpus",
             ConfigError::SequenceParallelSplit { .. } => "sequence_parallel",
             ConfigError::MoeSettingOnDenseModel { field } => field,
+            ConfigError::FabricTopology { .. } => "topology",
         }
     }
 
@@ -169,6 +177,7 @@ impl ConfigError {
             ConfigError::PartialServer { .. } => 16,               // partial_server
             ConfigError::SequenceParallelSplit { .. } => 17,       // sp_seq_len
             ConfigError::MoeSettingOnDenseModel { .. } => 18,      // moe_dense
+            ConfigError::FabricTopology { .. } => 19,              // fabric_topology
         }
     }
 }
@@ -246,6 +255,7 @@ impl fmt::Display for ConfigError {
             ConfigError::MoeSettingOnDenseModel { field } => {
                 write!(f, "{field} is an expert (mixture-of-experts) setting; this model is dense, it has no experts")
             }
+            ConfigError::FabricTopology { feature, needs } => write!(f, "{feature} needs {needs}"),
         }
     }
 }
@@ -278,6 +288,7 @@ mod tests {
             ConfigError::PartialServer { gpus: 12, server_gpus: 8 },
             ConfigError::SequenceParallelSplit { seq_len: 3, tp: 8, cp: 1 },
             ConfigError::MoeSettingOnDenseModel { field: "etp" },
+            ConfigError::FabricTopology { feature: "", needs: "" },
         ];
         let categories: Vec<&str> = samples.iter().map(ConfigError::category).collect();
         assert_eq!(categories, CATEGORIES);

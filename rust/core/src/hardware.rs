@@ -83,6 +83,10 @@ crate::named_enum! {
         /// Static ECMP: each flow (queue pair) is hashed once onto one path (RoCE on merchant switches, TCP);
         /// the hash collisions are computed from the flows, paths and queue pairs (`crate::network::topology`).
         Ecmp = "ecmp",
+        /// Dynamic load balancing: the switch re-binds a flow to the least-loaded port at a gap in the flow
+        /// (flowlets; Broadcom Tomahawk 5 "Cognitive Routing"), in order, so long back-to-back RDMA transfers move
+        /// seldom; it can always keep ECMP's placement.
+        Dlb = "dlb",
         /// Adaptive routing: switches steer packets to the least-loaded port (InfiniBand AR, Spectrum-X).
         Adaptive = "adaptive",
         /// Per-packet spraying with out-of-order placement at the NIC (Ultra Ethernet, AWS SRD).
@@ -111,8 +115,13 @@ pub struct FabricSpec {
     /// Line rate of one NIC port.
     pub link_bytes_per_s: f64,
     pub links_per_gpu: u32,
-    /// Achieved ring bus bandwidth / line rate between two nodes with no congestion.
+    /// Achieved ring bus bandwidth between two nodes with no congestion / the wire's payload rate (line rate x
+    /// `mtu_bytes / (mtu_bytes + header_bytes)`): the NIC generation's and NCCL's efficiency, the same for every
+    /// transport a NIC runs; the transport's headers are `header_bytes`.
     pub efficiency: f64,
+    /// Bytes each full packet carries on the wire beyond its payload (headers, CRCs, and on Ethernet the preamble
+    /// and inter-frame gap): the transport's share of the line rate; 0 when `efficiency` already includes it.
+    pub header_bytes: f64,
     /// One-message latency through both NICs and the host software stack, no switch.
     pub nic_latency_s: f64,
     pub switch_hop_latency_s: f64,
@@ -137,10 +146,18 @@ pub struct FabricSpec {
     /// Communication groups that can run in-network reduction at once through one leaf (0 = no limit): SHARP on
     /// Quantum (HDR) runs one streaming aggregation tree per switch, Quantum-2 one per port.
     pub in_network_groups_per_leaf: u32,
-    /// Time NCCL's LL protocol saves per network ring step against Simple (whose step is the network latency).
+    /// Time NCCL's LL protocol saves per network ring step against Simple (whose step is the network latency),
+    /// from the NIC and host part of the step (`nic_latency_s`): a figure of the NIC and NCCL's transport.
     pub ll_step_saving_s: f64,
-    /// Time NCCL's LL128 protocol saves per network ring step against Simple.
+    /// Time NCCL's LL128 protocol saves per network ring step against Simple, from the NIC and host part.
     pub ll128_step_saving_s: f64,
+    /// Leaf uplink port speed / NIC port speed (ByteDance MegaScale: uplinks at twice the downlinks' rate, so each
+    /// hashed path holds two NIC-rate flows). The leaf's uplink bandwidth is set by the oversubscription; this
+    /// sets how few and how wide its uplinks are.
+    pub uplink_speedup: f64,
+    /// Each NIC port split over two top-of-rack leaves (Alibaba HPN dual-ToR): the same leaf bandwidth per GPU,
+    /// twice the host links, and a leaf failure no longer stops the job. Needs leaves (not a torus).
+    pub dual_tor: bool,
 }
 
 impl ScaleUpSpec {
@@ -151,9 +168,18 @@ impl ScaleUpSpec {
 }
 
 impl FabricSpec {
-    /// Achieved per-GPU scale-out bandwidth with no congestion: line rate x ports x efficiency.
+    /// Achieved per-GPU scale-out bandwidth with no congestion: line rate x ports x the wire's payload share x
+    /// efficiency.
     pub fn gpu_bytes_per_s(&self) -> f64 {
-        self.link_bytes_per_s * self.links_per_gpu as f64 * self.efficiency
+        self.link_bytes_per_s * self.links_per_gpu as f64 * self.payload_fraction() * self.efficiency
+    }
+
+    /// Share of the line rate a full packet's payload gets: mtu / (mtu + header bytes). At a 4,096 B MTU,
+    /// InfiniBand's 26 B (LRH 8, BTH 12, ICRC 4, VCRC 2) give 0.99369 and RoCEv2's 82 B (Ethernet 14, IPv4 20,
+    /// UDP 8, BTH 12, ICRC 4, FCS 4, preamble and inter-frame gap 20) 0.98037 (Linux rdma/ib_pack.h header sizes;
+    /// IEEE 802.3 framing).
+    pub fn payload_fraction(&self) -> f64 {
+        self.mtu_bytes / (self.mtu_bytes + self.header_bytes)
     }
 
     /// Time one switch adds to a message: its port-to-port latency, plus one packet's serialisation when it stores
@@ -305,6 +331,8 @@ impl FabricSpec {
         non_negative("switch_hop_latency_s", self.switch_hop_latency_s)?;
         non_negative("ll_step_saving_s", self.ll_step_saving_s)?;
         non_negative("ll128_step_saving_s", self.ll128_step_saving_s)?;
+        non_negative("header_bytes", self.header_bytes)?;
+        not_below_one("uplink_speedup", self.uplink_speedup)?;
         if self.switch_radix < 4 {
             return Err(ConfigError::InvalidFigure {
                 field: "switch_radix",
@@ -322,6 +350,28 @@ impl FabricSpec {
 /// The largest leaf oversubscription a topology may have: 64:1 (EST: deployed fabrics run 1:1 to 4:1, NVIDIA DGX
 /// SuperPOD reference architecture and Meta's RoCE paper, SIGCOMM 2024; 2024-08), so a larger one is a typo.
 pub const MAX_OVERSUBSCRIPTION: f64 = 64.0;
+
+impl FabricSpec {
+    /// Whether the topology can carry the fabric's features: in-network reduction (SHARP) needs rail-aligned
+    /// leaves ("It is required to build the cluster topology in such a way that leaf level switches are connected
+    /// to the same HCA rail from each server", NVIDIA HPC-X 2.26, NCCL-RDMA-SHARP Plugins, 2026-04); dual
+    /// top-of-rack leaves need leaves.
+    pub fn check_topology(&self, topology: &TopologySpec) -> Result<(), ConfigError> {
+        if self.in_network_reduction_efficiency > 0.0 && topology.kind != TopologyKind::RailFatTree {
+            return Err(ConfigError::FabricTopology {
+                feature: "in-network reduction (SHARP)",
+                needs: "rail-aligned leaves (topology kind rail-fat-tree)",
+            });
+        }
+        if self.dual_tor && !matches!(topology.kind, TopologyKind::FatTree | TopologyKind::RailFatTree) {
+            return Err(ConfigError::FabricTopology {
+                feature: "dual top-of-rack leaves",
+                needs: "a leaf-spine tree (topology kind fat-tree or rail-fat-tree)",
+            });
+        }
+        Ok(())
+    }
+}
 
 impl TopologySpec {
     pub fn validate(&self) -> Result<(), ConfigError> {

@@ -55,12 +55,23 @@ pub struct NetworkPrices {
     pub dac_usd: f64,
     /// Longest passive copper link at the fabric's lane rate (0: none offered).
     pub dac_reach_m: f64,
+    /// One active copper cable (ACC, a redriver in the plug) from a switch cage to `switch_ports_per_optic` NICs:
+    /// host links beyond the passive reach but within `acc_reach_m` (a leaf's neighbouring rack).
+    pub acc_usd: f64,
+    /// Longest active copper link at the fabric's lane rate (0: none offered).
+    pub acc_reach_m: f64,
     /// One fibre (MPO trunk) per optical link.
     pub fibre_usd: f64,
     /// Support and software subscription per year, as a fraction of the network's hardware price.
     pub support_fraction_per_year: f64,
     /// Network operating system licence per switch per year (SONiC, Cumulus; 0 for IB's on-switch manager).
     pub nos_usd_per_switch_year: f64,
+    /// Extra price of each switch above the leaf tier (spine and core) over `switch_usd`: deep-buffer chassis
+    /// spines in an operating mode that needs them (0: the same switch everywhere).
+    pub spine_switch_premium_usd: f64,
+    /// The fabric's management hosts and licences, once per cluster (the SHARP aggregation manager's dedicated
+    /// server and UFM subscription when in-network reduction is on; 0: none beyond the switches).
+    pub fabric_manager_usd: f64,
     pub nic_w: f64,
     pub switch_w: f64,
     pub nic_optic_w: f64,
@@ -142,6 +153,10 @@ impl NetworkPrices {
             ("switch_optic_usd", self.switch_optic_usd),
             ("dac_usd", self.dac_usd),
             ("dac_reach_m", self.dac_reach_m),
+            ("acc_usd", self.acc_usd),
+            ("acc_reach_m", self.acc_reach_m),
+            ("spine_switch_premium_usd", self.spine_switch_premium_usd),
+            ("fabric_manager_usd", self.fabric_manager_usd),
             ("fibre_usd", self.fibre_usd),
             ("support_fraction_per_year", self.support_fraction_per_year),
             ("nos_usd_per_switch_year", self.nos_usd_per_switch_year),

@@ -18,7 +18,7 @@ mod _core {
     #[pymodule_export]
     use super::evaluate::{evaluate, model_params};
     #[pymodule_export]
-    use super::network::{collective_times, network_bom};
+    use super::network::{collective_times, fabric_topology_problem, network_bom};
     #[pymodule_export]
     use super::roi::{roi_compare, roi_monte_carlo, roi_summarise, RoiHandle};
     #[pymodule_export]

@@ -35,6 +35,17 @@ struct BomRequest {
     gpus: u32,
 }
 
+/// Why the topology cannot carry the fabric's features (SHARP off rail-aligned leaves, dual-ToR without leaves), or
+/// None: the core's `FabricSpec::check_topology`, for messages that name the fabric and topology.
+#[pyfunction]
+pub fn fabric_topology_problem(fabric: &Bound<'_, PyAny>, topology: &Bound<'_, PyAny>) -> Result<Option<String>> {
+    no_panic(|| {
+        let fabric: FabricSpec = extract(fabric, "FabricSpec")?;
+        let topology: TopologySpec = extract(topology, "TopologySpec")?;
+        Ok(fabric.check_topology(&topology).err().map(|e| e.to_string()))
+    })
+}
+
 /// Times (s) of one collective over `gpus` consecutive ranks, `server_gpus` per server, for each message size
 /// (the whole array, as nccl-tests counts it). For validating the collective model against nccl-tests.
 #[pyfunction]

@@ -91,17 +91,18 @@ impl<'a> ClusterStage<'a> {
     }
 
     pub fn from_parts(p: ClusterParts<'a>) -> Result<Self, ConfigError> {
-        check_cluster(p.gpu, p.training, p.gpus)?;
-        let network = Network::new(p.fabric, p.topology, p.gpus, p.gpu.server_gpus);
-        let parts = bom::parts(&network, &Cabling::new(p.topology, &p.prices.network));
+        check_cluster(p.gpu, p.fabric, p.topology, p.training, p.gpus)?;
+        let network = Network::new(p.fabric, p.topology, p.gpus, p.gpu.server_gpus).placed(p.training.placement);
+        let parts = bom::parts(&network, &Cabling::new(&network, p.topology, p.prices));
         let switch_trays = p.scale_up.switch_trays(p.gpus);
         let cost = ClusterCost::new(p.gpus, p.gpu, p.prices, &parts, switch_trays);
+        let (switches, links) = parts.single_points(p.fabric.dual_tor);
         let counts = PartCounts {
             gpus: p.gpus as f64,
             servers: cost.servers,
             nics: parts.nics,
-            switches: parts.switches + switch_trays,
-            links: parts.cables,
+            switches: switches + switch_trays,
+            links,
         };
         let params_total = p.model.params_total();
         let links = Interconnect { scale_up: p.scale_up, fabric: p.fabric, network: &network };
@@ -151,18 +152,24 @@ fn model_flops_per_token(model: &TransformerSpec, training: &Training) -> f64 {
     model.training_flops_per_token(seq_len) + 3.0 * training.mtp_layers as f64 * model.mtp_flops_per_token(seq_len)
 }
 
-/// The checks of a cluster design that do not depend on the layout: FP8 needs a GPU that has it, and a cluster of
+/// The checks of a cluster design that do not depend on the layout: FP8 needs a GPU that has it, a cluster of
 /// several servers is built of whole servers (a run inside one server may use some of its GPUs, as the published
-/// 4-GPU runs on 8-GPU servers of the validation table do). A sweep uses it to estimate a cell's cost without
-/// building the stage.
-pub fn check_cluster(gpu: &GpuSpec, training: &Training, gpus: u32) -> Result<(), ConfigError> {
+/// 4-GPU runs on 8-GPU servers of the validation table do), and the topology must carry the fabric's features
+/// (`FabricSpec::check_topology`). A sweep uses it to estimate a cell's cost without building the stage.
+pub fn check_cluster(
+    gpu: &GpuSpec,
+    fabric: &FabricSpec,
+    topology: &TopologySpec,
+    training: &Training,
+    gpus: u32,
+) -> Result<(), ConfigError> {
     if training.precision == Precision::Fp8 && gpu.peak_fp8_flops <= 0.0 {
         return Err(ConfigError::Fp8NotSupported);
     }
     if gpus > gpu.server_gpus && gpu.server_gpus > 0 && !gpus.is_multiple_of(gpu.server_gpus) {
         return Err(ConfigError::PartialServer { gpus, server_gpus: gpu.server_gpus });
     }
-    Ok(())
+    fabric.check_topology(topology)
 }
 
 /// Stage 2: what the parallel degrees, micro-batch size and sequence parallelism fix (per micro-batch compute,

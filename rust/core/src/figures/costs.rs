@@ -54,6 +54,12 @@ pub(super) const FABRIC_PRICES: &[Figure] = &[
         .doc("one passive copper cable from a switch cage to `switch_ports_per_optic` NICs"),
     num(F, "dac_reach_m", M, NON_NEGATIVE, core("dac_reach_m"), "copper reach")
         .doc("the copper cable's longest reach at the lane rate (0: none offered, as at 200G-PAM4)"),
+    num(F, "acc_usd", Usd, NON_NEGATIVE, sampled!(prices.network, acc_usd), "active copper cable price").doc(
+        "one active copper cable (ACC) from a switch cage to `switch_ports_per_optic` NICs, for host links beyond \
+            `dac_reach_m` but within `acc_reach_m`",
+    ),
+    num(F, "acc_reach_m", M, NON_NEGATIVE, core("acc_reach_m"), "active copper reach")
+        .doc("the active copper cable's longest reach at the lane rate (0: none offered)"),
     num(F, "fibre_usd", Usd, NON_NEGATIVE, sampled!(prices.network, fibre_usd), "fibre price")
         .doc("one fibre per optical link"),
     num(
@@ -74,6 +80,20 @@ pub(super) const FABRIC_PRICES: &[Figure] = &[
         "NOS licence per switch-year",
     )
     .doc("network operating system licence per switch per year (0 on InfiniBand)"),
+    num(
+        F,
+        "spine_switch_premium_usd",
+        Usd,
+        NON_NEGATIVE,
+        sampled!(prices.network, spine_switch_premium_usd),
+        "spine switch premium",
+    )
+    .doc("extra price of each spine and core switch over `switch_usd` (deep-buffer chassis spines; 0: none)"),
+    num(F, "fabric_manager_usd", Usd, NON_NEGATIVE, sampled!(prices.network, fabric_manager_usd), "fabric manager")
+        .doc(
+            "management hosts and licences once per cluster (SHARP's dedicated aggregation-manager server and UFM; \
+            0: none)",
+        ),
     num(F, "nic_w", W, NON_NEGATIVE, sampled!(prices.network, nic_w), "NIC power").doc("power of one NIC port"),
     num(F, "switch_w", W, NON_NEGATIVE, sampled!(prices.network, switch_w), "switch power")
         .doc("power of one switch, without optics"),
@@ -83,6 +103,10 @@ pub(super) const FABRIC_PRICES: &[Figure] = &[
         .doc("power of one switch-side optical module"),
     flag(F, "rented", NOT_IN_CORE)
         .doc("`true`: sold only inside instance rent (EFA); an owned cluster cannot be priced with it"),
+    super::table(F, "modes").doc(
+        "price changes of the fabric's operating modes (`[fabric.<id>.modes.<mode>]`): the lines a mode replaces \
+            (deep-buffer spines, a SuperNIC, the SHARP aggregation manager), with their sources",
+    ),
 ];
 
 const SU: CatalogSection = CatalogSection::ScaleUpPrices;

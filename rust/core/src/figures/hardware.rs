@@ -2,8 +2,8 @@
 //! (fabrics.toml) and topologies (topologies.toml).
 
 use super::{
-    choice, core, fact, int, names, num, sampled, table, text, CatalogSection, CatalogUnit::*, Figure, AT_LEAST_ONE,
-    COUNT, FRACTION, GAIN, NON_NEGATIVE, NOT_IN_CORE, POSITIVE, RADIX, SHARE, SIZE, SPREAD,
+    choice, core, fact, flag, int, names, num, sampled, table, text, CatalogSection, CatalogUnit::*, Figure,
+    AT_LEAST_ONE, COUNT, FRACTION, GAIN, NON_NEGATIVE, NOT_IN_CORE, POSITIVE, RADIX, SHARE, SIZE, SPREAD,
 };
 use crate::hardware::{Forwarding, Generation, LoadBalancing, RailPlanes, TopologyKind};
 
@@ -113,12 +113,19 @@ const F: CatalogSection = CatalogSection::Fabrics;
 pub(super) const FABRICS: &[Figure] = &[
     text(F, "name", NOT_IN_CORE).doc("display name"),
     choice(F, "kind", NOT_IN_CORE, || vec!["infiniband", "roce", "uec", "efa", "tcp"]).doc("the fabric's family"),
+    fact(F, "nic").doc(
+        "the NIC generation and NCCL transport (`connectx-7-400g`, ...): fabrics that name the same NIC share its \
+            `efficiency`, `nic_latency_us` and LL/LL128 step savings (NCCL's net_ib transport and its tuning tables \
+            do not tell InfiniBand from RoCE); a test holds them equal",
+    ),
     num(F, "link_gbps", Gbps, POSITIVE, sampled!(fabric, link_bytes_per_s), "line rate")
         .doc("line rate of one NIC port"),
     int(F, "links_per_gpu", COUNT, core("links_per_gpu"), "NIC ports per GPU")
         .doc("NIC ports per GPU (EFA p5: 4 x 100G per GPU)"),
-    num(F, "efficiency", Fraction, FRACTION, sampled!(fabric, efficiency), "bus-bandwidth efficiency")
-        .doc("achieved ring bus bandwidth / line rate between two nodes, no congestion (nccl-tests)"),
+    num(F, "efficiency", Fraction, FRACTION, sampled!(fabric, efficiency), "bus-bandwidth efficiency").doc(
+        "achieved ring bus bandwidth between two nodes, no congestion (nccl-tests), / the wire's payload rate \
+            (line rate x `mtu_bytes / (mtu_bytes + header_bytes)`): one figure per NIC generation",
+    ),
     num(F, "nic_latency_us", Us, NON_NEGATIVE, sampled!(fabric, nic_latency_s), "NIC latency")
         .doc("one-message latency through both NICs and host software, no switch"),
     num(F, "switch_hop_latency_us", Us, NON_NEGATIVE, sampled!(fabric, switch_hop_latency_s), "switch hop latency")
@@ -135,8 +142,9 @@ pub(super) const FABRICS: &[Figure] = &[
     .doc("all-reduce bus bandwidth with in-network reduction (SHARP) / line rate; 0 when the fabric has none"),
     choice(F, "load_balancing", core("load_balancing"), || LoadBalancing::INFO.names()).doc(
         "how flows that leave a leaf are spread: `ecmp` (each queue pair hashed once; collisions computed from \
-            flows, uplinks and queue pairs), `adaptive` (switches pick the least-loaded port: InfiniBand AR, \
-            Spectrum-X) or `spraying` (per-packet, out-of-order placement: Ultra Ethernet, AWS SRD)",
+            flows, uplinks and queue pairs), `dlb` (flowlet re-binding in the switch: Tomahawk 5), `adaptive` \
+            (switches pick the least-loaded port: InfiniBand AR, Spectrum-X) or `spraying` (per-packet, \
+            out-of-order placement: Ultra Ethernet, AWS SRD); the last three are never slower than ECMP",
     ),
     num(
         F,
@@ -147,8 +155,8 @@ pub(super) const FABRICS: &[Figure] = &[
         "load-balance efficiency",
     )
     .doc(
-        "uplink capacity leaf-crossing traffic keeps once the mechanism has spread it (its own loss; 1 for plain \
-            ECMP, whose collisions are computed)",
+        "uplink capacity leaf-crossing traffic keeps once the mechanism has spread it (its own loss, where it is \
+            below ECMP's; 1 for plain ECMP, whose collisions are computed)",
     ),
     num(
         F,
@@ -170,6 +178,10 @@ pub(super) const FABRICS: &[Figure] = &[
     choice(F, "forwarding", core("forwarding"), || Forwarding::INFO.names())
         .doc("how a switch forwards a packet: `store-and-forward` adds one `mtu_bytes` serialisation per switch"),
     num(F, "mtu_bytes", Bytes, POSITIVE, sampled!(fabric, mtu_bytes), "MTU").doc("largest packet"),
+    num(F, "header_bytes", Bytes, NON_NEGATIVE, core("header_bytes"), "header bytes per packet").doc(
+        "bytes a full packet carries on the wire beyond its payload: InfiniBand 26 (LRH, BTH, ICRC, VCRC), RoCEv2 82 \
+            (Ethernet, IPv4, UDP, BTH, ICRC, FCS, preamble and gap); 0 where `efficiency` already includes them",
+    ),
     int(
         F,
         "in_network_groups_per_leaf",
@@ -182,12 +194,28 @@ pub(super) const FABRICS: &[Figure] = &[
             = no limit)",
     ),
     num(F, "ll_step_saving_us", Us, NON_NEGATIVE, core("ll_step_saving_s"), "LL step saving").doc(
-        "time NCCL's LL protocol saves per network ring step against Simple (whose step is the network latency); \
-            fitted per fabric on a named calibration curve",
+        "time NCCL's LL protocol saves per network ring step against Simple (whose step is the network latency), \
+            from its NIC and host part (`nic_latency_us`; the switches and the tail stay); fitted per NIC and \
+            transport on the named calibration curves (`scalefront validate --calibrate-protocols`)",
     ),
     num(F, "ll128_step_saving_us", Us, NON_NEGATIVE, core("ll128_step_saving_s"), "LL128 step saving").doc(
-        "time NCCL's LL128 protocol saves per network ring step against Simple; fitted per fabric on a named \
-            calibration curve",
+        "time NCCL's LL128 protocol saves per network ring step against Simple, from its NIC and host part; \
+            fitted per NIC and transport on the named calibration curves (`scalefront validate \
+            --calibrate-protocols`)",
+    ),
+    num(F, "uplink_speedup", Ratio, AT_LEAST_ONE, core("uplink_speedup"), "uplink speed / NIC speed").doc(
+        "leaf uplink port speed / NIC port speed (MegaScale: 2): the oversubscription sets the uplinks' bandwidth, \
+            this how few and how wide they are; wider paths collide less under ECMP",
+    ),
+    flag(F, "dual_tor", core("dual_tor")).doc(
+        "each NIC port split over two leaves (Alibaba HPN dual-ToR): twice the host links at half the rate, the same \
+            leaf bandwidth, and a leaf failure no longer stops the job; needs a leaf-spine tree",
+    ),
+    text(F, "default_mode", NOT_IN_CORE)
+        .doc("the operating mode a bare fabric id means (`roce-400g` is `roce-400g@untuned`); only with `modes`"),
+    table(F, "modes").doc(
+        "named operating modes (`[<id>.modes.<mode>]`): each a `summary` and the figures it overrides, with their \
+            sources; `<id>@<mode>` names the fabric in that mode wherever a fabric id goes",
     ),
 ];
 

@@ -8,7 +8,7 @@ use super::Choices::{Axes, Objectives};
 use super::Form::{Counts, Degrees, Topologies};
 use super::Group::{Cluster, Cost, Parallelism, Software, Sweep, Workload};
 use super::Missing::{Default, Required};
-use super::ParamKind::{Count, Enum, Flag, Id, Level, Model, Overlap, Prices, Ratio, Tokens};
+use super::ParamKind::{Count, Enum, Flag, Float, Id, Level, Model, Overlap, Prices, Ratio, Tokens};
 use super::{input, Bounds, Choices, Core, Form, Group, Param, Table};
 use crate::decision::montecarlo::Section;
 use crate::decision::roi::{DesignRule, Payback};
@@ -29,6 +29,7 @@ const SIZE: Bounds = Bounds { ge: Some(0.0), le: Some(MAX_COUNT), ..Bounds::NONE
 const POSITIVE: Bounds = Bounds { gt: Some(0.0), ..Bounds::NONE };
 const AT_LEAST_ONE: Bounds = Bounds { ge: Some(1.0), ..Bounds::NONE };
 const LEVEL: Bounds = Bounds { gt: Some(0.0), lt: Some(1.0), ..Bounds::NONE };
+const SHARE: Bounds = Bounds { ge: Some(0.0), le: Some(1.0), ..Bounds::NONE };
 const ZERO_STAGE: Bounds = Bounds { ge: Some(0.0), le: Some(3.0), ..Bounds::NONE };
 
 /// A keyword of `scalefront.evaluate` and an option of `scalefront eval`.
@@ -99,6 +100,19 @@ pub const PARAMS: &[Param] = &[
         .bounds(AT_LEAST_ONE)
         .means("the topology's")
         .on(EVAL | BOM | COLUMN),
+    input(
+        "placement",
+        Float,
+        Cluster,
+        "share of each collective's leaf-local traffic a fragmented (multi-tenant) placement pushes across leaves; \
+         0 = contiguous",
+    )
+    .unit("fraction")
+    .bounds(SHARE)
+    .default("0.0")
+    .on(EVAL | COLUMN)
+    .core(training("placement"))
+    .shared(Table::Cluster),
     count("tp", Parallelism, "tensor-parallel degree").default("8").on(EVAL | COLUMN | AXIS).core(par("tp")).scenario(
         Table::Parallelism,
         Degrees,

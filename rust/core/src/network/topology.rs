@@ -3,7 +3,7 @@
 //! from are counted in `crate::network::bom` (`bom::parts(&network, ...)`).
 
 use crate::hardware::{FabricSpec, LoadBalancing, RailPlanes, TopologyKind, TopologySpec};
-use crate::network::loadbalance::crossing_slowdown;
+use crate::network::loadbalance::{crossing_slowdown, Paths};
 use crate::network::placement::GroupPlacement;
 
 /// The traffic a collective puts on the network.
@@ -25,6 +25,13 @@ pub struct Network {
     load_balance_efficiency: f64,
     /// Sub-flows per NIC port that ECMP hashes separately (channels x queue pairs).
     flows_per_port: f64,
+    /// Leaf uplink port speed / NIC port speed.
+    uplink_speedup: f64,
+    /// Share of each collective's leaf-local traffic that a fragmented placement pushes across leaves (0: one job
+    /// placed contiguously by the scheduler).
+    fragmentation: f64,
+    /// Each NIC port split over two leaves (dual-ToR).
+    pub(crate) dual_tor: bool,
     /// Switch time per hop (port-to-port, plus a packet's serialisation when store-and-forward).
     hop_latency_s: f64,
     tail_latency_factor: f64,
@@ -41,7 +48,7 @@ pub struct Network {
     /// Independent trees: one per rail (GPU index x NIC port) for a per-rail-plane fat-tree, else one.
     pub(crate) planes: f64,
     links_per_gpu: f64,
-    server_gpus: f64,
+    pub(crate) server_gpus: f64,
 }
 
 /// Independent trees of the network. A per-rail-plane fat-tree is one fabric per rail: NIC port j of GPU i of every
@@ -105,6 +112,9 @@ impl Network {
             load_balancing: fabric.load_balancing,
             load_balance_efficiency: fabric.load_balance_efficiency,
             flows_per_port: fabric.flows_per_port(),
+            uplink_speedup: fabric.uplink_speedup,
+            fragmentation: 0.0,
+            dual_tor: fabric.dual_tor,
             hop_latency_s: fabric.hop_latency_s(),
             tail_latency_factor: fabric.tail_latency_factor,
             in_network_groups_per_leaf: fabric.in_network_groups_per_leaf,
@@ -117,6 +127,32 @@ impl Network {
             planes,
             links_per_gpu,
             server_gpus: server_gpus_f,
+        }
+    }
+
+    /// The network with a job placed so that a share `fragmentation` of each collective's leaf-local traffic
+    /// crosses leaves (`Training::placement`: 0 = contiguous).
+    pub fn placed(mut self, fragmentation: f64) -> Self {
+        self.fragmentation = fragmentation.clamp(0.0, 1.0);
+        self
+    }
+
+    /// Share of a member's traffic that leaves its leaf: `crossing` with the job placed contiguously, plus the
+    /// fragmented share of the rest (a multi-tenant placement scatters the job's ranks over leaves that other jobs
+    /// share, so neighbours the scheduler would have kept on one leaf sit on another).
+    fn crossing_share(&self, crossing: f64) -> f64 {
+        crossing + self.fragmentation * (1.0 - crossing)
+    }
+
+    /// Servers one leaf serves (a dragonfly router's terminals; one for a torus): all NICs of whole servers on a
+    /// fat-tree leaf, one port of each server of its rail group on a rail leaf.
+    pub fn servers_per_leaf(&self, topology: &TopologySpec) -> f64 {
+        let ports_per_server = self.links_per_gpu * self.server_gpus;
+        match self.kind {
+            TopologyKind::FatTree => (self.leaf_down_ports / ports_per_server).floor().max(1.0),
+            TopologyKind::RailFatTree => (topology.rail_group_nodes as f64).min(self.leaf_down_ports).max(1.0),
+            TopologyKind::Dragonfly => (self.radix / 4.0 / ports_per_server).max(1.0),
+            TopologyKind::Torus3d => 1.0,
         }
     }
 
@@ -136,7 +172,7 @@ impl Network {
         }
         match self.kind {
             TopologyKind::FatTree | TopologyKind::RailFatTree => {
-                if self.leaves_spanned(g) <= 1.0 {
+                if self.leaves_spanned(g) <= 1.0 && self.fragmentation == 0.0 {
                     1.0
                 } else if g.span_gpus() <= self.pod_span_gpus || self.tiers <= 2 {
                     3.0
@@ -146,7 +182,7 @@ impl Network {
             }
             // Minimal route local-global-local: 3 routers across groups, 2 inside one (Kim et al. 2008, Sec. 3).
             TopologyKind::Dragonfly => {
-                if self.leaves_spanned(g) <= 1.0 {
+                if self.leaves_spanned(g) <= 1.0 && self.fragmentation == 0.0 {
                     2.0
                 } else {
                     3.0
@@ -181,20 +217,22 @@ impl Network {
             };
         }
         let leaves = self.leaves_spanned(g);
-        if leaves <= 1.0 {
+        if leaves <= 1.0 && self.fragmentation == 0.0 {
             return 1.0;
         }
         let size = g.size as f64;
         match traffic {
             Traffic::Neighbour => {
-                let crossing = (leaves / g.domains as f64).min(1.0);
+                let contiguous = if leaves > 1.0 { (leaves / g.domains as f64).min(1.0) } else { 0.0 };
+                let crossing = self.crossing_share(contiguous);
                 1.0 / self.crossing_slowdown(g, crossing, self.flows_per_port)
             }
             Traffic::AllToAll => {
                 let per_leaf = size / leaves;
-                let crossing = 1.0 - (per_leaf - 1.0) / (size - 1.0);
+                let contiguous = if leaves > 1.0 { 1.0 - (per_leaf - 1.0) / (size - 1.0) } else { 0.0 };
+                let crossing = self.crossing_share(contiguous);
                 // Every member sends to each peer off its leaf at once: that many more flows for ECMP to spread.
-                let peers_off_leaf = (size - per_leaf).max(1.0);
+                let peers_off_leaf = (crossing * (size - 1.0)).max(1.0);
                 let slowdown = self.crossing_slowdown(g, crossing, self.flows_per_port * peers_off_leaf);
                 1.0 / ((1.0 - crossing) + crossing * slowdown)
             }
@@ -204,16 +242,14 @@ impl Network {
     /// Slowdown of the traffic that leaves a leaf when a fraction `crossing` of every NIC's traffic does, each
     /// NIC's share split into `sub_flows` separately routed flows.
     fn crossing_slowdown(&self, g: &GroupPlacement, crossing: f64, sub_flows: f64) -> f64 {
-        let flows = crossing * self.leaf_down_ports;
-        let uplinks = self.leaf_down_ports / self.oversubscription;
-        crossing_slowdown(
-            self.load_balancing,
-            self.load_balance_efficiency,
-            flows,
-            uplinks,
+        let paths = Paths {
+            flows: crossing * self.leaf_down_ports,
+            uplinks: self.leaf_down_ports / self.oversubscription,
             sub_flows,
-            self.hashing_stages(g),
-        )
+            stages: self.hashing_stages(g),
+            speedup: self.uplink_speedup,
+        };
+        crossing_slowdown(self.load_balancing, self.load_balance_efficiency, &paths)
     }
 
     /// Links in series on which a leaf-crossing flow's path is chosen: up from the leaf and down into the
@@ -264,7 +300,7 @@ impl Network {
         if self.in_network_groups_per_leaf != 0 && groups > self.in_network_groups_per_leaf as f64 {
             return None;
         }
-        if g.domains <= 1 || self.leaves_spanned(g) <= 1.0 {
+        if g.domains <= 1 || (self.leaves_spanned(g) <= 1.0 && self.fragmentation == 0.0) {
             return Some(1.0);
         }
         let uplinks = self.leaf_down_ports / self.oversubscription;

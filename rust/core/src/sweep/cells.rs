@@ -85,10 +85,11 @@ pub(crate) fn costs_of(space: &SweepSpace, cells: &[ClusterCell], progress: Opti
     let per_count: Vec<(u64, u64)> = per_count.into_iter().collect::<Option<_>>()?;
     let inner = inner_combinations(space);
     let trainings: Vec<_> = (0..space.precisions.len()).map(|p| space.training(p)).collect();
-    let cost = |&[g, _, c, _, _, p]: &ClusterCell| {
+    let cost = |&[g, _, c, f, t, p]: &ClusterCell| {
         let (all, valid) = per_count[c as usize];
         let gpus = space.gpu_counts[c as usize];
-        match check_cluster(&space.gpus[g as usize].spec, &trainings[p as usize], gpus) {
+        let (fabric, topology) = (&space.fabrics[f as usize].spec, &space.topologies[t as usize]);
+        match check_cluster(&space.gpus[g as usize].spec, fabric, topology, &trainings[p as usize], gpus) {
             Err(_) => all,
             Ok(()) => valid.saturating_mul(inner).saturating_add(all - valid),
         }

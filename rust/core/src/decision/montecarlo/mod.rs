@@ -52,6 +52,8 @@ named_enum! {
         /// The model's error, a log factor: `common` (whole step, both sides) or `collective` (one side's exposed
         /// communication).
         ModelError = "model_error",
+        /// How the job lands on the cluster (`Training::placement`, field `placement`), both sides.
+        Placement = "placement",
     }
 }
 
@@ -98,6 +100,7 @@ pub(super) fn figure_mut<'a>(cfg: &'a mut Config, section: Section, field: &str)
         Section::ScaleUp => figures::CatalogSection::ScaleUpPrices,
         Section::Economics => figures::CatalogSection::Economics,
         Section::ModelError => return None,
+        Section::Placement => return (field == "placement").then_some(&mut cfg.training.placement),
     };
     let at = figures::by_core_field(catalog, field)?.core.sample?;
     Some(at(cfg))
@@ -106,7 +109,7 @@ pub(super) fn figure_mut<'a>(cfg: &'a mut Config, section: Section, field: &str)
 impl UncertainInput {
     /// Does the input change step times (and so need the candidates re-evaluated)?
     pub(super) fn moves_time(&self) -> bool {
-        self.targets.iter().any(|t| matches!(t.section, Section::Fabric | Section::ModelError))
+        self.targets.iter().any(|t| matches!(t.section, Section::Fabric | Section::ModelError | Section::Placement))
     }
 
     /// The value at uniform quantile `u` in [0, 1).

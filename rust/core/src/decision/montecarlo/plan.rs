@@ -150,6 +150,7 @@ fn apply(inputs: &[UncertainInput], values: &[f64], side: u32, cfg: &mut Config)
         }
     }
     cfg.fabric.validate()?;
+    cfg.training.validate()?;
     cfg.prices.validate()
 }
 

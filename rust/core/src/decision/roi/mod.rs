@@ -436,7 +436,7 @@ mod tests {
         let net = crate::network::topology::Network::new(&examples::ib_ndr(), &examples::rail_fat_tree(), 1024, 8);
         let parts = crate::network::bom::parts(
             &net,
-            &crate::network::bom::Cabling::new(&examples::rail_fat_tree(), &prices.network),
+            &crate::network::bom::Cabling::new(&net, &examples::rail_fat_tree(), &prices),
         );
         let cost = ClusterCost::new(1024, &examples::h100(), &prices, &parts, 0.0);
         let s = SideCost::new(cost, &prices.economics);

@@ -8,44 +8,25 @@
 //!   top tier k down (Al-Fares et al. SIGCOMM 2008, Sec. 2.2); a third tier is the super-spine (core) that the
 //!   SuperPOD references add beyond two tiers' reach;
 //! - rail planes that fit one switch share it: floor(k / plane ports) planes per switch;
-//! - a host link is copper when the topology's NIC-to-leaf length is within the fabric's DAC reach (one splitter
-//!   DAC per switch cage serves `switch_ports_per_optic` NICs), else optical (a module at each end, one fibre);
-//!   every switch-to-switch link is optical;
+//! - a host link is passive copper when its length (the leaf's rack, the racks beside it, farther racks:
+//!   `cabling`) is within the fabric's DAC reach, active copper within its ACC reach (one splitter cable per switch
+//!   cage serves `switch_ports_per_optic` NICs), else optical (a module at each end, one fibre); every
+//!   switch-to-switch link is optical;
 //! - dragonfly: p = k/4 terminals, a = k/2 routers per group, h = k/4 global ports per router (Kim et al. ISCA
 //!   2008, Sec. 3), local links inside each group, global links only between groups;
 //! - 3-D torus: servers wired to their neighbours, no switches.
 //!
 //! The counts are here; `quote` prices them (capex lines, power, the lines a quote adds) for a cluster.
 
-use crate::hardware::{TopologyKind, TopologySpec};
+use crate::hardware::TopologyKind;
 use crate::network::topology::Network;
-use crate::prices::NetworkPrices;
 
+mod cabling;
 mod quote;
 
+pub use cabling::{Cabling, ADJACENT_RACK_LINK_M, FAR_RACK_LINK_M};
+
 pub use quote::{bill_of_materials, network_power_w, Bom, BomSheet, NetworkCapex};
-
-/// How links are cabled: which host links are copper, and how many switch ports one switch-side module serves.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Cabling {
-    /// Switch ports one switch-side module (or splitter DAC) serves: 2 for a twin-port OSFP cage.
-    pub switch_ports_per_optic: f64,
-    /// Host links are passive copper (the NIC-to-leaf run is within the DAC reach).
-    pub copper_host_links: bool,
-}
-
-impl Cabling {
-    /// Every link optical, one module per port end: the plain count the closed forms give.
-    pub const ALL_OPTICAL: Cabling = Cabling { switch_ports_per_optic: 1.0, copper_host_links: false };
-
-    /// The cabling a topology and a fabric's parts imply.
-    pub fn new(topology: &TopologySpec, network: &NetworkPrices) -> Cabling {
-        Cabling {
-            switch_ports_per_optic: network.switch_ports_per_optic.max(1.0),
-            copper_host_links: network.dac_reach_m > 0.0 && topology.host_link_m <= network.dac_reach_m,
-        }
-    }
-}
 
 /// The scale-out network's parts.
 #[derive(Clone, Debug, PartialEq, Default)]
@@ -68,6 +49,10 @@ pub struct NetworkParts {
     pub copper_links: f64,
     /// Copper cables (a splitter serves `switch_ports_per_optic` NICs).
     pub dac_cables: f64,
+    /// Host links on active copper (ACC).
+    pub active_copper_links: f64,
+    /// Active copper cables (a splitter serves `switch_ports_per_optic` NICs).
+    pub acc_cables: f64,
     /// Optical links, one fibre each.
     pub fibres: f64,
     /// Single-port modules at NICs.
@@ -142,21 +127,25 @@ pub fn parts(network: &Network, cabling: &Cabling) -> NetworkParts {
     let (switches_by_tier, switch_links, host_links, host_on_switch) = match network.kind {
         TopologyKind::FatTree | TopologyKind::RailFatTree => {
             let (tiers, links) = fat_tree(network);
-            (tiers, links, n, true)
+            (tiers, links, n * cabling.links_per_port, true)
         }
         TopologyKind::Dragonfly => {
             let (routers, links) = dragonfly(network);
-            (routers, links, n, true)
+            (routers, links, n * cabling.links_per_port, true)
         }
         // Servers wired directly to their neighbours: each cable joins two NIC ports.
         TopologyKind::Torus3d => (vec![], 0.0, (n / 2.0).floor(), false),
     };
-    let copper_links = if cabling.copper_host_links { host_links } else { 0.0 };
-    let optical_host_links = host_links - copper_links;
-    let dac_cables = if host_on_switch { (copper_links / per_module).ceil() } else { copper_links };
-    // NIC ends of optical host links: one per switch-facing NIC, two per torus cable.
+    let copper_links = (host_links * cabling.passive_share).round();
+    let active_copper_links = (host_links * cabling.active_share).round().min(host_links - copper_links);
+    let optical_host_links = host_links - copper_links - active_copper_links;
+    // A switch cage serves `per_module` NIC-rate ports, twice as many half-rate (dual-ToR) host links.
+    let host_per_module = per_module * cabling.links_per_port;
+    let cables = |links: f64| if host_on_switch { (links / host_per_module).ceil() } else { links };
+    // NIC ends of optical host links: one per switch-facing NIC port, two per torus cable.
     let nic_optics = if host_on_switch { optical_host_links } else { 2.0 * optical_host_links };
-    let optical_port_ends = if host_on_switch { optical_host_links } else { 0.0 } + 2.0 * switch_links;
+    let host_port_ends = if host_on_switch { optical_host_links / cabling.links_per_port } else { 0.0 };
+    let optical_port_ends = host_port_ends + 2.0 * switch_links;
     let switch_optics = (optical_port_ends / per_module).ceil();
     NetworkParts {
         nics: n,
@@ -168,17 +157,39 @@ pub fn parts(network: &Network, cabling: &Cabling) -> NetworkParts {
         host_links,
         switch_links,
         copper_links,
-        dac_cables,
+        dac_cables: cables(copper_links),
+        active_copper_links,
+        acc_cables: cables(active_copper_links),
         fibres: optical_host_links + switch_links,
         nic_optics,
         switch_optics,
         optical_port_ends,
     }
 }
+
+impl NetworkParts {
+    /// Switches above the leaf tier (spines and core): none for a dragonfly's routers or a torus.
+    pub fn upper_switches(&self) -> f64 {
+        self.switches_by_tier.iter().skip(1).sum::<f64>() + 0.0
+    }
+
+    /// Switches and links whose failure stops a job: all of them, but the leaves and host links when each NIC
+    /// port reaches two leaves (dual-ToR: "each NIC port is connected to two separate ToR switches", Alibaba HPN,
+    /// SIGCOMM 2024).
+    pub fn single_points(&self, dual_tor: bool) -> (f64, f64) {
+        if dual_tor {
+            let leaves = self.switches_by_tier.first().copied().unwrap_or(0.0);
+            (self.switches - leaves, self.switch_links)
+        } else {
+            (self.switches, self.cables)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hardware::{FabricSpec, RailPlanes};
+    use crate::hardware::{FabricSpec, RailPlanes, TopologySpec};
     use crate::network::topology::tests::topo;
 
     fn fabric(radix: u32) -> FabricSpec {
@@ -260,12 +271,12 @@ mod tests {
         // 2 x 32,768 (two switch-to-switch tiers) = 81,920 -> 40,960 twin-port modules; 57,344 modules in all
         // (not 98,304 "transceivers"); 49,152 fibres.
         let net = Network::new(&fabric(64), &fat(1.0), 16384, 8);
-        let optical = parts(&net, &Cabling { switch_ports_per_optic: 2.0, copper_host_links: false });
+        let optical = parts(&net, &Cabling { switch_ports_per_optic: 2.0, ..Cabling::ALL_OPTICAL });
         assert_eq!((optical.nic_optics, optical.switch_optics), (16384.0, 40960.0));
         assert_eq!((optical.transceivers, optical.fibres, optical.optical_port_ends), (57344.0, 49152.0, 81920.0));
         // With the NICs on in-rack leaves over splitter DACs: 8,192 copper cables, no NIC modules; the leaf
         // down ports need no modules: 65,536 / 2 = 32,768 switch modules; 32,768 fibres.
-        let copper = parts(&net, &Cabling { switch_ports_per_optic: 2.0, copper_host_links: true });
+        let copper = parts(&net, &Cabling::all_copper(2.0));
         assert_eq!((copper.dac_cables, copper.copper_links, copper.nic_optics), (8192.0, 16384.0, 0.0));
         assert_eq!((copper.switch_optics, copper.fibres, copper.cables), (32768.0, 32768.0, 49152.0));
         // Network::parts keeps one module per optical port end.
@@ -273,21 +284,34 @@ mod tests {
     }
 
     #[test]
-    fn copper_follows_the_reach_of_the_fabric_and_the_host_link_length() {
-        let mut prices = crate::examples::prices();
-        prices.network.dac_reach_m = 3.0;
-        assert!(Cabling::new(&fat(1.0), &prices.network).copper_host_links); // 2 m in-rack
-        let far = TopologySpec { host_link_m: 20.0, ..rail() };
-        assert!(!Cabling::new(&far, &prices.network).copper_host_links);
-        prices.network.dac_reach_m = 0.0; // XDR: no passive DAC at 200G-PAM4 lanes
-        assert!(!Cabling::new(&fat(1.0), &prices.network).copper_host_links);
+    fn dual_tor_doubles_the_host_links_not_the_leaves_or_the_switch_modules() {
+        // Alibaba HPN: each 400G NIC port split into 2 x 200G to two leaves; leaf bandwidth per GPU unchanged. 512
+        // GPUs on a 1:1 radix-64 fat-tree, optical host links, twin-port modules: 1,024 host links (two per NIC),
+        // 1,024 NIC-side modules at half the rate, the same 16 leaves and 8 spines, the same switch modules.
+        let single = Network::new(&fabric(64), &fat(1.0), 512, 8);
+        let dual = Network::new(&FabricSpec { dual_tor: true, ..fabric(64) }, &fat(1.0), 512, 8);
+        let optical = |net: &Network| {
+            let c = Cabling {
+                switch_ports_per_optic: 2.0,
+                links_per_port: if net.dual_tor { 2.0 } else { 1.0 },
+                ..Cabling::ALL_OPTICAL
+            };
+            parts(net, &c)
+        };
+        let (s, d) = (optical(&single), optical(&dual));
+        assert_eq!((s.host_links, d.host_links), (512.0, 1024.0));
+        assert_eq!((s.nic_optics, d.nic_optics), (512.0, 1024.0));
+        assert_eq!((s.switches_by_tier.clone(), s.switch_optics), (d.switches_by_tier.clone(), d.switch_optics));
+        // A leaf failure no longer stops the job: only the 8 spines and the 512 leaf-spine links count.
+        assert_eq!(d.single_points(true), (8.0, 512.0));
+        assert_eq!(s.single_points(false), (24.0, 1024.0));
     }
 
     #[test]
     fn torus_and_dragonfly_counts_are_sensible() {
         // Torus, 4,096 GPUs: no switches, 0 tiers, 2,048 NIC-to-NIC cables, a module at each NIC end.
         let net = Network::new(&fabric(64), &topo(TopologyKind::Torus3d, 1.0), 4096, 8);
-        let p = parts(&net, &Cabling { switch_ports_per_optic: 2.0, copper_host_links: false });
+        let p = parts(&net, &Cabling { switch_ports_per_optic: 2.0, ..Cabling::ALL_OPTICAL });
         assert_eq!((tiers(&net), p.switches, p.switches_by_tier.len()), (0, 0.0, 0));
         assert_eq!((p.cables, p.nic_optics, p.switch_optics, p.fibres), (2048.0, 4096.0, 0.0, 2048.0));
         // Dragonfly at radix 64: p = 16 terminals per router -> 4,096 / 16 = 256 routers in groups of a = 32:

@@ -15,7 +15,10 @@ pub struct NetworkCapex {
     pub switches: f64,
     pub optics: f64,
     pub copper: f64,
+    pub active_copper: f64,
     pub fibre: f64,
+    /// The fabric's management hosts and licences (SHARP's aggregation manager, UFM), once.
+    pub fabric_manager: f64,
     /// NVLink switch trays of the scale-up domains.
     pub nvlink_trays: f64,
 }
@@ -25,17 +28,26 @@ impl NetworkCapex {
         let net = &prices.network;
         NetworkCapex {
             nics: parts.nics * net.nic_usd,
-            switches: parts.switches * net.switch_usd,
+            switches: parts.switches * net.switch_usd + parts.upper_switches() * net.spine_switch_premium_usd,
             optics: parts.nic_optics * net.nic_optic_usd + parts.switch_optics * net.switch_optic_usd,
             copper: parts.dac_cables * net.dac_usd,
+            active_copper: parts.acc_cables * net.acc_usd,
             fibre: parts.fibres * net.fibre_usd,
+            fabric_manager: net.fabric_manager_usd,
             nvlink_trays: switch_trays * prices.scale_up.switch_tray_usd,
         }
     }
 
     /// The hardware: every line.
     pub fn total(&self) -> f64 {
-        self.nics + self.switches + self.optics + self.copper + self.fibre + self.nvlink_trays
+        self.nics
+            + self.switches
+            + self.optics
+            + self.copper
+            + self.active_copper
+            + self.fibre
+            + self.fabric_manager
+            + self.nvlink_trays
     }
 
     /// The scale-out fabric's share (without NVLink trays): what a fabric premium scales.
@@ -95,8 +107,9 @@ pub fn bill_of_materials(
     fabric.validate()?;
     topology.validate()?;
     prices.validate()?;
+    fabric.check_topology(topology)?;
     let network = Network::new(fabric, topology, gpus, gpu.server_gpus);
-    let parts = parts(&network, &Cabling::new(topology, &prices.network));
+    let parts = parts(&network, &Cabling::new(&network, topology, prices));
     let trays = scale_up.switch_trays(gpus);
     Ok(Bom::priced(&network, parts, trays, gpus, prices))
 }
@@ -143,6 +156,8 @@ crate::record! {
         pub switch_links: i64,
         pub copper_links: i64,
         pub dac_cables: i64,
+        pub active_copper_links: i64,
+        pub acc_cables: i64,
         pub fibres: i64,
         /// Optical modules: NIC-side plus switch-side.
         pub transceivers: i64,
@@ -154,7 +169,9 @@ crate::record! {
         pub switches_usd: f64,
         pub optics_usd: f64,
         pub copper_usd: f64,
+        pub active_copper_usd: f64,
         pub fibre_usd: f64,
+        pub fabric_manager_usd: f64,
         pub nvlink_trays_usd: f64,
         /// Network hardware: every capex line above.
         pub network_capex_usd: f64,
@@ -184,6 +201,8 @@ impl BomSheet {
             switch_links: count(p.switch_links),
             copper_links: count(p.copper_links),
             dac_cables: count(p.dac_cables),
+            active_copper_links: count(p.active_copper_links),
+            acc_cables: count(p.acc_cables),
             fibres: count(p.fibres),
             transceivers: count(p.transceivers),
             nic_optics: count(p.nic_optics),
@@ -194,7 +213,9 @@ impl BomSheet {
             switches_usd: c.switches,
             optics_usd: c.optics,
             copper_usd: c.copper,
+            active_copper_usd: c.active_copper,
             fibre_usd: c.fibre,
+            fabric_manager_usd: c.fabric_manager,
             nvlink_trays_usd: c.nvlink_trays,
             network_capex_usd: bom.network_capex_usd,
             spares_usd: bom.spares_usd,
@@ -258,8 +279,9 @@ mod tests {
         // materials"); renaming a field must not rename a key.
         let keys: Vec<&str> = BomSheet::describe().fields.iter().map(|f| f.key).collect();
         let printed = "gpus tiers switches_by_tier nics switches_total nvlink_switch_trays cables host_links \
-            switch_links copper_links dac_cables fibres transceivers nic_optics switch_optics optical_port_ends racks \
-            nics_usd switches_usd optics_usd copper_usd fibre_usd nvlink_trays_usd network_capex_usd spares_usd \
+            switch_links copper_links dac_cables active_copper_links acc_cables fibres transceivers nic_optics switch_optics \
+            optical_port_ends racks nics_usd switches_usd optics_usd copper_usd active_copper_usd fibre_usd \
+            fabric_manager_usd nvlink_trays_usd network_capex_usd spares_usd \
             installation_usd oob_usd support_usd_per_year licences_usd_per_year network_power_w";
         assert_eq!(keys, printed.split_whitespace().collect::<Vec<_>>());
     }

@@ -104,13 +104,16 @@ impl Interconnect<'_> {
         StepLatency { by_protocol: [su.ll_step_latency_s, su.ll128_step_latency_s, su.step_latency_s] }
     }
 
-    /// One network ring step per protocol: the network latency `a_net` is Simple's step; LL and LL128 save the
-    /// fabric's calibrated per-step figures.
-    fn network_step(&self, a_net: f64) -> StepLatency {
+    /// One network ring step per protocol: Simple's is the network latency; LL and LL128 save the NIC's calibrated
+    /// per-step figures from the NIC and host part of it (NCCL's protocols change how the NIC and the GPU hand data
+    /// over, not the switches or their tail: one NET latency table for InfiniBand and RoCE, NVIDIA/nccl
+    /// src/graph/tuning.cc @5067397c), so the same NIC saves the same time on every fabric.
+    fn network_step(&self, g: &GroupPlacement, traffic: Traffic) -> StepLatency {
         let f = self.fabric;
-        StepLatency {
-            by_protocol: [(a_net - f.ll_step_saving_s).max(0.0), (a_net - f.ll128_step_saving_s).max(0.0), a_net],
-        }
+        let switching = self.network.switching_latency_s(g, traffic);
+        let tail = self.network.tail_latency_factor();
+        let step = |saving: f64| ((f.nic_latency_s - saving).max(0.0) + switching) * tail;
+        StepLatency { by_protocol: [step(f.ll_step_saving_s), step(f.ll128_step_saving_s), step(0.0)] }
     }
 
     /// Channels of a ring that leaves the domain: NCCL opens 2 per NIC (1 graph channel per NIC, doubled,
@@ -172,7 +175,7 @@ impl Interconnect<'_> {
             intra_s_per_byte,
             domain_bytes_per_s: per_domain * self.network_bytes_per_s(g, Traffic::Neighbour),
             network_latency_s,
-            network_step: self.network_step(network_latency_s),
+            network_step: self.network_step(g, Traffic::Neighbour),
             channels: self.network_channels(per_domain),
         }
     }

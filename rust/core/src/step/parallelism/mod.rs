@@ -208,6 +208,13 @@ pub struct Training {
     /// layer, a 2h x h projection and another output layer (DeepSeek-V3 report Sec. 2.2).
     #[cfg_attr(feature = "python", pyo3(default))]
     pub mtp_layers: u32,
+    /// How the job's ranks land on the leaves: the share of each collective's leaf-local traffic that a fragmented
+    /// placement pushes across leaves (0 = contiguous: one job placed by the scheduler in rank order; a
+    /// multi-tenant cluster scatters jobs over partly allocated racks, Meta SIGCOMM 2024 and Alibaba Crux SIGCOMM
+    /// 2024). It applies to every collective that leaves a scale-up domain (data- and context-parallel rings,
+    /// pipeline sends, expert all-to-all); tensor parallelism stays in the NVLink domain.
+    #[cfg_attr(feature = "python", pyo3(default))]
+    pub placement: f64,
 }
 
 impl Default for Training {
@@ -223,6 +230,7 @@ impl Default for Training {
             moe_imbalance: 1.0,
             moe_dispatcher: Dispatcher::AllToAll,
             mtp_layers: 0,
+            placement: 0.0,
         }
     }
 }
@@ -249,6 +257,13 @@ impl Training {
                 field: "moe_imbalance",
                 value: self.moe_imbalance,
                 expected: "a finite number >= 1 (busiest expert rank's tokens / mean)",
+            });
+        }
+        if !(self.placement.is_finite() && (0.0..=1.0).contains(&self.placement)) {
+            return Err(ConfigError::InvalidFigure {
+                field: "placement",
+                value: self.placement,
+                expected: "a share in [0, 1] (0 = contiguous)",
             });
         }
         Ok(())
