@@ -111,10 +111,10 @@ def test_filters_take_friendly_names_substrings_and_human_numbers(result):
         return api.parse_filter(text, specs).apply(frame)
 
     assert rows("days<10")["time_to_train_days"].max() < 10
-    assert set(rows("fabric=ib")["fabric"]) == {"ib-ndr"}  # a substring
+    assert set(rows("fabric=ib")["fabric"]) == {"ib-ndr@default"}  # a substring
     assert rows("fabric==ib").height == 0  # the whole value
-    assert set(rows("fabric=ib,roce")["fabric"]) == {"ib-ndr", "roce-400g"}
-    assert set(rows("fabric!=tcp")["fabric"]) == {"ib-ndr", "roce-400g"}
+    assert set(rows("fabric=ib,roce")["fabric"]) == {"ib-ndr@default", "roce-400g@untuned"}
+    assert set(rows("fabric!=tcp")["fabric"]) == {"ib-ndr@default", "roce-400g@untuned"}
     assert rows("gpus>=4k")["gpus"].min() >= 4000
     # Thresholds inside the data's range, so each filter keeps some rows and drops others.
     cost_m = round(float(frame["cost_to_train_usd"].median()) / 1e6, 1)
@@ -123,10 +123,10 @@ def test_filters_take_friendly_names_substrings_and_human_numbers(result):
     mfu_pct = round(float(frame["mfu"].median()) * 100)
     busy = rows(f"mfu>={mfu_pct}%")
     assert busy.height > 0 and busy.equals(rows(f"mfu>={mfu_pct}")) and busy["mfu"].min() >= mfu_pct / 100
-    assert set(rows("ib")["fabric"]) == {"ib-ndr"}  # a bare word: any text column
+    assert set(rows("ib")["fabric"]) == {"ib-ndr@default"}  # a bare word: any text column
     assert (
         rows("days<10 fabric=roce").height
-        == frame.filter((pl.col("time_to_train_days") < 10) & (pl.col("fabric") == "roce-400g")).height
+        == frame.filter((pl.col("time_to_train_days") < 10) & (pl.col("fabric") == "roce-400g@untuned")).height
     )
 
 
@@ -294,14 +294,14 @@ def test_what_ifs_move_the_comparison_the_right_way(draft):
     rent = api.compare_fabrics(draft, replace(base, mode="rent"), samples=100)
     assert rent.table["cost_ib-ndr"].to_list() == rent.table["rent_a_usd"].to_list()
     assert "break_even_premium" not in [c.name for c in rent.columns]
-    assert rent.verdict.startswith("renting") and before.verdict.startswith("For this workload")
+    assert rent.verdict.startswith("renting") and before.verdict.startswith("Compared: InfiniBand (ib-ndr@default)")
 
 
 def test_tornado_bars_come_with_flip_values(draft):
     view = api.compare_fabrics(draft, api.what_if_defaults(draft, "ib-ndr", "roce-400g"), sensitivity=True, samples=50)
     assert view.tornado is not None
     bars = view.tornado[16384]
-    assert {"roce-400g queue pairs per connection", "roce-400g switch price"} <= {b.input for b in bars}
+    assert {"roce-400g@untuned tail latency factor", "roce-400g@untuned switch price"} <= {b.input for b in bars}
     widths = [abs(b.high - b.low) for b in bars]
     assert widths == sorted(widths, reverse=True)  # widest first
     assert any(b.flips_at for b in bars) and all(b.low_label and b.high_label for b in bars)

@@ -119,7 +119,13 @@ def test_json_has_the_documented_keys(capsys):
     # Counts are JSON integers, flags booleans.
     assert all(isinstance(doc[m.name], int) for m in schema.METRICS if m.kind == "count")
     assert isinstance(doc["steps"], int) and isinstance(doc["network_tiers"], int)
-    assert (doc["gpu"], doc["gpus"], doc["fabric"], doc["topology"]) == ("h100-sxm", 1024, "ib-ndr", "rail-fat-tree")
+    assert (doc["gpu"], doc["gpus"], doc["fabric"], doc["topology"]) == (
+        "h100-sxm",
+        1024,
+        "ib-ndr@default",
+        "rail-fat-tree",
+    )
+    # The output names the fabric's operating mode: a bare id is its default mode (issue 19).
     assert (doc["tp"], doc["pp"], doc["dp"]) == (8, 1, 128)
     assert doc["feasible"] is True
 

@@ -291,7 +291,13 @@ def test_infeasible_configuration_explains_itself():
 
 def test_resolved_inputs_and_defaults():
     r = evaluate()
-    assert (r.model, r.gpu, r.gpus, r.fabric, r.topology) == ("llama3-70b", "h100-sxm", 1024, "ib-ndr", "rail-fat-tree")
+    assert (r.model, r.gpu, r.gpus, r.fabric, r.topology) == (
+        "llama3-70b",
+        "h100-sxm",
+        1024,
+        "ib-ndr@default",
+        "rail-fat-tree",
+    )
     assert (r.tp, r.pp, r.dp, r.cp, r.ep, r.vpp, r.micro_batch) == (8, 1, 128, 1, 1, 1, 1)
     assert r.scale_up == "nvlink4-8"  # the H100's default_scale_up
     assert evaluate("llama3-70b", "gb200", 1152, pp=2).scale_up == "nvlink5-72"

@@ -117,7 +117,7 @@ def test_tornado_flip_values_flip_the_verdict_when_fed_back():
         for bar in bars.iter_rows(named=True):
             if bar["flip"] is None:
                 continue
-            fabric = bar["input"].split()[0]
+            fabric = bar["input"].split()[0].partition("@")[0]  # the fabric's price entry, in any mode
             near = bar["typical"] + 0.999 * (bar["flip"] - bar["typical"])
             for value, flipped in ((bar["flip"], True), (near, False)):
                 fed = copy.deepcopy(cat)
@@ -132,7 +132,11 @@ def test_tornado_flip_values_flip_the_verdict_when_fed_back():
 
 def test_verdict_names_the_payback_the_break_even_band_and_the_flips(result):
     v = verdict(result)
-    assert v.startswith("For this workload (llama3-70b, 2T tokens) at 16,384 GPUs, InfiniBand (ib-ndr) ")
+    # The first sentence states the operating modes compared (issue 19): the bare ids are their default modes.
+    first, _, rest = v.partition(". For ")
+    assert first.startswith("Compared: InfiniBand (ib-ndr@default), NCCL defaults on InfiniBand")
+    assert "Ethernet (roce-400g@untuned), NCCL defaults: 1 queue pair" in first
+    assert rest.startswith("this workload (llama3-70b, 2T tokens) at 16,384 GPUs, InfiniBand (ib-ndr@default) ")
     assert "premium of" in v and "P10-P90" in v and "flips if" in v
     row = result.table.filter(pl.col("gpus") == 16384).row(0, named=True)
     assert f"{row['break_even_premium'] - 1:+.0%}" in v
@@ -141,7 +145,7 @@ def test_verdict_names_the_payback_the_break_even_band_and_the_flips(result):
 def test_terminal_output_fits_100_columns(result):
     text = render(result)
     assert max(len(line) for line in text.splitlines()) <= WIDTH
-    assert text.splitlines()[0].startswith("For this workload")
+    assert text.splitlines()[0].startswith("Compared: InfiniBand (ib-ndr@default)")
 
 
 def test_roi_help_is_readable(capsys):
@@ -208,7 +212,7 @@ def test_a_workload_mix_weighs_its_workloads():
     w = r.workloads
     assert sorted(set(w["workload"])) == ["long-context", "pretraining"]
     assert w.filter(pl.col("workload") == "pretraining")["share"][0] == 0.7
-    assert verdict(r).startswith("For this mix (pretraining 70%, long-context 30%)")
+    assert verdict(r).partition(". ")[2].startswith("For this mix (pretraining 70%, long-context 30%)")
     # Each workload's own speed ratio bounds the mix's.
     for row in r.table.iter_rows(named=True):
         per = w.filter(pl.col("gpus") == row["gpus"])

@@ -55,7 +55,8 @@ def test_default_scenario_by_id():
     s = load_scenario("ib-vs-roce")
     assert s.name == "ib-vs-roce" and s.path == "built-in scenario ib-vs-roce"
     assert s.gpu_counts == [512, 1024, 2048, 4096, 8192, 16384]  # start 512, stop 16,384, factor 2
-    assert s.fabric_names == ["ib-ndr", "roce-400g", "eth-100g-tcp"]
+    # Fabrics by canonical id: a bare id is its default operating mode.
+    assert s.fabric_names == ["ib-ndr@default", "roce-400g@untuned", "eth-100g-tcp"]
     assert s.topology_names == ["rail-fat-tree", "fat-tree"] and s.oversubscriptions == [1.0, 2.0]
     assert s.scale_up_names == ["nvlink4-8"]  # "default": the H100's own domain
     assert s.space["tp"] == {"search": 8} and s.space["pp"] == {"search": 16}

@@ -328,7 +328,7 @@ def test_default_frontier_rows_equal_evaluate(default):
 def test_default_frontier_is_non_dominated_per_fabric(default):
     _, result = default
     frontier = result.frontier()
-    assert sorted(set(frontier["fabric"])) == ["eth-100g-tcp", "ib-ndr", "roce-400g"]
+    assert sorted(set(frontier["fabric"])) == ["eth-100g-tcp", "ib-ndr@default", "roce-400g@untuned"]
     rows = list(frontier.iter_rows(named=True))
     assert brute_pareto(rows, ["fabric"], result.objectives) == list(range(len(rows)))
 

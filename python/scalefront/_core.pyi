@@ -98,6 +98,8 @@ class _BomSheet(TypedDict):
     switch_links: int
     copper_links: int
     dac_cables: int
+    active_copper_links: int
+    acc_cables: int
     fibres: int
     #: Optical modules: NIC-side plus switch-side.
     transceivers: int
@@ -109,7 +111,9 @@ class _BomSheet(TypedDict):
     switches_usd: float
     optics_usd: float
     copper_usd: float
+    active_copper_usd: float
     fibre_usd: float
+    fabric_manager_usd: float
     nvlink_trays_usd: float
     #: Network hardware: every capex line above.
     network_capex_usd: float
@@ -432,6 +436,10 @@ def run_sweep(
 def collective_times(request: dict[str, Any]) -> list[float]:
     """Times (s) of one collective (`op`: all_reduce, reduce_scatter, all_gather, all_to_all) over consecutive ranks
     for each message size as nccl-tests counts it (for nccl-tests validation and `scalefront calibrate`)."""
+
+def fabric_topology_problem(fabric: dict[str, Any], topology: dict[str, Any]) -> str | None:
+    """Why the topology cannot carry the fabric's features (in-network reduction off rail-aligned leaves, dual-ToR
+    without leaves), or None."""
 
 def network_bom(request: dict[str, Any]) -> _BomSheet:
     """The network's bill of materials for `gpus` GPUs: parts by tier, NVLink switch trays, capex and power."""

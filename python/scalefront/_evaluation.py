@@ -96,6 +96,8 @@ class Evaluation:
     """topology id"""
     oversubscription: float
     """leaf downlink / uplink bandwidth (1 = non-blocking)"""
+    placement: float
+    """share of leaf-local collective traffic a fragmented (multi-tenant) placement sends off-leaf; 0 = contiguous"""
     tp: int
     """tensor-parallel degree"""
     pp: int

@@ -40,6 +40,9 @@ class Inputs:
     """topology id"""
     oversubscription: float | None = None
     """leaf downlink / uplink bandwidth (1 = non-blocking) (None: the topology's)"""
+    placement: float = 0.0
+    """share of leaf-local collective traffic a fragmented (multi-tenant) placement sends off-leaf; 0 = contiguous
+    [fraction]"""
     tp: int = 8
     """tensor-parallel degree"""
     pp: int = 1
@@ -117,6 +120,7 @@ class Settings(TypedDict, total=False):
     fabric: str
     topology: str
     oversubscription: float | None
+    placement: float
     tp: int
     pp: int
     dp: int | None

@@ -48,7 +48,7 @@ CATEGORIES: dict[str, str] = {
     "partial_server": "a GPU count that is not a whole number of servers",
     "sp_seq_len": "sequence parallelism with a sequence length that is not a multiple of tp x cp",
     "moe_dense": "an expert setting (expert TP, dispatcher, imbalance) on a dense model",
-    "fabric_topology": "a fabric feature the topology cannot carry (SHARP off rail-aligned leaves, dual-ToR on a torus)",
+    "fabric_topology": "a fabric feature the topology cannot carry (SHARP off rail leaves, dual-ToR on a torus)",
 }
 
 

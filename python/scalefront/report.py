@@ -207,8 +207,15 @@ def render_bom(b: dict[str, Any]) -> str:
         f"   ({b['nic_optics']:,} NIC-side, {b['switch_optics']:,} switch-side)",
         f"  copper (DAC) cables     {b['dac_cables']:>12,}   ${b['copper_usd']:>14,.0f}"
         f"   ({b['copper_links']:,} host links)",
-        f"  fibres                  {b['fibres']:>12,}   ${b['fibre_usd']:>14,.0f}",
     ]
+    if b["acc_cables"]:
+        lines.append(
+            f"  active copper (ACC)     {b['acc_cables']:>12,}   ${b['active_copper_usd']:>14,.0f}"
+            f"   ({b['active_copper_links']:,} host links)"
+        )
+    lines.append(f"  fibres                  {b['fibres']:>12,}   ${b['fibre_usd']:>14,.0f}")
+    if b["fabric_manager_usd"]:
+        lines.append(f"  fabric manager          {'':>12}   ${b['fabric_manager_usd']:>14,.0f}")
     if b["nvlink_switch_trays"]:
         lines.append(f"  NVLink switch trays     {b['nvlink_switch_trays']:>12,}   ${b['nvlink_trays_usd']:>14,.0f}")
     lines += [

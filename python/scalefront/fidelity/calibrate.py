@@ -177,8 +177,9 @@ def calibrate(
     collnet: bool = False,
     date: str | None = None,
 ) -> Calibration:
-    """Fit `fabric`'s identified figures to `runs` (`collnet`: the runs enabled in-network reduction)."""
-    base = catalog.fabric(fabric)
+    """Fit `fabric`'s identified figures to `runs` (`collnet`: the runs enabled in-network reduction); `fabric` may
+    name an operating mode (`roce-400g@tuned`), and the calibration names it canonically."""
+    base, fabric = catalog.fabric(fabric), catalog.fabric_id(fabric)
     used, skipped = _usable(runs)
     setup = _setup(catalog, fabric, base, used, gpu, scale_up, topology, oversubscription, collnet)
     data = [(run, [p for p in run.points if p.size_bytes >= MIN_SIZE_BYTES]) for run in used]

@@ -92,7 +92,7 @@ def render_toml(c: Calibration, name: str, catalog: Catalog) -> str:
     ]
     entry = with_figures(base, {}).model_copy(update={"name": f"{base.name}, calibrated"})
     lines += entry_lines(f"fabrics.{name}", entry, {**c.fitted, "name": entry.name}, sources)
-    price = catalog.fabric_prices.get(s.fabric_id)
+    price = catalog.fabric_price(s.fabric_id) if s.fabric_id.partition("@")[0] in catalog.fabric_prices else None
     if price is not None:
         lines += [""]
         lines += entry_lines(f"prices.fabric.{name}", price, {}, dict(price.sources))

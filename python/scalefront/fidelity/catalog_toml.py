@@ -30,8 +30,9 @@ def entry_lines(
     header: str, entry: Entry, overrides: dict[str, Any], sources: dict[str, str], skip: Iterable[str] = ()
 ) -> list[str]:
     """`[header]` with the entry's fields given in its file (ranges kept) or in `overrides`, then
-    `[header.sources]`; fields in `skip` are left out."""
-    left_out = {"sources", "ranges", *skip}
+    `[header.sources]`; fields in `skip` are left out, and so are operating modes (an entry written is one fabric
+    run one way)."""
+    left_out = {"sources", "ranges", "modes", "default_mode", *skip}
     lines = [f"[{header}]"]
     for name in type(entry).model_fields:
         if name in left_out or (name not in entry.model_fields_set and name not in overrides):

@@ -107,6 +107,8 @@ class _Cluster:
     scale_up_name: str
     scale_up: ScaleUpEntry
     fabric: FabricEntry
+    #: The fabric's canonical id (its mode named: `roce-400g@untuned`), as every output names it.
+    fabric_name: str
     topology: TopologyEntry
     oversubscription: float
 
@@ -118,8 +120,9 @@ def _resolve_cluster(cat: Catalog, inputs: Inputs) -> _Cluster:
     cat.check_scale_up(inputs.gpu, scale_up_name)
     fabric = cat.fabric(inputs.fabric)
     topology = cat.topology(inputs.topology)
+    cat.check_design(inputs.fabric, inputs.topology)
     over = topology.oversubscription if inputs.oversubscription is None else inputs.oversubscription
-    return _Cluster(gpu, scale_up_name, scale_up, fabric, topology, float(over))
+    return _Cluster(gpu, scale_up_name, scale_up, fabric, cat.fabric_id(inputs.fabric), topology, float(over))
 
 
 def _resolved(inputs: Inputs, model: ModelEntry, cluster: _Cluster) -> dict[str, Any]:
@@ -127,6 +130,7 @@ def _resolved(inputs: Inputs, model: ModelEntry, cluster: _Cluster) -> dict[str,
     the catalog, dp, the expert TP, the sequence length and the global batch (each checked as given ones are)."""
     values = {f.name: getattr(inputs, f.name) for f in fields(inputs)}
     values["scale_up"] = cluster.scale_up_name
+    values["fabric"] = cluster.fabric_name
     values["oversubscription"] = cluster.oversubscription
     values["dp"] = inputs.dp if inputs.dp is not None else _data_parallel(inputs.gpus, inputs.tp, inputs.pp, inputs.cp)
     values["etp"] = inputs.etp or inputs.tp

@@ -37,6 +37,7 @@ def bom(
     cat.check_scale_up(gpu, su_name)
     topo = cat.topology(topology)
     fabric_entry = cat.fabric(fabric)  # unknown names get their suggestion before any price lookup
+    cat.check_design(fabric, topology)
     over = topo.oversubscription if oversubscription is None else oversubscription
     param("oversubscription").check(over)
     price = cat.prices(gpu, fabric, su_name)
@@ -53,7 +54,7 @@ def bom(
     )
     return {
         "gpu": gpu,
-        "fabric": fabric,
+        "fabric": cat.fabric_id(fabric),
         "topology": topology,
         "topology_kind": topo.kind,
         "oversubscription": float(over),

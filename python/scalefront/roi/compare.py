@@ -28,7 +28,7 @@ from scalefront.roi.frames import frames
 from scalefront.roi.model_error import model_error_residuals
 from scalefront.roi.result import McProgress, RoiOptions, RoiResult, UncertainInput
 from scalefront.roi.run import monte_carlo, monte_carlo_on_cluster
-from scalefront.roi.uncertain import error_inputs, fabric_inputs, fixed_prices, price_inputs
+from scalefront.roi.uncertain import error_inputs, fabric_pair_inputs, fixed_prices, placement_inputs, price_inputs
 
 __all__ = ["MAX_PREMIUM", "MAX_VALUE_USD_PER_GPU_HOUR", "compare"]
 
@@ -65,6 +65,8 @@ def compare(
     """
     opts = options or RoiOptions()
     cat = catalog or builtin_catalog()
+    # Both fabrics by their canonical ids (`roce-400g` is `roce-400g@untuned`): every frame names the modes.
+    fabric_a, fabric_b = cat.fabric_id(fabric_a), cat.fabric_id(fabric_b)
     where = _check(cat, fabric_a, fabric_b, opts, cluster, workers)
     mix = _mix(scenario, cat, fabric_a, fabric_b)
     name = scenario if isinstance(scenario, str) else mix[0].scenario.name
@@ -78,7 +80,6 @@ def compare(
         mc = monte_carlo_on_cluster(problem, uncertainty, opts.samples, where, workers, on_progress)
     else:
         mc = monte_carlo(problem, uncertainty, opts.samples, on_progress, handle)
-    result_frames = frames(typical, mc, inputs, mix, fabric_a, fabric_b)
     headline = opts.headline_gpus or counts[-1]
     if headline not in counts:
         raise UsageError(f"--gpus {headline}: not a GPU count of the comparison ({', '.join(map(str, counts))})")
@@ -93,8 +94,9 @@ def compare(
         model_error=error_label,
         mix=mix,
         fabric_labels=(cat.fabric_label(fabric_a), cat.fabric_label(fabric_b)),
+        fabric_modes=(cat.fabric_mode_summary(fabric_a), cat.fabric_mode_summary(fabric_b)),
         mc_cancelled=bool(mc["cancelled"]),
-        **result_frames,
+        **frames(typical, mc, inputs, mix, fabric_a, fabric_b),
     )
 
 
@@ -173,8 +175,8 @@ def _inputs(catalog: Catalog, mix: list[MixPart], a: str, b: str, model_error: s
     regimes = [(generation, part.scenario.model.is_moe) for part in mix]
     common, collective, error_label = model_error_residuals(model_error, catalog, regimes)
     inputs = (
-        fabric_inputs(a, 0, catalog.fabric(a))
-        + fabric_inputs(b, 1, catalog.fabric(b))
+        fabric_pair_inputs(a, catalog.fabric(a), b, catalog.fabric(b))
+        + placement_inputs(mix[0])
         + price_inputs(catalog, a, b, first.gpu_names[0], first.scale_up_names[0], fixed_prices(mix[0]))
         + error_inputs(common, collective, a, b)
     )

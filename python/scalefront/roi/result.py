@@ -116,6 +116,8 @@ class RoiResult:
     mix: list[MixPart] = field(default_factory=list)
     #: How prose names A and B: the catalog's fabric family with the id (`Catalog.fabric_label`).
     fabric_labels: tuple[str, str] = ("", "")
+    #: What each side's operating mode is, one line each ("" for a fabric without modes: `Catalog.fabric_mode_summary`).
+    fabric_modes: tuple[str, str] = ("", "")
     #: True when the Monte Carlo was stopped early (its summary covers the samples done).
     mc_cancelled: bool = False
 

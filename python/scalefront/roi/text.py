@@ -82,8 +82,16 @@ def _flips(tornado: pl.DataFrame, gpus: int, n: int = 2) -> list[str]:
     ]
 
 
+def modes_text(result: RoiResult) -> str:
+    """The sentence that says what was compared: each side's fabric in its operating mode."""
+    sides = []
+    for label, summary in zip(result.fabric_labels, result.fabric_modes, strict=True):
+        sides.append(f"{label}, {summary}" if summary else f"{label}, which has one operating mode")
+    return f"Compared: {sides[0]}; against {sides[1]}."
+
+
 def verdict(result: RoiResult) -> str:
-    """The buyer's sentence for the headline GPU count."""
+    """The buyer's sentences for the headline GPU count: the modes compared first."""
     gpus, a = result.headline_gpus, result.fabric_a
     row = result.table.filter(pl.col("gpus") == gpus).row(0, named=True)
     name_a, name_b = result.fabric_labels
@@ -110,8 +118,8 @@ def verdict(result: RoiResult) -> str:
     flips = _flips(result.tornado, gpus)
     flip_text = " or ".join(flips) if flips else "no single input flips it within its range"
     return (
-        f"For {workload} at {gpus:,} GPUs, {name_a} {clause} ({chance} {p:.0%}); it stays worth it up "
-        f"to a premium of {_premium(row['break_even_premium'])} over {name_b} (P10-P90: "
+        f"{modes_text(result)} For {workload} at {gpus:,} GPUs, {name_a} {clause} ({chance} {p:.0%}); it stays "
+        f"worth it up to a premium of {_premium(row['break_even_premium'])} over {name_b} (P10-P90: "
         f"{_premium(row['break_even_premium_p10'])} to {_premium(row['break_even_premium_p90'])}), against an "
         f"actual premium of {_premium(row['premium'])}; P({a} cheaper per delivered token) = "
         f"{row['p_a_cheaper']:.0%}. The answer flips if {flip_text}."
@@ -121,8 +129,8 @@ def verdict(result: RoiResult) -> str:
 def _table(result: RoiResult) -> list[str]:
     t = result.table
     header = (
-        f"{'GPUs':>7} {'topology A / B':<20} {'days A':>7} {'speed':>6} {'premium':>8} {'break-even (P10-P90)':>21} "
-        f"{'P(A)':>5} {'NPV':>8} {'payback':>10}"
+        f"{'GPUs':>7} {'topology A / B':<19} {'days A':>7} {'speed':>6} {'premium':>8} {'break-even (P10-P90)':>21} "
+        f"{'P(A)':>5} {'NPV':>8} {'payback':>11}"
     )
     lines = [header, "-" * len(header)]
     for r in t.iter_rows(named=True):
@@ -130,9 +138,9 @@ def _table(result: RoiResult) -> list[str]:
         p10, p90 = _premium(r["break_even_premium_p10"]), _premium(r["break_even_premium_p90"])
         band = f"{_premium(r['break_even_premium'])} ({p10}..{p90})"
         lines.append(
-            f"{r['gpus']:>7,} {topo[:20]:<20} {r['days_a']:>7.1f} {r['speed_ratio']:>6.3f} {_premium(r['premium']):>8} "
+            f"{r['gpus']:>7,} {topo[:19]:<19} {r['days_a']:>7.1f} {r['speed_ratio']:>6.3f} {_premium(r['premium']):>8} "
             f"{band:>21} {r['p_a_cheaper']:>5.0%} {money(r['npv_usd'], signed=True):>8} "
-            f"{months_text(r['payback_months'], r['payback']):>10}"
+            f"{months_text(r['payback_months'], r['payback']):>11}"
         )
     return lines
 

@@ -7,6 +7,7 @@ verdict from the catalog's figure table (`scalefront.inputs.catalog.figures`).
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from typing import Any
 
 from scalefront.inputs.catalog.entries import Entry, FabricEntry, Range
@@ -15,7 +16,27 @@ from scalefront.inputs.catalog.loader import Catalog
 from scalefront.inputs.scenario.build import MixPart
 from scalefront.roi.result import UncertainInput
 
-__all__ = ["deciles", "error_inputs", "fabric_inputs", "fixed_prices", "price_inputs"]
+__all__ = [
+    "PLACEMENT_RANGE",
+    "deciles",
+    "error_inputs",
+    "fabric_inputs",
+    "fabric_pair_inputs",
+    "fixed_prices",
+    "placement_inputs",
+    "price_inputs",
+]
+
+#: How fragmented a job's placement is (`placement`: the share of each collective's leaf-local traffic pushed across
+#: leaves), for a comparison whose scenario does not fix it: triangular, mode 0 (one job placed contiguously by the
+#: scheduler), up to 0.5 (Meta's fragmented case: "The rack can be partially allocated to a job, with only one of
+#: the two hosts in the rack using the uplink bandwidth", engineering.fb.com 2024-08-05 via sysdesign-wiki.pages.dev;
+#: how common it is: "36.3% of jobs (occupying 51% GPUs) suffer from communication contention" in a production
+#: multi-tenant cluster, Alibaba Crux, SIGCOMM 2024). The triangle puts P(placement > 0.25) at 25%.
+PLACEMENT_RANGE = (0.0, 0.0, 0.5)
+
+#: Fabric figures of the NIC and its NCCL transport: two fabrics on the same NIC draw them once.
+NIC_FIGURES = ("efficiency", "nic_latency_us")
 
 
 def _ranged(entry: Entry, fixed: set[str]) -> list[tuple[str, Any]]:
@@ -23,10 +44,37 @@ def _ranged(entry: Entry, fixed: set[str]) -> list[tuple[str, Any]]:
     return [(f, r) for f, r in entry.ranges.items() if f not in fixed and r.high > r.low]
 
 
-def fabric_inputs(name: str, side: int, entry: FabricEntry) -> list[UncertainInput]:
-    """The fabric's ranged figures, in the core's SI units (each end converted by the figure's unit)."""
+def fabric_pair_inputs(a: str, ea: FabricEntry, b: str, eb: FabricEntry) -> list[UncertainInput]:
+    """Both fabrics' ranged figures: a figure of the NIC (`NIC_FIGURES`) that both share with the same range is one
+    draw for both (the same ConnectX-7 on InfiniBand and RoCE), every other figure one draw per fabric."""
+    same_nic = bool(ea.nic) and ea.nic == eb.nic
+    shared = {f for f in NIC_FIGURES if same_nic and f in ea.ranges and ea.ranges.get(f) == eb.ranges.get(f)}
+    out = []
+    for f in sorted(shared, key=NIC_FIGURES.index):
+        one = fabric_inputs(f"{ea.nic} (both fabrics)", 0, ea, only={f})[0]
+        one.targets.append({"section": "fabric", "side": 1, "field": figure("fabrics", f).core})
+        out.append(one)
+    return out + fabric_inputs(a, 0, ea, skip=shared) + fabric_inputs(b, 1, eb, skip=shared)
+
+
+def placement_inputs(part: MixPart) -> list[UncertainInput]:
+    """The job's placement as an uncertain input (`PLACEMENT_RANGE`), unless the scenario fixes it."""
+    if "placement" in part.scenario.spec.cluster.model_fields_set:
+        return []
+    low, typical, high = PLACEMENT_RANGE
+    target: list[dict[str, Any]] = [{"section": "placement", "side": None, "field": "placement"}]
+    return [UncertainInput("job placement (fragmented share)", "fraction", low, typical, high, target)]
+
+
+def fabric_inputs(
+    name: str, side: int, entry: FabricEntry, only: Collection[str] | None = None, skip: Collection[str] = ()
+) -> list[UncertainInput]:
+    """The fabric's ranged figures (`only` these, none of `skip`), in the core's SI units (each end converted by
+    the figure's unit)."""
     out = []
     for f, r in _ranged(entry, set()):
+        if f in skip or (only is not None and f not in only):
+            continue
         fig = figure("fabrics", f)
         low, typical, high = (fig.to_si(v) for v in r)
         scale = typical / r.typical if r.typical else 1.0
@@ -54,7 +102,8 @@ def price_inputs(
     out: list[UncertainInput] = []
 
     def fixed_for(entry: str) -> set[str]:
-        return fixed.get(entry, set()) | fixed.get("*", set())
+        # A fabric's prices set for its id in any mode (`roce-400g`) or for its mode (`roce-400g@tuned`).
+        return fixed.get(entry, set()) | fixed.get(entry.partition("@")[0], set()) | fixed.get("*", set())
 
     pa, pb = catalog.fabric_price(a), catalog.fabric_price(b)
     ra, rb = dict(_ranged(pa, fixed_for(a))), dict(_ranged(pb, fixed_for(b)))

@@ -92,9 +92,11 @@ def what_if_defaults(draft: ScenarioDraft, fabric_a: str, fabric_b: str) -> What
 def fabric_choices(draft: ScenarioDraft) -> list[str]:
     """The fabrics a comparison can own: every catalog fabric id with a price of its own, sorted; fabrics sold only
     inside instance rent cannot be owned. Operating modes (`FABRIC@MODE`, issue 19) belong here as the catalog
-    lists them: its ids in every mode instead of `cat.fabrics` once it has them."""
+    lists them: its ids in every mode."""
     cat = draft.catalog
-    return sorted(f for f in cat.fabrics if f.partition("@")[0] in cat.fabric_prices and not cat.fabric_price(f).rented)
+    return sorted(
+        f for f in cat.fabric_ids() if f.partition("@")[0] in cat.fabric_prices and not cat.fabric_price(f).rented
+    )
 
 
 #: The what-ifs that move a catalog price: (WhatIf field, catalog section, entry field).

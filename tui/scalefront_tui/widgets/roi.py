@@ -136,7 +136,12 @@ class RoiPane(VerticalScroll):
     def compose(self) -> ComposeResult:
         draft = self.draft
         fabrics = fabric_choices(draft)
-        names = [f for f in draft.scenario.fabric_names if f in fabrics] or fabrics
+        names = [
+            draft.catalog.fabric_id(f)
+            for f in draft.scenario.fabric_names
+            if f.partition("@")[0] in draft.catalog.fabrics
+        ]
+        names = [f for f in names if f in fabrics] or fabrics
         a = names[0]
         b = names[1] if len(names) > 1 else next(f for f in fabrics if f != a)
         yield Static("", id="roi-notice")

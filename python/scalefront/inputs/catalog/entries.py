@@ -12,10 +12,11 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, ClassVar, Literal, NamedTuple, cast
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, RootModel, TypeAdapter, ValidationError, model_validator
 
 from scalefront.inputs.catalog.figures import FIGURES, core_spec
 from scalefront.inputs.catalog.measured import Measured
+from scalefront.inputs.catalog.modes import check_modes, in_mode
 from scalefront.inputs.messages import problem, toml_repr
 
 __all__ = [
@@ -26,6 +27,7 @@ __all__ = [
     "Fraction",
     "GpuEntry",
     "ModelEntry",
+    "Modes",
     "NonNegative",
     "Positive",
     "Range",
@@ -138,9 +140,16 @@ class Entry(BaseModel):
 
     @model_validator(mode="after")
     def _figures_have_dated_sources(self) -> Entry:
+        fields = type(self).model_fields
         for name, fig in FIGURES[self.SECTION].items():
-            # Figures given in the file (defaults need no source).
+            # Figures given in the file (defaults need no source, nor a default written out).
             if not fig.sourced or name not in self.model_fields_set:
+                continue
+            if (
+                not fields[name].is_required()
+                and getattr(self, name) == fields[name].default
+                and name not in self.ranges
+            ):
                 continue
             source = self.sources.get(name)
             if source is None:
@@ -148,6 +157,13 @@ class Entry(BaseModel):
             if not _DATED_SOURCE.search(source):
                 raise ValueError(f"{name}: source must end with the date it was read, YYYY-MM: {source!r}")
         return self
+
+
+class Modes(RootModel[dict[str, dict[str, Any]]]):
+    """An entry's operating modes (`[<id>.modes.<mode>]`), each table as written: `scalefront.inputs.catalog.modes`
+    checks and applies them."""
+
+    model_config = ConfigDict(frozen=True, strict=True)
 
 
 class GpuEntry(Entry):
@@ -201,11 +217,12 @@ class ScaleUpEntry(Entry):
 
 
 class FabricEntry(Entry):
-    """A scale-out fabric (data/fabrics.toml)."""
+    """A scale-out fabric (data/fabrics.toml), and its operating modes (`in_mode`)."""
 
     SECTION = "fabrics"
     name: str
     kind: Literal["infiniband", "roce", "uec", "efa", "tcp"]
+    nic: str = ""
     link_gbps: Positive
     links_per_gpu: Count
     efficiency: Fraction
@@ -213,15 +230,39 @@ class FabricEntry(Entry):
     switch_hop_latency_us: NonNegative
     switch_radix: Annotated[int, Field(ge=4, le=2**31)]
     in_network_reduction_efficiency: ReductionGain
-    load_balancing: Literal["ecmp", "adaptive", "spraying"]
+    load_balancing: Literal["ecmp", "dlb", "adaptive", "spraying"]
     load_balance_efficiency: Fraction
     qps_per_connection: AtLeastOne
     tail_latency_factor: AtLeastOne
     forwarding: Literal["cut-through", "store-and-forward"]
     mtu_bytes: Positive
+    header_bytes: NonNegative = 0.0
     in_network_groups_per_leaf: Size
     ll_step_saving_us: NonNegative
     ll128_step_saving_us: NonNegative
+    uplink_speedup: AtLeastOne = 1.0
+    dual_tor: bool = False
+    default_mode: str | None = Field(default=None, exclude=True)
+    modes: Modes | None = Field(default=None, exclude=True)
+
+    @model_validator(mode="after")
+    def _physical(self) -> FabricEntry:
+        if self.in_network_reduction_efficiency > 0 and self.kind != "infiniband":
+            raise ValueError(
+                "in_network_reduction_efficiency: in-network reduction (SHARP) needs an InfiniBand fabric; "
+                f"this one is {self.kind}"
+            )
+        check_modes(self, needs_summary=True)
+        return self
+
+    def in_mode(self, mode: str) -> FabricEntry:
+        """The fabric run in `mode`, one of its modes (`scalefront.inputs.catalog.modes`)."""
+        return in_mode(self, mode)
+
+    @property
+    def mode_names(self) -> list[str]:
+        """Its operating modes, sorted (none: the fabric runs one way)."""
+        return sorted(self.modes.root) if self.modes is not None else []
 
 
 class TopologyEntry(Entry):

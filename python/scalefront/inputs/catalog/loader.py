@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel
 
-from scalefront._core import data_files
+from scalefront._core import data_files, fabric_topology_problem
 from scalefront.errors import CatalogError
 from scalefront.inputs.catalog.entries import (
     Entry,
@@ -23,6 +23,7 @@ from scalefront.inputs.catalog.entries import (
     is_dated,
 )
 from scalefront.inputs.catalog.error_model import NO_ERRORS, ErrorModelFile, load_error_model
+from scalefront.inputs.catalog.modes import split_id, unknown_mode
 from scalefront.inputs.catalog.prices import Economics, FabricPrice, GpuPrice, ScaleUpPrice
 from scalefront.inputs.files import parse_toml, read_text, validated
 from scalefront.inputs.messages import did_you_mean, toml_repr
@@ -181,6 +182,13 @@ class Catalog:
                 target[entry] = validated(model_cls, raw, file, f"{key}.{entry}")
 
     def _check_references(self, file: str) -> None:
+        for fid, price in self.fabric_prices.items():
+            fabric = self.fabrics.get(fid)
+            if price.modes is None or fabric is None:
+                continue
+            for mode in sorted(set(price.modes.root) - set(fabric.mode_names)):
+                known = ", ".join(fabric.mode_names) or "none"
+                raise CatalogError(f"{file}: [fabric.{fid}.modes.{mode}] fabric {fid} has no mode {mode!r} ({known})")
         for gid, gpu in self.gpus.items():
             if gpu.default_scale_up not in self.scale_up:
                 raise CatalogError(
@@ -216,7 +224,46 @@ class Catalog:
         return self.scale_up.get(name) or _raise(_unknown("scale-up domain", name, self.scale_up))
 
     def fabric(self, name: str) -> FabricEntry:
-        return self.fabrics.get(name) or _raise(_unknown("fabric", name, self.fabrics))
+        """The fabric `name` (`FABRIC` or `FABRIC@MODE`), in its default mode when it has modes and none is named."""
+        base, mode = self._fabric_mode(name)
+        entry = self.fabrics[base]
+        return entry if mode is None else entry.in_mode(mode)
+
+    def _fabric_mode(self, name: str) -> tuple[str, str | None]:
+        """(fabric id, mode: the named one, the default one, or None for a fabric without modes), checked."""
+        base = name.partition("@")[0]
+        entry = self.fabrics.get(base) or _raise(_unknown("fabric", base, self.fabrics))
+        _, mode = split_id(name, entry.mode_names)
+        if mode is None:
+            return base, entry.default_mode
+        if mode not in entry.mode_names:
+            raise unknown_mode(base, mode, entry.mode_names)
+        return base, mode
+
+    def fabric_id(self, name: str) -> str:
+        """The canonical id of fabric `name`, as every output names it: `roce-400g@untuned` for `roce-400g` (its
+        default mode), the id alone for a fabric without modes."""
+        base, mode = self._fabric_mode(name)
+        return base if mode is None else f"{base}@{mode}"
+
+    def check_design(self, fabric: str, topology: str, oversubscription: float | None = None) -> None:
+        """Raise CatalogError naming both when topology `topology` cannot carry fabric `fabric`'s features (SHARP
+        needs rail-aligned leaves, dual-ToR needs leaves: the core's rule)."""
+        topo = self.topology(topology)
+        problem = fabric_topology_problem(self.fabric(fabric).core_spec(), topo.core_spec(oversubscription))
+        if problem is not None:
+            raise CatalogError(f"fabric {self.fabric_id(fabric)} on topology {topology}: {problem}")
+
+    def fabric_mode_summary(self, name: str) -> str:
+        """What fabric `name`'s operating mode is, its one-line summary ("" for a fabric without modes)."""
+        base, mode = self._fabric_mode(name)
+        modes = self.fabrics[base].modes
+        return str(modes.root[mode].get("summary", "")) if modes is not None and mode is not None else ""
+
+    def fabric_ids(self) -> list[str]:
+        """Every fabric in every mode, by canonical id, sorted."""
+        ids = [f"{b}@{m}" for b, e in self.fabrics.items() for m in e.mode_names]
+        return sorted(ids + [b for b, e in self.fabrics.items() if not e.mode_names])
 
     def topology(self, name: str) -> TopologyEntry:
         return self.topologies.get(name) or _raise(_unknown("topology", name, self.topologies))
@@ -233,7 +280,10 @@ class Catalog:
         return self.gpu_prices.get(name) or _raise(self._no_price("GPU", name, self.gpu_prices))
 
     def fabric_price(self, name: str) -> FabricPrice:
-        return self.fabric_prices.get(name) or _raise(self._no_price("fabric", name, self.fabric_prices))
+        """The parts of fabric `name` (`FABRIC@MODE` or `FABRIC`), as its mode prices them."""
+        base, mode = self._fabric_mode(name) if name.partition("@")[0] in self.fabrics else (name, None)
+        price = self.fabric_prices.get(base) or _raise(self._no_price("fabric", base, self.fabric_prices))
+        return price if mode is None else price.in_mode(mode)
 
     def scale_up_price(self, name: str) -> ScaleUpPrice:
         """NVLink switch tray price of a domain; zero for domains whose switches come with the servers."""
@@ -261,9 +311,10 @@ class Catalog:
         }
 
     def fabric_label(self, name: str) -> str:
-        """A fabric's family for prose, with its id: ``InfiniBand (ib-ndr)``; the id alone when it is unknown."""
+        """A fabric's family for prose, with its canonical id: ``InfiniBand (ib-ndr@default)``; the id alone when
+        it is unknown."""
         try:
-            kind = self.fabric(name).kind
+            kind, name = self.fabric(name).kind, self.fabric_id(name)
         except CatalogError:
             return name
         return f"{FABRIC_FAMILIES.get(kind, kind)} ({name})"

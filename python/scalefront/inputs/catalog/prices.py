@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from scalefront.errors import UsageError
-from scalefront.inputs.catalog.entries import AtLeastOne, Entry, Fraction, NonNegative, Positive, Share
+from scalefront.inputs.catalog.entries import AtLeastOne, Entry, Fraction, Modes, NonNegative, Positive, Share
+from scalefront.inputs.catalog.modes import check_modes, in_mode
 from scalefront.inputs.messages import did_you_mean
 
 __all__ = ["Economics", "FabricPrice", "GpuPrice", "ScaleUpPrice", "Share", "apply_price_overrides"]
@@ -36,14 +37,28 @@ class FabricPrice(Entry):
     switch_ports_per_optic: AtLeastOne
     dac_usd: NonNegative
     dac_reach_m: NonNegative
+    acc_usd: NonNegative = 0.0
+    acc_reach_m: NonNegative = 0.0
     fibre_usd: NonNegative
     support_fraction_per_year: Share
     nos_usd_per_switch_year: NonNegative
+    spine_switch_premium_usd: NonNegative = 0.0
+    fabric_manager_usd: NonNegative = 0.0
     nic_w: NonNegative
     switch_w: NonNegative
     nic_optic_w: NonNegative
     switch_optic_w: NonNegative
     rented: bool = Field(default=False, exclude=True)
+    modes: Modes | None = Field(default=None, exclude=True)
+
+    @model_validator(mode="after")
+    def _modes_resolve(self) -> FabricPrice:
+        check_modes(self, needs_summary=False)
+        return self
+
+    def in_mode(self, mode: str) -> FabricPrice:
+        """The parts as the fabric's operating mode `mode` prices them (itself when the mode changes no price)."""
+        return in_mode(self, mode) if self.modes is not None and mode in self.modes.root else self
 
 
 class ScaleUpPrice(Entry):

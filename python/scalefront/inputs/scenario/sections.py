@@ -57,6 +57,9 @@ class Cluster(Strict):
     """scale-out fabric id"""
     topology: TopologyList
     """topology id"""
+    placement: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] = 0.0
+    """share of leaf-local collective traffic a fragmented (multi-tenant) placement sends off-leaf; 0 = contiguous
+    [fraction]"""
 
 
 class Parallelism(Strict):

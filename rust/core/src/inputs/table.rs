@@ -104,8 +104,7 @@ pub const PARAMS: &[Param] = &[
         "placement",
         Float,
         Cluster,
-        "share of each collective's leaf-local traffic a fragmented (multi-tenant) placement pushes across leaves; \
-         0 = contiguous",
+        "share of leaf-local collective traffic a fragmented (multi-tenant) placement sends off-leaf; 0 = contiguous",
     )
     .unit("fraction")
     .bounds(SHARE)
