@@ -9,12 +9,14 @@ The steps, each reading what the ones before it wrote:
    result records' TypedDicts in `python/scalefront/_core.pyi`, from the Rust core's schema; from its parameter
    table `_enums.py`, `_inputs.py`, the scenario file's tables and the README's input and scenario-key tables; from
    its catalog figure table `data/README.md`'s field tables (`python -m scalefront.dev.schema --write`);
-2. calibration: each GPU's `sustained_efficiency` in `data/gpus.toml`
+2. protocols: each NIC's LL/LL128 step savings in `data/fabrics.toml`, fitted on its fabrics' calibration curves
+   (`scalefront validate --calibrate-protocols --write data/fabrics.toml --force`), then a rebuild;
+3. calibration: each GPU's `sustained_efficiency` in `data/gpus.toml`
    (`scalefront validate --calibrate --write data/gpus.toml --force`), then a rebuild (the catalogs are embedded);
-3. error model: `data/model_error.toml` (`scalefront validate --calibrate-errors --out ... --force`), then a rebuild;
-4. `docs/validation.md` (`scalefront validate --markdown`);
-5. the README's figures taken from that table (`README_FIGURES`: counts, medians, coverage);
-6. without --check only: the UI snapshots (`pytest tests/tui/test_snapshots.py --snapshot-update`); look at the
+4. error model: `data/model_error.toml` (`scalefront validate --calibrate-errors --out ... --force`), then a rebuild;
+5. `docs/validation.md` (`scalefront validate --markdown`);
+6. the README's figures taken from that table (`README_FIGURES`: counts, medians, coverage);
+7. without --check only: the UI snapshots (`pytest tests/tui/test_snapshots.py --snapshot-update`); look at the
    SVGs before committing them. The test suite checks them.
 
 The model is reached through its commands (`scalefront`, `python -m scalefront.dev.schema`) and the extension only,
@@ -104,6 +106,23 @@ def calibration(texts: dict[str, str]) -> dict[str, str]:
         new = path.read_text(encoding="utf-8")
     undated = [CALIBRATION_DATE.sub(r'\1; DATE"', t) for t in (old, new)]
     return {"data/gpus.toml": old if undated[0] == undated[1] else new}
+
+
+#: The date `--calibrate-protocols --write` stamps on a fitted saving's source: kept where the fit did not move.
+PROTOCOL_DATE = re.compile(
+    r'^(ll(?:128)?_step_saving_us = "(?:fit per NIC|EST: [a-z0-9-]+\'s fit kept)[^"]*); \d{4}-\d{2}"$', re.M
+)
+
+
+def protocols(texts: dict[str, str]) -> dict[str, str]:
+    old = texts["data/fabrics.toml"]
+    with tempfile.TemporaryDirectory(prefix="scalefront-regen-") as tmp:
+        path = Path(tmp) / "fabrics.toml"
+        path.write_text(old, encoding="utf-8")
+        scalefront("validate", "--calibrate-protocols", "--write", str(path), "--force")
+        new = path.read_text(encoding="utf-8")
+    undated = [PROTOCOL_DATE.sub(r'\1; DATE"', t) for t in (old, new)]
+    return {"data/fabrics.toml": old if undated[0] == undated[1] else new}
 
 
 def error_model(texts: dict[str, str]) -> dict[str, str]:
@@ -215,6 +234,7 @@ class Step:
 
 STEPS = [
     Step("schema", SCHEMA_FILES, schema_files),
+    Step("protocols", ("data/fabrics.toml",), protocols, embedded=True),
     Step("calibration", ("data/gpus.toml",), calibration, embedded=True),
     Step("error model", ("data/model_error.toml",), error_model, embedded=True),
     Step("validation table", ("docs/validation.md",), validation_docs),

@@ -30,9 +30,15 @@ def add(sub: Commands) -> None:
         "--calibrate", action="store_true", help="print each GPU's sustained_efficiency fitted on the calibration rows"
     )
     p.add_argument(
+        "--calibrate-protocols",
+        action="store_true",
+        help="print each NIC's LL and LL128 step savings fitted on its fabrics' calibration curves",
+    )
+    p.add_argument(
         "--write",
-        metavar="GPUS_TOML",
-        help="with --calibrate: write the fitted values and their source lines into this gpus.toml (needs --force)",
+        metavar="TOML",
+        help="with --calibrate: write the fitted values and their source lines into this gpus.toml; with "
+        "--calibrate-protocols, into this fabrics.toml (needs --force)",
     )
     mode.add_argument(
         "--calibrate-errors",
@@ -49,14 +55,17 @@ def add(sub: Commands) -> None:
 
 def _check_outputs(args: argparse.Namespace) -> None:
     """--write and --out with their modes, writable (before the fits run)."""
-    if args.write is not None and not args.calibrate:
-        raise UsageError("--write goes with --calibrate")
+    if args.write is not None and not (args.calibrate or args.calibrate_protocols):
+        raise UsageError("--write goes with --calibrate or --calibrate-protocols")
+    if args.calibrate and args.calibrate_protocols:
+        raise UsageError("--calibrate and --calibrate-protocols write different files: run them one at a time")
     if args.out is not None and not args.calibrate_errors:
         raise UsageError("--out goes with --calibrate-errors")
     if args.write is not None:
         path = Path(args.write)
         if not path.is_file():
-            raise UsageError(f"--write {args.write}: no such file (give the gpus.toml to update)")
+            target = "fabrics.toml" if args.calibrate_protocols else "gpus.toml"
+            raise UsageError(f"--write {args.write}: no such file (give the {target} to update)")
         try:
             check_text_target(path, args.force)
         except UsageError as err:
@@ -70,6 +79,8 @@ def _check_outputs(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     _check_outputs(args)
+    if args.calibrate_protocols:
+        return _protocols(args.write, args.force)
     if args.calibrate:
         fitted = validation.calibrate()
         for gpu, (value, rows) in fitted.items():
@@ -103,4 +114,20 @@ def run(args: argparse.Namespace) -> int:
     coverage = validation.held_out_coverage()
     text = validation.render(training, collectives, markdown=args.markdown, coverage=coverage)
     print(text, end="" if args.markdown else "\n")
+    return 0
+
+
+def _protocols(write: str | None, force: bool) -> int:
+    """`--calibrate-protocols`: each NIC's fitted LL/LL128 savings, and with `--write` the fabrics.toml updated."""
+    fits = validation.fit_protocols()
+    for nic, fit in fits.items():
+        how = f"borrowed from {fit.borrowed_from}" if fit.borrowed_from else f"curves: {', '.join(fit.curves)}"
+        print(f"{nic}: ll_step_saving_us = {fit.ll_us}, ll128_step_saving_us = {fit.ll128_us}  ({how})")
+    if write:
+        path = Path(write)
+        if not path.exists():
+            raise UsageError(f"{path}: no such file (give the fabrics.toml to update)")
+        date = datetime.date.today().strftime("%Y-%m")
+        write_text(validation.write_protocols(path.read_text(), fits, date), path, force)
+        print(f"wrote {path}", file=sys.stderr)
     return 0

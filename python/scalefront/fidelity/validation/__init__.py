@@ -12,8 +12,8 @@ Collective rows compare predicted all-reduce bus bandwidth with nccl-tests' at e
 The error of a row is predicted / measured - 1 on step time (positive = the model is too slow).
 
 Modules: ``tables`` (the embedded tables, source families, targets and gates), ``training``, ``collectives``,
-``calibration`` (each GPU's sustained_efficiency), ``error_model`` (the prediction intervals and their held-out
-coverage), ``report`` (the text and docs/validation.md).
+``calibration`` (each GPU's sustained_efficiency), ``protocols`` (each NIC's LL/LL128 savings), ``error_model``
+(the prediction intervals and their held-out coverage), ``report`` (the text and docs/validation.md).
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from scalefront.fidelity.validation.error_model import (
     held_out_coverage,
     render_error_model,
 )
+from scalefront.fidelity.validation.protocols import ProtocolFit, fit_protocols, write_protocols
 from scalefront.fidelity.validation.report import (
     SHORTFALL,
     TableFacts,
@@ -97,6 +98,7 @@ __all__ = [
     "WORST_TARGET_PCT",
     "CollectiveCheck",
     "Coverage",
+    "ProtocolFit",
     "Regime",
     "TableFacts",
     "TrainingCheck",
@@ -107,6 +109,7 @@ __all__ = [
     "collective_checks",
     "evaluate_row",
     "fit_error_model",
+    "fit_protocols",
     "fit_regimes",
     "held_out_coverage",
     "judged_collectives",
@@ -120,4 +123,5 @@ __all__ = [
     "table_facts",
     "training_checks",
     "write_calibration",
+    "write_protocols",
 ]

@@ -17,6 +17,7 @@ from scalefront.fidelity.validation.training import DEFAULT_TOPOLOGY
 from scalefront.inputs.catalog.loader import Catalog, builtin_catalog
 
 __all__ = [
+    "CORE_OPS",
     "CollectiveCheck",
     "bus_bandwidth_factor",
     "collective_checks",
@@ -46,7 +47,7 @@ class CollectiveCheck:
 
 
 #: nccl-tests' operation names -> the core's.
-_CORE_OP = {
+CORE_OPS = {
     "all_reduce": "all_reduce",
     "all_gather": "all_gather",
     "reduce_scatter": "reduce_scatter",
@@ -80,7 +81,7 @@ def collective_checks(catalog: Catalog | None = None) -> list[CollectiveCheck]:
                 "topology": topo.core_spec(),
                 "gpus": curve["gpus"],
                 "server_gpus": curve["gpus_per_node"],
-                "op": _CORE_OP[op],
+                "op": CORE_OPS[op],
                 "sizes_bytes": sizes,
             }
         )
