@@ -62,7 +62,7 @@ Axis = Literal[
 ]
 DesignRule = Literal["same", "cheapest"]
 Payback = Literal["months", "beyond life", "dominant", "trade-off", "never"]
-Section = Literal["fabric", "network", "gpu", "scale_up", "economics", "model_error"]
+Section = Literal["fabric", "network", "gpu", "scale_up", "economics", "model_error", "placement"]
 Collective = Literal["all_reduce", "reduce_scatter", "all_gather", "all_to_all"]
 Generation = Literal["ampere", "hopper", "blackwell", "cdna3"]
 LoadBalancing = Literal["ecmp", "dlb", "adaptive", "spraying"]

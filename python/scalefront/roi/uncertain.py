@@ -28,12 +28,13 @@ __all__ = [
 ]
 
 #: How fragmented a job's placement is (`placement`: the share of each collective's leaf-local traffic pushed across
-#: leaves), for a comparison whose scenario does not fix it: triangular, mode 0 (one job placed contiguously by the
-#: scheduler), up to 0.5 (Meta's fragmented case: "The rack can be partially allocated to a job, with only one of
-#: the two hosts in the rack using the uplink bandwidth", engineering.fb.com 2024-08-05 via sysdesign-wiki.pages.dev;
-#: how common it is: "36.3% of jobs (occupying 51% GPUs) suffer from communication contention" in a production
-#: multi-tenant cluster, Alibaba Crux, SIGCOMM 2024). The triangle puts P(placement > 0.25) at 25%.
-PLACEMENT_RANGE = (0.0, 0.0, 0.5)
+#: leaves), for a comparison whose scenario does not fix it: triangular, mode 0 (one job placed contiguously by a
+#: topology-aware scheduler, as MegaScale and Slurm's tree topology plugin place them), up to 1 (no neighbour left on
+#: its leaf: Meta's fragmented case, "The rack can be partially allocated to a job, with only one of the two hosts in
+#: the rack using the uplink bandwidth", engineering.fb.com 2024-08-05 via sysdesign-wiki.pages.dev, on two-host
+#: racks). Its mean, 1/3, is about how common contention is in a production multi-tenant cluster: "36.3% of jobs
+#: (occupying 51% GPUs) suffer from communication contention" (Alibaba Crux, SIGCOMM 2024).
+PLACEMENT_RANGE = (0.0, 0.0, 1.0)
 
 #: Fabric figures of the NIC and its NCCL transport: two fabrics on the same NIC draw them once.
 NIC_FIGURES = ("efficiency", "nic_latency_us")
