@@ -21,6 +21,7 @@ from scalefront.engine.limits import (
 )
 from scalefront.engine.sweep import SweepResult, run_sweep
 from scalefront.errors import UsageError
+from scalefront.fidelity.validation.fabric_error import collective_errors
 from scalefront.inputs.catalog.loader import Catalog, builtin_catalog
 from scalefront.inputs.scenario.build import MixPart, load_mix
 from scalefront.roi.designs import CANDIDATE_GROUPS, designs, own_frontier
@@ -96,7 +97,7 @@ def compare(
         fabric_labels=(cat.fabric_label(fabric_a), cat.fabric_label(fabric_b)),
         fabric_modes=(cat.fabric_mode_summary(fabric_a), cat.fabric_mode_summary(fabric_b)),
         mc_cancelled=bool(mc["cancelled"]),
-        **frames(typical, mc, inputs, mix, fabric_a, fabric_b),
+        **frames(typical, mc, inputs, mix, fabric_a, fabric_b, collective_errors(cat.errors)),
     )
 
 

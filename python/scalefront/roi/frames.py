@@ -9,6 +9,7 @@ from typing import Any
 
 import polars as pl
 
+from scalefront.fidelity.validation.fabric_error import CollectiveErrors, speed_difference
 from scalefront.inputs.scenario.build import MixPart
 from scalefront.roi.result import UncertainInput
 
@@ -39,15 +40,21 @@ _TABLE_KEYS = (
 
 
 def frames(
-    typical: dict[str, Any], mc: dict[str, Any], inputs: list[UncertainInput], mix: list[MixPart], a: str, b: str
+    typical: dict[str, Any],
+    mc: dict[str, Any],
+    inputs: list[UncertainInput],
+    mix: list[MixPart],
+    a: str,
+    b: str,
+    errors: CollectiveErrors | None = None,
 ) -> dict[str, pl.DataFrame]:
     """The result's frames (table, workloads, tornado, samples, breakdown) from the core's typical-value comparison
-    and Monte Carlo dicts."""
+    and Monte Carlo dicts; `errors`, the collective model's error per fabric, gives each row's speed uncertainty."""
     summaries = {c["gpus"]: c["summary"] for c in mc["counts"]}
     counts = typical["counts"]
     samples = [_samples(c, mc["payback_kinds"]) for c in mc["counts"]]
     return {
-        "table": pl.DataFrame([_table_row(c, summaries[c["gpus"]], a, b) for c in counts]),
+        "table": pl.DataFrame([_table_row(c, summaries[c["gpus"]], a, b, mix, errors) for c in counts]),
         "workloads": pl.DataFrame([row for c in counts for row in _workload_rows(c, mix)]),
         "tornado": pl.DataFrame(
             [row for c in counts for row in _tornado_rows(c, inputs)], schema_overrides={"flip": pl.Float64}
@@ -57,8 +64,12 @@ def frames(
     }
 
 
-def _table_row(c: dict[str, Any], s: dict[str, Any], a: str, b: str) -> dict[str, Any]:
-    """One GPU count: the typical-value comparison and the Monte Carlo summary `s` (P10/P50/P90 as columns)."""
+def _table_row(
+    c: dict[str, Any], s: dict[str, Any], a: str, b: str, mix: list[MixPart], errors: CollectiveErrors | None
+) -> dict[str, Any]:
+    """One GPU count: the typical-value comparison, the Monte Carlo summary `s` (P10/P50/P90 as columns), and the
+    speed difference's uncertainty from the collective model's error (each side's exposed communication share,
+    weighted by the mix)."""
     row: dict[str, Any] = {
         "gpus": c["gpus"],
         "fabric_a": a,
@@ -75,7 +86,13 @@ def _table_row(c: dict[str, Any], s: dict[str, Any], a: str, b: str) -> dict[str
         "samples": s["samples"],
         "p_a_cheaper": s["p_a_cheaper"],
         "p_payback_within_life": s["p_payback_within_life"],
+        "speed_log_sd": 0.0,
+        "indistinguishable": False,
     }
+    if errors is not None:
+        share_a, share_b = (sum(p.share * x for p, x in zip(mix, c[k]["comm_share"], strict=True)) for k in "ab")
+        d = speed_difference(c["speed_ratio"], share_a, share_b, a, b, errors)
+        row["speed_log_sd"], row["indistinguishable"] = d.log_sd, d.indistinguishable
     for key in ("break_even_premium", "savings_usd", "npv_usd", "payback_months", "speed_ratio"):
         for q, v in zip(("p10", "p50", "p90"), s[key], strict=True):
             row[f"{key}_{q}"] = v

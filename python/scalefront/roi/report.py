@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import io
+import math
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ import polars as pl
 
 from scalefront.engine.export import Outputs, check_writable_dir
 from scalefront.errors import UsageError
+from scalefront.fidelity.validation.fabric_error import INDISTINGUISHABLE_Z
 from scalefront.roi.result import RoiResult
 from scalefront.roi.text import money, months_text, value_text, verdict
 
@@ -195,13 +197,22 @@ def _frontier_chart(r: RoiResult) -> str:
 # ---------------------------------------------------------------------------------------------- text
 
 
+def _speed_cell(x: dict[str, Any]) -> str:
+    """Speed A/B with the collective model's 90% band, flagged when the band holds no difference."""
+    if not x.get("speed_log_sd"):
+        return f"{x['speed_ratio']:.3f}"
+    band = math.exp(INDISTINGUISHABLE_Z * x["speed_log_sd"]) - 1
+    flag = " (indistinguishable within the model's error)" if x["indistinguishable"] else ""
+    return f"{x['speed_ratio']:.3f} +/- {band:.1%}{flag}"
+
+
 def _table_rows(r: RoiResult) -> tuple[list[str], list[list[str]]]:
     head = [
         "GPUs",
         "topology A / B",
         f"days {r.fabric_a}",
         f"days {r.fabric_b}",
-        "speed A/B",
+        "speed A/B (90% model error)",
         "capex A",
         "capex B",
         "TCO A",
@@ -223,7 +234,7 @@ def _table_rows(r: RoiResult) -> tuple[list[str], list[list[str]]]:
                 topo,
                 f"{x['days_a']:.2f}",
                 f"{x['days_b']:.2f}",
-                f"{x['speed_ratio']:.3f}",
+                _speed_cell(x),
                 money(x["capex_a_usd"]),
                 money(x["capex_b_usd"]),
                 money(x["tco_a_usd"]),

@@ -8,11 +8,12 @@ import textwrap
 
 import polars as pl
 
+from scalefront.fidelity.validation.fabric_error import INDISTINGUISHABLE_Z
 from scalefront.inputs.scenario.build import MixPart
 from scalefront.roi.result import RoiResult
 from scalefront.units import SI_SCALES, scale_of
 
-__all__ = ["WIDTH", "money", "months_text", "render", "tokens_text", "value_text", "verdict"]
+__all__ = ["WIDTH", "money", "months_text", "render", "speed_text", "tokens_text", "value_text", "verdict"]
 
 #: The terminal output fits this many columns.
 WIDTH = 100
@@ -122,8 +123,23 @@ def verdict(result: RoiResult) -> str:
         f"worth it up to a premium of {_premium(row['break_even_premium'])} over {name_b} (P10-P90: "
         f"{_premium(row['break_even_premium_p10'])} to {_premium(row['break_even_premium_p90'])}), against an "
         f"actual premium of {_premium(row['premium'])}; P({a} cheaper per delivered token) = "
-        f"{row['p_a_cheaper']:.0%}. The answer flips if {flip_text}."
+        f"{row['p_a_cheaper']:.0%}. The answer flips if {flip_text}.{speed_text(row, name_a, name_b)}"
     )
+
+
+def speed_text(row: dict[str, float], name_a: str, name_b: str) -> str:
+    """A row's speed difference with its 90% band from the collective model's error ("" when the comparison has
+    no per-fabric error), and "indistinguishable within the model's error" when the band holds zero."""
+    sd = row.get("speed_log_sd", 0.0)
+    if not sd:
+        return ""
+    band = math.exp(INDISTINGUISHABLE_Z * sd) - 1
+    diff = (
+        f"{name_a} runs {row['speed_ratio'] - 1:+.1%} against {name_b} (+/- {band:.1%}, the collective model's error)"
+    )
+    if row["indistinguishable"]:
+        return f" {diff}: indistinguishable within the model's error."
+    return f" {diff}."
 
 
 def _table(result: RoiResult) -> list[str]:

@@ -10,7 +10,14 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from scalefront.inputs.catalog.entries import Count
 from scalefront.inputs.files import parse_toml, validated
 
-__all__ = ["NO_ERRORS", "ErrorModelFile", "ErrorRegimeEntry", "load_error_model"]
+__all__ = [
+    "NO_ERRORS",
+    "CollectiveFabricEntry",
+    "CollectiveFamilyEntry",
+    "ErrorModelFile",
+    "ErrorRegimeEntry",
+    "load_error_model",
+]
 
 
 class ErrorRegimeEntry(BaseModel):
@@ -34,6 +41,28 @@ class ErrorRegimeEntry(BaseModel):
         return self
 
 
+class CollectiveFamilyEntry(BaseModel):
+    """The collective model's error common to one NCCL transport family (fidelity.validation.fabric_error)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    family: Literal["net_ib", "efa"]
+    curves: Count
+    log_mean: float
+    log_rms: Annotated[float, Field(ge=0)]
+
+
+class CollectiveFabricEntry(BaseModel):
+    """One fabric's collective error beyond its family's, at the largest GPU count validated."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    fabric: str
+    family: Literal["net_ib", "efa"]
+    curves: Count
+    points: Count
+    validated_gpus: Count
+    log_rms: Annotated[float, Field(ge=0)]
+
+
 class ErrorModelFile(BaseModel):
     """data/model_error.toml: how the residuals were computed, and the residuals by regime, most specific
     regime first."""
@@ -45,6 +74,9 @@ class ErrorModelFile(BaseModel):
     method: str
     model_version: str
     regime: list[ErrorRegimeEntry]
+    #: The collective error per transport family and per fabric (absent: no decomposition).
+    collective_family: list[CollectiveFamilyEntry] = []
+    collective_fabric: list[CollectiveFabricEntry] = []
 
     def core_spec(self, level: float | None = None) -> dict[str, Any]:
         """The core's `ErrorModel`: residuals by regime and the level of the intervals."""

@@ -295,6 +295,7 @@ mod tests {
                 days: vec![1.0],
                 goodput: vec![1.0],
                 rent_usd: vec![0.0],
+                comm_share: vec![0.0],
             },
             cost: SideCost::new(cost, econ),
             gpus,

@@ -112,6 +112,9 @@ crate::record! {
         pub goodput: Vec<f64>,
         /// What training each workload's tokens would cost renting the GPUs instead (rent mode, for comparison).
         pub rent_usd: Vec<f64>,
+        /// Share of each workload's step that is exposed communication (the part the collective model's error
+        /// scales): how much of a speed difference the collective model's error can move.
+        pub comm_share: Vec<f64>,
     }
 }
 
@@ -163,9 +166,16 @@ pub fn side_speed(
     error: StepError,
     edit: &dyn Fn(&mut Config) -> Result<(), ConfigError>,
 ) -> Result<SideSpeed, ConfigError> {
-    let mut out = SideSpeed { chosen: vec![], tokens_per_s: vec![], days: vec![], goodput: vec![], rent_usd: vec![] };
+    let mut out = SideSpeed {
+        chosen: vec![],
+        tokens_per_s: vec![],
+        days: vec![],
+        goodput: vec![],
+        rent_usd: vec![],
+        comm_share: vec![],
+    };
     for configs in candidates {
-        let mut best: Option<(usize, f64, f64, f64, f64)> = None;
+        let mut best: Option<(usize, f64, f64, f64, f64, f64)> = None;
         for (i, base) in configs.iter().enumerate() {
             let mut cfg = base.clone();
             edit(&mut cfg)?;
@@ -179,11 +189,18 @@ pub fn side_speed(
             let stretch = step / e.step_time_s;
             let tau = e.tokens_per_s / stretch * e.goodput;
             let days = e.time_to_train_s * stretch / SECONDS_PER_DAY;
-            if best.is_none_or(|(_, t, _, _, _)| tau > t) {
-                best = Some((i, tau, days, e.goodput, e.cost_rent_usd * stretch));
+            if best.is_none_or(|(_, t, _, _, _, _)| tau > t) {
+                best = Some((
+                    i,
+                    tau,
+                    days,
+                    e.goodput,
+                    e.cost_rent_usd * stretch,
+                    error.common * error.collective * comm / step,
+                ));
             }
         }
-        let (i, tau, days, goodput, rent) = best.ok_or(ConfigError::InvalidFigure {
+        let (i, tau, days, goodput, rent, comm_share) = best.ok_or(ConfigError::InvalidFigure {
             field: "candidates",
             value: configs.len() as f64,
             expected: "at least one candidate that can be evaluated",
@@ -193,6 +210,7 @@ pub fn side_speed(
         out.days.push(days);
         out.goodput.push(goodput);
         out.rent_usd.push(rent);
+        out.comm_share.push(comm_share);
     }
     Ok(out)
 }
