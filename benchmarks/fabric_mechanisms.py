@@ -2,8 +2,10 @@
 each 2026 fabric, on a non-blocking and a 2:1 fat-tree, at 1,024-16,384 H100s (docs/fabrics.md quotes it).
 
 The layout is fixed (tp 8, pp 4, dp the rest, ZeRO 1, no DP overlap) so the network shows; `dp comm` is the
-exposed data-parallel time per step. RoCE appears twice: with NCCL's default of one queue pair per connection
-and with 4 (the usual RoCE tuning). Run: python benchmarks/fabric_mechanisms.py
+exposed data-parallel time per step. Each fabric in its operating modes (`FABRIC@MODE`, data/fabrics.toml): RoCE
+untuned (NCCL's one queue pair, static ECMP), tuned (4 QPs), hyperscale (16 QPs, E-ECMP, uplinks at twice the NIC
+rate) and dlb; SHARP needs rail-aligned leaves, so it is not on these fat-trees. Run:
+python benchmarks/fabric_mechanisms.py
 """
 
 import dataclasses
@@ -13,16 +15,19 @@ from scalefront.inputs.catalog import builtin_catalog
 
 CAT = builtin_catalog()
 FABRICS = [
-    ("ib-ndr", "ib-ndr", {}),
-    ("ib-ndr, no SHARP", "ib-ndr", {"in_network_reduction_efficiency": 0.0}),
-    ("roce-400g, 1 QP", "roce-400g", {"qps_per_connection": 1.0}),
-    ("roce-400g, 4 QPs", "roce-400g", {"qps_per_connection": 4.0}),
+    ("ib-ndr@default", "ib-ndr", {}),
+    ("roce-400g@untuned", "roce-400g@untuned", {}),
+    ("roce-400g@tuned", "roce-400g@tuned", {}),
+    ("roce-400g@hyperscale", "roce-400g@hyperscale", {}),
+    ("roce-400g@dlb", "roce-400g@dlb", {}),
     ("spectrum-x", "spectrum-x", {}),
     ("uec-800g at 400G", "uec-800g", {"link_gbps": 400.0}),
 ]
 
 
 def catalog_with(name: str, update: dict[str, float]):
+    if not update:
+        return CAT
     fabrics = {**CAT.fabrics, name: CAT.fabrics[name].model_copy(update=update)}
     return dataclasses.replace(CAT, fabrics=fabrics)
 
