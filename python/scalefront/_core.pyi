@@ -136,6 +136,9 @@ class _SideSpeed(TypedDict):
     goodput: list[float]
     #: What training each workload's tokens would cost renting the GPUs instead (rent mode, for comparison).
     rent_usd: list[float]
+    #: Share of each workload's step that is exposed communication (the part the collective model's error
+    #: scales): how much of a speed difference the collective model's error can move.
+    comm_share: list[float]
 
 class _SideReport(_SideSpeed):
     """One fabric's side at one GPU count as the comparison reports it: what it delivers, and what its cluster
