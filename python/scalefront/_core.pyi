@@ -26,6 +26,7 @@ __all__ = [
     "enums",
     "error_categories",
     "evaluate",
+    "fabric_topology_problem",
     "model_params",
     "network_bom",
     "parameters",
