@@ -118,7 +118,7 @@ async def test_filter_rejects_a_bad_term_with_its_reason_and_keeps_the_rows(ui):
         assert app.focused is app.query_one("#filter")
         await paste_into(pilot, "#filter", "fabric=roce")
         await pilot.press("enter")
-        expected = app.frontier.filter(pl.col("fabric") == "roce-400g").height
+        expected = app.frontier.filter(pl.col("fabric") == "roce-400g@untuned").height  # rows name the mode
         assert frontier_table(app).row_count == expected
         assert f"{expected} of {app.frontier.height} frontier rows match" in ui.status(app)
         field = app.query_one("#filter", Input)
@@ -200,9 +200,9 @@ async def test_palette_has_commands_for_tabs_sort_and_filter(ui):
         for title in ("Go to Frontier", "Go to ROI", "Sort by days (ascending)", "Sort by cost (descending)"):
             assert title in commands, title
         assert "Filter the frontier" in commands and "Clear the filter" in commands
-        commands["Filter: only ib-ndr"].callback()
+        commands["Filter: only ib-ndr@default"].callback()  # rows name the mode
         await pilot.pause()
-        assert set(app.shown["fabric"]) == {"ib-ndr"}
+        assert set(app.shown["fabric"]) == {"ib-ndr@default"}
         commands["Sort by cost (descending)"].callback()
         await pilot.pause()
         costs = app.shown["cost_to_train_usd"].to_list()

@@ -93,9 +93,9 @@ async def test_the_filter_survives_a_rerun(ui):
         await ui.wait_for_sweep(pilot, 2)
         assert app.query_one("#filter", Input).value == "fabric=ib"
         assert app.shown.height == expected
-        assert set(app.shown["fabric"]) == {"ib-ndr"}
+        assert set(app.shown["fabric"]) == {"ib-ndr@default"}
         column = 1 + app.query_one("#frontier-table").shown_columns().index("fabric")  # after the marks column
-        assert {r[column] for r in ui.table_rows(app)} == {f"{app.markers.glyph('ib-ndr')} ib-ndr"}
+        assert {r[column] for r in ui.table_rows(app)} == {f"{app.markers.glyph('ib-ndr@default')} ib-ndr@default"}
 
 
 async def test_export_writes_the_rows_the_filter_shows(ui, tmp_path):
@@ -238,7 +238,7 @@ async def test_the_filter_takes_friendly_names_and_substrings(ui):
         assert not app.query_one("#filter", Input).has_class("invalid")
         assert app.shown.height > 0
         assert app.shown["time_to_train_days"].max() < 10
-        assert set(app.shown["fabric"]) == {"ib-ndr"}
+        assert set(app.shown["fabric"]) == {"ib-ndr@default"}
         assert app.focused is app.query_one("#frontier-table"), "Enter applies the filter and returns to the table"
 
 

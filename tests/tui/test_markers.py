@@ -26,7 +26,7 @@ def test_an_operating_mode_takes_the_hollow_form_in_its_fabrics_colour():
     again = markers.of("roce-400g@adaptive")
     assert again.glyph not in ("■", "□") and again.colour == markers.colour("roce-400g")
     alone = FabricMarkers().of("uec-800g@tuned")
-    assert alone.glyph == "○", "a mode met before its fabric starts the fabric's slot"
+    assert alone.glyph == "●", "the first name of a fabric takes the filled glyph, whatever its mode"
 
 
 def test_glyphs_never_repeat_however_many_fabrics():

@@ -5,9 +5,10 @@ chart draws it: the app gives the scenario's fabrics their markers when it opens
 (a fabric added by a re-run, a GPU when a scenario groups by GPU) gets the next free one when first drawn.
 
 Markers are unique glyphs, so that the charts still read without colour (`NO_COLOR`, a monochrome terminal).
-A fabric in an operating mode (``roce-400g@tuned``) keeps its fabric's colour and takes the hollow form of its
-glyph (``●`` ib-ndr, ``○`` ib-ndr@tuned): the family reads at a glance and the two stay apart. Past the glyph
-pairs below (and for a second mode of one fabric), names take a letter, still unique.
+The first name of a fabric takes its filled glyph whatever its mode (outputs name default modes too:
+``roce-400g@untuned``); a further mode of that fabric (``roce-400g@tuned``) keeps its colour and takes the hollow
+form (``■`` roce-400g@untuned, ``□`` roce-400g@tuned): the family reads at a glance and the two stay apart. Past
+the glyph pairs below (and for a second mode of one fabric), names take a letter, still unique.
 
 Pure: no widgets. `plot.py` draws with the glyphs and colours; the tables prefix a fabric's name with its glyph."""
 
@@ -73,13 +74,15 @@ class FabricMarkers:
         return self.of(name).colour
 
     def _new(self, name: str) -> Marker:
-        base, _, mode = name.partition(MODE_SEPARATOR)
+        base = name.partition(MODE_SEPARATOR)[0]
         if base not in self._slot_of and len(self._slot_of) < len(SLOTS):
             self._slot_of[base] = len(self._slot_of)
         slot = self._slot_of.get(base)
         if slot is not None:
             filled, hollow, colour = SLOTS[slot]
-            glyph = hollow if mode else filled
+            # The first name of a fabric takes its filled glyph, whatever its mode (outputs name the default mode
+            # too: `ib-ndr@default`); further modes of that fabric the hollow one.
+            glyph = filled if filled not in self._used else hollow
             if glyph not in self._used:
                 return self._take(glyph, colour, name)
         colour = SLOTS[slot][2] if slot is not None else SLOTS[len(self._given) % len(SLOTS)][2]
