@@ -246,13 +246,18 @@ class Catalog:
         base, mode = self._fabric_mode(name)
         return base if mode is None else f"{base}@{mode}"
 
-    def check_design(self, fabric: str, topology: str, oversubscription: float | None = None) -> None:
-        """Raise CatalogError naming both when topology `topology` cannot carry fabric `fabric`'s features (SHARP
-        needs rail-aligned leaves, dual-ToR needs leaves: the core's rule)."""
+    def design_problem(self, fabric: str, topology: str, oversubscription: float | None = None) -> str | None:
+        """Why topology `topology` cannot carry fabric `fabric`'s features, naming both (SHARP needs rail-aligned
+        leaves, dual-ToR needs leaves: the core's rule); None when it can."""
         topo = self.topology(topology)
         problem = fabric_topology_problem(self.fabric(fabric).core_spec(), topo.core_spec(oversubscription))
+        return None if problem is None else f"fabric {self.fabric_id(fabric)} on topology {topology}: {problem}"
+
+    def check_design(self, fabric: str, topology: str, oversubscription: float | None = None) -> None:
+        """Raise CatalogError with `design_problem`'s message when the topology cannot carry the fabric."""
+        problem = self.design_problem(fabric, topology, oversubscription)
         if problem is not None:
-            raise CatalogError(f"fabric {self.fabric_id(fabric)} on topology {topology}: {problem}")
+            raise CatalogError(problem)
 
     def fabric_mode_summary(self, name: str) -> str:
         """What fabric `name`'s operating mode is, its one-line summary ("" for a fabric without modes)."""

@@ -269,18 +269,13 @@ def _topologies(cl: Cluster, cat: Catalog, bad: _Problem) -> tuple[list[str], li
     return names, oversubs, specs
 
 
-def _check_designs(cl: Cluster, axes: _ClusterAxes, cat: Catalog, bad: _Problem) -> None:
-    """Each fabric can be built on at least one of the scenario's topologies (SHARP needs rail-aligned leaves,
-    dual-ToR needs leaves); the impossible pairs of a mixed list are rejected configurations of the sweep."""
+def _check_designs(cl: Cluster, names: list[str], oversubs: list[float], cat: Catalog, bad: _Problem) -> None:
+    """Each fabric fits one of the topologies at least (the other pairs are rejected configurations of the sweep)."""
+    pairs = list(zip(names, oversubs, strict=True))
     for fid in cl.fabric:
-        problems = []
-        for name, over in zip(axes.topology_names, axes.oversubscriptions, strict=True):
-            try:
-                cat.check_design(fid, name, over)
-            except CatalogError as err:
-                problems.append(str(err))
-        if len(problems) == len(axes.topology_names):
-            raise bad("[cluster] fabric", problems[0])
+        problems = [cat.design_problem(fid, name, over) for name, over in pairs]
+        if all(problems):
+            raise bad("[cluster] fabric", str(problems[0]))
 
 
 def _cluster_axes(cl: Cluster, cat: Catalog, bad: _Problem) -> _ClusterAxes:
@@ -288,6 +283,7 @@ def _cluster_axes(cl: Cluster, cat: Catalog, bad: _Problem) -> _ClusterAxes:
     fabrics = [bad.looked_up("[cluster] fabric", cat.fabric, f) for f in cl.fabric]
     scale_up_names, scale_ups_of_gpu = _scale_ups(cl, gpus, cat, bad)
     topology_names, oversubscriptions, topologies = _topologies(cl, cat, bad)
+    _check_designs(cl, topology_names, oversubscriptions, cat, bad)
     return _ClusterAxes(
         gpu_counts=_gpu_counts(cl, bad),
         gpus=gpus,
@@ -310,9 +306,7 @@ class _Prices:
 
     def of(self, entry_id: str, base: BaseModel) -> dict[str, float]:
         values = base.model_dump()
-        # A fabric's own prices by its id in any mode (`roce-400g`), then by its mode (`roce-400g@tuned`).
-        fabric_id = entry_id.partition("@")[0]
-        own = {**self.per_entry.get(fabric_id, {}), **self.per_entry.get(entry_id, {})}
+        own = {**self.per_entry.get(entry_id.partition("@")[0], {}), **self.per_entry.get(entry_id, {})}  # id, mode
         for source in (self.scalar, own):
             for k, v in source.items():
                 if k in values:
@@ -437,13 +431,11 @@ def build_scenario(
     for name in spec.cluster.fabric:  # the file's own fabrics are checked even when `fabrics` replaces them
         bad.looked_up("[cluster] fabric", cat.fabric, name)
     cl = spec.cluster if fabrics is None else spec.cluster.model_copy(update={"fabric": list(fabrics)})
-    # Every fabric by its canonical id (`roce-400g` is `roce-400g@untuned`): the rows name the mode.
     cl = cl.model_copy(update={"fabric": [bad.looked_up("[cluster] fabric", cat.fabric_id, f) for f in cl.fabric]})
     tables = {"workload": wl, "cluster": cl, "parallelism": spec.parallelism, "economics": econ}
     _check_no_repeats({t: tables[t] for t in ("cluster", "parallelism", "workload")}, bad)
     model = _scenario_model(wl, file, cat, bad)
     axes = _cluster_axes(cl, cat, bad)
-    _check_designs(cl, axes, cat, bad)
     prices = _prices(econ, cl, list(spec.cluster.fabric), cat, bad)
     minimize, groups = _objectives(spec, objectives, group_by, bad)
     seq_len = wl.seq_len or model.seq_len
