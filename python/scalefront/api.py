@@ -48,6 +48,7 @@ from scalefront.errors import CatalogError, ConfigurationError, ScalefrontError,
 from scalefront.inputs.scenario.build import Scenario, builtin_scenarios
 from scalefront.inputs.scenario.draft import FORM_FIELDS, FormErrors, FormField, ScenarioDraft
 from scalefront.inputs.scenario.file import DEFAULT_SCENARIO
+from scalefront.roi.text import modes_text
 from scalefront.roi.whatif import (
     INTERACTIVE_SAMPLES,
     RoiView,
@@ -109,6 +110,7 @@ __all__ = [
     "format_value",
     "frontier",
     "message_of",
+    "modes_text",
     "parse_count",
     "parse_filter",
     "parse_number",

@@ -123,7 +123,7 @@ def verdict(result: RoiResult) -> str:
         f"worth it up to a premium of {_premium(row['break_even_premium'])} over {name_b} (P10-P90: "
         f"{_premium(row['break_even_premium_p10'])} to {_premium(row['break_even_premium_p90'])}), against an "
         f"actual premium of {_premium(row['premium'])}; P({a} cheaper per delivered token) = "
-        f"{row['p_a_cheaper']:.0%}. The answer flips if {flip_text}.{speed_text(row, name_a, name_b)}"
+        f"{row['p_a_cheaper']:.0%}. The answer flips if {flip_text}.{speed_text(row, a, result.fabric_b)}"
     )
 
 
@@ -134,9 +134,7 @@ def speed_text(row: dict[str, float], name_a: str, name_b: str) -> str:
     if not sd:
         return ""
     band = math.exp(INDISTINGUISHABLE_Z * sd) - 1
-    diff = (
-        f"{name_a} runs {row['speed_ratio'] - 1:+.1%} against {name_b} (+/- {band:.1%}, the collective model's error)"
-    )
+    diff = f"{name_a} runs {row['speed_ratio'] - 1:+.1%} vs {name_b} (+/- {band:.1%} model error)"
     if row["indistinguishable"]:
         return f" {diff}: indistinguishable within the model's error."
     return f" {diff}."

@@ -26,6 +26,8 @@ MARK = "✓"
 FABRIC = "fabric"
 #: Cell padding of a DataTable column (one space each side).
 PADDING = 2
+#: The vertical scrollbar's width (DEFAULT_CSS).
+SCROLLBAR = 1
 
 
 class FrameTable(DataTable[Text | str]):
@@ -45,6 +47,12 @@ class FrameTable(DataTable[Text | str]):
         Binding("h", "cursor_left", "Column left", show=False),
         Binding("l", "cursor_right", "Column right", show=False),
     ]
+
+    # A one-column scrollbar (Textual's default is two): at 80 columns the answer's six columns fit beside the
+    # mode-qualified fabric names ("● roce-400g@untuned").
+    DEFAULT_CSS = """
+    FrameTable { scrollbar-size-vertical: 1; width: 100%; }
+    """
 
     class Changed(Message):
         """The shown rows, their order or the marks changed."""
@@ -139,7 +147,8 @@ class FrameTable(DataTable[Text | str]):
         if self.chosen is not None:
             return [c for c in self.chosen if c in self.specs and c in self.frame.columns]
         widths = self._widths()
-        room = (self._width or self.size.width or 80) - (1 + PADDING if self.markable else 0) - 2  # 2: scrollbar
+        mark = 1 + PADDING if self.markable else 0
+        room = (self._width or self.size.width or 80) - mark - SCROLLBAR
         picked: list[str] = []
         used = 0
         for name in [*self.priority, *[c for c in widths if c not in self.priority]]:

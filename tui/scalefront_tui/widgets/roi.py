@@ -39,6 +39,7 @@ from scalefront.api import (
     fabric_choices,
     format_money,
     message_of,
+    modes_text,
     verdict_at,
     what_if_defaults,
 )
@@ -63,7 +64,6 @@ class RoiPane(VerticalScroll):
     }
     RoiPane #roi-verdict {
         height: auto;
-        margin-bottom: 1;
     }
     RoiPane #roi-notice {
         height: auto;
@@ -157,7 +157,7 @@ class RoiPane(VerticalScroll):
             yield Static("", id="wi-premium-note")
             yield Label("cost")
             yield Select(
-                [("own: total cost of ownership", "own"), ("rent: GPU-hours", "rent")],
+                [("own: total cost", "own"), ("rent: GPU-hours", "rent")],
                 value="own",
                 id="wi-mode",
                 allow_blank=False,
@@ -435,7 +435,10 @@ class RoiPane(VerticalScroll):
 
 
 def _verdict_text(sentence: str, view: RoiView) -> Text:
-    """The API's verdict, its "flips if" clause on a line of its own, and the samples behind its chances (D18)."""
+    """The API's verdict, its "flips if" clause on a line of its own, and the samples behind its chances (D18).
+    The sentence naming the modes compared is left out: the fabric A and B choices below show them
+    (`roce-400g@untuned`), and at 80x24 it would push the table off screen."""
+    sentence = sentence.removeprefix(modes_text(view.result) + " ")
     head, sep, flips = sentence.partition(" The answer flips if ")
     text = Text(head, style="bold")
     if sep:
