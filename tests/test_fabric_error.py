@@ -89,4 +89,4 @@ def test_every_roi_row_carries_the_speed_uncertainty_and_the_verdict_says_when_i
     headline = next(row for row in rows if row["gpus"] == r.headline_gpus)
     text = verdict(r)
     assert ("indistinguishable within the model's error" in text) == headline["indistinguishable"]
-    assert "the collective model's error" in text
+    assert "model error)" in text

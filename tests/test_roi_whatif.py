@@ -91,7 +91,9 @@ def test_an_edited_scenario_compares_as_a_fresh_one(tmp_path):
 
 def test_the_fabric_choices_are_the_ownable_catalog_fabrics(draft):
     choices = api.fabric_choices(draft)
-    assert {"ib-ndr", "roce-400g", "spectrum-x"} <= set(choices) and choices == sorted(choices)
+    # Every operating mode is a choice of its own (the canonical ids: roce-400g@untuned for the bare id).
+    assert {"ib-ndr@default", "ib-ndr@sharp", "roce-400g@untuned", "roce-400g@tuned", "spectrum-x"} <= set(choices)
+    assert choices == sorted(choices)
     assert all(not draft.catalog.fabric_price(f).rented for f in choices)
 
 

@@ -49,6 +49,12 @@ def fresh_view(app: ScalefrontApp, tmp_path, premium: float | None = None) -> ap
     return api.compare_fabrics(draft, api.WhatIf(*roi._fabrics(), premium=premium))
 
 
+def as_shown(view: api.RoiView, gpus: int) -> str:
+    """The API's verdict at `gpus` as the tab shows it: without the sentence naming the modes (the fabric choices
+    show them), in one line."""
+    return " ".join(api.verdict_at(view, gpus).removeprefix(api.modes_text(view.result) + " ").split())
+
+
 def verdict(ui, app: ScalefrontApp) -> str:
     """The verdict as shown, in one line (its "would flip if" line joined back, without the samples line)."""
     text = ui.text_of(app, "#roi-verdict", width=1000)
@@ -73,7 +79,7 @@ async def test_task1_the_question_at_4096_gpus(ui, tmp_path):
         assert keys.count <= REVIEW_KEYS["task 1"], keys.count
         fresh = fresh_view(app, tmp_path)
         assert "15T tokens" in fresh.verdict
-        assert verdict(ui, app) == " ".join(api.verdict_at(fresh, 4096).split())
+        assert verdict(ui, app) == as_shown(fresh, 4096)
         assert "at 4,096 GPUs" in on_screen(ui, app) and app.query_one("#roi-pane").scroll_y == 0
         # The table's cursor is on the verdict's row, and moving it moves the verdict.
         table = app.query_one("#roi-table")
@@ -114,7 +120,7 @@ async def test_task2_a_gpu_change_resets_the_what_ifs_and_equals_a_fresh_run(ui,
         fresh = fresh_view(app, tmp_path)
         assert view.verdict == fresh.verdict and "at 8,192 GPUs" in view.verdict
         assert view.table.equals(fresh.table)
-        assert verdict(ui, app) == " ".join(fresh.verdict.split())
+        assert verdict(ui, app) == as_shown(fresh, fresh.result.headline_gpus)
 
 
 async def test_task5_a_quote_of_30_percent_is_roi_premium_1_3(ui, tmp_path, capsys):
@@ -153,12 +159,14 @@ async def test_task5_a_quote_of_30_percent_is_roi_premium_1_3(ui, tmp_path, caps
         for lower, higher in itertools.pairwise(chances):
             assert all(h <= lo for lo, h in zip(lower, higher, strict=True)), chances
         # A new fabric B resets the quote (it was over the old B), and says so (D11).
-        # By keys: to the quote, back to fabric B, open it, two down (roce-400g -> roce-800g -> spectrum-x), choose.
+        # By keys: to the quote, back to fabric B, open it, one up (roce-400g@untuned -> roce-400g@tuned: the
+        # choices list every operating mode, sorted), choose: tuned RoCE is the review's task 5 (D7).
         shown = app.roi_updates
         keys = Keys(pilot)
-        await keys.press("enter", "shift+tab", "enter", "down", "down", "enter")
+        await keys.press("enter", "shift+tab", "enter", "up", "enter")
         await ui.wait_for_roi(pilot, shown + 1)
-        assert app.query_one("#wi-b", Select).value == "spectrum-x" and keys.count == 6
+        assert app.query_one("#wi-b", Select).value == "roce-400g@tuned" and keys.count == 5
         assert app.query_one("#wi-premium").value == ""
-        assert "A quote" in ui.text_of(app, "#roi-notice") and "spectrum-x" in ui.text_of(app, "#roi-notice")
+        notice = ui.text_of(app, "#roi-notice")
+        assert "A quote" in notice and "roce-400g@tuned" in notice
         assert app.query_one("#roi-pane").view.what_if.premium is None

@@ -214,7 +214,9 @@ def test_the_roi_question_at_4096_gpus_and_a_quote_in_the_real_app(tmp_path):
     of a fresh `compare_fabrics` with that quote (the CLI's --premium 1.3) at 4,096 GPUs, word for word."""
     draft = api.ScenarioDraft.open(api.DEFAULT_SCENARIO)
     view = api.compare_fabrics(draft, api.WhatIf("ib-ndr", "roce-400g", premium=1.3))
-    head = api.verdict_at(view, 4096).partition(" The answer flips if ")[0]
+    head = (
+        api.verdict_at(view, 4096).removeprefix(api.modes_text(view.result) + " ").partition(" The answer flips if ")[0]
+    )
     term = Terminal(scalefront_command(), cwd=tmp_path)
 
     def shown() -> str:
