@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from helpers import DATA, assert_one_line_error, files_in, run
-from scalefront.fidelity.measure.cases import GemmCase, ModelShape, build_plan, layer_gemms
+from scalefront.fidelity.measure.cases import AttentionCase, GemmCase, ModelShape, build_plan, layer_gemms
 from scalefront.fidelity.measure.plan import model_request, scenario_requests
 from scalefront.inputs.catalog.loader import Catalog, builtin_catalog
 
@@ -169,6 +169,18 @@ def test_the_default_scenario_plan():
     assert plan.count(type(plan.cases[-1])) == 4 * 2 * 2
     quick = build_plan(wanted.requests, fp8=True, experts=True, quick=True)
     assert quick.rep_ms < plan.rep_ms and {c.dtype for c in quick.cases if isinstance(c, GemmCase)} == {"bf16", "fp8"}
+
+
+def test_the_attention_grid_adds_every_cell_of_the_catalog_table_once():
+    wanted = scenario_requests("ib-vs-roce", builtin_catalog())
+    plain = build_plan(wanted.requests, fp8=False, experts=False, quick=True)
+    grid = build_plan(wanted.requests, fp8=False, experts=False, quick=True, attention_grid=True)
+    cells = {(c.heads, c.seq, c.backend) for c in grid.cases if isinstance(c, AttentionCase) and c.batch == 1}
+    # 7 head counts x 6 sequence lengths x 2 backends, even in a quick plan (default backend only otherwise).
+    assert len(cells) == 7 * 6 * 2
+    # The scenario's own 64/8 heads over TP 1-8 at 8,192 tokens, batch 1 (64/8, 32/4, 16/2, 8/1) are grid cells
+    # (one key-value head per eight): counted once.
+    assert grid.count(AttentionCase) == plain.count(AttentionCase) + 7 * 6 * 2 - 4
 
 
 def test_a_moe_model_plan_measures_its_experts_by_tokens_per_expert():

@@ -79,6 +79,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--tokens", type=_ints, help="tokens per micro-batch (default: from each model's seq_len)")
     p.add_argument("--no-fp8", action="store_true", help="skip the FP8 GEMMs")
     p.add_argument("--no-experts", action="store_true", help="skip the routed experts of MoE models")
+    p.add_argument(
+        "--attention-grid",
+        action="store_true",
+        help="also every cell of the catalog's attention table (heads per GPU x sequence length), both backends",
+    )
     p.add_argument("--models-dir", type=Path, default=MODELS_DIR, help="folder of the model TOML files")
     p.add_argument("--out", type=Path, help="folder for measure-run.json (default: $OUT, else .)")
     return p
@@ -146,7 +151,13 @@ def _reporter(stream: Any) -> Callable[[Case, dict[str, Any], Status], None]:
 def main(argv: Sequence[str] | None = None, device: Callable[[int], Device] | None = None) -> int:
     """Run the plan on `device(rep_ms)` (default: the PyTorch device), write the record, print the summary."""
     args = _parser().parse_args(argv)
-    plan = build_plan(_requests(args), fp8=not args.no_fp8, experts=not args.no_experts, quick=args.quick)
+    plan = build_plan(
+        _requests(args),
+        fp8=not args.no_fp8,
+        experts=not args.no_experts,
+        quick=args.quick,
+        attention_grid=args.attention_grid,
+    )
     out_dir = args.out or Path(os.environ.get("OUT") or ".")
     if device is None:
         from .torch_device import TorchDevice

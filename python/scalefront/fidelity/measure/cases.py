@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "ATTENTION_GRID_HEADS",
+    "ATTENTION_GRID_SEQS",
     "PASSES",
     "AttentionCase",
     "Case",
@@ -29,6 +31,7 @@ __all__ = [
     "Plan",
     "Request",
     "attention_fwd_flops",
+    "attention_grid_cases",
     "build_plan",
     "expert_fwd_flops",
     "layer_gemms",
@@ -41,6 +44,11 @@ EXPERT_TOKENS_LADDER = (128, 512, 2048)
 #: Local experts x tokens per expert at most in one grouped GEMM case: the buffers of a DeepSeek-V3-sized expert
 #: layer at 64K tokens take about 20 GB.
 MAX_EXPERT_TOKENS = 65536
+#: The fused-attention table of the GPU catalog (`attention_efficiency`: the core's `ATTENTION_HEADS` and
+#: `ATTENTION_SEQS`, rust/core/src/step/attention.rs; a test holds them equal): heads per GPU times sequences per
+#: micro-batch, and sequence lengths. `bench.py --attention-grid` measures every cell with both backends.
+ATTENTION_GRID_HEADS = (2, 4, 8, 16, 32, 64, 128)
+ATTENTION_GRID_SEQS = (1024, 2048, 4096, 8192, 16384, 32768)
 
 
 @dataclass(frozen=True)
@@ -301,6 +309,17 @@ def _expert_cases(r: Request) -> list[ExpertCase]:
     return out
 
 
+def attention_grid_cases(backends: tuple[str, ...]) -> list[AttentionCase]:
+    """Every cell of the catalog's attention table: one sequence of each length, head dim 128, grouped-query
+    attention with one key-value head per eight query heads (Llama 3's ratio), by backend."""
+    return [
+        AttentionCase(heads, max(1, heads // 8), 128, 128, seq, 1, backend)
+        for heads in ATTENTION_GRID_HEADS
+        for seq in ATTENTION_GRID_SEQS
+        for backend in backends
+    ]
+
+
 def _unique(cases: Iterable[Case]) -> list[Case]:
     return list(dict.fromkeys(cases))
 
@@ -312,14 +331,18 @@ def build_plan(
     experts: bool,
     quick: bool,
     attention_backends: tuple[str, ...] = ("default", "flash"),
+    attention_grid: bool = False,
 ) -> Plan:
     """Every case the requests need, each shape once: HBM, GEMMs (BF16, and FP8 when asked), attention, experts.
-    `quick`: PyTorch's default attention backend only, smaller HBM buffers, 25 ms of repeats instead of 100."""
+    `quick`: PyTorch's default attention backend only, smaller HBM buffers, 25 ms of repeats instead of 100.
+    `attention_grid`: also every cell of the catalog's attention table with every backend (`attention_grid_cases`)."""
     requests = list(requests)
     backends = attention_backends[:1] if quick else attention_backends
     cases: list[Case] = [HbmCase(1 << 28 if quick else 1 << 30)]
     cases += _gemm_cases(requests, ("bf16", "fp8") if fp8 else ("bf16",))
     cases += _unique(c for r in requests for c in _attention_cases(r, backends))
+    if attention_grid:
+        cases += [c for c in attention_grid_cases(attention_backends) if c not in cases]
     if experts:
         cases += _unique(c for r in requests for c in _expert_cases(r))
     return Plan(tuple(cases), 25 if quick else 100, quick)
