@@ -191,8 +191,9 @@ def test_gpu_cannot_join_a_domain_of_another_nvlink_generation(capsys):
     assert evaluate("llama3-70b", "gb200", 1152, pp=2, scale_up="nvlink5-576").scale_up == "nvlink5-576"
     assert evaluate(gpus=64, scale_up="pcie-gen5").scale_up == "pcie-gen5"
     cat = Catalog.builtin()
-    assert cat.scale_ups_for("h100-sxm") == ["nvlink4-8", "nvlink4-8-h800", "pcie-gen4", "pcie-gen5", "pcie-gen6"]
-    assert cat.scale_ups_for("mi300x") == ["infinity-fabric-8", "pcie-gen4", "pcie-gen5", "pcie-gen6"]
+    pcie = ["pcie-gen3", "pcie-gen4", "pcie-gen5", "pcie-gen6"]
+    assert cat.scale_ups_for("h100-sxm") == ["nvlink4-8", "nvlink4-8-h800", *pcie]
+    assert cat.scale_ups_for("mi300x") == ["infinity-fabric-8", *pcie]
     for gid, gpu in cat.gpus.items():
         assert cat.scale_up[gpu.default_scale_up].accepts(gpu), gid
 

@@ -19,7 +19,7 @@ from scalefront import (
     parse_overlap,
     schema,
 )
-from scalefront.inputs.catalog import builtin_catalog
+from scalefront.inputs.catalog import Catalog, builtin_catalog
 
 H100_BF16_PEAK = 989e12  # NVIDIA H100 SXM datasheet, dense BF16 (data/gpus.toml)
 H100_FP8_PEAK = 1979e12
@@ -197,7 +197,9 @@ def test_default_global_batch(kw, expected):
 
 @pytest.mark.parametrize("kw", CONFIGS, ids=CONFIG_IDS)
 def test_accounting_identities(kw):
-    r = evaluate(**kw)
+    # The kernels alone: the framework adds nothing (its own identities: test_framework_time_adds_its_terms).
+    r = evaluate(**kw, framework="kernels-only")
+    assert r.breakdown.framework_s == 0.0
     b = r.breakdown
     cat = builtin_catalog()
     gpu = cat.gpu(r.gpu)
@@ -239,8 +241,8 @@ def test_no_pipeline_no_bubble_and_fewer_micro_batches_bigger_bubble():
     assert evaluate().breakdown.bubble_s == 0.0
     assert evaluate().breakdown.pp_comm_s == 0.0
     # Same pipeline, vpp 5 cuts the bubble share by 5: (4-1)/16 = 18.75% vs (4-1)/(5*16) = 3.75%.
-    plain = evaluate(gpus=1024, tp=8, pp=4)
-    inter = evaluate(gpus=1024, tp=8, pp=4, vpp=5)
+    plain = evaluate(gpus=1024, tp=8, pp=4, framework="kernels-only")
+    inter = evaluate(gpus=1024, tp=8, pp=4, vpp=5, framework="kernels-only")
     assert plain.micro_batches == inter.micro_batches == 16
     work = lambda b: b.compute_s + b.recompute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s  # noqa: E731
     assert plain.breakdown.bubble_s / work(plain.breakdown) == pytest.approx(3 / 16, rel=1e-12)
@@ -258,9 +260,9 @@ def test_fp8_uses_the_fp8_peak():
 def test_overlap_moves_communication_from_exposed_to_hidden():
     # Each kind of communication is either exposed (in the breakdown) or hidden: overlap only re-labels it.
     # Without overlap nothing hides but the sequence-parallel backward re-gather, which Megatron always issues
-    # asynchronously behind its data-gradient GEMM.
+    # asynchronously behind its data-gradient GEMM (kernels only: no framework overlaps anything by itself).
     for kw in CONFIGS[:5]:
-        kw = {k: v for k, v in kw.items() if k != "overlap"}
+        kw = {k: v for k, v in kw.items() if k != "overlap"} | {"framework": "kernels-only"}
         none = evaluate(overlap="none", **kw)
         full = evaluate(overlap="full", **kw)
         no_sp = evaluate(overlap="none", **{**kw, "sequence_parallel": False})
@@ -272,6 +274,53 @@ def test_overlap_moves_communication_from_exposed_to_hidden():
             exposed, hidden = getattr(full.breakdown, f"{kind}_comm_s"), getattr(full.hidden, f"{kind}_comm_hidden_s")
             assert exposed + hidden == pytest.approx(total, rel=1e-12, abs=1e-18)
         assert full.step_time_s <= none.step_time_s
+
+
+def test_megatron_hides_the_tp_backward_behind_its_weight_gradients_without_overlap():
+    # Megatron-LM launches the input gradient's all-reduce asynchronously and computes the weight gradient meanwhile
+    # (data/frameworks.toml tp_backward_overlap = 1): one pass of the TP collectives (a third of them with full
+    # recomputation's three passes, a half with two) hides though overlap says none.
+    kw = dict(gpus=1024, tp=8, pp=4, overlap="none", sequence_parallel=False)
+    waits = evaluate(**kw, framework="kernels-only")
+    megatron = evaluate(**kw, framework="megatron-core")
+    assert waits.hidden.tp_comm_hidden_s == 0.0
+    total = waits.breakdown.tp_comm_s
+    assert megatron.hidden.tp_comm_hidden_s == pytest.approx(total / 2, rel=1e-9)
+    assert megatron.breakdown.tp_comm_s == pytest.approx(total / 2, rel=1e-9)
+
+
+def _framework(**terms: float) -> Catalog:
+    """The built-in catalog with a framework `test` that adds `terms` to the kernels and nothing else."""
+    cat = builtin_catalog()
+    base = cat.framework("kernels-only")
+    frameworks = {**cat.frameworks, "test": base.model_copy(update=terms)}
+    return dataclasses.replace(cat, frameworks=frameworks)
+
+
+def test_framework_time_adds_its_terms():
+    # Llama 3 70B on 1,024 H100 (tp 8, pp 4: 16 micro-batches of one sequence): a framework that adds 10% to each
+    # layer's compute (recomputation too), 1 ms per micro-batch and 0.5 s per step, no overlap interference.
+    kw = dict(gpus=1024, tp=8, pp=4, recompute="selective")
+    bare = evaluate(**kw, framework="kernels-only")
+    terms = dict(layer_overhead=0.1, microbatch_overhead_s=1e-3, step_overhead_s=0.5)
+    r = evaluate(**kw, framework="test", catalog=_framework(**terms))
+    b, m = r.breakdown, r.micro_batches
+    assert m == 16 and b.compute_s == bare.breakdown.compute_s
+    assert b.framework_s == pytest.approx(0.1 * (b.compute_s + b.recompute_s) + m * 1e-3 + 0.5, rel=1e-12)
+    # The per-micro-batch part lengthens the bubble too: 3 / 16 of the micro-batches' work, framework time included.
+    per_micro_batch = b.framework_s - 0.5
+    work = b.compute_s + b.recompute_s + b.tp_comm_s + b.cp_comm_s + b.ep_comm_s + per_micro_batch
+    assert b.bubble_s == pytest.approx(3 / 16 * work, rel=1e-9)
+
+
+def test_overlap_interference_slows_compute_by_a_share_of_the_hidden_traffic():
+    # Half of every hidden second comes back as framework time; nothing else moves.
+    kw = dict(gpus=1024, tp=8, pp=4, overlap="full")
+    bare = evaluate(**kw, framework="kernels-only")
+    r = evaluate(**kw, framework="test", catalog=_framework(overlap_interference=0.5))
+    hidden = sum(dataclasses.astuple(bare.hidden))
+    assert hidden > 0 and r.breakdown.compute_s == bare.breakdown.compute_s
+    assert r.breakdown.framework_s == pytest.approx(0.5 * hidden, rel=1e-9)
 
 
 def test_infeasible_configuration_explains_itself():

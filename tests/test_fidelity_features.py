@@ -98,9 +98,11 @@ def test_calibrate_errors_prints_the_committed_file_and_refuses_to_overwrite(cap
 def test_calibrate_write_updates_only_the_calibrated_lines(capsys, tmp_path):
     from scalefront import _core
 
-    text = _core.data_files()["gpus.toml"]
-    target = tmp_path / "gpus.toml"
-    target.write_text(text.replace("sustained_efficiency = 0.75", "sustained_efficiency = 0.50"))
+    text = _core.data_files()["frameworks.toml"]
+    target = tmp_path / "frameworks.toml"
+    moved = re.sub(r"(?m)^layer_overhead = [0-9.]+$", "layer_overhead = 0.5", text, count=1)
+    assert moved != text
+    target.write_text(moved)
     code, _, err = run(["validate", "--calibrate", "--write", str(target)], capsys)
     assert code == 2 and "--force" in err  # an existing file is replaced only when asked
     assert run(["validate", "--calibrate", "--write", str(target), "--force"], capsys)[0] == 0

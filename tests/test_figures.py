@@ -49,7 +49,8 @@ def _kind(annotation: Any) -> str:
     if typing.get_origin(annotation) is typing.Literal or annotation is str:
         return "text"
     if typing.get_origin(annotation) is list:
-        return "names"
+        (item,) = typing.get_args(annotation)
+        return "grid" if typing.get_origin(_base(item)[0]) is list else "names"
     return {float: "float", int: "count", bool: "flag"}[annotation]
 
 
@@ -110,7 +111,9 @@ def test_sources_are_required_where_the_table_says():
 def _fabric_with(fabric: str, **ranges: tuple[float, float, float]) -> FabricEntry:
     cat = builtin_catalog()
     entry = cat.fabric(fabric)
-    raw = entry.model_dump() | {k: dict(zip(("low", "typical", "high"), v, strict=True)) for k, v in ranges.items()}
+    raw = entry.model_dump(exclude_unset=True) | {
+        k: dict(zip(("low", "typical", "high"), v, strict=True)) for k, v in ranges.items()
+    }
     return FabricEntry.model_validate({**raw, "sources": entry.sources})
 
 

@@ -14,6 +14,9 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "ATTENTION_HEADS",
+    "ATTENTION_SEQS",
+    "SMALL_GEMM_FLOPS",
     "RoiHandle",
     "SweepHandle",
     "__version__",
@@ -41,6 +44,11 @@ __all__ = [
 ]
 
 __version__: str
+#: GEMMs of fewer FLOPs than this run at a GPU's `small_gemm_efficiency` (the core's compute model).
+SMALL_GEMM_FLOPS: float
+#: The rows (heads per GPU x sequences per micro-batch) and columns (sequence length) of a GPU's attention table.
+ATTENTION_HEADS: list[float]
+ATTENTION_SEQS: list[float]
 
 class _InputDoc(TypedDict):
     name: str
@@ -327,7 +335,7 @@ class _FigureDoc(TypedDict):
     section: str
     #: The field's name, with its unit's suffix.
     name: str
-    #: `float`, `count`, `flag`, `text`, `names` or `table` (`FigureKind`).
+    #: `float`, `count`, `flag`, `text`, `names`, `table` or `grid` (`FigureKind`).
     kind: str
     #: The unit the catalog writes it in ("" for names and flags), as in its name (`gbps`, `us`, `usd`).
     unit: str

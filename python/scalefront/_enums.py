@@ -47,6 +47,7 @@ Axis = Literal[
     "gpus",
     "fabric",
     "topology",
+    "framework",
     "precision",
     "tp",
     "pp",
@@ -64,7 +65,7 @@ DesignRule = Literal["same", "cheapest"]
 Payback = Literal["months", "beyond life", "dominant", "trade-off", "never"]
 Section = Literal["fabric", "network", "gpu", "scale_up", "economics", "model_error", "placement"]
 Collective = Literal["all_reduce", "reduce_scatter", "all_gather", "all_to_all"]
-Generation = Literal["ampere", "hopper", "blackwell", "cdna3"]
+Generation = Literal["volta", "ampere", "hopper", "blackwell", "cdna2", "cdna3"]
 LoadBalancing = Literal["ecmp", "dlb", "adaptive", "spraying"]
 Forwarding = Literal["cut-through", "store-and-forward"]
 TopologyKind = Literal["fat-tree", "rail-fat-tree", "dragonfly", "torus-3d"]
@@ -74,6 +75,7 @@ CatalogSection = Literal[
     "scale_up",
     "fabrics",
     "topologies",
+    "frameworks",
     "reliability",
     "prices.gpu",
     "prices.fabric",
@@ -81,7 +83,7 @@ CatalogSection = Literal[
     "prices.economics",
     "models",
 ]
-FigureKind = Literal["float", "count", "flag", "text", "names", "table"]
+FigureKind = Literal["float", "count", "flag", "text", "names", "table", "grid"]
 CatalogUnit = Literal[
     "tflops",
     "gb",
@@ -125,6 +127,7 @@ AXES: tuple[Axis, ...] = (
     "gpus",
     "fabric",
     "topology",
+    "framework",
     "precision",
     "tp",
     "pp",

@@ -35,6 +35,8 @@ class Breakdown:
     """optimizer step"""
     overhead_s: float
     """per-step overhead: waiting for the slowest GPU, synchronising all-reduces"""
+    framework_s: float
+    """what the training framework adds to the kernels: per layer, micro-batch and step, and overlap interference"""
 
 
 @dataclass(frozen=True)
@@ -126,6 +128,8 @@ class Evaluation:
     """Megatron sequence parallelism inside the TP group"""
     overlap: str
     """which communication may hide behind compute: none, dp, full, a fraction for all, or dp=0.9,tp=0.5,pp=0,ep=0"""
+    framework: str
+    """training framework whose software terms apply (data/frameworks.toml)"""
     precision: str
     """GEMM precision"""
     flash_attention: bool
@@ -184,6 +188,8 @@ class Evaluation:
     """optimizer step [s]"""
     overhead_s: float
     """per-step overhead: waiting for the slowest GPU, synchronising all-reduces [s]"""
+    framework_s: float
+    """what the training framework adds to the kernels: per layer, micro-batch and step, and overlap interference [s]"""
     tp_comm_hidden_s: float
     """TP communication hidden behind compute [s]"""
     pp_comm_hidden_s: float
@@ -273,6 +279,7 @@ class Evaluation:
             bubble_s=self.bubble_s,
             optimizer_s=self.optimizer_s,
             overhead_s=self.overhead_s,
+            framework_s=self.framework_s,
         )
 
     @property

@@ -83,6 +83,8 @@ class Inputs:
     """count the loss as a layer of the pipeline split"""
     reshard_after_forward: bool = True
     """free gathered parameters after each forward pass (ZeRO-3; FSDP's)"""
+    framework: str = "megatron-core"
+    """training framework whose software terms apply (data/frameworks.toml)"""
     precision: Precision = "bf16"
     """GEMM precision"""
     flash_attention: bool = True
@@ -95,6 +97,8 @@ class Inputs:
     """MoE token dispatcher"""
     moe_imbalance: float = 1.0
     """busiest expert rank's routed tokens / mean (1 = balanced)"""
+    fp8_param_gather: bool = False
+    """FP8 training all-gathers its sharded weights in FP8 (FSDP float8 all-gather)"""
     mtp_layers: int = 0
     """multi-token-prediction modules (DeepSeek-V3: 1)"""
     tokens: float = 1000000000000.0
@@ -141,12 +145,14 @@ class Settings(TypedDict, total=False):
     embedding_in_split: bool
     loss_in_split: bool
     reshard_after_forward: bool
+    framework: str
     precision: Precision
     flash_attention: bool
     attention_kernel: AttentionKernel
     grad_reduce_dtype: GradDtype
     moe_dispatcher: Dispatcher
     moe_imbalance: float
+    fp8_param_gather: bool
     mtp_layers: int
     tokens: float
     cost_mode: CostMode

@@ -27,6 +27,7 @@ _COMPONENTS = [
     ("pipeline bubble", "bubble_s"),
     ("optimizer step", "optimizer_s"),
     ("step overhead", "overhead_s"),
+    ("framework", "framework_s"),
 ]
 
 

@@ -54,6 +54,8 @@ def _values(fig: Figure, default: Any, required: bool) -> str:
         text = "a list of names"
     elif fig.kind == "table":
         text = "a table"
+    elif fig.kind == "grid":
+        text = f"rows of numbers in {_limits(fig)}, with a dated source"
     else:
         text = _limits(fig)
     if not required:

@@ -38,6 +38,9 @@ def entry_lines(
         if name in left_out or (name not in entry.model_fields_set and name not in overrides):
             continue
         value = overrides.get(name, entry.ranges.get(name, getattr(entry, name)))
+        if isinstance(value, list) and value and isinstance(value[0], list):  # a table: a row a line
+            lines += [f"{name} = [", *(f"    {toml_value(row)}," for row in value), "]"]
+            continue
         lines.append(f"{name} = {toml_value(value)}")
     lines += ["", f"[{header}.sources]"]
     lines += [f"{name} = {toml_value(text)}" for name, text in sources.items()]

@@ -78,6 +78,7 @@ def evaluate_inputs(inputs: Inputs, catalog: Catalog | None = None) -> Evaluatio
         "scale_up": cluster.scale_up.core_spec(),
         "fabric": cluster.fabric.core_spec(),
         "topology": cluster.topology.core_spec(cluster.oversubscription),
+        "framework": cat.framework(inputs.framework).core_spec(),
         "prices": prices,
         "gpus": values["gpus"],
         **core_sections(values),

@@ -4,8 +4,8 @@
 //!
 //! The hardware and price figures are modelled on the catalog's entries of the same names (data/*.toml, sources
 //! there) but are fixed here for the tests worked by hand: they are not kept in step with the catalog, which the
-//! Python tests cover. Where they differ from it today: the H100 is deterministic (`speed_cv` 0, no sustained
-//! derating); ib_ndr keeps LL/LL128 step savings of 1.5/1.0 us (the catalog's fit is 0/0); roce_400g forwards
+//! Python tests cover. Where they differ from it today: the H100 is deterministic (`speed_cv` 0); the reference
+//! configuration's framework adds nothing to the kernels (`FrameworkSpec::kernels_only`); ib_ndr keeps LL/LL128 step savings of 1.5/1.0 us (the catalog's fit is 0/0); roce_400g forwards
 //! cut-through with ib_ndr's savings (the catalog: store-and-forward, 5.25/3.25 us); the prices are an earlier
 //! price book's (PUE 1.25, $2.99 per GPU-hour, $280k per server, $2,200 per NIC).
 
@@ -13,9 +13,11 @@ use crate::cost::reliability::ReliabilitySpec;
 use crate::cost::uncertainty::ErrorModel;
 use crate::evaluate::Config;
 use crate::hardware::{
-    FabricSpec, Forwarding, Generation, GpuSpec, LoadBalancing, RailPlanes, ScaleUpSpec, TopologyKind, TopologySpec,
+    AttentionTable, FabricSpec, Forwarding, Generation, GpuSpec, LoadBalancing, RailPlanes, ScaleUpSpec, TopologyKind,
+    TopologySpec,
 };
 use crate::prices::{CostMode, Economics, FacilityMode, GpuPrices, NetworkPrices, Prices, ScaleUpPrices};
+use crate::software::FrameworkSpec;
 use crate::step::parallelism::{Overlap, Parallelism, Recompute, Training};
 use crate::step::workload::{MlaSpec, MoeSpec, TransformerSpec};
 
@@ -110,7 +112,30 @@ pub fn deepseek_v3() -> TransformerSpec {
     }
 }
 
-/// H100 SXM, deterministic (no speed spread, no sustained derating).
+/// Hopper's attention table with PyTorch's default backend (cuDNN): the H200's measured table
+/// (data/measurements/h200-measure-grid.json and h200-gpu-bench.json, as `scalefront measure --replay` fits it),
+/// rows 2-128 heads per GPU, columns 1,024-32,768 tokens.
+pub const HOPPER_ATTENTION: AttentionTable = [
+    [0.023, 0.059, 0.132, 0.286, 0.374, 0.574],
+    [0.046, 0.113, 0.258, 0.346, 0.555, 0.579],
+    [0.088, 0.222, 0.321, 0.454, 0.582, 0.554],
+    [0.176, 0.283, 0.411, 0.509, 0.540, 0.553],
+    [0.227, 0.368, 0.454, 0.535, 0.539, 0.558],
+    [0.295, 0.427, 0.489, 0.516, 0.549, 0.555],
+    [0.357, 0.406, 0.503, 0.514, 0.545, 0.553],
+];
+/// The same with the FlashAttention-2 backend.
+pub const HOPPER_ATTENTION_FA2: AttentionTable = [
+    [0.028, 0.071, 0.114, 0.139, 0.252, 0.287],
+    [0.046, 0.090, 0.133, 0.189, 0.276, 0.307],
+    [0.063, 0.123, 0.161, 0.237, 0.301, 0.324],
+    [0.104, 0.153, 0.212, 0.270, 0.315, 0.329],
+    [0.135, 0.198, 0.243, 0.289, 0.320, 0.329],
+    [0.172, 0.208, 0.262, 0.301, 0.323, 0.329],
+    [0.210, 0.225, 0.274, 0.306, 0.324, 0.329],
+];
+
+/// H100 SXM with the measured Hopper kernel figures, deterministic (no speed spread).
 pub fn h100() -> GpuSpec {
     GpuSpec {
         peak_bf16_flops: 989e12,
@@ -118,12 +143,13 @@ pub fn h100() -> GpuSpec {
         hbm_bytes: 80e9,
         hbm_bytes_per_s: 3.35e12,
         tdp_w: 700.0,
-        gemm_efficiency: 0.80,
-        gemm_efficiency_fp8: 0.71,
-        attention_efficiency: 0.57,
-        attention_efficiency_fa2: 0.33,
-        hbm_efficiency: 0.85,
-        sustained_efficiency: 1.0,
+        gemm_efficiency: 0.70,
+        small_gemm_efficiency: 0.66,
+        gemm_efficiency_fp8: 0.63,
+        attention_efficiency: HOPPER_ATTENTION,
+        attention_efficiency_fa2: HOPPER_ATTENTION_FA2,
+        hbm_efficiency: 0.90,
+        sm_count: 132,
         runtime_reserve_bytes: 3.5e9,
         server_gpus: 8,
         host_power_w: 575.0,
@@ -153,6 +179,7 @@ pub fn ib_ndr() -> FabricSpec {
     FabricSpec {
         link_bytes_per_s: 50e9,
         links_per_gpu: 1,
+        gpus_per_link: 1,
         efficiency: 0.93,
         header_bytes: 0.0,
         nic_latency_s: 5e-6,
@@ -260,6 +287,7 @@ pub fn reference() -> Config {
         scale_up: nvlink4(),
         fabric: ib_ndr(),
         topology: rail_fat_tree(),
+        framework: FrameworkSpec::kernels_only(),
         prices: prices(),
         gpus: 1024,
         parallelism: Parallelism {

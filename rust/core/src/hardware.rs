@@ -7,37 +7,52 @@ use crate::error::ConfigError;
 crate::named_enum! {
     /// GPU architecture generation: the regimes of the prediction intervals (data/model_error.toml).
     pub enum Generation {
+        Volta = "volta",
         Ampere = "ampere",
         Hopper = "hopper",
         Blackwell = "blackwell",
+        Cdna2 = "cdna2",
         Cdna3 = "cdna3",
     }
 }
+
+/// Heads per GPU times sequences per micro-batch of the rows of a GPU's attention table (`AttentionTable`).
+pub const ATTENTION_HEADS: [f64; 7] = [2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0];
+/// Sequence lengths (tokens) of its columns.
+pub const ATTENTION_SEQS: [f64; 6] = [1024.0, 2048.0, 4096.0, 8192.0, 16384.0, 32768.0];
+/// Achieved fraction of the 16-bit peak of fused causal attention, forward and backward (the backward counted as
+/// 2.5 times the forward's FLOPs), by heads per GPU x sequences per micro-batch (rows, `ATTENTION_HEADS`) and
+/// sequence length (columns, `ATTENTION_SEQS`): a query tile's fixed costs over few keys, and few tiles to fill
+/// the GPU, make short sequences and few heads slow (data/measurements/h200-measure-grid.json).
+pub type AttentionTable = [[f64; 6]; 7];
 
 /// One GPU type.
 #[derive(Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "python", derive(pyo3::FromPyObject), pyo3(from_item_all))]
 pub struct GpuSpec {
+    /// The dense 16-bit tensor peak: BF16, or FP16 on GPUs without BF16 (V100).
     pub peak_bf16_flops: f64,
     /// 0 when the GPU has no FP8 tensor cores.
     pub peak_fp8_flops: f64,
     pub hbm_bytes: f64,
     pub hbm_bytes_per_s: f64,
     pub tdp_w: f64,
-    /// Best achieved fraction of the BF16 peak on large GEMMs (measured ceiling).
+    /// Sustained fraction of the 16-bit peak of a transformer layer's GEMMs (the median over layer shapes and the
+    /// three passes, power-limited as in training; not the cool best-case burst).
     pub gemm_efficiency: f64,
-    /// Best achieved fraction of the FP8 peak on large FP8 GEMMs; 0 when the GPU has no FP8.
+    /// The same for GEMMs under `SMALL_GEMM_FLOPS` (thin TP shards of small models): fewer tiles, shorter k.
+    pub small_gemm_efficiency: f64,
+    /// Sustained fraction of the FP8 peak of the layer's FP8 GEMMs; 0 when the GPU has no FP8.
     pub gemm_efficiency_fp8: f64,
-    /// Achieved fraction of peak of fused (flash) attention, forward and backward, with the best kernel for the
-    /// GPU (FlashAttention-3 or cuDNN on Hopper, FlashAttention-2 on Ampere).
-    pub attention_efficiency: f64,
+    /// Fused causal attention with the best kernel for the GPU (cuDNN or FlashAttention-3 on Hopper and
+    /// Blackwell, FlashAttention-2 on Ampere), by heads per GPU and sequence length.
+    pub attention_efficiency: AttentionTable,
     /// The same with FlashAttention-2-class kernels (PyTorch SDPA's flash backend, FlashAttention-2).
-    pub attention_efficiency_fa2: f64,
-    /// Achieved fraction of HBM bandwidth on streaming kernels.
+    pub attention_efficiency_fa2: AttentionTable,
+    /// Sustained fraction of HBM bandwidth on streaming kernels (the median of copy and triad).
     pub hbm_efficiency: f64,
-    /// Fraction of those kernel ceilings (GEMM, attention, HBM) sustained over a whole training step: launch
-    /// gaps, kernel tails, shapes below the best case. Calibrated per GPU against published runs.
-    pub sustained_efficiency: f64,
+    /// Streaming multiprocessors (compute units): the tiles one wave of a GEMM runs.
+    pub sm_count: u32,
     /// HBM the model cannot use: runtime context, workspaces, collective buffers, fragmentation.
     pub runtime_reserve_bytes: f64,
     /// GPUs per server.
@@ -115,6 +130,9 @@ pub struct FabricSpec {
     /// Line rate of one NIC port.
     pub link_bytes_per_s: f64,
     pub links_per_gpu: u32,
+    /// GPUs that share one NIC port (`links_per_gpu` of them each): 1, or 2 where a server has half a NIC per GPU
+    /// (DGX-2: 8 EDR ports for 16 GPUs; a Frontier node: 4 Slingshot NICs for 8 GCDs).
+    pub gpus_per_link: u32,
     /// Achieved ring bus bandwidth between two nodes with no congestion / the wire's payload rate (line rate x
     /// `mtu_bytes / (mtu_bytes + header_bytes)`): the NIC generation's and NCCL's efficiency, the same for every
     /// transport a NIC runs; the transport's headers are `header_bytes`.
@@ -168,10 +186,15 @@ impl ScaleUpSpec {
 }
 
 impl FabricSpec {
-    /// Achieved per-GPU scale-out bandwidth with no congestion: line rate x ports x the wire's payload share x
-    /// efficiency.
+    /// NIC ports per GPU: `links_per_gpu` / `gpus_per_link` (0.5 on a DGX-2).
+    pub fn ports_per_gpu(&self) -> f64 {
+        self.links_per_gpu as f64 / self.gpus_per_link as f64
+    }
+
+    /// Achieved per-GPU scale-out bandwidth with no congestion: line rate x ports per GPU x the wire's payload
+    /// share x efficiency.
     pub fn gpu_bytes_per_s(&self) -> f64 {
-        self.link_bytes_per_s * self.links_per_gpu as f64 * self.payload_fraction() * self.efficiency
+        self.link_bytes_per_s * self.ports_per_gpu() * self.payload_fraction() * self.efficiency
     }
 
     /// Share of the line rate a full packet's payload gets: mtu / (mtu + header bytes). At a 4,096 B MTU,
@@ -268,6 +291,10 @@ pub(crate) fn not_below_one(field: &'static str, value: f64) -> Result<(), Confi
         Err(ConfigError::InvalidFigure { field, value, expected: "a finite number >= 1" })
     }
 }
+/// Every cell of an attention table an achieved fraction.
+fn table(field: &'static str, t: &AttentionTable) -> Result<(), ConfigError> {
+    t.iter().flatten().try_for_each(|&v| fraction(field, v, 1.0))
+}
 pub(crate) fn at_least_one(field: &'static str, value: u32) -> Result<(), ConfigError> {
     if value >= 1 {
         Ok(())
@@ -284,15 +311,16 @@ impl GpuSpec {
         positive("hbm_bytes_per_s", self.hbm_bytes_per_s)?;
         positive("tdp_w", self.tdp_w)?;
         fraction("gemm_efficiency", self.gemm_efficiency, 1.0)?;
+        fraction("small_gemm_efficiency", self.small_gemm_efficiency, 1.0)?;
         if self.peak_fp8_flops > 0.0 {
             fraction("gemm_efficiency_fp8", self.gemm_efficiency_fp8, 1.0)?;
         } else {
             non_negative("gemm_efficiency_fp8", self.gemm_efficiency_fp8)?;
         }
-        fraction("attention_efficiency", self.attention_efficiency, 1.0)?;
-        fraction("attention_efficiency_fa2", self.attention_efficiency_fa2, 1.0)?;
+        table("attention_efficiency", &self.attention_efficiency)?;
+        table("attention_efficiency_fa2", &self.attention_efficiency_fa2)?;
         fraction("hbm_efficiency", self.hbm_efficiency, 1.0)?;
-        fraction("sustained_efficiency", self.sustained_efficiency, 1.0)?;
+        at_least_one("sm_count", self.sm_count)?;
         non_negative("runtime_reserve_bytes", self.runtime_reserve_bytes)?;
         at_least_one("server_gpus", self.server_gpus)?;
         non_negative("host_power_w", self.host_power_w)?;
@@ -322,6 +350,7 @@ impl FabricSpec {
     pub fn validate(&self) -> Result<(), ConfigError> {
         positive("link_bytes_per_s", self.link_bytes_per_s)?;
         at_least_one("links_per_gpu", self.links_per_gpu)?;
+        at_least_one("gpus_per_link", self.gpus_per_link)?;
         fraction("efficiency", self.efficiency, 1.0)?;
         fraction("load_balance_efficiency", self.load_balance_efficiency, 1.0)?;
         not_below_one("qps_per_connection", self.qps_per_connection)?;

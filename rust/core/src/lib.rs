@@ -1,7 +1,7 @@
 //! scalefront-core: an analytical model of distributed transformer training on a GPU cluster.
 //!
-//! `evaluate` takes one configuration (model, GPU, scale-up domain, fabric, topology, prices, parallelism,
-//! training run, overlap) and returns its step time and breakdown, memory per GPU, throughput, utilisation,
+//! `evaluate` takes one configuration (model, GPU, scale-up domain, fabric, topology, training framework, prices,
+//! parallelism, training run, overlap) and returns its step time and breakdown, memory per GPU, throughput, utilisation,
 //! and the time, energy and cost of the run. Pure Rust, no I/O; the Python package loads catalogs and calls
 //! it through the `scalefront-python` bindings.
 
@@ -20,6 +20,7 @@ pub mod names;
 pub mod network;
 pub mod prices;
 pub mod records;
+pub mod software;
 pub mod step;
 pub mod sweep;
 
@@ -31,6 +32,7 @@ pub use hardware::{
     FabricSpec, Forwarding, Generation, GpuSpec, LoadBalancing, RailPlanes, ScaleUpSpec, TopologyKind, TopologySpec,
 };
 pub use prices::{CostMode, Economics, FacilityMode, GpuPrices, NetworkPrices, Prices, ScaleUpPrices};
+pub use software::FrameworkSpec;
 pub use step::memory::MemoryPerGpu;
 pub use step::parallelism::{
     AttentionKernel, Dispatcher, GradDtype, Overlap, Parallelism, Precision, Recompute, Training,

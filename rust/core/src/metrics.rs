@@ -202,6 +202,14 @@ pub const METRICS: &[Metric] = &[
         "per-step overhead: waiting for the slowest GPU, synchronising all-reduces",
         |e| e.breakdown.overhead_s
     ),
+    metric!(
+        "framework_s",
+        "s",
+        Float,
+        Step,
+        "what the training framework adds to the kernels: per layer, micro-batch and step, and overlap interference",
+        |e| e.breakdown.framework_s
+    ),
     metric!("tp_comm_hidden_s", "s", Float, Hidden, "TP communication hidden behind compute", |e| e.hidden.tp_comm_s),
     metric!("pp_comm_hidden_s", "s", Float, Hidden, "PP sends hidden behind compute", |e| e.hidden.pp_comm_s),
     metric!("dp_comm_hidden_s", "s", Float, Hidden, "DP communication hidden behind compute", |e| e.hidden.dp_comm_s),

@@ -96,7 +96,8 @@ proptest! {
     fn results_are_finite_and_within_ceilings(c in config()) {
         let e = evaluate(&c).unwrap();
         prop_assert!(e.step_time_s.is_finite() && e.step_time_s > 0.0);
-        prop_assert!(e.mfu > 0.0 && e.mfu <= c.gpu.gemm_efficiency.max(c.gpu.attention_efficiency));
+        let best_attention = c.gpu.attention_efficiency.iter().flatten().fold(0.0f64, |a, &b| a.max(b));
+        prop_assert!(e.mfu > 0.0 && e.mfu <= c.gpu.gemm_efficiency.max(best_attention));
         prop_assert!(e.hfu >= e.mfu);
         prop_assert!(e.scaling_efficiency > 0.0 && e.scaling_efficiency <= 1.0);
         prop_assert!(e.cost_own_usd > 0.0 && e.cost_rent_usd > 0.0);

@@ -37,6 +37,7 @@ pub fn small_space(objectives: Vec<Objective>, cost_mode: CostMode) -> SweepSpac
         gpu_counts: vec![256, 512],
         fabrics: vec![fabric_option(ib_ndr(), 2500.0), fabric_option(roce, 1500.0)],
         topologies: vec![rail_fat_tree(), fat_tree(2.0)],
+        frameworks: vec![FrameworkSpec::kernels_only()],
         precisions: vec![Precision::Bf16],
         tp: DegreeAxis::Search { max: 8 },
         pp: DegreeAxis::Search { max: 8 },
@@ -64,34 +65,37 @@ fn brute_force(space: &SweepSpace) -> Vec<(Choice, Result<Evaluation, ConfigErro
             for (ci, &n) in space.gpu_counts.iter().enumerate() {
                 for f in 0..space.fabrics.len() {
                     for t in 0..space.topologies.len() {
-                        for p in 0..space.precisions.len() {
-                            for [tp, pp, cp, dp, ep] in factorizations(space, n) {
-                                for mb in 0..space.micro_batch.len() {
-                                    for sp in 0..space.sequence_parallel.len() {
-                                        for vpp in 0..space.vpp.len() {
-                                            for r in 0..space.recompute.len() {
-                                                for z in 0..space.zero.len() {
-                                                    for o in 0..space.overlap.len() {
-                                                        let c = Choice {
-                                                            gpu: g as u32,
-                                                            scale_up: su as u32,
-                                                            gpus: ci as u32,
-                                                            fabric: f as u32,
-                                                            topology: t as u32,
-                                                            precision: p as u32,
-                                                            tp,
-                                                            pp,
-                                                            dp,
-                                                            cp,
-                                                            ep,
-                                                            vpp: vpp as u32,
-                                                            micro_batch: mb as u32,
-                                                            sequence_parallel: sp as u32,
-                                                            recompute: r as u32,
-                                                            zero: z as u32,
-                                                            overlap: o as u32,
-                                                        };
-                                                        out.push((c, evaluate(&space.config(&c))));
+                        for w in 0..space.frameworks.len() {
+                            for p in 0..space.precisions.len() {
+                                for [tp, pp, cp, dp, ep] in factorizations(space, n) {
+                                    for mb in 0..space.micro_batch.len() {
+                                        for sp in 0..space.sequence_parallel.len() {
+                                            for vpp in 0..space.vpp.len() {
+                                                for r in 0..space.recompute.len() {
+                                                    for z in 0..space.zero.len() {
+                                                        for o in 0..space.overlap.len() {
+                                                            let c = Choice {
+                                                                gpu: g as u32,
+                                                                scale_up: su as u32,
+                                                                gpus: ci as u32,
+                                                                fabric: f as u32,
+                                                                topology: t as u32,
+                                                                framework: w as u32,
+                                                                precision: p as u32,
+                                                                tp,
+                                                                pp,
+                                                                dp,
+                                                                cp,
+                                                                ep,
+                                                                vpp: vpp as u32,
+                                                                micro_batch: mb as u32,
+                                                                sequence_parallel: sp as u32,
+                                                                recompute: r as u32,
+                                                                zero: z as u32,
+                                                                overlap: o as u32,
+                                                            };
+                                                            out.push((c, evaluate(&space.config(&c))));
+                                                        }
                                                     }
                                                 }
                                             }
@@ -451,10 +455,10 @@ fn cell_sizes_and_costs_add_up_to_the_run() {
     // all 16 layouts x 2 micro-batches are valid, 32 tasks x (2 vpp x 3 recompute x 3 ZeRO x 2 overlap = 36)
     // schedule choices = 1,152 units, as many as the cell's configurations.
     let cells = cluster_cells(&space);
-    let bf16_h100_256 = cells.iter().position(|c| *c == [0, 0, 0, 0, 0, 0]).unwrap();
+    let bf16_h100_256 = cells.iter().position(|c| *c == [0, 0, 0, 0, 0, 0, 0]).unwrap();
     assert_eq!(costs[bf16_h100_256], 32 * 36);
     assert_eq!(sizes[bf16_h100_256], 32 * 36);
     // The same cell in FP8 on the GPU without FP8: 32 tasks rejected at once, one unit each.
-    let fp8_no = cells.iter().position(|c| *c == [1, 0, 0, 0, 0, 1]).unwrap();
+    let fp8_no = cells.iter().position(|c| *c == [1, 0, 0, 0, 0, 0, 1]).unwrap();
     assert_eq!(costs[fp8_no], 32);
 }

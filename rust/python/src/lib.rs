@@ -30,6 +30,10 @@ mod _core {
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
-        m.add("__version__", env!("CARGO_PKG_VERSION"))
+        m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+        // The kernel classes of the compute model, for `scalefront measure`'s fit (defined once in the core).
+        m.add("SMALL_GEMM_FLOPS", scalefront_core::step::compute::SMALL_GEMM_FLOPS)?;
+        m.add("ATTENTION_HEADS", scalefront_core::hardware::ATTENTION_HEADS.to_vec())?;
+        m.add("ATTENTION_SEQS", scalefront_core::hardware::ATTENTION_SEQS.to_vec())
     }
 }

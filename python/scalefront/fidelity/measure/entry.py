@@ -47,6 +47,10 @@ def render(fit: Fit) -> str:
     lines = [f"measured {run_text(run)}, {fit.date}: {', '.join(run.files)}", *_curves_text(fit), ""]
     lines.append(f"fitted figures ({fit.base_id} -> measured):")
     for name, f in fit.figures.items():
+        if f.cells is not None:
+            was = statistics.median(v for row in getattr(fit.base, name) for v in row)
+            lines.append(f"  {name:<26} table, median cell {was:.3g} -> {f.rate / f.peak:.3g}: {f.basis}")
+            continue
         base = getattr(fit.base, name)
         lines.append(f"  {name:<26} {base:>5g} -> {f.value:<6g} {f.basis}: {f.rate:,.1f} of {f.peak:,.0f} {f.unit}")
     lines += [f"  {name:<26} not fitted: {why}" for name, why in fit.not_fitted.items()]
@@ -54,26 +58,14 @@ def render(fit: Fit) -> str:
         lines.append(
             f"  not available in the run ({len(run.failed)}): {run.failed[0]}" + (" ..." if len(run.failed) > 1 else "")
         )
-    gemm = fit.figures.get("gemm_efficiency")
-    if gemm is not None:
-        lines.append(f"note: {_sustained_note(fit, gemm.value)}")
     return "\n".join(lines)
-
-
-def _sustained_note(fit: Fit, gemm: float) -> str:
-    base = fit.base
-    return (
-        f"sustained_efficiency stays {fit.base_id}'s {base.sustained_efficiency:g}: it was calibrated on published "
-        f"training runs with the catalog's best-burst GEMM figure ({base.gemm_efficiency:g}), and today's model "
-        f"multiplies every kernel by it, so with this sustained rate ({gemm:g}) the entry predicts GEMM time "
-        f"{base.gemm_efficiency / gemm - 1:+.0%} against {fit.base_id} (docs/design/fidelity-v3.md)"
-    )
 
 
 def _source(fit: Fit, name: str, command: str) -> str:
     f = fit.figures[name]
+    rate = f"median cell {f.rate:,.1f} / {f.peak:,.0f}" if f.cells is not None else f"{f.rate:,.1f} / {f.peak:,.0f}"
     return (
-        f"measured: {f.basis}, {f.rate:,.1f} / {f.peak:,.0f} {f.unit} of the datasheet; {run_text(fit.run)}, "
+        f"measured: {f.basis}, {rate} {f.unit} of the datasheet; {run_text(fit.run)}, "
         f"record: {', '.join(fit.run.files)}; `{command}`; {fit.date}"
     )
 
@@ -105,7 +97,7 @@ def render_toml(fit: Fit, name: str, catalog: Catalog, command: str) -> str:
         f"# Base GPU {fit.base_id}: every figure not fitted, the price and their sources are its.",
         f"# Fitted (median rate / datasheet): {', '.join(fitted) or 'nothing'}.",
         *[f"# Not fitted: {k}: {why}." for k, why in fit.not_fitted.items()],
-        f"# [gpus.{name}.measured]: the kernel rates by shape the fit is the median of (not read by the model yet).",
+        f"# [gpus.{name}.measured]: the kernel rates by shape the fit is the median of.",
         f"# Use: scalefront eval --catalog FILE --gpu {name} ...",
         "",
     ]

@@ -3,17 +3,22 @@
 Each fitted figure is a median achieved rate over the run's kernels of its kind, divided by the base GPU's datasheet
 figure (the entry keeps the base's peaks, so peak x figure is the measured rate):
 
-- ``gemm_efficiency``: BF16 layer GEMMs, each counted over its forward, data- and weight-gradient passes
-  (3 x 2mkn FLOPs over the three times), / ``peak_bf16_tflops``;
+- ``gemm_efficiency``: BF16 layer GEMMs of at least `SMALL_GEMM_FLOPS` (50 GFLOP a pass), each counted over its
+  forward, data- and weight-gradient passes (3 x 2mkn FLOPs over the three times), / ``peak_bf16_tflops``;
+- ``small_gemm_efficiency``: the same over the smaller ones whose dimensions are all at least `MIN_COMPUTE_DIM`
+  (narrower GEMMs, the routers, are memory-bound: the model's roofline times them by their bytes);
 - ``gemm_efficiency_fp8``: FP8 layer GEMMs the same way over the passes measured, else (a gpu_bench.py run, which
   has none) its large FP8 GEMMs, / ``peak_fp8_tflops``;
-- ``attention_efficiency``: fused causal attention forward+backward with PyTorch's default backend (cuDNN on
-  Hopper), FLOPs counted causal as the model counts them (3.5 x 2 b h s^2 d), / ``peak_bf16_tflops``;
-  ``attention_efficiency_fa2`` the same with the FlashAttention-2 backend (``flash``);
+- ``attention_efficiency``: the table of fused causal attention forward+backward with PyTorch's default backend
+  (cuDNN on Hopper) by heads per GPU and sequence length, FLOPs counted causal as the model counts them
+  (3.5 x 2 b h s^2 d), / ``peak_bf16_tflops``, when the run measured every cell (`bench.py --attention-grid`);
+  ``attention_efficiency_fa2`` the same with the FlashAttention-2 backend (``flash``). A cell whose forward+
+  backward took less than `GPU_BOUND_MS` is bound by eager PyTorch's launches, not the kernels: it is read from
+  its forward rate times the median forward+backward / forward ratio of the backend's longer cells;
 - ``hbm_efficiency``: the median of the streaming kernels (copy, triad; bytes read + written), / ``hbm_gbytes_per_s``.
 
-These are sustained rates of the kernels a training step runs, not the best large-GEMM burst the catalog's
-figures were (MAMF): the note `docs/design/fidelity-v3.md` says how the model should use them and the curves.
+These are sustained rates of the kernels a training step runs, not the best large-GEMM burst (MAMF): the compute
+model multiplies nothing on top of them (docs/design/fidelity-v3.md).
 """
 
 from __future__ import annotations
@@ -23,8 +28,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from scalefront._core import SMALL_GEMM_FLOPS
 from scalefront.errors import UsageError
-from scalefront.fidelity.measure.cases import PASSES
+from scalefront.fidelity.measure.cases import ATTENTION_GRID_HEADS, ATTENTION_GRID_SEQS, PASSES
 from scalefront.fidelity.measure.driver import tflops
 from scalefront.fidelity.measure.replay import Run
 from scalefront.fidelity.measure.rows import AttentionRow, ExpertRow, GemmRow
@@ -43,27 +49,37 @@ __all__ = ["FIGURES", "Figure", "Fit", "fit_run"]
 #: The catalog figures a run can fit, in the catalog's order.
 FIGURES = (
     "gemm_efficiency",
+    "small_gemm_efficiency",
     "gemm_efficiency_fp8",
     "attention_efficiency",
     "attention_efficiency_fa2",
     "hbm_efficiency",
 )
+#: GEMMs with a dimension under this are memory-bound (routers: n = 8-256): they fit no compute rate.
+MIN_COMPUTE_DIM = 512
+#: Forward+backward attention calls shorter than this are bound by eager PyTorch's autograd launches (0.2-0.45 ms
+#: for any smaller call on H200, data/measurements/h200-measure-grid.json), not by the kernels.
+GPU_BOUND_MS = 1.0
 _T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
 class Figure:
-    """A fitted figure: `rate` (TF/s or GB/s, `unit`) over the base's `peak`, and what the rate is the median of."""
+    """A fitted figure: `rate` (TF/s or GB/s, `unit`) over the base's `peak`, and what the rate is the median of;
+    a table's `cells` (fractions of the peak by heads and sequence length) where the figure is one."""
 
     name: str
     rate: float
     peak: float
     unit: str
     basis: str
+    cells: tuple[tuple[float, ...], ...] | None = None
 
     @property
-    def value(self) -> float:
-        """The figure as written: three decimals (the third is already noise on one card)."""
+    def value(self) -> float | list[list[float]]:
+        """The figure as written: three decimals (the third is already noise on one card); a table's rows."""
+        if self.cells is not None:
+            return [list(row) for row in self.cells]
         return round(self.rate / self.peak, 3)
 
 
@@ -96,8 +112,14 @@ def _median_figure(name: str, rates: Sequence[float], peak: float, unit: str, ba
     return Figure(name, statistics.median(rates), peak, unit, f"median of {len(rates)} {basis}")
 
 
+def _is_small(r: GemmRow) -> bool:
+    return 2.0 * r.m * r.k * r.n < SMALL_GEMM_FLOPS
+
+
 def _gemm_figures(run: Run, gpu: GpuEntry) -> list[Figure | None]:
-    bf16 = [gemm_tflops(r) for r in run.gemms if r.dtype == "bf16" and len(r.ms) == len(PASSES)]
+    bf16 = [r for r in run.gemms if r.dtype == "bf16" and len(r.ms) == len(PASSES)]
+    large = [gemm_tflops(r) for r in bf16 if not _is_small(r)]
+    small = [gemm_tflops(r) for r in bf16 if _is_small(r) and min(r.m, r.k, r.n) >= MIN_COMPUTE_DIM]
     fp8_rows = [r for r in run.gemms if r.dtype == "fp8"]
     passes = sorted({p for r in fp8_rows for p in r.ms}, key=PASSES.index)
     fp8 = _median_figure(
@@ -108,15 +130,61 @@ def _gemm_figures(run: Run, gpu: GpuEntry) -> list[Figure | None]:
         f"FP8 layer GEMMs ({', '.join(passes)})",
     )
     if fp8 is None:
-        large = [g.tflops for g in run.large if g.dtype == "fp8"]
-        fp8 = _median_figure("gemm_efficiency_fp8", large, gpu.peak_fp8_tflops, "TF/s", "large FP8 GEMMs (forward)")
-    bf16_basis = "BF16 layer GEMMs (forward, data and weight gradient)"
-    return [_median_figure("gemm_efficiency", bf16, gpu.peak_bf16_tflops, "TF/s", bf16_basis), fp8]
+        mamf = [g.tflops for g in run.large if g.dtype == "fp8"]
+        fp8 = _median_figure("gemm_efficiency_fp8", mamf, gpu.peak_fp8_tflops, "TF/s", "large FP8 GEMMs (forward)")
+    passes_text = "(forward, data and weight gradient)"
+    return [
+        _median_figure(
+            "gemm_efficiency",
+            large,
+            gpu.peak_bf16_tflops,
+            "TF/s",
+            f"BF16 layer GEMMs of 50 GFLOP and more {passes_text}",
+        ),
+        _median_figure(
+            "small_gemm_efficiency",
+            small,
+            gpu.peak_bf16_tflops,
+            "TF/s",
+            f"BF16 layer GEMMs under 50 GFLOP, every dimension {MIN_COMPUTE_DIM} or more {passes_text}",
+        ),
+        fp8,
+    ]
 
 
-def _attention_figure(name: str, run: Run, gpu: GpuEntry, backend: str, what: str) -> Figure | None:
-    rates = [attention_tflops(r) for r in run.attention if r.backend == backend]
-    return _median_figure(name, rates, gpu.peak_bf16_tflops, "TF/s", f"{what} causal attention runs, forward+backward")
+def _attention_table(name: str, run: Run, gpu: GpuEntry, backend: str, what: str) -> Figure | None:
+    """The attention table of `backend`, when the run measured every cell (see the module's docstring)."""
+    rows = [r for r in run.attention if r.backend == backend and r.batch == 1 and r.head_dim == r.v_head_dim == 128]
+    cells: dict[tuple[int, int], list[AttentionRow]] = {}
+    for r in rows:
+        cells.setdefault((r.heads, r.seq), []).append(r)
+    grid = [(h, s) for h in ATTENTION_GRID_HEADS for s in ATTENTION_GRID_SEQS]
+    if not all(cell in cells for cell in grid):
+        return None
+    bound = [r for r in rows if r.fwdbwd_ms >= GPU_BOUND_MS]
+    ratio = statistics.median(attention_tflops(r) / forward_tflops(r) for r in bound) if bound else 1.0
+
+    def rate(r: AttentionRow) -> float:
+        return attention_tflops(r) if r.fwdbwd_ms >= GPU_BOUND_MS else forward_tflops(r) * ratio
+
+    peak = gpu.peak_bf16_tflops
+    table = tuple(
+        tuple(round(statistics.median(rate(r) for r in cells[(h, s)]) / peak, 3) for s in ATTENTION_GRID_SEQS)
+        for h in ATTENTION_GRID_HEADS
+    )
+    basis = (
+        f"table of {len(grid)} {what} causal attention cells, forward+backward (heads per GPU "
+        f"{ATTENTION_GRID_HEADS[0]}-{ATTENTION_GRID_HEADS[-1]} x sequence {ATTENTION_GRID_SEQS[0]:,}-"
+        f"{ATTENTION_GRID_SEQS[-1]:,}; {sum(r.fwdbwd_ms < GPU_BOUND_MS for r in rows)} calls under {GPU_BOUND_MS:g} ms "
+        f"read from their forward x {ratio:.2f}, the median forward+backward / forward of the {len(bound)} longer)"
+    )
+    median_rate = statistics.median(c for row in table for c in row) * peak
+    return Figure(name, median_rate, peak, "TF/s", basis, table)
+
+
+def forward_tflops(r: AttentionRow) -> float:
+    """Forward rate, FLOPs counted causal: b h s^2 (d_qk + d_v) (`cases.attention_fwd_flops`)."""
+    return tflops(r.batch * r.heads * r.seq * r.seq * (r.head_dim + r.v_head_dim), r.fwd_ms)
 
 
 def _hbm_figure(run: Run, gpu: GpuEntry) -> Figure | None:
@@ -125,10 +193,13 @@ def _hbm_figure(run: Run, gpu: GpuEntry) -> Figure | None:
 
 
 _WHY_NOT = {
-    "gemm_efficiency": "the run has no BF16 layer GEMMs with all three passes",
+    "gemm_efficiency": "the run has no BF16 layer GEMMs of 50 GFLOP or more with all three passes",
+    "small_gemm_efficiency": "the run has no BF16 layer GEMMs under 50 GFLOP with all three passes",
     "gemm_efficiency_fp8": "the run has no FP8 GEMMs (or the GPU has no FP8)",
-    "attention_efficiency": "the run has no attention with PyTorch's default backend",
-    "attention_efficiency_fa2": "the run has no attention with the FlashAttention-2 backend",
+    "attention_efficiency": "the run has not every cell of the attention table with PyTorch's default backend "
+    "(bench.py --attention-grid)",
+    "attention_efficiency_fa2": "the run has not every cell of the attention table with the FlashAttention-2 backend "
+    "(bench.py --attention-grid)",
     "hbm_efficiency": "the run has no HBM streaming kernels",
 }
 
@@ -138,8 +209,8 @@ def fit_run(run: Run, base_id: str, gpu: GpuEntry, date: str) -> Fit:
     the run records none."""
     found = [
         *_gemm_figures(run, gpu),
-        _attention_figure("attention_efficiency", run, gpu, "default", "PyTorch-default (cuDNN/FlashAttention)"),
-        _attention_figure("attention_efficiency_fa2", run, gpu, "flash", "FlashAttention-2"),
+        _attention_table("attention_efficiency", run, gpu, "default", "PyTorch-default (cuDNN)"),
+        _attention_table("attention_efficiency_fa2", run, gpu, "flash", "FlashAttention-2"),
         _hbm_figure(run, gpu),
     ]
     figures = {f.name: f for f in found if f is not None}

@@ -14,6 +14,7 @@ from typing import Annotated, Any, ClassVar, Literal, NamedTuple, cast
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel, TypeAdapter, ValidationError, model_validator
 
+from scalefront._enums import Generation
 from scalefront.inputs.catalog.figures import FIGURES, core_spec
 from scalefront.inputs.catalog.measured import Measured
 from scalefront.inputs.catalog.modes import check_modes, in_mode
@@ -21,10 +22,12 @@ from scalefront.inputs.messages import problem, toml_repr
 
 __all__ = [
     "AtLeastOne",
+    "AttentionTable",
     "Count",
     "Entry",
     "FabricEntry",
     "Fraction",
+    "FrameworkEntry",
     "GpuEntry",
     "ModelEntry",
     "Modes",
@@ -58,6 +61,10 @@ ReductionGain = Annotated[float, Field(ge=0, le=2, allow_inf_nan=False)]
 #: A count the core holds in 32 bits.
 Count = Annotated[int, Field(ge=1, le=2**31)]
 Size = Annotated[int, Field(ge=0, le=2**31)]
+#: A GPU's attention table: achieved fractions by heads per GPU (7 rows: 2 to 128) and sequence length (6 columns:
+#: 1,024 to 32,768 tokens), the core's `AttentionTable`.
+AttentionRow = Annotated[list[Fraction], Field(min_length=6, max_length=6)]
+AttentionTable = Annotated[list[AttentionRow], Field(min_length=7, max_length=7)]
 
 
 class Range(NamedTuple):
@@ -177,18 +184,19 @@ class GpuEntry(Entry):
     hbm_gbytes_per_s: Positive
     tdp_w: Positive
     gemm_efficiency: Fraction
+    small_gemm_efficiency: Fraction
     gemm_efficiency_fp8: Share
-    attention_efficiency: Fraction
-    attention_efficiency_fa2: Fraction
+    attention_efficiency: AttentionTable
+    attention_efficiency_fa2: AttentionTable
     hbm_efficiency: Fraction
-    sustained_efficiency: Fraction
+    sm_count: Count
     runtime_reserve_gb: NonNegative
     server_gpus: Count
     host_power_w: NonNegative
     default_scale_up: str
     scale_up_link: str
     speed_cv: Annotated[float, Field(ge=0, le=0.5, allow_inf_nan=False)]
-    generation: Literal["ampere", "hopper", "blackwell", "cdna3"]
+    generation: Generation
     device_names: list[str] = Field(default_factory=list)
     measured: Measured | None = Field(default=None, exclude=True)
 
@@ -225,6 +233,8 @@ class FabricEntry(Entry):
     nic: str = ""
     link_gbps: Positive
     links_per_gpu: Count
+    #: Default: one NIC port per GPU or more.
+    gpus_per_link: Count = 1
     efficiency: Fraction
     nic_latency_us: NonNegative
     switch_hop_latency_us: NonNegative
@@ -263,6 +273,23 @@ class FabricEntry(Entry):
     def mode_names(self) -> list[str]:
         """Its operating modes, sorted (none: the fabric runs one way)."""
         return sorted(self.modes.root) if self.modes is not None else []
+
+
+class FrameworkEntry(Entry):
+    """A training framework family's software terms (data/frameworks.toml)."""
+
+    SECTION = "frameworks"
+    name: str
+    family: str
+    layer_overhead: NonNegative
+    microbatch_overhead_s: NonNegative
+    step_overhead_s: NonNegative
+    overlap_interference: NonNegative
+    tp_backward_overlap: Share
+    fp8_cast_bytes: NonNegative
+    moe_permute_factor: AtLeastOne
+    moe_router_s: NonNegative
+    grouped_gemm: bool
 
 
 class TopologyEntry(Entry):

@@ -3,10 +3,11 @@ core applies them; `scalefront validate --calibrate-errors` writes the file)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from scalefront._enums import Generation
 from scalefront.inputs.catalog.entries import Count
 from scalefront.inputs.files import parse_toml, validated
 
@@ -25,7 +26,7 @@ class ErrorRegimeEntry(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
     name: str
-    generation: Literal["ampere", "hopper", "blackwell", "cdna3"] | None = None
+    generation: Generation | None = None
     moe: bool | None = None
     min_gpus: Count = 1
     max_gpus: Count = 2**32 - 1

@@ -15,6 +15,7 @@ from scalefront.errors import CatalogError
 from scalefront.inputs.catalog.entries import (
     Entry,
     FabricEntry,
+    FrameworkEntry,
     GpuEntry,
     ModelEntry,
     ReliabilityEntry,
@@ -38,6 +39,7 @@ ENTRY_CLASSES: dict[str, type[Entry] | type[ModelEntry]] = {
         ScaleUpEntry,
         FabricEntry,
         TopologyEntry,
+        FrameworkEntry,
         ReliabilityEntry,
         GpuPrice,
         FabricPrice,
@@ -87,6 +89,7 @@ class Catalog:
     scale_up: dict[str, ScaleUpEntry] = field(default_factory=dict)
     fabrics: dict[str, FabricEntry] = field(default_factory=dict)
     topologies: dict[str, TopologyEntry] = field(default_factory=dict)
+    frameworks: dict[str, FrameworkEntry] = field(default_factory=dict)
     models: dict[str, ModelEntry] = field(default_factory=dict)
     gpu_prices: dict[str, GpuPrice] = field(default_factory=dict)
     fabric_prices: dict[str, FabricPrice] = field(default_factory=dict)
@@ -103,6 +106,7 @@ class Catalog:
         "scale_up": ("scale_up", ScaleUpEntry),
         "fabrics": ("fabrics", FabricEntry),
         "topologies": ("topologies", TopologyEntry),
+        "frameworks": ("frameworks", FrameworkEntry),
         "models": ("models", ModelEntry),
         "reliability": ("reliability", ReliabilityEntry),
     }
@@ -112,7 +116,7 @@ class Catalog:
         """The catalogs shipped with scalefront (data/ at build time)."""
         files = data_files()
         cat = cls()
-        for kind in ("gpus", "scale_up", "fabrics", "topologies", "reliability"):
+        for kind in ("gpus", "scale_up", "fabrics", "topologies", "frameworks", "reliability"):
             name = f"{kind}.toml"
             cat._add_table(kind, parse_toml(files[name], f"data/{name}"), f"data/{name}")
         cat._add_prices(parse_toml(files["prices.toml"], "data/prices.toml"), "data/prices.toml")
@@ -134,7 +138,8 @@ class Catalog:
         return cat
 
     def add_file(self, path: str | Path) -> None:
-        """Merge a user catalog file (tables by kind: gpus, scale_up, fabrics, topologies, models, prices)."""
+        """Merge a user catalog file (tables by kind: gpus, scale_up, fabrics, topologies, frameworks, models,
+        prices)."""
         file = str(path)
         self.files.append(file)
         doc = parse_toml(read_text(Path(path)), file)
@@ -272,6 +277,9 @@ class Catalog:
 
     def topology(self, name: str) -> TopologyEntry:
         return self.topologies.get(name) or _raise(_unknown("topology", name, self.topologies))
+
+    def framework(self, name: str) -> FrameworkEntry:
+        return self.frameworks.get(name) or _raise(_unknown("framework", name, self.frameworks))
 
     def model(self, name: str) -> ModelEntry:
         return self.models.get(name) or _raise(_unknown("model", name, self.models))

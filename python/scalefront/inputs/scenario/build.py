@@ -226,6 +226,8 @@ class _ClusterAxes:
     topology_names: list[str]
     oversubscriptions: list[float]
     topologies: list[dict[str, Any]]
+    #: The training frameworks' core specs, in the workload's order.
+    frameworks: list[dict[str, Any]]
 
 
 def _gpu_counts(cl: Cluster, bad: _Problem) -> list[int]:
@@ -278,8 +280,9 @@ def _check_designs(cl: Cluster, names: list[str], oversubs: list[float], cat: Ca
             raise bad("[cluster] fabric", str(problems[0]))
 
 
-def _cluster_axes(cl: Cluster, cat: Catalog, bad: _Problem) -> _ClusterAxes:
+def _cluster_axes(cl: Cluster, wl: Workload, cat: Catalog, bad: _Problem) -> _ClusterAxes:
     gpus = [bad.looked_up("[cluster] gpu", cat.gpu, g) for g in cl.gpu]
+    frameworks = [bad.looked_up("[workload] framework", cat.framework, f).core_spec() for f in wl.framework]
     fabrics = [bad.looked_up("[cluster] fabric", cat.fabric, f) for f in cl.fabric]
     scale_up_names, scale_ups_of_gpu = _scale_ups(cl, gpus, cat, bad)
     topology_names, oversubscriptions, topologies = _topologies(cl, cat, bad)
@@ -293,6 +296,7 @@ def _cluster_axes(cl: Cluster, cat: Catalog, bad: _Problem) -> _ClusterAxes:
         topology_names=topology_names,
         oversubscriptions=oversubscriptions,
         topologies=topologies,
+        frameworks=frameworks,
     )
 
 
@@ -435,7 +439,7 @@ def build_scenario(
     tables = {"workload": wl, "cluster": cl, "parallelism": spec.parallelism, "economics": econ}
     _check_no_repeats({t: tables[t] for t in ("cluster", "parallelism", "workload")}, bad)
     model = _scenario_model(wl, file, cat, bad)
-    axes = _cluster_axes(cl, cat, bad)
+    axes = _cluster_axes(cl, wl, cat, bad)
     prices = _prices(econ, cl, list(spec.cluster.fabric), cat, bad)
     minimize, groups = _objectives(spec, objectives, group_by, bad)
     seq_len = wl.seq_len or model.seq_len
@@ -489,6 +493,7 @@ def _axes_space(
             for fid, f in zip(cl.fabric, axes.fabrics, strict=True)
         ],
         "topologies": axes.topologies,
+        "frameworks": axes.frameworks,
         "precisions": list(wl.precision),
         **{d: _degree(getattr(par, d)) for d in ("tp", "pp", "cp", "dp", "ep")},
         **{a: list(getattr(par, a)) for a in ("vpp", "micro_batch", "sequence_parallel", "recompute", "zero")},

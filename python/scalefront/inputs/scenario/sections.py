@@ -26,6 +26,8 @@ class Workload(Strict):
     """sequences per optimizer step [sequences]"""
     seq_len: Annotated[int, Field(ge=1, le=2147483648)] | None = None
     """tokens per sequence [tokens] (None: the model's)"""
+    framework: Annotated[list[str], Field(min_length=1)] = ["megatron-core"]
+    """training framework whose software terms apply (data/frameworks.toml)"""
     precision: Annotated[list[Precision], Field(min_length=1)] = ["bf16"]
     """GEMM precision"""
     flash_attention: bool = True
@@ -36,6 +38,8 @@ class Workload(Strict):
     """MoE token dispatcher"""
     moe_imbalance: Annotated[float, Field(ge=1, allow_inf_nan=False)] = 1.0
     """busiest expert rank's routed tokens / mean (1 = balanced)"""
+    fp8_param_gather: bool = False
+    """FP8 training all-gathers its sharded weights in FP8 (FSDP float8 all-gather)"""
     mtp_layers: Annotated[int, Field(ge=0, le=2147483648)] = 0
     """multi-token-prediction modules (DeepSeek-V3: 1)"""
     tokens: Annotated[float, Field(gt=0, allow_inf_nan=False)]

@@ -6,6 +6,7 @@ use crate::cost::uncertainty::ErrorModel;
 use crate::error::ConfigError;
 use crate::hardware::{FabricSpec, GpuSpec, ScaleUpSpec, TopologySpec};
 use crate::prices::Prices;
+use crate::software::FrameworkSpec;
 use crate::step::memory::MemoryPerGpu;
 use crate::step::parallelism::{check_schedule, Overlap, Parallelism, Training};
 use crate::step::workload::TransformerSpec;
@@ -33,6 +34,8 @@ pub struct Config {
     pub scale_up: ScaleUpSpec,
     pub fabric: FabricSpec,
     pub topology: TopologySpec,
+    /// The training framework's software terms.
+    pub framework: FrameworkSpec,
     pub prices: Prices,
     pub gpus: u32,
     pub parallelism: Parallelism,
@@ -51,6 +54,7 @@ impl Config {
         self.scale_up.validate()?;
         self.fabric.validate()?;
         self.topology.validate()?;
+        self.framework.validate()?;
         self.prices.validate()?;
         self.overlap.validate()?;
         self.reliability.validate()?;
@@ -87,6 +91,9 @@ pub struct StepBreakdown {
     /// Per-step cost outside the micro-batches: waiting for the slowest GPU of the synchronous step and the
     /// step's small synchronising all-reduces (gradient norm, loss).
     pub overhead_s: f64,
+    /// What the training framework adds to the kernels (`crate::software`): its per-layer, per-micro-batch and
+    /// per-step time, and the compute that overlapped communication slows.
+    pub framework_s: f64,
 }
 
 impl StepBreakdown {
@@ -101,6 +108,7 @@ impl StepBreakdown {
             + self.bubble_s
             + self.optimizer_s
             + self.overhead_s
+            + self.framework_s
     }
 }
 
@@ -181,7 +189,7 @@ pub fn finish(
     overlap: &Overlap,
 ) -> Result<Evaluation, ConfigError> {
     check_schedule(c.model, par, s.layout.micro_batches)?;
-    let mb = step::busiest_micro_batch(s, par, overlap);
+    let mb = step::busiest_micro_batch(c, s, par, overlap);
     let step = step::step_time(c, s, par, overlap, &mb);
     let memory = summary::memory_per_gpu(c, s, par);
     Ok(summary::summarise(c, s, par, step, memory))

@@ -11,6 +11,7 @@ use crate::network::collectives::{Collective, Interconnect};
 use crate::network::placement::GroupPlacement;
 use crate::network::topology::Network;
 use crate::prices::Prices;
+use crate::software::FrameworkSpec;
 use crate::step::compute::{
     dense_layer_forward, logits_forward_s, moe_layer_forward, LayerForward, Shard, Throughput, ACTIVATION_BYTES,
 };
@@ -33,6 +34,7 @@ pub struct ClusterParts<'a> {
     pub scale_up: &'a ScaleUpSpec,
     pub fabric: &'a FabricSpec,
     pub topology: &'a TopologySpec,
+    pub framework: &'a FrameworkSpec,
     pub prices: &'a Prices,
     pub training: &'a Training,
     pub reliability: &'a ReliabilitySpec,
@@ -49,6 +51,7 @@ impl<'a> ClusterParts<'a> {
             scale_up: &cfg.scale_up,
             fabric: &cfg.fabric,
             topology: &cfg.topology,
+            framework: &cfg.framework,
             prices: &cfg.prices,
             training: &cfg.training,
             reliability: &cfg.reliability,
@@ -65,6 +68,7 @@ pub struct ClusterStage<'a> {
     pub gpu: &'a GpuSpec,
     pub scale_up: &'a ScaleUpSpec,
     pub fabric: &'a FabricSpec,
+    pub framework: &'a FrameworkSpec,
     pub prices: &'a Prices,
     pub training: &'a Training,
     pub gpus: u32,
@@ -117,11 +121,12 @@ impl<'a> ClusterStage<'a> {
             gpu: p.gpu,
             scale_up: p.scale_up,
             fabric: p.fabric,
+            framework: p.framework,
             prices: p.prices,
             training: p.training,
             gpus: p.gpus,
-            tput: Throughput::new(p.gpu, p.training.precision, p.training.attention_kernel),
-            bf16: Throughput::new(p.gpu, Precision::Bf16, p.training.attention_kernel),
+            tput: Throughput::new(p.gpu, p.training.precision, p.training.attention_kernel, p.framework),
+            bf16: Throughput::new(p.gpu, Precision::Bf16, p.training.attention_kernel, p.framework),
             network,
             cost,
             goodput: goodput(p.reliability, &counts, params_total),
@@ -211,7 +216,7 @@ impl LayoutStage {
         let shard = Shard::new(par, c.training);
         let h = model.hidden as f64;
         let dense = dense_layer_forward(model, &shard, &c.tput);
-        let moe = moe_layer_forward(model, &shard, &c.tput);
+        let moe = moe_layer_forward(model, &shard, &c.tput, c.framework);
         let (tp_forward_pass_s, tp_regather_s) = tp_comm_s(&links, model, &shard, &lay);
         let local = LocalParams::on_busiest_stage(model, par, &lay, c.training.mtp_layers);
         let [dp_all_reduce_s, dp_reduce_scatter_s, dp_all_gather_s] = dp_comm_s(&links, c.training, &local, &lay);
@@ -302,19 +307,26 @@ fn ep_dispatch_s(
 }
 
 /// Data parallelism's collectives once per step: [gradient all-reduce, gradient reduce-scatter, weight
-/// all-gather]. Non-expert parameters reduce over dp x cp ranks, experts over their own data-parallel group.
+/// all-gather]. Non-expert parameters reduce over dp x cp ranks, experts over their own data-parallel group. The
+/// weights are gathered in BF16, or in FP8 when FP8 training gathers its FP8 copy (`fp8_param_gather`: torchao's
+/// enable_fsdp_float8_all_gather, Megatron-LM's --fp8-param-gather; one byte per element).
 fn dp_comm_s(links: &Interconnect, training: &Training, local: &LocalParams, lay: &Layout) -> [f64; 3] {
     let per_group = |op, bytes: f64| {
         links.collective_time_s(op, local.dense * bytes, &lay.dp)
             + links.collective_time_s(op, local.expert * bytes, &lay.expert_dp)
     };
     let grad_bytes = training.grad_reduce_dtype.bytes();
+    let fp8_gather = training.fp8_param_gather && training.precision == Precision::Fp8;
+    let weight_bytes = if fp8_gather { FP8_WEIGHT_BYTES } else { WEIGHT_BYTES };
     [
         per_group(Collective::AllReduce, grad_bytes),
         per_group(Collective::ReduceScatter, grad_bytes),
-        per_group(Collective::AllGather, WEIGHT_BYTES),
+        per_group(Collective::AllGather, weight_bytes),
     ]
 }
+
+/// Bytes of one weight element gathered in FP8.
+pub const FP8_WEIGHT_BYTES: f64 = 1.0;
 
 /// Activation bytes per token of one dense (or MoE) layer for recompute none, selective, full.
 fn activation_per_token(model: &TransformerSpec, shard: &Shard, moe_layer: bool) -> [f64; 3] {

@@ -1,8 +1,10 @@
 //! The step's time: one micro-batch on the busiest pipeline stage with the communication it hides, then the
 //! step around it (bubble, pipeline sends, data parallelism, optimizer, stragglers), with one compute budget
-//! for everything that hides behind compute.
+//! for everything that hides behind compute; and what the framework adds to the kernels (`crate::software`):
+//! per layer, per micro-batch and per step, and the compute that overlapped communication slows.
 
 use crate::network::collectives::exposed_and_hidden;
+use crate::software::FrameworkSpec;
 use crate::step::parallelism::{Overlap, Parallelism, Recompute, StageSplit};
 
 use super::stages::{ClusterStage, LayoutStage};
@@ -22,26 +24,39 @@ pub(super) struct MicroBatch {
     cp_hidden_s: f64,
     ep_exposed_s: f64,
     ep_hidden_s: f64,
+    /// The framework's time: its layer overhead, its fixed time per micro-batch, and the compute lost to the TP,
+    /// CP and EP traffic hidden behind it.
+    framework_s: f64,
 }
 
 impl MicroBatch {
-    /// Wall time of the micro-batch: compute, recomputation and exposed communication.
+    /// Wall time of the micro-batch: compute, recomputation, exposed communication and the framework's time.
     fn total_s(&self) -> f64 {
-        self.compute_s + self.recompute_s + self.tp_exposed_s + self.cp_exposed_s + self.ep_exposed_s
+        self.compute_s + self.recompute_s + self.tp_exposed_s + self.cp_exposed_s + self.ep_exposed_s + self.framework_s
     }
     /// Compute time not yet spent hiding this micro-batch's own TP, CP and EP traffic.
+    /// (The framework's time is GPU time too: its kernels and gaps hide traffic as the model's own kernels do.)
     fn spare_compute_s(&self) -> f64 {
-        self.compute_s + self.recompute_s - self.tp_hidden_s - self.cp_hidden_s - self.ep_hidden_s
+        self.compute_s + self.recompute_s + self.framework_s - self.hidden_s()
+    }
+    fn hidden_s(&self) -> f64 {
+        self.tp_hidden_s + self.cp_hidden_s + self.ep_hidden_s
     }
 }
 
 /// The slowest of the first, a middle and the last pipeline stage: uneven splits, the leading dense layers and
 /// the output layer (and MTP modules) on the last stage make them differ; the pipeline runs at its pace.
-pub(super) fn busiest_micro_batch(s: &LayoutStage, par: &Parallelism, overlap: &Overlap) -> MicroBatch {
+pub(super) fn busiest_micro_batch(
+    c: &ClusterStage,
+    s: &LayoutStage,
+    par: &Parallelism,
+    overlap: &Overlap,
+) -> MicroBatch {
     let split = &s.layout.stages;
     let stage_time = |stage: usize| {
         let last = stage == StageSplit::LAST || par.pp == 1;
-        micro_batch_time(s, par, overlap, split.layers[stage], split.dense[stage], last)
+        let mb = micro_batch_time(s, par, overlap, c.framework, split.layers[stage], split.dense[stage], last);
+        with_framework(c.framework, mb)
     };
     if par.pp == 1 {
         return stage_time(StageSplit::LAST);
@@ -70,6 +85,7 @@ fn micro_batch_time(
     s: &LayoutStage,
     par: &Parallelism,
     overlap: &Overlap,
+    framework: &FrameworkSpec,
     layers: u32,
     dense_layers: u32,
     last_stage: bool,
@@ -88,16 +104,8 @@ fn micro_batch_time(
         Recompute::Selective => dense_layers * dense.selective_recompute_s + moe_layers * moe.selective_recompute_s,
         Recompute::Full => layers_forward_s + mtp_s,
     };
-    let gemm_window_s = 3.0 * (dense_layers * dense.gemm_s + moe_layers * moe.gemm_s);
-    // Forward and backward passes that communicate; full recomputation adds a forward.
-    let passes = if par.recompute == Recompute::Full { 3.0 } else { 2.0 };
-    let tp_s = layers * passes * s.tp_forward_pass_s;
-    let (mut tp_exposed_s, mut tp_hidden_s) = exposed_and_hidden(tp_s, overlap.tp, gemm_window_s);
-    // The sequence-parallel re-gather hides behind its own data-gradient GEMMs whatever the overlap setting.
-    let regather_window_s = dense_layers * dense.regather_window_s + moe_layers * moe.regather_window_s;
-    let (e, h) = exposed_and_hidden(layers * s.tp_regather_s, 1.0, regather_window_s);
-    tp_exposed_s += e;
-    tp_hidden_s += h;
+    let own = framework.tp_backward_overlap;
+    let (tp_exposed_s, tp_hidden_s) = tensor_parallel(s, par, overlap, own, layers, dense_layers);
     // CP: (c - 1) ring steps forward and twice that backward, overlapped with attention by design.
     let cp_s = layers * 3.0 * (par.cp as f64 - 1.0) * s.cp_send_s;
     let attention_window_s = dense_layers * (dense.attention_s + dense.attention_backward_s)
@@ -105,6 +113,7 @@ fn micro_batch_time(
     let (cp_exposed_s, cp_hidden_s) = exposed_and_hidden(cp_s, 1.0, attention_window_s);
     // EP: dispatch and combine per pass, hidden behind MoE compute not already hiding TP or CP traffic (one
     // compute budget: the same GEMMs cannot hide two transfers' worth of time twice).
+    let passes = if par.recompute == Recompute::Full { 3.0 } else { 2.0 };
     let ep_s = moe_layers * 2.0 * passes * s.ep_dispatch_s;
     let ep_window_s =
         (moe_layers * moe.forward_backward_s()).min(compute_s + recompute_s - tp_hidden_s - cp_hidden_s).max(0.0);
@@ -118,7 +127,49 @@ fn micro_batch_time(
         cp_hidden_s,
         ep_exposed_s,
         ep_hidden_s,
+        framework_s: 0.0,
     }
+}
+
+/// Tensor parallelism of one micro-batch on `layers` layers, (exposed, hidden): two collectives per layer and
+/// pass (a third pass with full recomputation) hide behind the layers' GEMMs by `overlap.tp`; where the framework
+/// overlaps the backward pass's collectives by itself (`tp_backward_overlap`, Megatron-LM's asynchronous input-
+/// gradient all-reduce), one pass's worth hides behind the weight-gradient GEMMs of the layers' first projections
+/// (QKV or MLA's up-projections, the MLP's first GEMM: as long as their forward). With sequence parallelism the
+/// backward all-gathers those GEMMs' inputs again, hidden behind their data-gradient GEMMs whatever the setting.
+fn tensor_parallel(
+    s: &LayoutStage,
+    par: &Parallelism,
+    overlap: &Overlap,
+    own: f64,
+    layers: f64,
+    dense_layers: f64,
+) -> (f64, f64) {
+    let (dense, moe) = (&s.dense, &s.moe);
+    let moe_layers = layers - dense_layers;
+    let passes = if par.recompute == Recompute::Full { 3.0 } else { 2.0 };
+    let tp_s = layers * passes * s.tp_forward_pass_s;
+    let gemm_window_s = 3.0 * (dense_layers * dense.gemm_s + moe_layers * moe.gemm_s);
+    let first_gemms_s = dense_layers * dense.regather_window_s + moe_layers * moe.regather_window_s;
+    // What the framework's asynchronous backward hides first, behind the weight gradients of the first GEMMs; the
+    // rest hides by the overlap setting behind what is left of the layers' GEMMs.
+    let asynchronous_s = (own * layers * s.tp_forward_pass_s).min(first_gemms_s);
+    let (mut exposed, mut hidden) =
+        exposed_and_hidden(tp_s - asynchronous_s, overlap.tp, gemm_window_s - asynchronous_s);
+    hidden += asynchronous_s;
+    let (e, h) = exposed_and_hidden(layers * s.tp_regather_s, 1.0, first_gemms_s);
+    exposed += e;
+    hidden += h;
+    (exposed, hidden)
+}
+
+/// The micro-batch with the framework's time: its layer overhead on the layers' compute (recomputation
+/// included), its fixed time per micro-batch, and the compute lost to the traffic hidden behind it.
+fn with_framework(f: &FrameworkSpec, mb: MicroBatch) -> MicroBatch {
+    let framework_s = f.layer_overhead * (mb.compute_s + mb.recompute_s)
+        + f.microbatch_overhead_s
+        + f.overlap_interference * mb.hidden_s();
+    MicroBatch { framework_s, ..mb }
 }
 
 /// A step's time by component (exposed) and the communication hidden behind compute.
@@ -150,6 +201,10 @@ pub(super) fn step_time(
     let [(dp_exposed, dp_hidden), (pp_exposed, pp_hidden)] =
         share_budget(budget, [(dp_exposed, dp_hidden), (pp_exposed, pp_hidden)]);
     let recompute_s = m * mb.recompute_s;
+    let f = c.framework;
+    // The framework's time: per micro-batch (its share of the bubble is in bubble_s), per step, and the compute
+    // that the DP and PP traffic hidden behind it loses.
+    let framework_s = m * mb.framework_s + f.step_overhead_s + f.overlap_interference * (dp_hidden + pp_hidden);
     let breakdown = StepBreakdown {
         compute_s,
         recompute_s,
@@ -161,6 +216,7 @@ pub(super) fn step_time(
         bubble_s,
         optimizer_s: optimizer_step_s(c, s, par),
         overhead_s: c.straggler_fraction * (compute_s + recompute_s + bubble_s) + c.sync_s,
+        framework_s,
     };
     let hidden = HiddenComm {
         tp_comm_s: m * mb.tp_hidden_s,

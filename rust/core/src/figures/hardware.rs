@@ -2,7 +2,7 @@
 //! (fabrics.toml) and topologies (topologies.toml).
 
 use super::{
-    choice, core, fact, flag, int, names, num, sampled, table, text, CatalogSection, CatalogUnit::*, Figure,
+    choice, core, fact, flag, grid, int, names, num, sampled, table, text, CatalogSection, CatalogUnit::*, Figure,
     AT_LEAST_ONE, COUNT, FRACTION, GAIN, NON_NEGATIVE, NOT_IN_CORE, POSITIVE, RADIX, SHARE, SIZE, SPREAD,
 };
 use crate::hardware::{Forwarding, Generation, LoadBalancing, RailPlanes, TopologyKind};
@@ -16,33 +16,29 @@ pub(super) const GPUS: &[Figure] = &[
     num(G, "hbm_gb", Gb, POSITIVE, core("hbm_bytes"), "HBM capacity").doc("HBM capacity (GB: 10^9 bytes)"),
     num(G, "hbm_gbytes_per_s", GbytesPerS, POSITIVE, core("hbm_bytes_per_s"), "HBM bandwidth").doc("HBM bandwidth"),
     num(G, "tdp_w", W, POSITIVE, core("tdp_w"), "GPU power").doc("GPU board power"),
-    num(G, "gemm_efficiency", Fraction, FRACTION, core("gemm_efficiency"), "GEMM efficiency")
-        .doc("best achieved fraction of the BF16 peak on large GEMMs (measured, e.g. MAMF)"),
-    num(G, "gemm_efficiency_fp8", Fraction, SHARE, core("gemm_efficiency_fp8"), "FP8 GEMM efficiency")
-        .doc("best achieved fraction of the FP8 peak on large FP8 GEMMs (0 without FP8)"),
-    num(G, "attention_efficiency", Fraction, FRACTION, core("attention_efficiency"), "attention efficiency").doc(
-        "achieved fraction of peak of the best fused attention kernel for the GPU (FlashAttention-3 or cuDNN on \
-            Hopper/Blackwell, FlashAttention-2 on Ampere), forward+backward",
+    num(G, "gemm_efficiency", Fraction, FRACTION, core("gemm_efficiency"), "GEMM efficiency").doc(
+        "sustained fraction of the 16-bit peak of a transformer layer's GEMMs: the median over layer shapes and the \
+            forward, data- and weight-gradient passes, power-limited as in training (`scalefront measure`), not a \
+            cool best-case burst",
     ),
-    num(
-        G,
-        "attention_efficiency_fa2",
-        Fraction,
-        FRACTION,
-        core("attention_efficiency_fa2"),
-        "FlashAttention-2 efficiency",
-    )
-    .doc(
-        "the same with FlashAttention-2-class kernels (PyTorch SDPA's flash backend); runs and evaluations that \
-            name `attention_kernel = \"fa2\"` use it",
+    num(G, "small_gemm_efficiency", Fraction, FRACTION, core("small_gemm_efficiency"), "small-GEMM efficiency")
+        .doc("the same for layer GEMMs under 50 GFLOP (thin tensor-parallel shards of small models)"),
+    num(G, "gemm_efficiency_fp8", Fraction, SHARE, core("gemm_efficiency_fp8"), "FP8 GEMM efficiency")
+        .doc("sustained fraction of the FP8 peak of the layer's FP8 GEMMs (0 without FP8)"),
+    grid(G, "attention_efficiency", core("attention_efficiency")).doc(
+        "fused causal attention, forward+backward, with the best kernel for the GPU (cuDNN or FlashAttention-3 on \
+            Hopper/Blackwell, FlashAttention-2 on Ampere): fraction of the 16-bit peak by heads per GPU x sequences \
+            per micro-batch (rows: 2, 4, 8, 16, 32, 64, 128) and sequence length (columns: 1,024 to 32,768 \
+            tokens, doubling), read between cells in logarithms",
+    ),
+    grid(G, "attention_efficiency_fa2", core("attention_efficiency_fa2")).doc(
+        "the same table with FlashAttention-2-class kernels (PyTorch SDPA's flash backend); runs and evaluations \
+            that name `attention_kernel = \"fa2\"` use it",
     ),
     num(G, "hbm_efficiency", Fraction, FRACTION, core("hbm_efficiency"), "HBM efficiency")
-        .doc("achieved fraction of HBM bandwidth on streaming kernels"),
-    num(G, "sustained_efficiency", Fraction, FRACTION, core("sustained_efficiency"), "sustained efficiency").doc(
-        "fraction of those kernel ceilings sustained over a whole training step (launch gaps, tails, real \
-            shapes); calibrated per GPU on the calibration rows of `data/validation/training_runs.toml` (`scalefront \
-            validate --calibrate`)",
-    ),
+        .doc("sustained fraction of HBM bandwidth on streaming kernels (the median of copy and triad)"),
+    int(G, "sm_count", COUNT, core("sm_count"), "streaming multiprocessors")
+        .doc("streaming multiprocessors (compute units): the tiles one wave of a grouped expert GEMM runs"),
     num(G, "runtime_reserve_gb", Gb, NON_NEGATIVE, core("runtime_reserve_bytes"), "runtime reserve").doc(
         "HBM not available to the model: CUDA/ROCm context, library workspaces, collective buffers, allocator \
             fragmentation",
@@ -67,7 +63,7 @@ pub(super) const GPUS: &[Figure] = &[
     ),
     table(G, "measured").doc(
         "kernel rates `scalefront measure` recorded on the GPU, by GEMM shape, attention heads and tokens per expert \
-            (the `[<id>.measured]` table); not read by the model yet",
+            (the `[<id>.measured]` table): the record the figures above are fitted from; the model reads the figures",
     ),
 ];
 
@@ -122,6 +118,10 @@ pub(super) const FABRICS: &[Figure] = &[
         .doc("line rate of one NIC port"),
     int(F, "links_per_gpu", COUNT, core("links_per_gpu"), "NIC ports per GPU")
         .doc("NIC ports per GPU (EFA p5: 4 x 100G per GPU)"),
+    int(F, "gpus_per_link", COUNT, core("gpus_per_link"), "GPUs per NIC port").doc(
+        "GPUs that share one NIC port: 1, or 2 where a server has half a NIC per GPU (DGX-2: 8 EDR ports for 16 \
+            GPUs)",
+    ),
     num(F, "efficiency", Fraction, FRACTION, sampled!(fabric, efficiency), "bus-bandwidth efficiency").doc(
         "achieved ring bus bandwidth between two nodes, no congestion (nccl-tests), / the wire's payload rate \
             (line rate x `mtu_bytes / (mtu_bytes + header_bytes)`): one figure per NIC generation",

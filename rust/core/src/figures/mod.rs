@@ -8,8 +8,8 @@
 //! `python -m scalefront.dev.schema --write`); a test holds the catalog classes' fields and limits to it. The
 //! Monte Carlo sets a sampled figure through the row's accessor (`montecarlo::figure_mut`).
 //!
-//! Modules: the rows of `hardware` (GPUs, scale-up domains, fabrics, topologies), `costs` (prices, economics,
-//! reliability) and `models`.
+//! Modules: the rows of `hardware` (GPUs, scale-up domains, fabrics, topologies), `software` (training
+//! frameworks), `costs` (prices, economics, reliability) and `models`.
 
 use crate::bounds::{Bounds, MAX_COUNT};
 use crate::evaluate::Config;
@@ -17,6 +17,7 @@ use crate::evaluate::Config;
 mod costs;
 mod hardware;
 mod models;
+mod software;
 
 crate::named_enum! {
     /// A catalog's table of entries, as a user's catalog file names it (`[fabrics.<id>]`, `[prices.gpu.<id>]`).
@@ -25,6 +26,7 @@ crate::named_enum! {
         ScaleUp = "scale_up",
         Fabrics = "fabrics",
         Topologies = "topologies",
+        Frameworks = "frameworks",
         Reliability = "reliability",
         GpuPrices = "prices.gpu",
         FabricPrices = "prices.fabric",
@@ -49,6 +51,9 @@ crate::named_enum! {
         Names = "names",
         /// A table of its own (`[<id>.measured]`), checked by its own record.
         Table = "table",
+        /// Fractions by rows and columns (the attention table: heads per GPU x sequence length), as the core takes
+        /// them.
+        Grid = "grid",
     }
 }
 
@@ -284,6 +289,11 @@ pub const fn table(section: CatalogSection, name: &'static str) -> Figure {
     row(section, name, FigureKind::Table, None)
 }
 
+/// A table of fractions the core takes as it is, with one dated source.
+pub const fn grid(section: CatalogSection, name: &'static str, core: Core) -> Figure {
+    Figure { core, sourced: true, limits: FRACTION, ..row(section, name, FigureKind::Grid, None) }
+}
+
 /// A model's dimension: a whole number without a range or a source of its own (a model file names one source).
 pub const fn dim(name: &'static str, limits: Limits, core: Core) -> Figure {
     Figure { limits, core, ..row(CatalogSection::Models, name, FigureKind::Count, Some(CatalogUnit::Count)) }
@@ -296,6 +306,7 @@ pub fn rows(section: CatalogSection) -> &'static [Figure] {
         CatalogSection::ScaleUp => hardware::SCALE_UP,
         CatalogSection::Fabrics => hardware::FABRICS,
         CatalogSection::Topologies => hardware::TOPOLOGIES,
+        CatalogSection::Frameworks => software::FRAMEWORKS,
         CatalogSection::Reliability => costs::RELIABILITY,
         CatalogSection::GpuPrices => costs::GPU_PRICES,
         CatalogSection::FabricPrices => costs::FABRIC_PRICES,
@@ -324,7 +335,7 @@ crate::record! {
         pub section: &'static str,
         /// The field's name, with its unit's suffix.
         pub name: &'static str,
-        /// `float`, `count`, `flag`, `text`, `names` or `table` (`FigureKind`).
+        /// `float`, `count`, `flag`, `text`, `names`, `table` or `grid` (`FigureKind`).
         pub kind: &'static str,
         /// The unit the catalog writes it in ("" for names and flags), as in its name (`gbps`, `us`, `usd`).
         pub unit: &'static str,

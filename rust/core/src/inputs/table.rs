@@ -221,6 +221,10 @@ pub const PARAMS: &[Param] = &[
         .on(EVAL)
         .core(par("reshard_after_forward"))
         .shared(Table::Parallelism),
+    id("framework", Software, "frameworks", "training framework whose software terms apply (data/frameworks.toml)")
+        .default("\"megatron-core\"")
+        .on(EVAL | COLUMN | AXIS)
+        .scenario(Table::Workload, LIST, Default("[\"megatron-core\"]")),
     choice("precision", Workload, Precision::INFO, "GEMM precision")
         .default("\"bf16\"")
         .on(EVAL | COLUMN | AXIS)
@@ -250,6 +254,11 @@ pub const PARAMS: &[Param] = &[
         .default("1.0")
         .on(EVAL | COLUMN)
         .core(training("moe_imbalance"))
+        .shared(Table::Workload),
+    flag("fp8_param_gather", Software, "FP8 training all-gathers its sharded weights in FP8 (FSDP float8 all-gather)")
+        .default("false")
+        .on(EVAL)
+        .core(training("fp8_param_gather"))
         .shared(Table::Workload),
     size("mtp_layers", Software, "multi-token-prediction modules (DeepSeek-V3: 1)")
         .default("0")

@@ -96,7 +96,7 @@ impl Network {
         let k = fabric.switch_radix as f64;
         let r = topology.oversubscription;
         let leaf_down_ports = (k * r / (r + 1.0)).floor().max(1.0);
-        let links_per_gpu = fabric.links_per_gpu as f64;
+        let links_per_gpu = fabric.ports_per_gpu();
         let endpoints = gpus as f64 * links_per_gpu;
         let server_gpus_f = server_gpus as f64;
         let planes = planes(topology, server_gpus_f * links_per_gpu, endpoints);

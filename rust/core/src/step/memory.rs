@@ -220,6 +220,8 @@ mod tests {
         let mut shard = Shard {
             tokens: 2048.0,
             seq_len: 2048.0,
+            micro_batch: 1.0,
+            cp: 1.0,
             tp: 1.0,
             ep: 1.0,
             etp: 1.0,
@@ -253,6 +255,8 @@ mod tests {
         let shard = Shard {
             tokens: 2048.0,
             seq_len: 2048.0,
+            micro_batch: 1.0,
+            cp: 1.0,
             tp: 1.0,
             ep: 1.0,
             etp: 1.0,

@@ -2,6 +2,7 @@
 //! (`parallelism`), what each GPU computes (`compute`) and holds (`memory`), and expert dispatch (`moe`). The
 //! staged evaluation that puts them together with the network and the costs is `crate::evaluate`.
 
+pub mod attention;
 pub mod compute;
 pub mod memory;
 pub mod moe;

@@ -1,7 +1,8 @@
 //! Cells of a space: their numbering, exact sizes, estimated costs, and the split of a space into shards.
 //!
-//! A cell is one cluster design (GPU, scale-up domain, GPU count, fabric, topology, precision). Cells are
-//! numbered in enumeration order (GPU, then its scale-up domains, GPU count, fabric, topology, precision), which
+//! A cell is one cluster design (GPU, scale-up domain, GPU count, fabric, topology, framework, precision). Cells
+//! are numbered in enumeration order (GPU, then its scale-up domains, GPU count, fabric, topology, framework,
+//! precision), which
 //! is also the order of a sweep's streamed rows. A shard is a contiguous range of cells; ranges keep a merged
 //! `--all` export a plain concatenation of the shards' exports, in order.
 
@@ -14,8 +15,8 @@ use crate::step::parallelism::placement;
 
 use super::{factorizations, inner_combinations, layout_count, outer_combinations, Progress, SweepSpace};
 
-/// One cluster design: indices of GPU, scale-up, GPU count, fabric, topology, precision.
-pub type ClusterCell = [u32; 6];
+/// One cluster design: indices of GPU, scale-up, GPU count, fabric, topology, framework, precision.
+pub type ClusterCell = [u32; 7];
 
 /// Every cell of the space, in enumeration order; a cell's index is its position here.
 pub fn cluster_cells(space: &SweepSpace) -> Vec<ClusterCell> {
@@ -25,8 +26,10 @@ pub fn cluster_cells(space: &SweepSpace) -> Vec<ClusterCell> {
             for c in 0..space.gpu_counts.len() {
                 for f in 0..space.fabrics.len() {
                     for t in 0..space.topologies.len() {
-                        for p in 0..space.precisions.len() {
-                            cells.push([g as u32, su as u32, c as u32, f as u32, t as u32, p as u32]);
+                        for w in 0..space.frameworks.len() {
+                            for p in 0..space.precisions.len() {
+                                cells.push([g as u32, su as u32, c as u32, f as u32, t as u32, w as u32, p as u32]);
+                            }
                         }
                     }
                 }
@@ -85,7 +88,7 @@ pub(crate) fn costs_of(space: &SweepSpace, cells: &[ClusterCell], progress: Opti
     let per_count: Vec<(u64, u64)> = per_count.into_iter().collect::<Option<_>>()?;
     let inner = inner_combinations(space);
     let trainings: Vec<_> = (0..space.precisions.len()).map(|p| space.training(p)).collect();
-    let cost = |&[g, _, c, f, t, p]: &ClusterCell| {
+    let cost = |&[g, _, c, f, t, _, p]: &ClusterCell| {
         let (all, valid) = per_count[c as usize];
         let gpus = space.gpu_counts[c as usize];
         let (fabric, topology) = (&space.fabrics[f as usize].spec, &space.topologies[t as usize]);

@@ -110,7 +110,7 @@ impl<'a> Plan<'a> {
     /// axes at their first value. `hint`: the cell of the worker's previous task.
     fn task(&self, t: u64, hint: usize) -> (usize, Choice, Parallelism) {
         let pos = self.cell_near(t, hint);
-        let (_, [g, su, c, f, tp_, p]) = self.cells[pos];
+        let (_, [g, su, c, f, tp_, w, p]) = self.cells[pos];
         let local = t - self.offsets[pos];
         let (mbs, sps) = (self.space.micro_batch.len() as u64, self.space.sequence_parallel.len() as u64);
         let (layout, mi, si) = ((local / (mbs * sps)) as usize, ((local / sps) % mbs) as usize, (local % sps) as usize);
@@ -121,6 +121,7 @@ impl<'a> Plan<'a> {
             gpus: c,
             fabric: f,
             topology: tp_,
+            framework: w,
             precision: p,
             tp,
             pp,
@@ -144,20 +145,21 @@ impl<'a> Plan<'a> {
 
     /// Every price of the cell at `pos`.
     fn prices(&self, pos: usize) -> Prices {
-        let [g, su, _, f, _, _] = self.cells[pos].1;
+        let [g, su, _, f, _, _, _] = self.cells[pos].1;
         self.space.prices(&self.space.gpus[g as usize], &self.space.fabrics[f as usize], su as usize)
     }
 
     /// The cluster stage of the cell at `pos` (borrowing its prices).
     fn cluster_stage<'p>(&'p self, pos: usize, prices: &'p Prices) -> Result<ClusterStage<'p>, ConfigError> {
         let s = self.space;
-        let [g, su, c, f, t, p] = self.cells[pos].1;
+        let [g, su, c, f, t, w, p] = self.cells[pos].1;
         ClusterStage::from_parts(ClusterParts {
             model: &s.model,
             gpu: &s.gpus[g as usize].spec,
             scale_up: &s.scale_ups[su as usize].spec,
             fabric: &s.fabrics[f as usize].spec,
             topology: &s.topologies[t as usize],
+            framework: &s.frameworks[w as usize],
             prices,
             training: &self.trainings[p as usize],
             reliability: &s.reliability,

@@ -8,6 +8,7 @@ use crate::evaluate::Config;
 use crate::hardware::{FabricSpec, GpuSpec, ScaleUpSpec, TopologySpec};
 use crate::metrics::{metric, Metric, METRICS};
 use crate::prices::{Economics, GpuPrices, NetworkPrices, Prices, ScaleUpPrices};
+use crate::software::FrameworkSpec;
 use crate::step::parallelism::{check_moe_settings, Overlap, Parallelism, Precision, Recompute, Training};
 use crate::step::workload::TransformerSpec;
 
@@ -101,6 +102,7 @@ crate::named_enum! {
         Gpus = "gpus",
         Fabric = "fabric",
         Topology = "topology",
+        Framework = "framework",
         Precision = "precision",
         Tp = "tp",
         Pp = "pp",
@@ -133,6 +135,7 @@ pub struct SweepSpace {
     pub gpu_counts: Vec<u32>,
     pub fabrics: Vec<FabricOption>,
     pub topologies: Vec<TopologySpec>,
+    pub frameworks: Vec<FrameworkSpec>,
     pub precisions: Vec<Precision>,
     pub tp: DegreeAxis,
     pub pp: DegreeAxis,
@@ -162,6 +165,7 @@ pub struct Choice {
     pub gpus: u32,
     pub fabric: u32,
     pub topology: u32,
+    pub framework: u32,
     pub precision: u32,
     pub tp: u32,
     pub pp: u32,
@@ -184,6 +188,7 @@ impl Choice {
             Axis::Gpus => self.gpus,
             Axis::Fabric => self.fabric,
             Axis::Topology => self.topology,
+            Axis::Framework => self.framework,
             Axis::Precision => self.precision,
             Axis::Tp => self.tp,
             Axis::Pp => self.pp,
@@ -239,6 +244,9 @@ impl SweepSpace {
         for t in &self.topologies {
             t.validate()?;
         }
+        for f in &self.frameworks {
+            f.validate()?;
+        }
         for o in &self.overlap {
             o.validate()?;
         }
@@ -247,6 +255,7 @@ impl SweepSpace {
             ("gpu_counts", self.gpu_counts.len()),
             ("fabrics", self.fabrics.len()),
             ("topologies", self.topologies.len()),
+            ("frameworks", self.frameworks.len()),
             ("precisions", self.precisions.len()),
             ("vpp", self.vpp.len()),
             ("micro_batch", self.micro_batch.len()),
@@ -282,6 +291,7 @@ impl SweepSpace {
             scale_up: self.scale_ups[c.scale_up as usize].spec.clone(),
             fabric: self.fabrics[c.fabric as usize].spec.clone(),
             topology: self.topologies[c.topology as usize].clone(),
+            framework: self.frameworks[c.framework as usize].clone(),
             prices: self.prices(gpu, &self.fabrics[c.fabric as usize], c.scale_up as usize),
             gpus: self.gpu_counts[c.gpus as usize],
             parallelism: Parallelism {

@@ -15,7 +15,7 @@ impl Interconnect<'_> {
         let x = c.across.as_ref()?;
         let factor = self.network.in_network_bandwidth_factor(c.group)?;
         let sharp_bytes_per_s =
-            x.per_domain * self.fabric.link_bytes_per_s * self.fabric.links_per_gpu as f64 * sharp * factor;
+            x.per_domain * self.fabric.link_bytes_per_s * self.fabric.ports_per_gpu() * sharp * factor;
         Some(
             COLLECTIVE_BASE_LATENCY_S
                 + 2.0 * ((x.per_domain - 1.0) * self.scale_up.step_latency_s + x.network_latency_s)

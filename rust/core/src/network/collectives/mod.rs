@@ -119,7 +119,7 @@ impl Interconnect<'_> {
     /// Channels of a ring that leaves the domain: NCCL opens 2 per NIC (1 graph channel per NIC, doubled,
     /// search.cc:736, connect.cc:460), at most MAXCHANNELS (device.h:91) [NVIDIA/nccl @5067397c].
     fn network_channels(&self, per_domain: f64) -> f64 {
-        (NCCL_CHANNELS_PER_NIC * self.fabric.links_per_gpu as f64 * per_domain).clamp(1.0, nccl::MAX_CHANNELS)
+        (NCCL_CHANNELS_PER_NIC * self.fabric.ports_per_gpu() * per_domain).clamp(1.0, nccl::MAX_CHANNELS)
     }
 
     /// Time of an all-reduce, reduce-scatter or all-gather of `message_bytes` (the whole array, as nccl-tests

@@ -215,6 +215,10 @@ pub struct Training {
     /// pipeline sends, expert all-to-all); tensor parallelism stays in the NVLink domain.
     #[cfg_attr(feature = "python", pyo3(default))]
     pub placement: f64,
+    /// FP8 training all-gathers its sharded weights in FP8 (one byte per element) rather than BF16: torchao's
+    /// enable_fsdp_float8_all_gather under FSDP2, Megatron-LM's --fp8-param-gather.
+    #[cfg_attr(feature = "python", pyo3(default))]
+    pub fp8_param_gather: bool,
 }
 
 impl Default for Training {
@@ -231,6 +235,7 @@ impl Default for Training {
             moe_dispatcher: Dispatcher::AllToAll,
             mtp_layers: 0,
             placement: 0.0,
+            fp8_param_gather: false,
         }
     }
 }

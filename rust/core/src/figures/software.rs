@@ -1,0 +1,39 @@
+//! A training framework's fields (data/frameworks.toml): the software terms `crate::software::FrameworkSpec` holds.
+
+use super::{
+    core, flag, num, text, CatalogSection, CatalogUnit::*, Figure, AT_LEAST_ONE, NON_NEGATIVE, NOT_IN_CORE, SHARE,
+};
+
+const W: CatalogSection = CatalogSection::Frameworks;
+pub(super) const FRAMEWORKS: &[Figure] = &[
+    text(W, "name", NOT_IN_CORE).doc("display name"),
+    text(W, "family", NOT_IN_CORE)
+        .doc("the software the terms describe, as validation rows name it (Megatron-Core, NeMo, Megatron-Bridge, ...)"),
+    num(W, "layer_overhead", Fraction, NON_NEGATIVE, core("layer_overhead"), "framework layer overhead").doc(
+        "time a layer spends beyond its kernels, as a fraction of its forward and backward compute (copies and \
+            casts, element-wise work in several kernels, launch gaps); fitted per framework on named calibration \
+            rows (`scalefront validate --calibrate`)",
+    ),
+    num(W, "microbatch_overhead_s", S, NON_NEGATIVE, core("microbatch_overhead_s"), "framework micro-batch overhead")
+        .doc("fixed time per micro-batch on each pipeline stage (schedule bookkeeping, point-to-point waits)"),
+    num(W, "step_overhead_s", S, NON_NEGATIVE, core("step_overhead_s"), "framework step overhead")
+        .doc("fixed time per optimizer step beyond the optimizer's memory traffic (launches, clipping, logging)"),
+    num(W, "overlap_interference", Fraction, NON_NEGATIVE, core("overlap_interference"), "overlap interference").doc(
+        "share of the communication hidden behind compute that the compute loses to it (collective kernels take \
+            SMs and HBM bandwidth); fitted per framework like `layer_overhead`",
+    ),
+    num(W, "tp_backward_overlap", Fraction, SHARE, core("tp_backward_overlap"), "TP backward overlap").doc(
+        "share of the backward pass's tensor-parallel collectives hidden behind the weight-gradient GEMMs without TP \
+            overlap (Megatron-LM's asynchronous input-gradient all-reduce: 1; 0 where the framework waits)",
+    ),
+    num(W, "fp8_cast_bytes", Bytes, NON_NEGATIVE, core("fp8_cast_bytes"), "FP8 cast bytes").doc(
+        "bytes moved per element to quantise a GEMM's activation input to FP8 (read BF16, write FP8: 3; a dynamic \
+            scale reads it once more: 5)",
+    ),
+    num(W, "moe_permute_factor", Ratio, AT_LEAST_ONE, core("moe_permute_factor"), "MoE permutation factor")
+        .doc("token permutation and un-permutation time over their bytes at HBM speed (1: fused kernels)"),
+    num(W, "moe_router_s", S, NON_NEGATIVE, core("moe_router_s"), "MoE router time")
+        .doc("fixed time of the router per MoE layer forward, beside its GEMM (softmax, top-k, auxiliary loss)"),
+    flag(W, "grouped_gemm", core("grouped_gemm"))
+        .doc("routed experts as one grouped GEMM per projection (`false`: a loop of per-expert GEMMs)"),
+];

@@ -1,0 +1,75 @@
+//! What a training framework adds to the kernels' time (data/frameworks.toml), in SI units: named terms, each
+//! either measured (eager PyTorch's token permutation, the loop of per-expert GEMMs) or fitted per framework
+//! family on named calibration rows of that family (`scalefront validate --calibrate`), never per GPU.
+
+use crate::error::ConfigError;
+use crate::hardware::{non_negative, not_below_one};
+
+/// A training framework family's software terms.
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "python", derive(pyo3::FromPyObject), pyo3(from_item_all))]
+pub struct FrameworkSpec {
+    /// Time a layer spends beyond its kernels, as a fraction of the layer's forward and backward compute: copies
+    /// and casts around the kernels, element-wise work the model counts once but the framework runs in several
+    /// kernels, launch gaps.
+    pub layer_overhead: f64,
+    /// Fixed time per micro-batch on each pipeline stage: the schedule's bookkeeping, point-to-point launches and
+    /// waits, data loading.
+    pub microbatch_overhead_s: f64,
+    /// Fixed time per optimizer step beyond the optimizer's memory traffic: gradient-norm and clipping launches,
+    /// the optimizer's launches, logging.
+    pub step_overhead_s: f64,
+    /// Share of the communication time hidden behind compute that the compute loses to it: collective kernels
+    /// take SMs and HBM bandwidth from the GEMMs they overlap.
+    pub overlap_interference: f64,
+    /// Share of the backward pass's tensor-parallel collectives that hide behind the weight-gradient GEMMs even
+    /// without TP overlap: Megatron-LM launches the input gradient's all-reduce (reduce-scatter with sequence
+    /// parallelism) asynchronously and computes the weight gradient meanwhile (tensor_parallel/layers.py
+    /// LinearWithGradAccumulationAndAsyncCommunication.backward); 0 where the framework waits for it.
+    pub tp_backward_overlap: f64,
+    /// Bytes moved per element to quantise a GEMM's activation input to FP8: read BF16 and write FP8 (3), plus a
+    /// read for a dynamic scale computed from the tensor itself (torchao's tensorwise recipe: 5).
+    pub fp8_cast_bytes: f64,
+    /// Token permutation and un-permutation around the experts, over their bytes at HBM speed: 1 for fused
+    /// kernels, several times that for PyTorch's sort, gather and index_add.
+    pub moe_permute_factor: f64,
+    /// Fixed time of the router per MoE layer and pass beside its GEMM (softmax, top-k, load-balancing loss).
+    pub moe_router_s: f64,
+    /// The routed experts run as one grouped GEMM per projection; false: a loop of per-expert GEMMs.
+    pub grouped_gemm: bool,
+}
+
+impl FrameworkSpec {
+    /// No software cost beyond the kernels: fused permutation, grouped experts, Megatron's asynchronous TP
+    /// backward, Transformer Engine's cast (the core's own tests, and what a framework adds is measured from).
+    pub fn kernels_only() -> Self {
+        FrameworkSpec {
+            layer_overhead: 0.0,
+            microbatch_overhead_s: 0.0,
+            step_overhead_s: 0.0,
+            overlap_interference: 0.0,
+            tp_backward_overlap: 0.0,
+            fp8_cast_bytes: 3.0,
+            moe_permute_factor: 1.0,
+            moe_router_s: 0.0,
+            grouped_gemm: true,
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        non_negative("layer_overhead", self.layer_overhead)?;
+        non_negative("microbatch_overhead_s", self.microbatch_overhead_s)?;
+        non_negative("step_overhead_s", self.step_overhead_s)?;
+        non_negative("overlap_interference", self.overlap_interference)?;
+        if !(0.0..=1.0).contains(&self.tp_backward_overlap) {
+            return Err(ConfigError::InvalidFigure {
+                field: "tp_backward_overlap",
+                value: self.tp_backward_overlap,
+                expected: "a fraction in [0, 1]",
+            });
+        }
+        non_negative("fp8_cast_bytes", self.fp8_cast_bytes)?;
+        not_below_one("moe_permute_factor", self.moe_permute_factor)?;
+        non_negative("moe_router_s", self.moe_router_s)
+    }
+}
