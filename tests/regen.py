@@ -11,8 +11,9 @@ The steps, each reading what the ones before it wrote:
    its catalog figure table `data/README.md`'s field tables (`python -m scalefront.dev.schema --write`);
 2. protocols: each NIC's LL/LL128 step savings in `data/fabrics.toml`, fitted on its fabrics' calibration curves
    (`scalefront validate --calibrate-protocols --write data/fabrics.toml --force`), then a rebuild;
-3. calibration: each GPU's `sustained_efficiency` in `data/gpus.toml`
-   (`scalefront validate --calibrate --write data/gpus.toml --force`), then a rebuild (the catalogs are embedded);
+3. calibration: each training framework's fitted terms in `data/frameworks.toml`
+   (`scalefront validate --calibrate --write data/frameworks.toml --force`), then a rebuild (the catalogs are
+   embedded);
 4. error model: `data/model_error.toml` (`scalefront validate --calibrate-errors --out ... --force`), then a rebuild;
 5. `docs/validation.md` (`scalefront validate --markdown`);
 6. the README's figures taken from that table (`README_FIGURES`: counts, medians, coverage);
@@ -94,18 +95,18 @@ def schema_files(texts: dict[str, str]) -> dict[str, str]:
 
 #: The date `--calibrate --write` stamps on a calibrated figure's source ("...; YYYY-MM"): today's. A fit that
 #: moved no figure keeps the file as it is, old dates included, so the check does not go stale with the calendar.
-CALIBRATION_DATE = re.compile(r'^(sustained_efficiency = "Calibrated: [^"]*); \d{4}-\d{2}"$', re.M)
+CALIBRATION_DATE = re.compile(r'^(\w+ = "Calibrated: [^"]*); \d{4}-\d{2}"$', re.M)
 
 
 def calibration(texts: dict[str, str]) -> dict[str, str]:
-    old = texts["data/gpus.toml"]
+    old = texts["data/frameworks.toml"]
     with tempfile.TemporaryDirectory(prefix="scalefront-regen-") as tmp:
-        path = Path(tmp) / "gpus.toml"
+        path = Path(tmp) / "frameworks.toml"
         path.write_text(old, encoding="utf-8")
         scalefront("validate", "--calibrate", "--write", str(path), "--force")
         new = path.read_text(encoding="utf-8")
     undated = [CALIBRATION_DATE.sub(r'\1; DATE"', t) for t in (old, new)]
-    return {"data/gpus.toml": old if undated[0] == undated[1] else new}
+    return {"data/frameworks.toml": old if undated[0] == undated[1] else new}
 
 
 #: The date `--calibrate-protocols --write` stamps on a fitted saving's source: kept where the fit did not move.
@@ -139,7 +140,7 @@ def validation_docs(texts: dict[str, str]) -> dict[str, str]:
 #: {_} a number not used).
 VALIDATION_FACTS = [
     "**Training runs**: {rows} rows from {families} source families ({moe} MoE, {_} on Blackwell GPUs); "
-    "{calibrate} calibrate, {_} are shown as reference, {judged} are judged.",
+    "{calibrate} calibrate, {_} are shown as reference, {judged} are judged, from {judged_families} source families.",
     "**Judged rows**: median absolute error {median}%, worst {worst}%",
     "{within} of {_} within 15%. MoE rows ({moe_judged}): median {moe_median}%",
     "held-out coverage {coverage}%",
@@ -235,7 +236,7 @@ class Step:
 STEPS = [
     Step("schema", SCHEMA_FILES, schema_files),
     Step("protocols", ("data/fabrics.toml",), protocols, embedded=True),
-    Step("calibration", ("data/gpus.toml",), calibration, embedded=True),
+    Step("calibration", ("data/frameworks.toml",), calibration, embedded=True),
     Step("error model", ("data/model_error.toml",), error_model, embedded=True),
     Step("validation table", ("docs/validation.md",), validation_docs),
     Step("README figures", ("docs/validation.md", "README.md"), readme_figures),

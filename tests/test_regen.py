@@ -29,7 +29,7 @@ def test_a_readme_figure_that_differs_from_the_validation_table_is_rewritten():
 def test_a_calibration_that_moves_no_figure_keeps_its_dates():
     # `--calibrate --write` stamps today's month on each calibrated source; when no figure moves, the file stays
     # as committed, so the check does not go stale with the calendar.
-    gpus = (REPO / "data" / "gpus.toml").read_text(encoding="utf-8")
-    dated = regen.CALIBRATION_DATE.sub(r'\1; 2001-01"', gpus)
-    assert dated != gpus
-    assert regen.calibration({"data/gpus.toml": dated}) == {"data/gpus.toml": dated}
+    frameworks = (REPO / "data" / "frameworks.toml").read_text(encoding="utf-8")
+    dated = regen.CALIBRATION_DATE.sub(r'\1; 2001-01"', frameworks)
+    assert dated != frameworks
+    assert regen.calibration({"data/frameworks.toml": dated}) == {"data/frameworks.toml": dated}

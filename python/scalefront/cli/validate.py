@@ -1,5 +1,5 @@
-"""`scalefront validate`: the model against published training runs and nccl-tests curves; the GPU calibration
-and the prediction intervals' fit."""
+"""`scalefront validate`: the model against published training runs and nccl-tests curves; the training
+frameworks' calibration and the prediction intervals' fit."""
 
 from __future__ import annotations
 
@@ -27,7 +27,9 @@ def add(sub: Commands) -> None:
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--markdown", action="store_true", help="print the Markdown report (docs/validation.md)")
     mode.add_argument(
-        "--calibrate", action="store_true", help="print each GPU's sustained_efficiency fitted on the calibration rows"
+        "--calibrate",
+        action="store_true",
+        help="print each training framework's fitted terms (layer overhead, overlap interference) and their rows",
     )
     p.add_argument(
         "--calibrate-protocols",
@@ -37,7 +39,7 @@ def add(sub: Commands) -> None:
     p.add_argument(
         "--write",
         metavar="TOML",
-        help="with --calibrate: write the fitted values and their source lines into this gpus.toml; with "
+        help="with --calibrate: write the fitted terms and their source lines into this frameworks.toml; with "
         "--calibrate-protocols, into this fabrics.toml (needs --force)",
     )
     mode.add_argument(
@@ -64,7 +66,7 @@ def _check_outputs(args: argparse.Namespace) -> None:
     if args.write is not None:
         path = Path(args.write)
         if not path.is_file():
-            target = "fabrics.toml" if args.calibrate_protocols else "gpus.toml"
+            target = "fabrics.toml" if args.calibrate_protocols else "frameworks.toml"
             raise UsageError(f"--write {args.write}: no such file (give the {target} to update)")
         try:
             check_text_target(path, args.force)
@@ -83,15 +85,16 @@ def run(args: argparse.Namespace) -> int:
         return _protocols(args.write, args.force)
     if args.calibrate:
         fitted = validation.calibrate()
-        for gpu, (value, rows) in fitted.items():
-            print(f"{gpu}: sustained_efficiency = {value}  (rows: {', '.join(rows)})")
+        for framework, fit in fitted.items():
+            terms = ", ".join(f"{t} = {v:g}" for t, v in fit.values.items())
+            print(f"{framework}: {terms}  (rows: {', '.join(fit.rows) or 'none'})")
         if args.write is not None:
             path = Path(args.write)
             date = datetime.date.today().strftime("%Y-%m")
             try:
                 text = validation.write_calibration(read_text(path), fitted, date)
             except ValueError as err:
-                raise UsageError(f"--write {path}: not a gpus.toml to update ({err})") from None
+                raise UsageError(f"--write {path}: not a frameworks.toml to update ({err})") from None
             write_text(text, path, args.force)
             print(f"wrote {path}", file=sys.stderr)
         return 0
@@ -112,7 +115,8 @@ def run(args: argparse.Namespace) -> int:
     training = validation.training_checks()
     collectives = validation.collective_checks()
     coverage = validation.held_out_coverage()
-    text = validation.render(training, collectives, markdown=args.markdown, coverage=coverage)
+    held_out = validation.held_out_errors()
+    text = validation.render(training, collectives, markdown=args.markdown, coverage=coverage, held_out=held_out)
     print(text, end="" if args.markdown else "\n")
     return 0
 

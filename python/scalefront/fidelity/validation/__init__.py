@@ -12,8 +12,9 @@ Collective rows compare predicted all-reduce bus bandwidth with nccl-tests' at e
 The error of a row is predicted / measured - 1 on step time (positive = the model is too slow).
 
 Modules: ``tables`` (the embedded tables, source families, targets and gates), ``training``, ``collectives``,
-``calibration`` (each GPU's sustained_efficiency), ``protocols`` (each NIC's LL/LL128 savings), ``error_model``
-(the prediction intervals and their held-out coverage), ``report`` (the text and docs/validation.md).
+``calibration`` (each training framework's fitted terms), ``holdout`` (leave one source family out for the fitted
+terms; the per-GPU residual, never applied), ``protocols`` (each NIC's LL/LL128 savings), ``error_model`` (the
+prediction intervals and their held-out coverage), ``report`` (the text and docs/validation.md).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from scalefront.fidelity.validation.error_model import (
     held_out_coverage,
     render_error_model,
 )
+from scalefront.fidelity.validation.holdout import Group, HeldOut, by_group, gpu_residuals, held_out_errors
 from scalefront.fidelity.validation.protocols import ProtocolFit, fit_protocols, write_protocols
 from scalefront.fidelity.validation.report import (
     SHORTFALL,
@@ -51,6 +53,7 @@ from scalefront.fidelity.validation.tables import (
     COLLECTIVE_LARGE_MEDIAN_LIMIT_PCT,
     COLLECTIVE_LARGE_WORST_LIMIT_PCT,
     COLLECTIVE_MEDIAN_LIMIT_PCT,
+    COVERAGE_RANGE_PCT,
     COVERAGE_TOLERANCE_PCT,
     JUDGED_COLLECTIVE_BYTES,
     LARGE_COLLECTIVE_BYTES,
@@ -81,6 +84,7 @@ __all__ = [
     "COLLECTIVE_LARGE_MEDIAN_LIMIT_PCT",
     "COLLECTIVE_LARGE_WORST_LIMIT_PCT",
     "COLLECTIVE_MEDIAN_LIMIT_PCT",
+    "COVERAGE_RANGE_PCT",
     "COVERAGE_TOLERANCE_PCT",
     "DEFAULT_OVERLAP",
     "DEFAULT_TOPOLOGY",
@@ -98,11 +102,14 @@ __all__ = [
     "WORST_TARGET_PCT",
     "CollectiveCheck",
     "Coverage",
+    "Group",
+    "HeldOut",
     "ProtocolFit",
     "Regime",
     "TableFacts",
     "TrainingCheck",
     "bus_bandwidth_factor",
+    "by_group",
     "calibrate",
     "calibrated_catalog",
     "calibration_rule",
@@ -111,7 +118,9 @@ __all__ = [
     "fit_error_model",
     "fit_protocols",
     "fit_regimes",
+    "gpu_residuals",
     "held_out_coverage",
+    "held_out_errors",
     "judged_collectives",
     "judged_training",
     "load_table",

@@ -1,19 +1,59 @@
-"""Calibration of each GPU's `sustained_efficiency` on the calibration rows of the training table, chosen by a
-stated rule before any fit (`calibration_rule`), and writing the fitted values into data/gpus.toml."""
+"""Calibration of each training framework's fitted software terms (`FITTED_TERMS` of data/frameworks.toml) on the
+calibration rows of the training table, chosen by a stated rule before any fit (`calibration_rule`); writing the
+fitted values into data/frameworks.toml. The GPUs' kernel figures are measured or estimated, never fitted here: no
+figure is fitted per GPU.
+
+The fit: for each framework, the terms that minimise the squared ln(predicted / measured) step time over its
+calibration rows, within `TERM_BOUNDS`, by projected Gauss-Newton (the step time is piecewise linear in both terms:
+the layer overhead scales the layers' compute, the interference the communication hidden behind it). One
+calibration row fits the layer overhead alone (the interference stays 0); so do rows that hide no communication.
+"""
 
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import replace
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from typing import Any
+
+import numpy as np
 
 from scalefront._core import model_params
 from scalefront.fidelity.validation.tables import load_table, source_family
 from scalefront.fidelity.validation.training import row_model, training_checks
 from scalefront.inputs.catalog.loader import Catalog, builtin_catalog
 
-__all__ = ["calibrate", "calibrated_catalog", "calibration_rule", "write_calibration"]
+__all__ = [
+    "FITTED_TERMS",
+    "TERM_BOUNDS",
+    "FrameworkFit",
+    "calibrate",
+    "calibrated_catalog",
+    "calibration_rule",
+    "fit_frameworks",
+    "measured_gpus",
+    "with_terms",
+    "write_calibration",
+]
+
+#: The framework terms fitted on calibration rows, in fit order.
+FITTED_TERMS = ("layer_overhead", "overlap_interference")
+#: Where a fitted term may lie: no framework makes the kernels faster, nor doubles a layer's time.
+TERM_BOUNDS = (0.0, 1.0)
+_STEP = 0.01
+_ITERATIONS = 12
+
+
+@dataclass(frozen=True)
+class FrameworkFit:
+    """A framework's fitted terms and the calibration rows they were fitted on."""
+
+    framework: str
+    values: dict[str, float]
+    rows: tuple[str, ...]
+    #: The terms the rows fitted (one row fits the layer overhead alone; the others are then 0).
+    fitted: tuple[str, ...] = FITTED_TERMS
 
 
 def _params(row: dict[str, Any], catalog: Catalog) -> float:
@@ -22,12 +62,26 @@ def _params(row: dict[str, Any], catalog: Catalog) -> float:
     return float(model_params(entry.core_spec()))
 
 
+def _is_moe(row: dict[str, Any], catalog: Catalog) -> bool:
+    model, _ = row_model(row)
+    entry = catalog.model(model) if isinstance(model, str) else model
+    return entry.is_moe
+
+
+def measured_gpus(catalog: Catalog) -> set[str]:
+    """GPUs whose kernel figures were measured (`scalefront measure`'s sources), not estimated: a framework's terms
+    fitted on rows of an estimated GPU would carry that GPU's estimate to every GPU."""
+    return {gid for gid, g in catalog.gpus.items() if g.sources.get("gemm_efficiency", "").startswith("measured")}
+
+
 def calibration_rule(rows: list[dict[str, Any]], catalog: Catalog | None = None) -> list[str]:
     """The ids of the calibration rows, by the rule the table's header states (chosen before any fit): for each
-    GPU, for each source family with at least three dense non-reference rows on it, the row at the lower median of
-    their GPU counts (ties: the larger model, then the first in the table); a GPU where no family has three takes
-    the same median over all its dense non-reference rows."""
+    framework, its candidates are its dense non-reference rows on GPUs with measured kernel figures, or, where it
+    has none, all its dense non-reference rows; for each source family with at least three candidates, the one at
+    the lower median of their GPU counts (ties: the larger model, then the first in the table); a framework where
+    no family has three takes the same median over all its candidates."""
     cat = catalog or builtin_catalog()
+    measured = measured_gpus(cat)
     dense = [
         (n, r)
         for n, r in enumerate(rows)
@@ -39,85 +93,117 @@ def calibration_rule(rows: list[dict[str, Any]], catalog: Catalog | None = None)
         return str(ordered[(len(ordered) - 1) // 2][1]["id"])
 
     chosen = []
-    for gpu in sorted({r["gpu"] for _, r in dense}):
-        on_gpu = [(n, r) for n, r in dense if r["gpu"] == gpu]
-        families = sorted({source_family(r["id"]) for _, r in on_gpu})
+    for framework in sorted({r["framework"] for _, r in dense}):
+        mine = [(n, r) for n, r in dense if r["framework"] == framework]
+        mine = [(n, r) for n, r in mine if r["gpu"] in measured] or mine
+        families = sorted({source_family(r["id"]) for _, r in mine})
         picked = [
             median_row(group)
             for family in families
-            if len(group := [(n, r) for n, r in on_gpu if source_family(r["id"]) == family]) >= 3
+            if len(group := [(n, r) for n, r in mine if source_family(r["id"]) == family]) >= 3
         ]
-        chosen += picked or [median_row(on_gpu)]
+        chosen += picked or [median_row(mine)]
     return sorted(chosen)
 
 
-def _is_moe(row: dict[str, Any], catalog: Catalog) -> bool:
-    model, _ = row_model(row)
-    entry = catalog.model(model) if isinstance(model, str) else model
-    return entry.is_moe
+def with_terms(catalog: Catalog, framework: str, values: dict[str, float]) -> Catalog:
+    """The catalog with `framework`'s terms set to `values`."""
+    frameworks = dict(catalog.frameworks)
+    frameworks[framework] = frameworks[framework].model_copy(update=values)
+    return replace(catalog, frameworks=frameworks)
 
 
-def calibrate(catalog: Catalog | None = None) -> dict[str, tuple[float, list[str]]]:
-    """Fit each GPU's `sustained_efficiency` on its calibration rows: the value (to 0.01) at which the
-    geometric mean of predicted / measured step time over those rows is 1. Returns {gpu: (value, row ids)}."""
+def _residuals(catalog: Catalog, rows: list[dict[str, Any]]) -> np.ndarray:
+    checks = training_checks(catalog, rows)
+    return np.array([math.log(c.predicted_step_time_s / c.measured_step_time_s) for c in checks])
+
+
+def _gauss_newton(residuals: Callable[[np.ndarray], np.ndarray], start: np.ndarray) -> np.ndarray:
+    """Projected Gauss-Newton within TERM_BOUNDS; a term whose column is zero (nothing it acts on) stays put."""
+    x = start.copy()
+    low, high = TERM_BOUNDS
+    for _ in range(_ITERATIONS):
+        r = residuals(x)
+        jac = np.column_stack([(residuals(x + _STEP * e) - r) / _STEP for e in np.eye(len(x))])
+        active = np.abs(jac).sum(axis=0) > 1e-9
+        if not active.any():
+            break
+        step = np.zeros_like(x)
+        step[active] = np.linalg.lstsq(jac[:, active], -r, rcond=None)[0]
+        x = np.clip(x + step, low, high)
+        if np.abs(step).max() < 1e-4:
+            break
+    return x
+
+
+def _fitted_terms(rows: list[dict[str, Any]]) -> tuple[str, ...]:
+    return FITTED_TERMS if len(rows) >= len(FITTED_TERMS) else FITTED_TERMS[: len(rows)]
+
+
+def _fit_one(catalog: Catalog, framework: str, rows: list[dict[str, Any]]) -> dict[str, float]:
+    terms = _fitted_terms(rows)
+
+    def residuals(x: np.ndarray) -> np.ndarray:
+        values = dict(zip(terms, (float(v) for v in x), strict=True))
+        return _residuals(with_terms(catalog, framework, values), rows)
+
+    fitted = _gauss_newton(residuals, np.zeros(len(terms)))
+    values = dict.fromkeys(FITTED_TERMS, 0.0)
+    values.update({t: round(float(v), 3) for t, v in zip(terms, fitted, strict=True)})
+    return values
+
+
+def fit_frameworks(catalog: Catalog | None = None, exclude_family: str | None = None) -> dict[str, FrameworkFit]:
+    """Fit the terms of every framework some calibration row names on its calibration rows (those of
+    `exclude_family` left out: the fit that family's rows are held out of; a framework left without rows then has
+    its terms at 0, what an uncalibrated framework adds). Frameworks no calibration row names keep their catalog
+    values (measured, as eager PyTorch's, or none to fit)."""
     base = catalog or builtin_catalog()
     table = [r for r in load_table("training_runs")["run"] if r.get("role") == "calibration"]
-    fitted: dict[str, tuple[float, list[str]]] = {}
-    for gpu in sorted({r["gpu"] for r in table}):
-        rows = [r for r in table if r["gpu"] == gpu]
-
-        def log_ratio(value: float, gpu: str = gpu, rows: list[dict[str, Any]] = rows) -> float:
-            gpus = dict(base.gpus)
-            gpus[gpu] = gpus[gpu].model_copy(update={"sustained_efficiency": value})
-            checks = training_checks(replace(base, gpus=gpus), rows)
-            return sum(math.log(c.predicted_step_time_s / c.measured_step_time_s) for c in checks) / len(checks)
-
-        lo, hi = 0.2, 1.0  # slower at lo; step time falls as the efficiency rises
-        if log_ratio(hi) > 0:
-            fitted[gpu] = (1.0, [r["id"] for r in rows])
-            continue
-        for _ in range(40):
-            mid = (lo + hi) / 2
-            if log_ratio(mid) > 0:
-                lo = mid
-            else:
-                hi = mid
-        fitted[gpu] = (round((lo + hi) / 2, 2), [r["id"] for r in rows])
+    fitted = {}
+    for framework in sorted({r["framework"] for r in table}):
+        rows = [r for r in table if r["framework"] == framework and source_family(r["id"]) != exclude_family]
+        values = _fit_one(base, framework, rows) if rows else dict.fromkeys(FITTED_TERMS, 0.0)
+        fitted[framework] = FrameworkFit(framework, values, tuple(r["id"] for r in rows), _fitted_terms(rows))
     return fitted
 
 
-def calibrated_catalog(catalog: Catalog | None = None) -> Catalog:
-    """The catalog with every GPU's `sustained_efficiency` as `calibrate` fits it (equal to the catalog's own
-    values when data/gpus.toml is current)."""
+def calibrate(catalog: Catalog | None = None) -> dict[str, FrameworkFit]:
+    """`scalefront validate --calibrate`: every framework's fitted terms on all its calibration rows."""
+    return fit_frameworks(catalog)
+
+
+def calibrated_catalog(catalog: Catalog | None = None, fits: Iterable[FrameworkFit] | None = None) -> Catalog:
+    """The catalog with every framework's terms as `calibrate` fits them (equal to the catalog's own values when
+    data/frameworks.toml is current), or as `fits` give them."""
     base = catalog or builtin_catalog()
-    gpus = dict(base.gpus)
-    for gpu, (value, _) in calibrate(base).items():
-        gpus[gpu] = gpus[gpu].model_copy(update={"sustained_efficiency": value})
-    return replace(base, gpus=gpus)
+    out = base
+    for fit in fits if fits is not None else calibrate(base).values():
+        out = with_terms(out, fit.framework, fit.values)
+    return out
 
 
-_CALIBRATED_SOURCE = re.compile(r'^sustained_efficiency = "Calibrated: [^"]*"$', re.M)
+_CALIBRATED_SOURCE = r'^{term} = "Calibrated: [^"]*"$'
 
 
-def write_calibration(gpus_toml: str, fitted: dict[str, tuple[float, list[str]]], date: str) -> str:
-    """data/gpus.toml's text with each fitted GPU's `sustained_efficiency` and its source line set from
-    `fitted` (`calibrate()`); every other line unchanged."""
-    out = gpus_toml
-    for gpu, (value, rows) in fitted.items():
-        start = out.find(f"[{gpu}]\n")
-        sources = out.find(f"[{gpu}.sources]\n")
+def write_calibration(frameworks_toml: str, fitted: dict[str, FrameworkFit], date: str) -> str:
+    """data/frameworks.toml's text with each framework's fitted terms and their source lines set from `fitted`
+    (`calibrate()`); every other line unchanged."""
+    out = frameworks_toml
+    for framework, fit in fitted.items():
+        start = out.find(f"[{framework}]\n")
+        sources = out.find(f"[{framework}.sources]\n")
         if start < 0 or sources < 0:
-            raise ValueError(f"it has no [{gpu}] entry with sources")
+            raise ValueError(f"it has no [{framework}] entry with sources")
         end = out.find("\n[", sources + 1)
         end = len(out) if end < 0 else end
-        entry = re.sub(
-            r"(?m)^sustained_efficiency = [0-9.]+$", f"sustained_efficiency = {value:.2f}", out[start:sources]
-        )
-        which = "row" if len(rows) == 1 else "rows"
-        line = (
-            f'sustained_efficiency = "Calibrated: fits the calibration {which} {", ".join(rows)} of '
-            f'data/validation/training_runs.toml (scalefront validate --calibrate); {date}"'
-        )
-        source = _CALIBRATED_SOURCE.sub(line, out[sources:end])
+        entry, source = out[start:sources], out[sources:end]
+        which = "row" if len(fit.rows) == 1 else "rows"
+        basis = f"fits the calibration {which} {', '.join(fit.rows)} of data/validation/training_runs.toml"
+        for term in FITTED_TERMS:
+            entry = re.sub(rf"(?m)^{term} = [0-9.e-]+$", f"{term} = {float(fit.values[term])!r}", entry)
+            why = basis if term in fit.fitted else f"not identified: {basis} ({', '.join(fit.fitted)} alone); 0"
+            line = f'{term} = "Calibrated: {why} (scalefront validate --calibrate); {date}"'
+            source = re.sub(_CALIBRATED_SOURCE.format(term=term), line, source, flags=re.M)
         out = out[:start] + entry + source + out[end:]
     return out

@@ -33,7 +33,7 @@ INTERVAL_LEVEL = 0.9
 #: order statistics of the sample, ceil((n + 1) x 0.95) <= n.
 MIN_REGIME_ROWS = 19
 #: Generations of the catalog, for regimes.
-GENERATIONS = ("ampere", "hopper", "blackwell", "cdna3")
+GENERATIONS = ("volta", "ampere", "hopper", "blackwell", "cdna2", "cdna3")
 
 
 @dataclass(frozen=True)

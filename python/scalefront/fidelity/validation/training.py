@@ -47,7 +47,7 @@ class TrainingCheck:
     feasible: bool
     metric: str
     note: str
-    #: "validation" rows are judged; "calibration" rows fit their GPU's sustained_efficiency and "reference" rows
+    #: "validation" rows are judged; "calibration" rows fit their framework's terms and "reference" rows
     #: (configuration incomplete in the source, see `excluded_because`) are shown but not counted.
     role: str = "validation"
     excluded_because: str = ""
@@ -57,7 +57,10 @@ class TrainingCheck:
     #: Regime keys of the prediction intervals: the GPU's generation, MoE or dense.
     generation: str = ""
     moe: bool = False
+    #: The framework id whose terms the row is predicted with (data/frameworks.toml), and the software the source
+    #: names, as it names it.
     framework: str = ""
+    software: str = ""
 
     @property
     def error(self) -> float:
@@ -177,6 +180,7 @@ def training_checks(catalog: Catalog | None = None, rows: list[dict[str, Any]] |
                 generation=cat.gpu(row["gpu"]).generation,
                 moe=model.is_moe,
                 framework=row.get("framework", ""),
+                software=row.get("software", ""),
             )
         )
     return out
