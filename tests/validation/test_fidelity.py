@@ -6,10 +6,13 @@ by tests/test_regen.py."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 
+from helpers import DATA
+from scalefront import evaluate
 from scalefront.fidelity import validation
 from scalefront.inputs.catalog.loader import builtin_catalog
 
@@ -123,3 +126,20 @@ def test_the_table_covers_what_it_must(training):
     assert any(c["fabric"].startswith("roce-") for c in curves)
     assert any(c["fabric"].startswith("ib-") for c in curves)
     assert any(c["fabric"] == "none" for c in curves)
+
+
+@pytest.mark.parametrize("index", range(4))
+def test_h200_layers_from_measured_kernels_with_no_gpu_factor(index):
+    # Issue 22's layer gate: one Llama 3 layer forward and backward on one H200 (vocab 128, no parallelism, no
+    # recomputation), against the eager layers measured in data/measurements/h200-gpu-bench.json layers[0..3]
+    # (21.59 / 19.74 / 76.16 / 70.30 ms). The kernels alone (framework kernels-only) and the kernels with eager
+    # PyTorch's measured layer term both come within 8%; nothing scales the kernels per GPU.
+    layer = json.loads((DATA / "measurements" / "h200-gpu-bench.json").read_text(encoding="utf-8"))["layers"][index]
+    cat = builtin_catalog()
+    model = cat.models[layer["model"]].model_copy(update={"layers": 1, "vocab": 128, "seq_len": layer["seq"]})
+    measured_s = layer["fwdbwd_ms"] * 1e-3
+    batch = {"global_batch": layer["batch"], "micro_batch": layer["batch"]}
+    for framework in ("kernels-only", "eager-pytorch"):
+        r = evaluate(model, "h200", 1, tp=1, pp=1, dp=1, recompute="none", zero=0, **batch, framework=framework)
+        layer_s = r.breakdown.compute_s + r.breakdown.framework_s
+        assert abs(layer_s / measured_s - 1) <= 0.08, (framework, layer_s, measured_s)
