@@ -266,7 +266,7 @@ CATALOG_BAD: dict[tuple[str, str], list[Any]] = {
     ("gpus.my-gpu", "hbm_gb"): [0.0, 1e308, *FIGURE_BAD],
     ("gpus.my-gpu", "tdp_w"): FIGURE_BAD,
     ("gpus.my-gpu", "gemm_efficiency"): [0.0, 1.5, *FIGURE_BAD],
-    ("gpus.my-gpu", "sustained_efficiency"): [0.0, 2.0, *FIGURE_BAD],
+    ("gpus.my-gpu", "small_gemm_efficiency"): [0.0, 1.5, *FIGURE_BAD],
     ("gpus.my-gpu", "server_gpus"): [0, 1.5, -8, 2**40, "8", True],
     ("gpus.my-gpu", "default_scale_up"): ["nope", "nvlink5-72", "pcie", 5, ""],
     ("gpus.my-gpu", "scale_up_link"): [5, [], True],

@@ -1,6 +1,6 @@
 """Every file derived from the model is current: `python tests/regen.py --check` (make regen-check) finds nothing
-stale (the generated `Evaluation` and README column table, the calibrated `sustained_efficiency` in
-data/gpus.toml, data/model_error.toml, docs/validation.md, the README's validation figures). The UI snapshots are
+stale (the generated `Evaluation` and README column table, the framework terms calibrated in
+data/frameworks.toml, data/model_error.toml, docs/validation.md, the README's validation figures). The UI snapshots are
 checked by tests/tui/test_snapshots.py. And the regeneration itself: what it finds, what it leaves alone."""
 
 from __future__ import annotations
