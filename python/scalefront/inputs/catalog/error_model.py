@@ -3,7 +3,7 @@ core applies them; `scalefront validate --calibrate-errors` writes the file)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
