@@ -17,7 +17,6 @@ import pytest
 
 from helpers import DATA, assert_one_line_error, files_in, run
 from scalefront.cli import measure as measure_cli
-from scalefront.inputs.catalog.loader import builtin_catalog
 from scalefront.fidelity.measure import bench, session
 from scalefront.fidelity.measure.cases import (
     AttentionCase,
@@ -29,6 +28,7 @@ from scalefront.fidelity.measure.cases import (
     expert_fwd_flops,
 )
 from scalefront.fidelity.measure.driver import Status, run_plan
+from scalefront.inputs.catalog.loader import builtin_catalog
 
 #: TFLOP/s (GB/s for HBM) the fake device runs every kernel at.
 RATES = {"bf16": 700.0, "fp8": 1400.0, "default": 490.0, "flash": 270.0, "grouped": 350.0, "loop": 300.0}

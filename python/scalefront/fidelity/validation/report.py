@@ -63,9 +63,9 @@ what the estimates and the software on that GPU leave. What the model does not d
 
 - **Estimated kernels on Blackwell, AMD and Volta.** No B200, GB200, MI300X, MI325X or V100 was measured with
   `scalefront measure`; their GEMM efficiencies are published MAMF maxima times Hopper's sustained / best ratio,
-  their attention tables the H200's scaled by Hopper's attention / GEMM ratio or a published forward rate. Their residuals are the largest: torchao's FP8 on MI300X (the FP8
-  GEMM efficiency is taken equal to BF16's, with no published FP8 microbenchmark) and MXFP8 MoE on B200 come out
-  far too fast.
+  their attention tables the H200's scaled by Hopper's attention / GEMM ratio or a published forward rate. Their
+  residuals are the largest: torchao's FP8 on MI300X (the FP8 GEMM efficiency is taken equal to BF16's, with no
+  published FP8 microbenchmark) and MXFP8 MoE on B200 come out far too fast.
 - **MoE runs lose time the model does not itemise.** The grouped expert GEMMs use the measured table by tokens per
   expert, the permutation and router their measured or stated cost; but Megatron-Core's MoE terms are not fitted:
   the calibration rule picks dense rows only, so its router and permutation stay at their fused, estimated cost.
