@@ -15,12 +15,13 @@ use crate::hardware::{AttentionTable, ATTENTION_HEADS, ATTENTION_SEQS};
 pub const MLA_ATTENTION_FACTOR: f64 = 0.85;
 
 /// Where `x` falls on `grid`, in logarithms: the cell's first index and the weight of the next, clamped to the
-/// grid's ends (beyond them the nearest cell holds).
+/// grid's ends (beyond them the nearest cell holds). Both grids double from cell to cell (a test holds it), so the
+/// position in logarithms is log2(x / first cell): one logarithm per lookup, not four.
 fn bracket(grid: &[f64], x: f64) -> (usize, f64) {
     let last = grid.len() - 1;
-    let x = x.clamp(grid[0], grid[last]);
-    let i = grid[..last].iter().rposition(|&g| g <= x).unwrap_or(0).min(last - 1);
-    (i, ((x.ln() - grid[i].ln()) / (grid[i + 1].ln() - grid[i].ln())).clamp(0.0, 1.0))
+    let position = (x / grid[0]).log2().clamp(0.0, last as f64);
+    let i = (position.floor() as usize).min(last - 1);
+    (i, position - i as f64)
 }
 
 /// The table's fraction of the peak at `heads` heads per GPU x sequences per micro-batch and `seq` tokens:
@@ -50,6 +51,13 @@ mod tests {
         assert!((attention_fraction(&t, (32.0f64 * 64.0).sqrt(), 8192.0) - 0.355).abs() < 1e-12);
         // 11,585 tokens = sqrt(8,192 x 16,384): half way between columns 3 and 4 (+0.005).
         assert!((attention_fraction(&t, 32.0, (8192.0f64 * 16384.0).sqrt()) - 0.335).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_grids_double_from_cell_to_cell() {
+        for grid in [&ATTENTION_HEADS[..], &ATTENTION_SEQS[..]] {
+            assert!(grid.windows(2).all(|w| w[1] == 2.0 * w[0]), "{grid:?}");
+        }
     }
 
     #[test]
