@@ -226,8 +226,7 @@ class _ClusterAxes:
     topology_names: list[str]
     oversubscriptions: list[float]
     topologies: list[dict[str, Any]]
-    #: The training frameworks' core specs, in the workload's order.
-    frameworks: list[dict[str, Any]]
+    frameworks: list[dict[str, Any]]  # the training frameworks' core specs, in the workload's order
 
 
 def _gpu_counts(cl: Cluster, bad: _Problem) -> list[int]:
@@ -282,7 +281,6 @@ def _check_designs(cl: Cluster, names: list[str], oversubs: list[float], cat: Ca
 
 def _cluster_axes(cl: Cluster, wl: Workload, cat: Catalog, bad: _Problem) -> _ClusterAxes:
     gpus = [bad.looked_up("[cluster] gpu", cat.gpu, g) for g in cl.gpu]
-    frameworks = [bad.looked_up("[workload] framework", cat.framework, f).core_spec() for f in wl.framework]
     fabrics = [bad.looked_up("[cluster] fabric", cat.fabric, f) for f in cl.fabric]
     scale_up_names, scale_ups_of_gpu = _scale_ups(cl, gpus, cat, bad)
     topology_names, oversubscriptions, topologies = _topologies(cl, cat, bad)
@@ -296,7 +294,7 @@ def _cluster_axes(cl: Cluster, wl: Workload, cat: Catalog, bad: _Problem) -> _Cl
         topology_names=topology_names,
         oversubscriptions=oversubscriptions,
         topologies=topologies,
-        frameworks=frameworks,
+        frameworks=[bad.looked_up("[workload] framework", cat.framework, f).core_spec() for f in wl.framework],
     )
 
 
