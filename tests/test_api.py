@@ -304,7 +304,10 @@ def test_tornado_bars_come_with_flip_values(draft):
     assert {"roce-400g@untuned tail latency factor", "roce-400g@untuned switch price"} <= {b.input for b in bars}
     widths = [abs(b.high - b.low) for b in bars]
     assert widths == sorted(widths, reverse=True)  # widest first
-    assert any(b.flips_at for b in bars) and all(b.low_label and b.high_label for b in bars)
+    assert all(b.low_label and b.high_label for b in bars)
+    # Where an input's range crosses the verdict the bar says where (at 8,192 GPUs today: placement, both collective
+    # errors, NIC and server prices); at 16,384 the compute model leaves IB ahead across every range.
+    assert any(b.flips_at for counts in view.tornado.values() for b in counts)
     assert api.compare_fabrics(draft, api.what_if_defaults(draft, "ib-ndr", "roce-400g"), samples=10).tornado is None
 
 
