@@ -21,6 +21,8 @@ pub struct GpuSpec {
     pub peak_bf16_flops: f64,
     /// 0 when the GPU has no FP8 tensor cores.
     pub peak_fp8_flops: f64,
+    /// Dense FP4 (NVFP4/MXFP4) tensor peak; 0 when the GPU has no FP4 tensor cores (Hopper and older).
+    pub peak_fp4_flops: f64,
     pub hbm_bytes: f64,
     pub hbm_bytes_per_s: f64,
     pub tdp_w: f64,
@@ -28,6 +30,8 @@ pub struct GpuSpec {
     pub gemm_efficiency: f64,
     /// Best achieved fraction of the FP8 peak on large FP8 GEMMs; 0 when the GPU has no FP8.
     pub gemm_efficiency_fp8: f64,
+    /// Best achieved fraction of the FP4 peak on large FP4 GEMMs; 0 when the GPU has no FP4.
+    pub gemm_efficiency_fp4: f64,
     /// Achieved fraction of peak of fused (flash) attention, forward and backward, with the best kernel for the
     /// GPU (FlashAttention-3 or cuDNN on Hopper, FlashAttention-2 on Ampere).
     pub attention_efficiency: f64,
@@ -38,6 +42,9 @@ pub struct GpuSpec {
     /// Fraction of those kernel ceilings (GEMM, attention, HBM) sustained over a whole training step: launch
     /// gaps, kernel tails, shapes below the best case. Calibrated per GPU against published runs.
     pub sustained_efficiency: f64,
+    /// Fraction of the kernel ceilings (GEMM, attention, HBM) sustained over a serving engine's steps (launch
+    /// gaps, scheduling, sampling between kernels). Calibrated per GPU against published serving runs.
+    pub serving_efficiency: f64,
     /// HBM the model cannot use: runtime context, workspaces, collective buffers, fragmentation.
     pub runtime_reserve_bytes: f64,
     /// GPUs per server.
@@ -289,6 +296,13 @@ impl GpuSpec {
         } else {
             non_negative("gemm_efficiency_fp8", self.gemm_efficiency_fp8)?;
         }
+        non_negative("peak_fp4_flops", self.peak_fp4_flops)?;
+        if self.peak_fp4_flops > 0.0 {
+            fraction("gemm_efficiency_fp4", self.gemm_efficiency_fp4, 1.0)?;
+        } else {
+            non_negative("gemm_efficiency_fp4", self.gemm_efficiency_fp4)?;
+        }
+        fraction("serving_efficiency", self.serving_efficiency, 1.0)?;
         fraction("attention_efficiency", self.attention_efficiency, 1.0)?;
         fraction("attention_efficiency_fa2", self.attention_efficiency_fa2, 1.0)?;
         fraction("hbm_efficiency", self.hbm_efficiency, 1.0)?;

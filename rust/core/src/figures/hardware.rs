@@ -13,6 +13,8 @@ pub(super) const GPUS: &[Figure] = &[
     num(G, "peak_bf16_tflops", Tflops, POSITIVE, core("peak_bf16_flops"), "BF16 peak").doc("dense BF16 tensor peak"),
     num(G, "peak_fp8_tflops", Tflops, NON_NEGATIVE, core("peak_fp8_flops"), "FP8 peak")
         .doc("dense FP8 tensor peak (0 if the GPU has no FP8)"),
+    num(G, "peak_fp4_tflops", Tflops, NON_NEGATIVE, core("peak_fp4_flops"), "FP4 peak")
+        .doc("dense FP4 (NVFP4, MXFP4) tensor peak, without sparsity (0 if the GPU has no FP4); serving only"),
     num(G, "hbm_gb", Gb, POSITIVE, core("hbm_bytes"), "HBM capacity").doc("HBM capacity (GB: 10^9 bytes)"),
     num(G, "hbm_gbytes_per_s", GbytesPerS, POSITIVE, core("hbm_bytes_per_s"), "HBM bandwidth").doc("HBM bandwidth"),
     num(G, "tdp_w", W, POSITIVE, core("tdp_w"), "GPU power").doc("GPU board power"),
@@ -20,6 +22,8 @@ pub(super) const GPUS: &[Figure] = &[
         .doc("best achieved fraction of the BF16 peak on large GEMMs (measured, e.g. MAMF)"),
     num(G, "gemm_efficiency_fp8", Fraction, SHARE, core("gemm_efficiency_fp8"), "FP8 GEMM efficiency")
         .doc("best achieved fraction of the FP8 peak on large FP8 GEMMs (0 without FP8)"),
+    num(G, "gemm_efficiency_fp4", Fraction, SHARE, core("gemm_efficiency_fp4"), "FP4 GEMM efficiency")
+        .doc("best achieved fraction of the FP4 peak on large FP4 GEMMs (0 without FP4)"),
     num(G, "attention_efficiency", Fraction, FRACTION, core("attention_efficiency"), "attention efficiency").doc(
         "achieved fraction of peak of the best fused attention kernel for the GPU (FlashAttention-3 or cuDNN on \
             Hopper/Blackwell, FlashAttention-2 on Ampere), forward+backward",
@@ -42,6 +46,11 @@ pub(super) const GPUS: &[Figure] = &[
         "fraction of those kernel ceilings sustained over a whole training step (launch gaps, tails, real \
             shapes); calibrated per GPU on the calibration rows of `data/validation/training_runs.toml` (`scalefront \
             validate --calibrate`)",
+    ),
+    num(G, "serving_efficiency", Fraction, FRACTION, core("serving_efficiency"), "serving efficiency").doc(
+        "fraction of the kernel ceilings sustained over a serving engine's prefill and decode steps (launch gaps, \
+            scheduling, sampling); calibrated per GPU on the calibration rows of \
+            `data/validation/serving_runs.toml` (`scalefront validate --calibrate`)",
     ),
     num(G, "runtime_reserve_gb", Gb, NON_NEGATIVE, core("runtime_reserve_bytes"), "runtime reserve").doc(
         "HBM not available to the model: CUDA/ROCm context, library workspaces, collective buffers, allocator \

@@ -157,3 +157,19 @@ fn every_named_enum_is_listed() {
     names.dedup();
     assert_eq!(names.len(), ENUMS.len());
 }
+
+#[test]
+fn every_field_of_the_serving_spec_is_one_parameters() {
+    // A new field of crate::serve::Serving needs its row (`.serving(..)`), or `scalefront inference` and the
+    // serving scenarios could never set it.
+    let names = fields(&format!("{:#?}", crate::examples::serving()));
+    assert!(names.len() >= 20, "{names:?}");
+    for field in &names {
+        let targets: Vec<&str> = PARAMS.iter().filter(|p| p.serving == field).map(|p| p.name).collect();
+        assert_eq!(targets.len(), 1, "serving.{field} is set by {targets:?}");
+    }
+    for p in PARAMS.iter().filter(|p| !p.serving.is_empty()) {
+        assert!(names.iter().any(|n| n == p.serving), "{}", p.serving);
+        assert!(p.takes(surface::SERVE), "{} sets serving.{} but is no option of inference", p.name, p.serving);
+    }
+}

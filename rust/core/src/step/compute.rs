@@ -32,24 +32,72 @@ pub struct Throughput {
     pub cast_bytes: f64,
 }
 
+/// One GEMM number format: its tensor peak and measured efficiency, the bytes of an input element, and the bytes
+/// moved per activation element to cast it into the format before the GEMM.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GemmFormat {
+    pub peak_flops: f64,
+    pub efficiency: f64,
+    pub input_bytes: f64,
+    pub cast_bytes: f64,
+}
+
+/// Bytes of one NVFP4 element: 4 bits plus one FP8 (E4M3) scale per 16-element block = 4.5 bits (NVIDIA,
+/// "Introducing NVFP4 for Efficient and Accurate Low-Precision Inference", developer blog, 2025-06).
+pub const FP4_ELEMENT_BYTES: f64 = 0.5625;
+
+impl GemmFormat {
+    pub fn bf16(gpu: &GpuSpec) -> Self {
+        GemmFormat {
+            peak_flops: gpu.peak_bf16_flops,
+            efficiency: gpu.gemm_efficiency,
+            input_bytes: 2.0,
+            cast_bytes: 0.0,
+        }
+    }
+    /// FP8 (E4M3): 1 byte, the activation input cast from BF16 (read 2, write 1).
+    pub fn fp8(gpu: &GpuSpec) -> Self {
+        GemmFormat {
+            peak_flops: gpu.peak_fp8_flops,
+            efficiency: gpu.gemm_efficiency_fp8,
+            input_bytes: 1.0,
+            cast_bytes: 3.0,
+        }
+    }
+    /// FP4 (NVFP4, weights and activations): the activation cast reads 2 bytes and writes an FP4 element.
+    pub fn fp4(gpu: &GpuSpec) -> Self {
+        GemmFormat {
+            peak_flops: gpu.peak_fp4_flops,
+            efficiency: gpu.gemm_efficiency_fp4,
+            input_bytes: FP4_ELEMENT_BYTES,
+            cast_bytes: 2.0 + FP4_ELEMENT_BYTES,
+        }
+    }
+}
+
 impl Throughput {
     pub fn new(gpu: &GpuSpec, precision: Precision, kernel: AttentionKernel) -> Self {
-        let s = gpu.sustained_efficiency;
+        let format = match precision {
+            Precision::Bf16 => GemmFormat::bf16(gpu),
+            Precision::Fp8 => GemmFormat::fp8(gpu),
+        };
+        Self::sustained(gpu, format, kernel, gpu.sustained_efficiency)
+    }
+
+    /// The GPU's kernel ceilings with GEMMs in `format`, each scaled by the fraction `s` sustained over a step
+    /// (training's `sustained_efficiency`, serving's `serving_efficiency`).
+    pub fn sustained(gpu: &GpuSpec, format: GemmFormat, kernel: AttentionKernel, s: f64) -> Self {
         let attention_efficiency = match kernel {
             AttentionKernel::Best => gpu.attention_efficiency,
             AttentionKernel::Fa2 => gpu.attention_efficiency_fa2,
         };
-        let (gemm_flops_per_s, input_bytes, cast_bytes) = match precision {
-            Precision::Bf16 => (gpu.peak_bf16_flops * gpu.gemm_efficiency * s, 2.0, 0.0),
-            Precision::Fp8 => (gpu.peak_fp8_flops * gpu.gemm_efficiency_fp8 * s, 1.0, 3.0),
-        };
         Throughput {
-            gemm_flops_per_s,
+            gemm_flops_per_s: format.peak_flops * format.efficiency * s,
             bf16_gemm_flops_per_s: gpu.peak_bf16_flops * gpu.gemm_efficiency * s,
             attention_flops_per_s: gpu.peak_bf16_flops * attention_efficiency * s,
             hbm_bytes_per_s: gpu.hbm_bytes_per_s * gpu.hbm_efficiency * s,
-            gemm_input_bytes: input_bytes,
-            cast_bytes,
+            gemm_input_bytes: format.input_bytes,
+            cast_bytes: format.cast_bytes,
         }
     }
 
@@ -149,7 +197,7 @@ pub const UNFUSED_ATTENTION_BACKWARD_BYTES_PER_SCORE: f64 = 17.0;
 /// Flash attention runs at its measured efficiency over the causal-halved FLOPs; unfused attention computes the
 /// full s x s scores with batched BF16 GEMMs and streams them through HBM. MLA's down-projections are whole on
 /// every TP rank (Megatron-Core duplicates them), its up-projections and the output split by heads.
-fn attention_forward(model: &TransformerSpec, shard: &Shard, tput: &Throughput) -> (f64, f64, f64, f64) {
+pub fn attention_forward(model: &TransformerSpec, shard: &Shard, tput: &Throughput) -> (f64, f64, f64, f64) {
     let h = model.hidden as f64;
     let (t, tp) = (shard.tokens, shard.tp);
     let a = model.attention_shapes();
@@ -184,7 +232,7 @@ fn attention_forward(model: &TransformerSpec, shard: &Shard, tput: &Throughput) 
 /// Element-wise bytes per token of one layer's forward pass, split into (norms + residuals, rotary, activation).
 /// Two RMSNorms (read and write h each: 4h elements), two residual adds (read 2h, write h: 6h), rotary on Q and
 /// K (read and write: 2(q + kv)), activation (SwiGLU reads gate and up, writes one: 3F; GeLU 2F) [derived].
-fn elementwise_forward_s(
+pub fn elementwise_forward_s(
     model: &TransformerSpec,
     shard: &Shard,
     tput: &Throughput,
@@ -222,6 +270,13 @@ pub fn dense_layer_forward(model: &TransformerSpec, shard: &Shard, tput: &Throug
     }
 }
 
+/// Time of the token permutation around a MoE layer's experts for `tokens` tokens: permute before and unpermute
+/// after, each reading and writing top_k copies (times the busiest rank's `imbalance`) of a token's h / tp BF16
+/// elements, at HBM speed [derived].
+pub fn permutation_s(tokens: f64, top_k: f64, imbalance: f64, h: f64, tp: f64, tput: &Throughput) -> f64 {
+    tokens * 4.0 * top_k * imbalance * h / tp * ACTIVATION_BYTES / tput.hbm_bytes_per_s
+}
+
 /// Forward time of one MoE layer: attention, router, routed experts and shared experts, plus the token
 /// permutation copies around the all-to-all. With MoE parallel folding (Megatron-Core) the expert layers run
 /// etp-way tensor parallel over ep ranks: the tokens of an etp group (t / tp each with sequence parallelism)
@@ -250,8 +305,7 @@ pub fn moe_layer_forward(model: &TransformerSpec, shard: &Shard, tput: &Throughp
     let activation = (top_k * shard.imbalance + shared) * model.mlp_matrices() * fe / tp;
     let (mut elementwise_s, recomputable) = elementwise_forward_s(model, shard, tput, activation);
     let selective_recompute_s = if shard.flash_attention { recomputable } else { attention_s };
-    // Permute before and unpermute after the experts: read and write top_k copies of each token, twice.
-    elementwise_s += t * 4.0 * top_k * shard.imbalance * h / tp * ACTIVATION_BYTES / tput.hbm_bytes_per_s;
+    elementwise_s += permutation_s(t, top_k, shard.imbalance, h, tp, tput);
     LayerForward {
         gemm_s: attn_gemm + router + local_experts * one_expert + shared_mlp,
         attention_s,
