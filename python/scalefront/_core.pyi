@@ -36,6 +36,9 @@ __all__ = [
     "roi_summarise",
     "run_sweep",
     "schema",
+    "serve",
+    "serve_axes",
+    "serve_sweep",
     "shard_ranges",
     "space_size",
 ]
@@ -59,6 +62,8 @@ class _MetricDoc(TypedDict):
 class _Schema(TypedDict):
     inputs: list[_InputDoc]
     metrics: list[_MetricDoc]
+    #: The metrics of a serving evaluation (`serve`).
+    serving_metrics: list[_MetricDoc]
     #: The suffix a name carries for its unit, by unit.
     unit_suffixes: dict[str, str]
 
@@ -291,8 +296,8 @@ class _ParamDoc(TypedDict):
     """One input parameter (`scalefront_core::inputs::Param`): a missing value takes `default` (TOML) or means
     `means`; numbers lie within `ge`/`gt`/`le`/`lt`; a name is one of `choices` (whose names form the type
     `choice_type`) or an entry of the catalog section `catalog`; `core` is the field it sets
-    (`parallelism.zero_stage`), "" when the Python layer resolves it; `surfaces`: api, flag, bom, column,
-    axis, roi."""
+    (`parallelism.zero_stage`), "" when the Python layer resolves it; `serving` the field of the serving spec it
+    sets (`scalefront_core::serve::Serving`), "" for none; `surfaces`: api, flag, bom, column, axis, roi, serve."""
 
     name: str
     kind: str
@@ -310,6 +315,7 @@ class _ParamDoc(TypedDict):
     catalog: str
     surfaces: list[str]
     core: str
+    serving: str
     scenario: _ScenarioKeyDoc | None
 
 class _EnumDoc(TypedDict):
@@ -378,6 +384,19 @@ def evaluate(config: dict[str, Any]) -> dict[str, Any]:
 
 def model_params(model: dict[str, Any]) -> float:
     """Total parameters of a model given as the core's TransformerSpec dict."""
+
+def serve(config: dict[str, Any]) -> dict[str, Any]:
+    """Evaluate one serving configuration (`scalefront_core::serve::ServingConfig` as a dict); every serving
+    metric by name."""
+
+def serve_axes() -> list[str]:
+    """The names of a serving sweep's axes, in the order a layout's index decodes them."""
+
+def serve_sweep(
+    config: dict[str, Any], axes: dict[str, Any], objectives: list[str], slos: list[tuple[str, str, float]]
+) -> dict[str, Any]:
+    """The Pareto frontier of `objectives` over the layouts of one cluster design (`axes` swept) meeting every SLO:
+    {"points", "index", "size", "evaluated", "rejected", "over_slo"}."""
 
 def space_size(space: dict[str, Any]) -> int:
     """Configurations in a sweep space (`scalefront_core::sweep::SweepSpace` as a dict), counted without evaluating

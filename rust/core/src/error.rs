@@ -95,6 +95,7 @@ pub enum ConfigError {
     FabricTopology {
         feature: &'static str,
         needs: &'static str,
+    },
     /// Serving: the GPUs do not split into whole model instances.
     InstanceDoesNotDivideGpus {
         instance_gpus: u32,

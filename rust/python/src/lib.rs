@@ -9,6 +9,7 @@ mod evaluate;
 mod network;
 mod roi;
 mod schema;
+mod serve;
 mod sweep;
 
 #[pyo3::pymodule]
@@ -25,6 +26,8 @@ mod _core {
     use super::schema::{
         _panic_for_test, catalog_figures, data_files, enums, error_categories, parameters, result_records, schema,
     };
+    #[pymodule_export]
+    use super::serve::{serve, serve_axes, serve_sweep};
     #[pymodule_export]
     use super::sweep::{cell_costs, cell_sizes, run_sweep, shard_ranges, space_size, SweepHandle};
 

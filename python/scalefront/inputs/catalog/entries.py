@@ -173,15 +173,18 @@ class GpuEntry(Entry):
     name: str
     peak_bf16_tflops: Positive
     peak_fp8_tflops: NonNegative
+    peak_fp4_tflops: NonNegative
     hbm_gb: Positive
     hbm_gbytes_per_s: Positive
     tdp_w: Positive
     gemm_efficiency: Fraction
     gemm_efficiency_fp8: Share
+    gemm_efficiency_fp4: Share
     attention_efficiency: Fraction
     attention_efficiency_fa2: Fraction
     hbm_efficiency: Fraction
     sustained_efficiency: Fraction
+    serving_efficiency: Fraction
     runtime_reserve_gb: NonNegative
     server_gpus: Count
     host_power_w: NonNegative
