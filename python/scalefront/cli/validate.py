@@ -27,7 +27,9 @@ def add(sub: Commands) -> None:
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--markdown", action="store_true", help="print the Markdown report (docs/validation.md)")
     mode.add_argument(
-        "--calibrate", action="store_true", help="print each GPU's sustained_efficiency fitted on the calibration rows"
+        "--calibrate",
+        action="store_true",
+        help="print each GPU's sustained_efficiency and serving_efficiency fitted on the calibration rows",
     )
     p.add_argument(
         "--calibrate-protocols",
@@ -82,19 +84,7 @@ def run(args: argparse.Namespace) -> int:
     if args.calibrate_protocols:
         return _protocols(args.write, args.force)
     if args.calibrate:
-        fitted = validation.calibrate()
-        for gpu, (value, rows) in fitted.items():
-            print(f"{gpu}: sustained_efficiency = {value}  (rows: {', '.join(rows)})")
-        if args.write is not None:
-            path = Path(args.write)
-            date = datetime.date.today().strftime("%Y-%m")
-            try:
-                text = validation.write_calibration(read_text(path), fitted, date)
-            except ValueError as err:
-                raise UsageError(f"--write {path}: not a gpus.toml to update ({err})") from None
-            write_text(text, path, args.force)
-            print(f"wrote {path}", file=sys.stderr)
-        return 0
+        return _calibrate(args)
     if args.calibrate_errors:
         text = validation.fit_error_model()
         if args.out is not None:
@@ -112,7 +102,8 @@ def run(args: argparse.Namespace) -> int:
     training = validation.training_checks()
     collectives = validation.collective_checks()
     coverage = validation.held_out_coverage()
-    text = validation.render(training, collectives, markdown=args.markdown, coverage=coverage)
+    serving = validation.serving_checks()
+    text = validation.render(training, collectives, markdown=args.markdown, coverage=coverage, serving=serving)
     print(text, end="" if args.markdown else "\n")
     return 0
 
@@ -129,5 +120,26 @@ def _protocols(write: str | None, force: bool) -> int:
             raise UsageError(f"{path}: no such file (give the fabrics.toml to update)")
         date = datetime.date.today().strftime("%Y-%m")
         write_text(validation.write_protocols(path.read_text(), fits, date), path, force)
+        print(f"wrote {path}", file=sys.stderr)
+    return 0
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    """Fit and print (and with --write, write) each GPU's sustained_efficiency and serving_efficiency."""
+    fitted = validation.calibrate()
+    for gpu, (value, rows) in fitted.items():
+        print(f"{gpu}: sustained_efficiency = {value}  (rows: {', '.join(rows)})")
+    serving = validation.calibrate_serving()
+    for gpu, (value, rows) in serving.items():
+        print(f"{gpu}: serving_efficiency = {value}  (rows: {', '.join(rows)})")
+    if args.write is not None:
+        path = Path(args.write)
+        date = datetime.date.today().strftime("%Y-%m")
+        try:
+            text = validation.write_calibration(read_text(path), fitted, date)
+            text = validation.write_serving_calibration(text, serving, date)
+        except ValueError as err:
+            raise UsageError(f"--write {path}: not a gpus.toml to update ({err})") from None
+        write_text(text, path, args.force)
         print(f"wrote {path}", file=sys.stderr)
     return 0

@@ -12,6 +12,7 @@ from scalefront.fidelity.validation.collectives import (
     judged_collectives,
 )
 from scalefront.fidelity.validation.error_model import Coverage
+from scalefront.fidelity.validation.serving import ServingCheck, serving_markdown_lines, serving_plain_lines
 from scalefront.fidelity.validation.tables import (
     COVERAGE_TOLERANCE_PCT,
     MEDIAN_LIMIT_PCT,
@@ -129,11 +130,14 @@ def render(
     collectives: list[CollectiveCheck],
     markdown: bool = False,
     coverage: Coverage | None = None,
+    serving: list[ServingCheck] | None = None,
 ) -> str:
-    """The tables and summaries, as plain text or Markdown."""
+    """The tables and summaries, as plain text or Markdown; the serving section when `serving` is given."""
     if markdown:
-        return "\n".join(_markdown(training, collectives, coverage)) + "\n"
-    return "\n".join(_plain(training, collectives, coverage))
+        extra = ["", *serving_markdown_lines(serving)] if serving else []
+        return "\n".join([*_markdown(training, collectives, coverage), *extra]) + "\n"
+    extra = ["", *serving_plain_lines(serving)] if serving else []
+    return "\n".join([*_plain(training, collectives, coverage), *extra])
 
 
 def _markdown(
