@@ -94,7 +94,7 @@ def schema_files(texts: dict[str, str]) -> dict[str, str]:
 
 #: The date `--calibrate --write` stamps on a calibrated figure's source ("...; YYYY-MM"): today's. A fit that
 #: moved no figure keeps the file as it is, old dates included, so the check does not go stale with the calendar.
-CALIBRATION_DATE = re.compile(r'^(sustained_efficiency = "Calibrated: [^"]*); \d{4}-\d{2}"$', re.M)
+CALIBRATION_DATE = re.compile(r'^((?:sustained|serving)_efficiency = "Calibrated: [^"]*); \d{4}-\d{2}"$', re.M)
 
 
 def calibration(texts: dict[str, str]) -> dict[str, str]:
