@@ -203,6 +203,19 @@ pub fn sweep(cluster: &ServingCluster, space: &ServingSpace, objectives: &[Objec
     out
 }
 
+fn output_per_gpu(e: &ServingEvaluation) -> f64 {
+    e.output_tokens_per_s_per_gpu
+}
+
+/// What a cluster design serves at a service level: the layout of `space` with the most output tokens per second
+/// per GPU among those that meet every SLO, its index and its evaluation (cost per million tokens among its
+/// metrics); None when no layout meets them. The ROI's serving workload ("serve this model at this SLO") reads
+/// this, one call per cluster design; ties keep the smaller index, so the answer does not depend on the threads.
+pub fn best_at_slo(cluster: &ServingCluster, space: &ServingSpace, slos: &[Slo]) -> Option<(u64, ServingEvaluation)> {
+    let objectives = [Objective { value: output_per_gpu, maximise: true }];
+    sweep(cluster, space, &objectives, slos).points.into_iter().next().map(|(i, _, e)| (i, e))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -262,5 +275,28 @@ mod tests {
         let slo = [Slo { value: tpot, limit: 0.05, upper: true }];
         let bounded = sweep(&c, &space(), &objectives, &slo);
         assert!(!bounded.points.is_empty() && bounded.points.iter().all(|(_, _, e)| e.tpot_s <= 0.05));
+    }
+
+    #[test]
+    fn the_best_layout_at_an_slo_is_the_fastest_per_gpu_that_meets_it() {
+        let cfg = serving_config();
+        let c = ServingCluster::new(&cfg).unwrap();
+        let slo = [Slo { value: tpot, limit: 0.05, upper: true }];
+        let (index, best) = best_at_slo(&c, &space(), &slo).unwrap();
+        // Brute force over the 20 layouts: no layout within 50 ms per token serves more per GPU.
+        let within: Vec<(u64, ServingEvaluation)> = (0..space().size())
+            .filter_map(|i| evaluate_layout(&c, &space().layout(i)).ok().map(|e| (i, e)))
+            .filter(|(_, e)| e.tpot_s <= 0.05)
+            .collect();
+        let top = within.iter().map(|(_, e)| per_gpu(e)).fold(0.0, f64::max);
+        assert_eq!(per_gpu(&best), top);
+        assert!(within.iter().any(|(i, _)| *i == index) && best.tpot_s <= 0.05);
+        // Its cost per million tokens is the cluster's hour over its tokens.
+        let per_million = best.cost_usd_per_hour / (best.output_tokens_per_s * 3_600.0) * 1e6;
+        assert!((best.cost_usd_per_million_tokens - per_million).abs() <= 1e-9 * per_million);
+        // A looser SLO never serves less; one nothing meets serves nothing.
+        let loose = [Slo { value: tpot, limit: 0.5, upper: true }];
+        assert!(per_gpu(&best_at_slo(&c, &space(), &loose).unwrap().1) >= per_gpu(&best));
+        assert!(best_at_slo(&c, &space(), &[Slo { value: tpot, limit: 1e-6, upper: true }]).is_none());
     }
 }
