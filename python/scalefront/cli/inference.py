@@ -111,6 +111,7 @@ def render(r: ServingResult) -> str:
         ("attention", "decode_attention_s"),
         ("element-wise", "decode_elementwise_s"),
         ("communication", "decode_comm_s"),
+        ("kernel launch", "decode_kernel_overhead_s"),
     ):
         lines.append(f"  {label:<14}{m[key] * 1e3:10.3f} ms")
     lines += [

@@ -433,6 +433,9 @@ pub const SERVING_METRICS: &[Metric<ServingEvaluation>] = &[
     metric!("decode_comm_s", "s", Float, Decode, "decode step: exposed TP all-reduces and MoE all-to-all", |e| e
         .decode_step
         .comm_s),
+    metric!("decode_kernel_overhead_s", "s", Float, Decode, "decode step: kernel launch, ramp and tail", |e| e
+        .decode_step
+        .overhead_s),
     metric!("weights_bytes", "bytes", Float, Memory, "weights on one GPU of the busiest stage", |e| e
         .memory
         .weights_bytes),

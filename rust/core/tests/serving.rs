@@ -70,6 +70,9 @@ fn a_small_decode_step_reads_the_weights_once() {
     let layers = 80.0 * 106.95e6 / hbm;
     let logits = 128_256.0 * 8_192.0 / 8.0 * 2.0 / hbm;
     assert!(e.decode_step.gemm_s > layers + logits && e.decode_step.gemm_s < 1.01 * (layers + logits), "{e:?}");
+    // Beyond its rooflines the step pays 4 us for each of its 883 kernels (80 layers x 11, the output layer's 3),
+    // as a CUDA-graph decode layer on an H100 measured (data/measurements/h100-decode-floor.json): 3.53 ms.
+    assert!(close(e.decode_step.overhead_s, 883.0 * 4e-6, 1e-12), "{}", e.decode_step.overhead_s);
     // A batch of 32 (and its 32 one-token prompts) reads the same weights: the GEMMs take under 10% longer (the
     // activations and their FP8 casts), so about 32 times the tokens per step.
     cfg.serving.batch = 32;

@@ -208,14 +208,14 @@ def serving_summary_lines(checks: list[ServingCheck]) -> list[str]:
 #: What the serving table does and does not validate (docs/validation.md); the figures are computed above it.
 SERVING_SCOPE = """### What the serving rows validate, and what they do not
 
-Judged rows: dense serving of Llama 3 8B, 70B and 405B in one node (TP 1-8) on H100, H200, B200 and GB200 with
-FP8 and NVFP4 weights at maximum load, from prefill-heavy (5,000/500) to long-context (20,000/2,000) and
-decode-heavy (128/2,048) shapes, where the KV-cache capacity sets the batch (TensorRT-LLM's perf-overview rows: the model holds
-them within 33%); DeepSeek-V3 with attention data parallelism and wide expert parallelism, as phase benchmarks:
+Judged rows: dense serving of Llama 3 8B, 70B and 405B in one node (TP 1-8) on H100, H200, B200 and GB200 with FP8
+and NVFP4 weights at maximum load, from prefill-heavy (5,000/500) to long-context (20,000/2,000) and decode-heavy
+(128/2,048) shapes, where the KV-cache capacity sets the batch (TensorRT-LLM's perf-overview rows: the model holds
+them within 27%); DeepSeek-V3 with attention data parallelism and wide expert parallelism, as phase benchmarks:
 decode over 72 H100s across 9 nodes of InfiniBand (the only judged rows whose model traffic crosses a scale-out
 fabric) and over 48 GB200s inside one NVL72, prefill over 32 H100s across 4 nodes (SGLang's rows: the model is
-10-66% too fast on every one, so wide-EP serving is checked but not validated); one small-batch latency row
-(DeepSeek-R1 on 8 B200s at batch 1: 3.4x too fast, the model has no per-kernel time floor).
+10-67% too fast on every one, so wide-EP serving is checked but not validated); one small-batch latency row
+(DeepSeek-R1 on 8 B200s at batch 1: 58% too fast).
 
 Not validated: throughput at a stated latency bound (the MLPerf Server and Interactive rows are reference: the
 datasets' mean input lengths are not published in any source read); disaggregated serving end to end with its KV

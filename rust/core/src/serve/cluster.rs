@@ -12,6 +12,7 @@ use crate::step::compute::{GemmFormat, Throughput};
 use crate::step::parallelism::AttentionKernel;
 use crate::step::workload::TransformerSpec;
 
+use super::step::layer_kernels;
 use super::{Quantization, ServingConfig};
 
 /// What one cluster design fixes for serving.
@@ -29,6 +30,8 @@ pub struct ServingCluster<'a> {
     pub(super) cost_usd_per_s: f64,
     pub(super) it_power_w: f64,
     pub(super) capex_usd: f64,
+    /// Kernels of a dense layer and of a MoE layer (`step::layer_kernels`).
+    pub(super) layer_kernels: [f64; 2],
 }
 
 impl<'a> ServingCluster<'a> {
@@ -65,6 +68,7 @@ impl<'a> ServingCluster<'a> {
             cost_usd_per_s,
             it_power_w: cost.it_power_w,
             capex_usd: cost.capex_usd(),
+            layer_kernels: [layer_kernels(model, false), layer_kernels(model, true)],
         }
     }
 

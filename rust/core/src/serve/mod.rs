@@ -206,11 +206,14 @@ pub struct StepTime {
     pub elementwise_s: f64,
     /// Exposed communication: TP all-reduces, MoE dispatch and combine.
     pub comm_s: f64,
+    /// What the step's kernels cost beyond their rooflines: launch, first-wave ramp, last-wave tail
+    /// (`step::KERNEL_OVERHEAD_S` a kernel).
+    pub overhead_s: f64,
 }
 
 impl StepTime {
     pub fn total_s(&self) -> f64 {
-        self.gemm_s + self.attention_s + self.elementwise_s + self.comm_s
+        self.gemm_s + self.attention_s + self.elementwise_s + self.comm_s + self.overhead_s
     }
 }
 

@@ -24,6 +24,32 @@ use super::layout::PhaseLayout;
 use super::memory::{kv_bytes_per_token, stage_layers, weight_bytes};
 use super::{Quantization, Serving, ServingCluster, StepTime};
 
+/// Fixed time a kernel of a CUDA-graph-launched serving step costs beyond its roofline: launch, the first wave's
+/// ramp, the last wave's tail. Measured on one H100 SXM (data/measurements/h100-decode-floor.json, written by
+/// `benchmarks/decode_floor.py`, 2026-11-26): a Llama 3 70B TP-8 BF16 decode layer of 13 kernels in a CUDA graph
+/// of 80 layers took 122.0 us at batch 1 against 69.6 us of weight reads at the measured 3,072 GB/s: 4.0 us a
+/// kernel (4.4 at batch 8, 5.1 at batch 64; a chain of tiny GEMMs 3.6 us, of tiny element-wise kernels 1.2 us).
+/// EST for other GPUs: the same (launch latency and wave ramp are of the same order on Hopper and Blackwell).
+pub const KERNEL_OVERHEAD_S: f64 = 4.0e-6;
+
+/// Kernels of one layer of a serving engine, its collectives apart (the protocol model counts their launch): the
+/// GEMMs (attention projections; the MLP's two, or the router, the routed experts' two grouped GEMMs and the shared
+/// experts' two), attention, two norms, rotary, the activation(s), two residual adds, and in a MoE layer top-k,
+/// permute and un-permute. A Llama layer: 2 + 2 + 7 = 11 (the measured PyTorch layer had 13 without attention:
+/// its norms are two kernels each); a DeepSeek-V3 MoE layer: 5 + 1 + 2 + 3 + 3 + 7 = 21.
+pub fn layer_kernels(model: &TransformerSpec, moe: bool) -> f64 {
+    let a = model.attention_shapes();
+    let projections = a.replicated.iter().chain(&a.split_out).filter(|(i, _)| *i > 0.0).count() as f64 + 1.0;
+    let common = 7.0; // two norms, rotary, attention, activation, two residual adds
+    match model.moe.as_ref().filter(|_| moe) {
+        None => projections + 2.0 + common,
+        Some(m) => {
+            let shared = if m.shared_experts > 0 { 3.0 } else { 0.0 }; // two GEMMs and their activation
+            projections + 1.0 + 2.0 + shared + 3.0 + common
+        }
+    }
+}
+
 /// What one step of one attention replica processes.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct StepWork {
@@ -211,6 +237,7 @@ pub fn step_time(c: &ServingCluster, p: &PhaseLayout, s: &Serving, w: &StepWork)
         out.attention_s += k * l.attention_s;
         out.elementwise_s += k * l.elementwise_s;
         out.comm_s += k * layer_comm_s(c, p, s, w, moe, compute);
+        out.overhead_s += k * c.layer_kernels[moe as usize] * KERNEL_OVERHEAD_S;
     }
     // Logits of the decode tokens and of each prompt's last token, in BF16 (the output layer stays unquantized).
     let sampled = w.decode_seqs + if w.prompt > 0.0 { w.prefill_tokens / w.prompt } else { 0.0 };
@@ -225,6 +252,8 @@ pub fn step_time(c: &ServingCluster, p: &PhaseLayout, s: &Serving, w: &StepWork)
         flash_attention: true,
     };
     out.gemm_s += logits_forward_s(model, &shard, c.rate(Quantization::Bf16));
+    // The output layer's norm, GEMM and sampling, on the last stage (one stage carries it, as its time above).
+    out.overhead_s += 3.0 * KERNEL_OVERHEAD_S;
     out
 }
 
@@ -239,6 +268,19 @@ mod tests {
         assert!((experts_hit(256.0, 8.0, 256.0) - 255.92).abs() < 0.01, "{}", experts_hit(256.0, 8.0, 256.0));
         // Mixtral's 8 experts, top-2: two tokens hit 8 (1 - 0.75^2) = 3.5 on average.
         assert!((experts_hit(8.0, 2.0, 2.0) - 3.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn kernels_per_layer_follow_the_layer_kind() {
+        use crate::examples::{deepseek_v3, llama3_70b, mixtral_8x7b};
+        // Llama: QKV and output projections, gate/up and down, and 7 others.
+        assert_eq!(layer_kernels(&llama3_70b(), false), 11.0);
+        // DeepSeek-V3's MoE layer: MLA's five projections (q down and up, kv down and up, output), router, two
+        // grouped expert GEMMs, the shared expert's two GEMMs and activation, top-k, permute, un-permute, 7 others.
+        assert_eq!(layer_kernels(&deepseek_v3(), true), 21.0);
+        assert_eq!(layer_kernels(&deepseek_v3(), false), 14.0); // its three dense layers: 5 + 2 + 7
+                                                                // Mixtral: no shared expert.
+        assert_eq!(layer_kernels(&mixtral_8x7b(), true), 15.0);
     }
 
     #[test]
