@@ -113,6 +113,16 @@ def _slo_entry(where: str, name: str, value: Any) -> tuple[str, str, float]:
     return name, op, float(limit)
 
 
+#: The TOML type each kind of parameter that `Param.check` leaves to a later layer takes here (names are looked up
+#: in the catalog after this, which needs them to be text).
+_TYPES: dict[str, tuple[type, str]] = {
+    "model": (str, "a catalog model id or a model file"),
+    "id": (str, "a catalog id"),
+    "flag": (bool, "true or false"),
+    "prices": (dict, "a table of price overrides"),
+}
+
+
 def _values(where: str, key: str, value: Any, axes: tuple[str, ...]) -> list[Any]:
     """The key's values, each checked by its parameter."""
     p = param(key)
@@ -124,6 +134,9 @@ def _values(where: str, key: str, value: Any, axes: tuple[str, ...]) -> list[Any
     if not values:
         raise UsageError(f"{where} {key}: an empty list")
     for v in values:
+        kind, expected = _TYPES.get(p.kind, (object, ""))
+        if not isinstance(v, kind):
+            raise UsageError(f"{where} {key}: expected {expected}, got {v!r}")
         try:
             p.check(v)
         except UsageError as err:
