@@ -218,11 +218,17 @@ fabric) and over 48 GB200s inside one NVL72, prefill over 32 H100s across 4 node
 (DeepSeek-R1 on 8 B200s at batch 1: 58% too fast).
 
 Not validated: throughput at a stated latency bound (the MLPerf Server and Interactive rows are reference: the
-datasets' mean input lengths are not published in any source read); disaggregated serving end to end with its KV
-transfer over a scale-out fabric (no published run prints its numbers; the Mooncake KV-transfer measurements are
-not in this table); RoCE or any Ethernet fabric for serving (no judged row runs on one); pipeline parallelism in
-serving; speculative decoding (MTP) and prefix caching, which the model does not describe; AMD GPUs.
+datasets' mean input lengths are not published in any source read); disaggregated serving end to end (no published
+run prints its numbers): only its KV transfer is checked, by the Mooncake rows (reference: a time, not a
+throughput; a negative error there is a transfer the model makes too fast); RoCE or any Ethernet fabric for serving
+throughput (no judged row runs on one; the Mooncake transfers do); pipeline parallelism in serving; speculative
+decoding (MTP) and prefix caching, which the model does not describe; AMD GPUs.
 """
+
+
+def _figure(value: float) -> str:
+    """A measured or predicted figure: throughputs to 0.1, small ones (seconds) to four significant digits."""
+    return f"{value:,.1f}" if abs(value) >= 10 else f"{value:.4g}"
 
 
 def serving_markdown_lines(checks: list[ServingCheck]) -> list[str]:
@@ -248,7 +254,8 @@ def serving_markdown_lines(checks: list[ServingCheck]) -> list[str]:
         shown = not math.isnan(c.predicted)
         lines.append(
             f"| {c.id} | {role} | {c.gpu} | {c.gpus} | {c.model} | {c.metric or '-'} | "
-            f"{c.measured:,.1f} | {f'{c.predicted:,.1f}' if shown else '-'} | {f'{c.error:+.1%}' if shown else '-'} |"
+            f"{_figure(c.measured)} | {_figure(c.predicted) if shown else '-'} | "
+            f"{f'{c.error:+.1%}' if shown else '-'} |"
             if c.metric
             else f"| {c.id} | {role} | {c.gpu} | {c.gpus} | {c.model} | - | - | - | - |"
         )
@@ -262,6 +269,6 @@ def serving_plain_lines(checks: list[ServingCheck]) -> list[str]:
         if c.metric and not math.isnan(c.predicted):
             lines.append(
                 f"{c.id[:44]:44} {c.role:11} {c.metric[:30]:30} "
-                f"{c.measured:10,.1f} {c.predicted:10,.1f} {c.error:+8.1%}"
+                f"{_figure(c.measured):>10} {_figure(c.predicted):>10} {c.error:+8.1%}"
             )
     return [*lines, "", *(line.replace("**", "") for line in serving_summary_lines(checks) if line)]
