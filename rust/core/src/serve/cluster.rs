@@ -51,7 +51,7 @@ impl<'a> ServingCluster<'a> {
         gpus: u32,
     ) -> Self {
         let network = Network::new(fabric, topology, gpus, gpu.server_gpus);
-        let parts = bom::parts(&network, &Cabling::new(topology, &prices.network));
+        let parts = bom::parts(&network, &Cabling::new(&network, topology, prices));
         let cost = ClusterCost::new(gpus, gpu, prices, &parts, scale_up.switch_trays(gpus));
         // One second of service, as a training run's second is priced (rent: GPU-hours; own: the levelised TCO).
         let cost_usd_per_s = run_cost(1.0, gpus, &cost, prices).in_mode(prices.economics.cost_mode);
