@@ -216,6 +216,13 @@ pub fn prices() -> Prices {
             switch_w: 750.0,
             nic_optic_w: 8.0,
             switch_optic_w: 17.0,
+            fabric_manager_usd_per_endpoint_year: 0.0,
+            ops_staff_fte: 0.0,
+            ops_staff_fte_per_1000_switches: 0.0,
+            ops_wage_premium_fraction: 0.0,
+            lead_time_weeks: 0.0,
+            incidents_per_year: 0.0,
+            incident_stall_s: 0.0,
         },
         scale_up: ScaleUpPrices::default(),
         economics: Economics {
@@ -236,6 +243,12 @@ pub fn prices() -> Prices {
             network_spares_fraction: 0.03,
             installation_fraction: 0.06,
             oob_usd_per_rack: 4_500.0,
+            usd_per_fte_year: 0.0,
+            gpu_lead_time_weeks: 0.0,
+            optic_replacement_fraction_per_year: 0.0,
+            switch_replacement_fraction_per_year: 0.0,
+            nic_replacement_fraction_per_year: 0.0,
+            replacement_labour_usd: 0.0,
         },
     }
 }

@@ -20,6 +20,7 @@ from scalefront.inputs.catalog.modes import check_modes, in_mode
 from scalefront.inputs.messages import problem, toml_repr
 
 __all__ = [
+    "DATED_SOURCE",
     "AtLeastOne",
     "Count",
     "Entry",
@@ -39,12 +40,12 @@ __all__ = [
     "TopologyEntry",
 ]
 
-_DATED_SOURCE = re.compile(r"\d{4}-\d{2}(-\d{2})?\s*$")
+DATED_SOURCE = re.compile(r"\d{4}-\d{2}(-\d{2})?\s*$")
 
 
 def is_dated(source: str) -> bool:
     """Whether a source ends with the date it was read (YYYY-MM or YYYY-MM-DD)."""
-    return bool(_DATED_SOURCE.search(source))
+    return bool(DATED_SOURCE.search(source))
 
 
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
@@ -154,7 +155,7 @@ class Entry(BaseModel):
             source = self.sources.get(name)
             if source is None:
                 raise ValueError(f'{name}: no source (add `{name} = "<source>; YYYY-MM"` under `sources`)')
-            if not _DATED_SOURCE.search(source):
+            if not DATED_SOURCE.search(source):
                 raise ValueError(f"{name}: source must end with the date it was read, YYYY-MM: {source!r}")
         return self
 
