@@ -21,7 +21,7 @@ mod _core {
     #[pymodule_export]
     use super::network::{collective_times, fabric_topology_problem, network_bom};
     #[pymodule_export]
-    use super::roi::{roi_compare, roi_monte_carlo, roi_summarise, RoiHandle};
+    use super::roi::{roi_analyse, roi_compare, roi_monte_carlo, roi_summarise, RoiHandle, RoiSession};
     #[pymodule_export]
     use super::schema::{
         _panic_for_test, catalog_figures, data_files, enums, error_categories, parameters, result_records, schema,

@@ -7,7 +7,7 @@ use pyo3::types::{PyDict, PyList};
 use scalefront_core::decision::montecarlo::{
     CountReport, McCount, McReport, McSummary, OutcomeColumns, TornadoBar, TypicalReport,
 };
-use scalefront_core::decision::roi::{Comparison, SideReport, SideSpeed};
+use scalefront_core::decision::roi::{CashFlowYear, Comparison, SideReport, SideSpeed};
 use scalefront_core::figures::{figures, FigureDoc};
 use scalefront_core::inputs::{columns, ChoiceDoc, EnumDoc, ParamDoc, ScenarioKeyDoc, ENUMS, PARAMS};
 use scalefront_core::metrics::{Metric, METRICS, SERVING_METRICS, UNIT_SUFFIXES};
@@ -89,6 +89,7 @@ pub fn result_records() -> Vec<RecordDoc> {
         SideReport::describe(),
         Comparison::describe(),
         TornadoBar::describe(),
+        CashFlowYear::describe(),
         CountReport::describe(),
         TypicalReport::describe(),
         McSummary::describe(),

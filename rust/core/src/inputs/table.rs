@@ -95,6 +95,15 @@ pub const PARAMS: &[Param] = &[
         .default("\"ib-ndr\"")
         .on(SERVE | EVAL | BOM | COLUMN | AXIS | ROI)
         .scenario(Table::Cluster, LIST, Required),
+    id(
+        "compare_with",
+        Cluster,
+        "fabrics",
+        "the designs roi compares fabric A with: fabric ids or FABRIC@MODE, each a column of its verdict",
+    )
+    .means("roi's --b, roce-400g")
+    .on(ROI)
+    .scenario(Table::Cluster, Form::List { min: 0, max: 0 }, Default("[]")),
     id("topology", Cluster, "topologies", "topology id")
         .default("\"rail-fat-tree\"")
         .on(SERVE | EVAL | BOM | COLUMN | AXIS)

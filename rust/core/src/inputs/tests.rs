@@ -105,7 +105,10 @@ fn defaults_are_values_the_parameter_accepts() {
             continue;
         }
         let items = match s.form {
-            Form::List { .. } | Form::Counts => doc.default.trim_matches(['[', ']']).split(", ").collect(),
+            // An empty list default (`[]`) has no item to check.
+            Form::List { .. } | Form::Counts => {
+                doc.default.trim_matches(['[', ']']).split(", ").filter(|i| !i.is_empty()).collect()
+            }
             _ => vec![doc.default.as_str()],
         };
         for item in items {
