@@ -294,7 +294,7 @@ def test_what_ifs_move_the_comparison_the_right_way(draft):
     rent = api.compare_fabrics(draft, replace(base, mode="rent"), samples=100)
     assert rent.table["cost_ib-ndr"].to_list() == rent.table["rent_a_usd"].to_list()
     assert "break_even_premium" not in [c.name for c in rent.columns]
-    assert rent.verdict.startswith("renting") and before.verdict.startswith("Compared: InfiniBand (ib-ndr@default)")
+    assert rent.verdict.startswith("renting") and before.verdict.startswith("At 16,384 GPUs")
 
 
 def test_tornado_bars_come_with_flip_values(draft):
