@@ -5,6 +5,7 @@ Worked values are shown in comments. How front ends find and use the API: test_u
 
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import replace
 
@@ -305,6 +306,9 @@ def test_tornado_bars_come_with_flip_values(draft):
     widths = [abs(b.high - b.low) for b in bars]
     assert widths == sorted(widths, reverse=True)  # widest first
     assert any(b.flips_at for b in bars) and all(b.low_label and b.high_label for b in bars)
+    # Whole numbers (operations staff) flip at whole numbers, shown as "<= 5" / ">= 7", never "< 5.4".
+    staff = [b.flips_at for bs in view.tornado.values() for b in bs if "operations staff" in b.input and b.flips_at]
+    assert staff and all(re.fullmatch(r"(<=|>=) \d+", f) for f in staff), staff
     assert api.compare_fabrics(draft, api.what_if_defaults(draft, "ib-ndr", "roce-400g"), samples=10).tornado is None
 
 
