@@ -562,6 +562,7 @@ def roi_analyse(
     """The comparison at typical values with its tornado and its Monte Carlo (`uncertainty["samples"]`), from one
     plan (GIL released)."""
 
+@final
 class RoiSession:
     """A comparison kept for what-ifs of price: every sample's speeds evaluated once."""
 
