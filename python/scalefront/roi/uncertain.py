@@ -219,6 +219,26 @@ def _input(
     )
 
 
+def _error_input(
+    label: str, field: str, values: list[float], targets: list[dict[str, Any]], fabrics: tuple[str, ...] = ()
+) -> UncertainInput:
+    """One term of the model's error: its residuals resampled as they are, its tornado range their P10-P90 (widened
+    to hold 0, the model as it is)."""
+    lo, hi = deciles(values)
+    return UncertainInput(
+        label,
+        "log",
+        min(lo, 0.0),
+        0.0,
+        max(hi, 0.0),
+        targets,
+        values,
+        section="model_error",
+        field=field,
+        fabrics=fabrics,
+    )
+
+
 def error_inputs(
     common: list[float], collective: CollectiveError, sides: Sequence[tuple[str, int]]
 ) -> list[UncertainInput]:
@@ -226,59 +246,18 @@ def error_inputs(
     draw for every fabric) and each fabric's specific term (one draw per base fabric, for every mode of it)."""
     out = []
     if common:
-        lo, hi = _around_zero(deciles(common))
         target: list[dict[str, Any]] = [{"section": "model_error", "side": None, "field": "common"}]
-        out.append(
-            UncertainInput(
-                "model error, step time (all designs)",
-                "log",
-                lo,
-                0.0,
-                hi,
-                target,
-                common,
-                section="model_error",
-                field="common",
-            )
-        )
+        out.append(_error_input("model error, step time (all designs)", "common", common, target))
     if collective.common:
-        lo, hi = deciles(collective.common)
         target = [{"section": "model_error", "side": None, "field": "collective"}]
-        out.append(
-            UncertainInput(
-                "model error, communication (all fabrics)",
-                "log",
-                min(lo, 0.0),
-                0.0,
-                max(hi, 0.0),
-                target,
-                collective.common,
-                section="model_error",
-                field="collective",
-            )
-        )
+        out.append(_error_input("model error, communication (all fabrics)", "collective", collective.common, target))
     by_base: dict[str, list[int]] = {}
     for name, side in sides:
         by_base.setdefault(base_fabric(name), []).append(side)
     for base, own in sorted(collective.specific.items()):
-        if base not in by_base or not own:
-            continue
-        lo, hi = deciles(own)
-        targets = [{"section": "model_error", "side": s, "field": "collective"} for s in by_base[base]]
-        out.append(
-            UncertainInput(
-                f"model error, {base} communication only",
-                "log",
-                min(lo, 0.0),
-                0.0,
-                max(hi, 0.0),
-                targets,
-                own,
-                section="model_error",
-                field="collective",
-                fabrics=(base,),
-            )
-        )
+        if base in by_base and own:
+            targets = [{"section": "model_error", "side": s, "field": "collective"} for s in by_base[base]]
+            out.append(_error_input(f"model error, {base} communication only", "collective", own, targets, (base,)))
     return out
 
 
@@ -307,10 +286,6 @@ def fixed_prices(part: MixPart) -> dict[str, set[str]]:
     fixed: dict[str, set[str]] = {"*": {k for k, v in raw.items() if not isinstance(v, dict)}}
     fixed.update({k: set(v) for k, v in raw.items() if isinstance(v, dict)})
     return fixed
-
-
-def _around_zero(bounds: tuple[float, float]) -> tuple[float, float]:
-    return min(bounds[0], 0.0), max(bounds[1], 0.0)
 
 
 def deciles(values: list[float]) -> tuple[float, float]:
