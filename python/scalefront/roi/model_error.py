@@ -4,8 +4,10 @@ each fabric (`collective_error_terms`), from data/model_error.toml, the validati
 
 The split. The collective model is one model (NCCL's algorithms and protocols over a fabric's figures), so most of
 its error is shared by every fabric it predicts; drawing it independently per fabric, from one pooled set, made
-most of the old P(IB cheaper) = 17% (roi-review-2, E2). Until the fidelity work publishes a decomposition per
-fabric at the scale it validated (read here first when data/model_error.toml carries one), it is estimated from
+most of the old P(IB cheaper) = 17% (roi-review-2, E2). The fidelity work's decomposition per NCCL transport family
+and per fabric, at the scale each was validated (data/model_error.toml's `[[collective_family]]` and
+`[[collective_fabric]]`, `scalefront.fidelity.validation.fabric_error`), is used when the catalog carries it
+(`--model-error auto`); `--model-error validation`, or a catalog without it, falls back to the pooled residuals of
 the judged multi-node nccl-tests points:
 - the common term is the residuals of the RDMA fabrics (InfiniBand and RoCE curves) pooled, EFA kept apart (its
   own transport, its own error; an EFA fabric draws from the EFA curves);
@@ -29,6 +31,7 @@ import numpy as np
 
 from scalefront.errors import UsageError
 from scalefront.fidelity import validation
+from scalefront.fidelity.validation.fabric_error import CollectiveErrors, collective_errors, fabric_family
 from scalefront.inputs.catalog.loader import Catalog
 from scalefront.inputs.files import parse_toml, read_text
 from scalefront.inputs.messages import toml_repr
@@ -37,6 +40,8 @@ __all__ = ["CollectiveError", "collective_error_terms", "model_error_residuals"]
 
 #: Bootstrap replicates of a fabric's specific term, and their seed.
 REPLICATES = 400
+#: Equal-probability points a normal term of the decomposition is resampled from: the (k + 0.5) / N quantiles.
+NORMAL_POINTS = 400
 SEED = 20
 #: The fabric kinds whose collective residuals are pooled into the common term (EFA kept apart).
 RDMA_KINDS = ("infiniband", "roce")
@@ -51,6 +56,10 @@ class CollectiveError:
     specific: dict[str, list[float]] = field(default_factory=dict)
     #: Where the terms came from, for the report.
     label: str = ""
+    #: When the fabrics compared span NCCL transport families (EFA against InfiniBand): each family's own common
+    #: term, by family, and each base fabric's family (`common` is then unused).
+    common_by_family: dict[str, list[float]] = field(default_factory=dict)
+    family_of: dict[str, str] = field(default_factory=dict)
 
 
 def _log_ratio(a: float, b: float) -> float:
@@ -120,23 +129,48 @@ def _from_validation(catalog: Catalog, fabrics: Sequence[str]) -> CollectiveErro
     return CollectiveError(common, specific, label)
 
 
+def _normal(sd: float) -> list[float]:
+    """A zero-mean normal term of standard deviation `sd` (ln) as `NORMAL_POINTS` equal-probability values."""
+    z = statistics.NormalDist()
+    return [sd * z.inv_cdf((k + 0.5) / NORMAL_POINTS) for k in range(NORMAL_POINTS)]
+
+
+def _from_decomposition(errors: CollectiveErrors, fabrics: Sequence[str]) -> CollectiveError:
+    """The fidelity work's decomposition (data/model_error.toml, `scalefront.fidelity.validation.fabric_error`):
+    each NCCL transport family's common term and each fabric's specific term, root mean squares of the judged
+    nccl-tests curves' residuals, drawn as zero-mean normals (a fabric without curves takes its family's largest,
+    as that module states). One family: one common draw for every fabric; several (EFA against InfiniBand): one
+    per family."""
+    bases = sorted({f.split("@", 1)[0] for f in fabrics})
+    family_of = {b: fabric_family(b) for b in bases}
+    families = sorted(set(family_of.values()))
+    by_family = {fam: _normal(errors.families[fam].log_rms) for fam in families if fam in errors.families}
+    specific = {b: _normal(errors.specific(b).log_rms) for b in bases}
+    parts = [f"{fam} {errors.families[fam].curves} curves, RMS {errors.families[fam].log_rms:.1%}" for fam in by_family]
+    own = [f"{b} {errors.specific(b).log_rms:.1%} (to {errors.specific(b).validated_gpus:,} GPUs)" for b in bases]
+    label = (
+        f"data/model_error.toml's decomposition: a term common to each NCCL transport family ({'; '.join(parts)}) "
+        f"and one per fabric ({', '.join(own)}), normal"
+    )
+    if len(by_family) == 1:
+        return CollectiveError(next(iter(by_family.values())), specific, label)
+    return CollectiveError([], specific, label, by_family, family_of)
+
+
 def collective_error_terms(catalog: Catalog, fabrics: Sequence[str], source: str = "auto") -> CollectiveError:
     """The collective model's error for the fabrics compared: a common term and one term per fabric. `source` is
     the comparison's `--model-error`: "none" (no error), a TOML file (`collective_log_residuals`, and optionally
     `[collective_by_fabric]` tables of per-fabric residuals), else data/model_error.toml's decomposition when it
-    carries one (`collective_common`, `collective_by_fabric`), else the validation curves' (module docstring)."""
+    carries one and `source` is "auto", else the validation curves' (module docstring)."""
     if source == "none":
         return CollectiveError([], {}, "none")
     if source not in ("auto", "validation"):
         doc = _read_file(source)
         by_fabric = {k: sorted(float(x) for x in v) for k, v in doc.get("collective_by_fabric", {}).items()}
         return CollectiveError(sorted(doc.get("collective_log_residuals", [])), by_fabric, source)
-    errors = getattr(catalog, "errors", None)
-    common = getattr(errors, "collective_common", None)
-    if source == "auto" and common:
-        by_fabric = getattr(errors, "collective_by_fabric", {}) or {}
-        specific = {f: list(v) for f, v in by_fabric.items() if f in {x.split("@", 1)[0] for x in fabrics}}
-        return CollectiveError(sorted(common), specific, "data/model_error.toml (collective decomposition)")
+    decomposition = collective_errors(getattr(catalog, "errors", None)) if source == "auto" else None
+    if decomposition is not None:
+        return _from_decomposition(decomposition, fabrics)
     return _from_validation(catalog, fabrics)
 
 
