@@ -302,7 +302,7 @@ def test_tornado_bars_come_with_flip_values(draft):
     view = api.compare_fabrics(draft, api.what_if_defaults(draft, "ib-ndr", "roce-400g"), sensitivity=True, samples=50)
     assert view.tornado is not None
     bars = view.tornado[16384]
-    assert {"roce-400g@untuned tail latency factor", "roce-400g@untuned switch price"} <= {b.input for b in bars}
+    assert {"roce-400g tail latency factor", "roce-400g switch price"} <= {b.input for b in bars}
     widths = [abs(b.high - b.low) for b in bars]
     assert widths == sorted(widths, reverse=True)  # widest first
     assert any(b.flips_at for b in bars) and all(b.low_label and b.high_label for b in bars)

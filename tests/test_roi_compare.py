@@ -167,7 +167,10 @@ def test_out_and_report_are_atomic_and_refuse_to_overwrite(capsys, tmp_path):
     argv = ["roi", "--samples", "50", "--out", str(out), "--report", str(rep)]
     code, stdout, _ = run(argv, capsys)
     assert code == 0 and out.exists()
-    assert pl.read_csv(out)["gpus"].to_list() == [512, 1024, 2048, 4096, 8192, 16384]
+    # One row per (GPU count, design B): the scenario compares with RoCE untuned and tuned.
+    table = pl.read_csv(out)
+    assert table["gpus"].to_list() == [n for n in (512, 1024, 2048, 4096, 8192, 16384) for _ in range(2)]
+    assert table["fabric_b"].to_list()[:2] == ["roce-400g@untuned", "roce-400g@tuned"]
     html_text = (rep / "report.html").read_text()
     assert html_text.count("<svg") == 5 and "<script" not in html_text and "src=" not in html_text
     md = (rep / "report.md").read_text()

@@ -60,7 +60,8 @@ def test_quoted_lines_are_certain_and_counted_as_quoted(write):
     plain = compare(roi_problem(), options=RoiOptions(samples=20))
     quoted = compare(roi_problem(), options=RoiOptions(samples=20, quote=str(path)))
     names = [i.name for i in quoted.inputs]
-    assert "roce-400g switch price" in [i.name for i in plain.inputs] and "roce-400g switch price" not in names
+    switch = "roce-400g switch price"
+    assert switch in [i.name for i in plain.inputs] and switch not in names
     for p, q in zip(plain.table.iter_rows(named=True), quoted.table.iter_rows(named=True), strict=True):
         assert p["quoted_share"] == 0 and 0 < q["quoted_share"] < 1
         assert q["quoted_share"] + q["list_share"] + q["estimate_share"] == pytest.approx(1.0)

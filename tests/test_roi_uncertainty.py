@@ -64,8 +64,9 @@ def test_prices_load_on_their_groups_as_stated():
 
 
 def test_whole_numbers_are_sampled_as_whole_numbers(result):
-    qps = next(i for i in result.inputs if "queue pairs" in i.name)
-    assert qps.integer and (qps.low, qps.typical, qps.high) == (1.0, 2.0, 16.0)
+    # Operations staff (whole engineers; queue pairs are now a mode's setting, not a range).
+    staff = next(i for i in result.inputs if i.name.endswith("operations staff") and "roce-400g" in i.name)
+    assert staff.integer and (staff.low, staff.typical, staff.high) == (4.0, 6.0, 10.0)
     assert not next(i for i in result.inputs if i.name == "power price").integer
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import polars as pl
 
+from scalefront.fidelity.validation.fabric_error import INDISTINGUISHABLE_Z
 from scalefront.inputs.scenario.build import MixPart
 from scalefront.roi.result import RoiResult
 from scalefront.roi.words import (
@@ -86,12 +87,15 @@ def _winner(result: RoiResult, call: Call) -> str:
 
 
 def _speed(row: dict[str, Any]) -> str:
-    """A's speed against B's: the same within the model's error when the Monte Carlo's P10-P90 holds 1, or the
-    difference lies within the collective model's 90% band (`indistinguishable`, issue 19); else faster/slower."""
+    """A's speed against B's (P50): the same within the model's error when the difference lies inside the
+    collective model's 90% band (issue 19's per-fabric error, `speed_log_sd`) or the Monte Carlo's P10-P90 is
+    within half a percent of 1; else faster or slower, with the P10-P90 when it straddles 1."""
     lo, mid, hi = row["speed_ratio_p10"], row["speed_ratio_p50"], row["speed_ratio_p90"]
-    if lo <= 1.0 <= hi or row.get("indistinguishable"):
+    sd = row.get("speed_log_sd") or 0.0
+    if (sd and abs(math.log(mid)) <= INDISTINGUISHABLE_Z * sd) or (lo >= 0.995 and hi <= 1.005):
         return "runs at the same speed within the model's error"
-    return f"runs {mid - 1:.1%} faster" if lo > 1.0 else f"runs {1 - mid:.1%} slower"
+    how = f"runs {abs(mid - 1):.1%} {'faster' if mid > 1 else 'slower'}"
+    return f"{how} (P10-P90: {lo - 1:+.1%} to {hi - 1:+.1%})" if lo <= 1.0 <= hi else how
 
 
 def _cost(result: RoiResult, row: dict[str, Any]) -> str:
@@ -183,14 +187,28 @@ def verdict(result: RoiResult) -> str:
     for c in rest:
         clause = call_text(result, c, full=False)
         text += f" {clause[0].upper()}{clause[1:]}."
-    flips = changes(result, gpus, first.fabric_b)
     if not result.tornado_computed:
         return text
+    return text + _what_changes(result, first)
+
+
+def _what_changes(result: RoiResult, call: Call) -> str:
+    """What would change the call on one design: the flips, when the call and the typical-value case agree;
+    else that the answer rests on how the inputs spread (the flips would move the typical case towards the call)."""
+    label = result.labels.get(call.fabric_b, call.fabric_b)
+    typical_npv = call.row["npv_usd"]
+    if (typical_npv > 0) != (call.p > 0.5):
+        bars = result.tornado.filter((pl.col("gpus") == call.gpus) & (pl.col("fabric_b") == call.fabric_b))
+        top = bars.sort("rank")["input"].head(1).to_list()
+        chiefly = f", chiefly {top[0]}" if top else ""
+        return (
+            f" Against {label}, with every input at its most likely value the answer goes the other way (NPV "
+            f"{money(typical_npv, True)}): it rests on how the uncertain inputs spread{chiefly}."
+        )
+    flips = changes(result, call.gpus, call.fabric_b)
     if flips:
-        text += f" Against {result.labels.get(first.fabric_b, first.fabric_b)}, it would change if " + _or(flips) + "."
-    else:
-        text += " No single input, moved alone over its range, changes it."
-    return text
+        return f" Against {label}, it would change if " + _or(flips) + "."
+    return " No single input, moved alone over its range, changes it."
 
 
 def _has(result: RoiResult, gpus: int, b: str) -> bool:
@@ -208,15 +226,15 @@ def _irr(x: float | None) -> str:
 
 def _table(result: RoiResult) -> list[str]:
     header = (
-        f"{'GPUs':>7} {'design B':<18} {'speed':>6} {'A costs':>8} {'NPV P50':>8} {'NPV P10..P90':>17} "
+        f"{'GPUs':>7} {'design B':<17} {'speed':>6} {'A costs':>8} {'NPV P50':>8} {'NPV P10..P90':>18} "
         f"{'P':>5} {'P*':>5} {'payback':>11} {'IRR':>6}"
     )
     lines = [header, "-" * len(header)]
-    for r in result.table.sort(["gpus", "fabric_b"], maintain_order=True).iter_rows(named=True):
+    for r in result.table.sort("gpus", maintain_order=True).iter_rows(named=True):
         band = f"{money(r['npv_usd_p10'], True)}..{money(r['npv_usd_p90'], True)}"
         lines.append(
-            f"{r['gpus']:>7,} {r['fabric_b'][:18]:<18} {r['speed_ratio_p50']:>6.3f} "
-            f"{money(r['extra_tco_usd_p50'], True):>8} {money(r['npv_usd_p50'], True):>8} {band:>17} "
+            f"{r['gpus']:>7,} {r['fabric_b'][:17]:<17} {r['speed_ratio_p50']:>6.3f} "
+            f"{money(r['extra_tco_usd_p50'], True):>8} {money(r['npv_usd_p50'], True):>8} {band:>18} "
             f"{chance(r['p_npv_positive'], True):>5} {chance(r['p_npv_positive_no_error'], True):>5} "
             f"{months_text(r['payback_months'], r['payback']):>11} {_irr(r['irr']):>6}"
         )

@@ -112,6 +112,14 @@ def _shared_groups(
     return groups
 
 
+def _shown(names: list[str], sides: Sequence[tuple[str, int]]) -> list[str]:
+    """How an input names the designs it applies to: a fabric's base id when it applies to every design of that
+    fabric (`roce-400g`, not `roce-400g@untuned`), else each design's id."""
+    bases = {base_fabric(n) for n in names}
+    every = all(n in names for n, _ in sides if base_fabric(n) in bases)
+    return sorted(bases) if every else names
+
+
 def _label(names: list[str], label: str) -> str:
     return f"{names[0]} {label}" if len(names) == 1 else f"{label} ({', '.join(names)})"
 
@@ -182,7 +190,7 @@ def price_inputs(
         for names in _shared_groups(sides, ranges, f, across=f in PART_LINES):
             targets = [{"section": "network", "side": side_of[n], "field": fig.core} for n in names]
             keys = tuple(f"fabric.{n}.{f}" for n in names)
-            out.append(_input(_label(names, fig.label), fig, ranges[names[0]][f], targets, names, keys))
+            out.append(_input(_label(_shown(names, sides), fig.label), fig, ranges[names[0]][f], targets, names, keys))
     for section, entry_id, entry, fixed_keys in (
         ("gpu", gpu, catalog.gpu_price(gpu), fixed_for(gpu)),
         ("scale_up", scale_up, catalog.scale_up_price(scale_up), set()),
@@ -248,12 +256,17 @@ def error_inputs(
     if common:
         target: list[dict[str, Any]] = [{"section": "model_error", "side": None, "field": "common"}]
         out.append(_error_input("model error, step time (all designs)", "common", common, target))
-    if collective.common:
-        target = [{"section": "model_error", "side": None, "field": "collective"}]
-        out.append(_error_input("model error, communication (all fabrics)", "collective", collective.common, target))
     by_base: dict[str, list[int]] = {}
     for name, side in sides:
         by_base.setdefault(base_fabric(name), []).append(side)
+    if collective.common:
+        target = [{"section": "model_error", "side": None, "field": "collective"}]
+        out.append(_error_input("model error, communication (all fabrics)", "collective", collective.common, target))
+    for family, values in sorted(collective.common_by_family.items()):
+        mine = [s for b, ss in by_base.items() if collective.family_of.get(b) == family for s in ss]
+        targets = [{"section": "model_error", "side": s, "field": "collective"} for s in mine]
+        if targets:
+            out.append(_error_input(f"model error, communication ({family} fabrics)", "collective", values, targets))
     for base, own in sorted(collective.specific.items()):
         if base in by_base and own:
             targets = [{"section": "model_error", "side": s, "field": "collective"} for s in by_base[base]]
