@@ -69,7 +69,8 @@ async def _read(url: str, profile: Path, shots: Path) -> dict[str, object]:
 def test_the_memo_reads_in_a_headless_browser(tmp_path):
     if CHROMIUM is None:
         pytest.fail("SCALEFRONT_REQUIRE_BROWSER=1 but no chromium on PATH (apt-get install chromium)")
-    result = compare("ib-vs-roce", "ib-ndr", ["roce-400g", "roce-400g@branded"], options=RoiOptions(samples=300))
+    designs = ["roce-400g@untuned", "roce-400g@tuned", "roce-400g@branded"]
+    result = compare("ib-vs-roce", "ib-ndr", designs, options=RoiOptions(samples=300))
     html = write_report(result, tmp_path / "memo", date="2026-11-26")
     shots = tmp_path / "shots"
     shots.mkdir()

@@ -15,7 +15,7 @@ import polars as pl
 
 from scalefront.roi.charts import CHARTS
 from scalefront.roi.result import RoiResult
-from scalefront.roi.text import Call, call_of, call_text, changes, population
+from scalefront.roi.text import Call, call_of, call_text, changes, population, typical_agrees, what_changes
 from scalefront.roi.words import chance, family, money, months_text, share_text
 
 __all__ = ["Block", "memo"]
@@ -127,8 +127,10 @@ def _recommendation(r: RoiResult, calls: list[Call]) -> str:
     first = calls[0]
     label = r.labels.get(first.fabric_b, first.fabric_b)
     who = {"A": r.labels.get(r.fabric_a, r.fabric_a), "B": label}
-    flips = changes(r, first.gpus, first.fabric_b)
+    flips = changes(r, first.gpus, first.fabric_b) if typical_agrees(first) else []
     unless = f", unless {_join(flips)}" if flips else ""
+    if not typical_agrees(first):
+        unless = f"; {what_changes(r, first)}"
     if first.kind in who:
         text = f"Buy {who[first.kind]} at {first.gpus:,} GPUs{unless}."
     elif first.kind.startswith("leans"):
@@ -151,11 +153,7 @@ def _recommendation(r: RoiResult, calls: list[Call]) -> str:
 
 
 def _changes_line(r: RoiResult, c: Call) -> str:
-    flips = changes(r, c.gpus, c.fabric_b)
-    what = (
-        f"the verdict changes if {_join(flips)}" if flips else "no single input, moved alone over its range, changes it"
-    )
-    return f"Against {r.labels.get(c.fabric_b, c.fabric_b)}: {what}."
+    return f"Against {r.labels.get(c.fabric_b, c.fabric_b)}: {what_changes(r, c)}."
 
 
 def _join(items: list[str]) -> str:
@@ -322,16 +320,7 @@ def memo(r: RoiResult, date: str, version: str) -> list[Block]:
         Block("h2", "What would change the decision"),
         Block(
             "ul",
-            items=[
-                f"Against {r.labels.get(c.fabric_b, c.fabric_b)}: "
-                + (
-                    _join(changes(r, c.gpus, c.fabric_b))
-                    if changes(r, c.gpus, c.fabric_b)
-                    else "no single input, moved alone over its range"
-                )
-                + "."
-                for c in calls
-            ],
+            items=[f"Against {r.labels.get(c.fabric_b, c.fabric_b)}: {what_changes(r, c)}." for c in calls],
         ),
         Block("h2", "Charts"),
         *(Block("figure", text=name, items=[caption]) for name, caption in CHARTS.items()),

@@ -40,8 +40,10 @@ __all__ = [
     "population",
     "render",
     "tokens_text",
+    "typical_agrees",
     "value_text",
     "verdict",
+    "what_changes",
 ]
 
 #: The terminal output fits this many columns.
@@ -192,23 +194,33 @@ def verdict(result: RoiResult) -> str:
     return text + _what_changes(result, first)
 
 
-def _what_changes(result: RoiResult, call: Call) -> str:
-    """What would change the call on one design: the flips, when the call and the typical-value case agree;
-    else that the answer rests on how the inputs spread (the flips would move the typical case towards the call)."""
-    label = result.labels.get(call.fabric_b, call.fabric_b)
-    typical_npv = call.row["npv_usd"]
-    if (typical_npv > 0) != (call.p > 0.5):
+def typical_agrees(call: Call) -> bool:
+    """Whether the typical-value case (every input at its most likely value) falls on the side the call does: the
+    flips are crossings of the typical case's NPV, so they change the call only then."""
+    return (call.row["npv_usd"] > 0) == (call.p > 0.5)
+
+
+def what_changes(result: RoiResult, call: Call) -> str:
+    """What would change the call on one design, as a clause: the flips when the call and the typical-value case
+    agree; else that the answer rests on how the inputs spread (its widest input named)."""
+    if not typical_agrees(call):
         bars = result.tornado.filter((pl.col("gpus") == call.gpus) & (pl.col("fabric_b") == call.fabric_b))
         top = bars.sort("rank")["input"].head(1).to_list()
         chiefly = f", chiefly {top[0]}" if top else ""
         return (
-            f" Against {label}, with every input at its most likely value the answer goes the other way (NPV "
-            f"{money(typical_npv, True)}): it rests on how the uncertain inputs spread{chiefly}."
+            "with every input at its most likely value the answer goes the other way (NPV "
+            f"{money(call.row['npv_usd'], True)}): it rests on how the uncertain inputs spread{chiefly}"
         )
     flips = changes(result, call.gpus, call.fabric_b)
-    if flips:
-        return f" Against {label}, it would change if " + _or(flips) + "."
-    return " No single input, moved alone over its range, changes it."
+    return f"it would change if {_or(flips)}" if flips else "no single input, moved alone over its range, changes it"
+
+
+def _what_changes(result: RoiResult, call: Call) -> str:
+    label = result.labels.get(call.fabric_b, call.fabric_b)
+    clause = what_changes(result, call)
+    if clause.startswith("no single input"):
+        return " No single input, moved alone over its range, changes it."
+    return f" Against {label}, {clause}."
 
 
 def _has(result: RoiResult, gpus: int, b: str) -> bool:
