@@ -16,7 +16,7 @@ import polars as pl
 from scalefront.roi.charts import CHARTS
 from scalefront.roi.result import RoiResult
 from scalefront.roi.text import Call, call_of, call_text, changes, population, typical_agrees, what_changes
-from scalefront.roi.words import chance, family, money, months_text, share_text
+from scalefront.roi.words import chance, family, median_payback_text, money, share_text
 
 __all__ = ["Block", "memo"]
 
@@ -169,7 +169,7 @@ def _headline_table(r: RoiResult, calls: list[Call]) -> Block:
         "NPV P10 / P50 / P90",
         "P(A pays)",
         "P without model error",
-        "payback",
+        "payback (P50)",
         "IRR",
     ]
     rows = []
@@ -184,7 +184,7 @@ def _headline_table(r: RoiResult, calls: list[Call]) -> Block:
                 f"{money(x['npv_usd_p10'], True)} / {money(x['npv_usd_p50'], True)} / {money(x['npv_usd_p90'], True)}",
                 chance(c.p),
                 chance(c.p_no_error),
-                months_text(x["payback_months"], x["payback"]),
+                median_payback_text(x["payback_months_p50"], x["life_months"]),
                 "none" if x["irr"] is None or not math.isfinite(x["irr"]) else f"{x['irr']:+.0%}",
             ]
         )

@@ -14,6 +14,7 @@ __all__ = [
     "chance",
     "condition",
     "family",
+    "median_payback_text",
     "money",
     "months_text",
     "past",
@@ -58,6 +59,14 @@ def months_text(months: float, kind: str) -> str:
     if kind == "months":
         return f"{math.ceil(months):,} mo"
     return kind
+
+
+def median_payback_text(months: float, life_months: float) -> str:
+    """The Monte Carlo's median payback in a table: `14 mo`, or `beyond life` when the median scenario does not
+    pay back within the life (its months infinite or past the life)."""
+    if math.isfinite(months) and months <= life_months:
+        return f"{math.ceil(months):,} mo"
+    return "beyond life"
 
 
 def chance(p: float, short: bool = False) -> str:
