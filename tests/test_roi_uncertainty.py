@@ -36,15 +36,29 @@ def test_the_collective_error_is_a_common_term_and_one_term_per_fabric(result):
 
 
 def test_efa_is_kept_apart_from_the_rdma_fabrics():
-    rdma = collective_error_terms(CAT, ["ib-ndr", "roce-400g"])
-    efa = collective_error_terms(CAT, ["efa"])
+    # The fallback (pooled validation residuals): EFA's curves never enter the RDMA fabrics' common term.
+    rdma = collective_error_terms(CAT, ["ib-ndr", "roce-400g"], "validation")
+    efa = collective_error_terms(CAT, ["efa"], "validation")
     assert rdma.common and efa.common and not set(efa.common) & set(rdma.common) - {0.0}
     # The specific term is the offset of the fabric's own curves: a spread around its bias, not the pooled spread.
     for values in rdma.specific.values():
         assert len(values) == 400 and values == sorted(values)
         width = values[360] - values[40]
         assert width < rdma.common[int(0.9 * len(rdma.common))] - rdma.common[int(0.1 * len(rdma.common))]
-    assert collective_error_terms(CAT, ["ib-ndr", "roce-400g"]) == rdma, "the same catalog gives the same terms"
+    assert collective_error_terms(CAT, ["ib-ndr", "roce-400g"], "validation") == rdma, "the same catalog, the same"
+
+
+def test_the_decomposition_draws_one_common_term_per_transport_family():
+    # data/model_error.toml's per-fabric decomposition (issue 19), drawn as zero-mean normals of its RMS: one common
+    # term for InfiniBand and RoCE (one NCCL transport), one per family when EFA is compared with InfiniBand.
+    same = collective_error_terms(CAT, ["ib-ndr@default", "roce-400g@tuned"])
+    assert same.common and not same.common_by_family and set(same.specific) == {"ib-ndr", "roce-400g"}
+    net_ib = next(f for f in CAT.errors.collective_family if f.family == "net_ib")
+    # The 400 points' standard deviation is the family's RMS (within the quantile grid's discretisation).
+    sd = (sum(v * v for v in same.common) / len(same.common)) ** 0.5
+    assert sd == pytest.approx(net_ib.log_rms, rel=0.02) and sum(same.common) == pytest.approx(0.0, abs=1e-9)
+    apart = collective_error_terms(CAT, ["ib-ndr", "efa"])
+    assert set(apart.common_by_family) == {"net_ib", "efa"} and apart.family_of == {"ib-ndr": "net_ib", "efa": "efa"}
 
 
 def test_prices_load_on_their_groups_as_stated():
