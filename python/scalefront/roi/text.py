@@ -102,12 +102,15 @@ def _speed(row: dict[str, Any]) -> str:
 
 
 def _cost(result: RoiResult, row: dict[str, Any]) -> str:
+    """A's extra TCO (P50) in dollars and as a share of B's, and the fabric premium a quote set (`--premium`)."""
     extra, share = row["extra_tco_usd_p50"], row["extra_tco_share_p50"]
     years = row["life_months"] / 12
     more = "more" if extra >= 0 else "less"
+    premium = result.options.premium
+    quoted = f" at an actual premium of {premium - 1:+.0%} on its fabric" if premium is not None else ""
     return (
         f"costs {money(abs(extra))} {more} over the {years:g}-year life ({share_text(abs(share))} of the total cost "
-        "of ownership)"
+        f"of ownership){quoted}"
     )
 
 

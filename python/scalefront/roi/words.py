@@ -162,8 +162,7 @@ def condition(bar: dict[str, Any], families: dict[str, str], value: float | None
         return f"{whose} runs {pct} {how} than the model predicts"
     if section in ("network", "gpu") and bar["unit"] == "usd":
         part = _PARTS.get(field, field)
-        if field == "server_usd":
-            who = "the"
+        who = "" if field == "server_usd" else who
         verb = "exceeds" if above else "falls below"
         return f"the {who} {part} quote {verb} {text}".replace("  ", " ")
     label = str(bar.get("label") or bar.get("input") or field)
