@@ -201,7 +201,7 @@ def verdict(result: RoiResult) -> str:
 def typical_agrees(call: Call) -> bool:
     """Whether the typical-value case (every input at its most likely value) falls on the side the call does: the
     flips are crossings of the typical case's NPV, so they change the call only then."""
-    return (call.row["npv_usd"] > 0) == (call.p > 0.5)
+    return bool(call.row["npv_usd"] > 0) == (call.p > 0.5)
 
 
 def what_changes(result: RoiResult, call: Call) -> str:
