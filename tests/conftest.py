@@ -37,6 +37,7 @@ MARKS_BY_PATH: dict[str, tuple[str, ...]] = {
     "tui/": ("ui",),
     "tui/test_terminal.py": ("process",),  # the console script in a real pseudo-terminal
     "tui/test_browser.py": ("process",),  # `scalefront serve` and a headless Chromium
+    "test_memo_browser.py": ("process",),  # the decision memo in a headless Chromium
     "tui/test_serve_security.py": ("process",),  # real `scalefront serve` processes (and a few pure checks)
     "test_fuzz.py": ("fuzz",),
     "test_fuzz_review.py": ("fuzz",),

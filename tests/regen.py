@@ -11,9 +11,9 @@ The steps, each reading what the ones before it wrote:
    its catalog figure table `data/README.md`'s field tables (`python -m scalefront.dev.schema --write`);
 2. protocols: each NIC's LL/LL128 step savings in `data/fabrics.toml`, fitted on its fabrics' calibration curves
    (`scalefront validate --calibrate-protocols --write data/fabrics.toml --force`), then a rebuild;
-3. calibration: each training framework's fitted terms in `data/frameworks.toml`
-   (`scalefront validate --calibrate --write data/frameworks.toml --force`), then a rebuild (the catalogs are
-   embedded);
+3. calibration: each training framework's fitted terms in `data/frameworks.toml` and each GPU's serving_efficiency
+   in `data/gpus.toml` (`scalefront validate --calibrate --write data/frameworks.toml --write-gpus data/gpus.toml
+   --force`), then a rebuild (the catalogs are embedded);
 4. error model: `data/model_error.toml` (`scalefront validate --calibrate-errors --out ... --force`), then a rebuild;
 5. `docs/validation.md` (`scalefront validate --markdown`);
 6. the README's figures taken from that table (`README_FIGURES`: counts, medians, coverage);
@@ -99,14 +99,19 @@ CALIBRATION_DATE = re.compile(r'^(\w+ = "Calibrated: [^"]*); \d{4}-\d{2}"$', re.
 
 
 def calibration(texts: dict[str, str]) -> dict[str, str]:
-    old = texts["data/frameworks.toml"]
+    """data/frameworks.toml's fitted terms and data/gpus.toml's serving_efficiency, as `--calibrate` writes them."""
+    names = {"--write": "data/frameworks.toml", "--write-gpus": "data/gpus.toml"}
     with tempfile.TemporaryDirectory(prefix="scalefront-regen-") as tmp:
-        path = Path(tmp) / "frameworks.toml"
-        path.write_text(old, encoding="utf-8")
-        scalefront("validate", "--calibrate", "--write", str(path), "--force")
-        new = path.read_text(encoding="utf-8")
-    undated = [CALIBRATION_DATE.sub(r'\1; DATE"', t) for t in (old, new)]
-    return {"data/frameworks.toml": old if undated[0] == undated[1] else new}
+        paths = {flag: Path(tmp) / Path(name).name for flag, name in names.items()}
+        for flag, path in paths.items():
+            path.write_text(texts[names[flag]], encoding="utf-8")
+        scalefront("validate", "--calibrate", *(a for f, p in paths.items() for a in (f, str(p))), "--force")
+        new = {names[flag]: path.read_text(encoding="utf-8") for flag, path in paths.items()}
+    out = {}
+    for name, text in new.items():
+        undated = [CALIBRATION_DATE.sub(r'\1; DATE"', t) for t in (texts[name], text)]
+        out[name] = texts[name] if undated[0] == undated[1] else text
+    return out
 
 
 #: The date `--calibrate-protocols --write` stamps on a fitted saving's source: kept where the fit did not move.
@@ -236,7 +241,7 @@ class Step:
 STEPS = [
     Step("schema", SCHEMA_FILES, schema_files),
     Step("protocols", ("data/fabrics.toml",), protocols, embedded=True),
-    Step("calibration", ("data/frameworks.toml",), calibration, embedded=True),
+    Step("calibration", ("data/frameworks.toml", "data/gpus.toml"), calibration, embedded=True),
     Step("error model", ("data/model_error.toml",), error_model, embedded=True),
     Step("validation table", ("docs/validation.md",), validation_docs),
     Step("README figures", ("docs/validation.md", "README.md"), readme_figures),

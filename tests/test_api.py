@@ -5,6 +5,7 @@ Worked values are shown in comments. How front ends find and use the API: test_u
 
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import replace
 
@@ -294,20 +295,23 @@ def test_what_ifs_move_the_comparison_the_right_way(draft):
     rent = api.compare_fabrics(draft, replace(base, mode="rent"), samples=100)
     assert rent.table["cost_ib-ndr"].to_list() == rent.table["rent_a_usd"].to_list()
     assert "break_even_premium" not in [c.name for c in rent.columns]
-    assert rent.verdict.startswith("renting") and before.verdict.startswith("Compared: InfiniBand (ib-ndr@default)")
+    assert rent.verdict.startswith("renting") and before.verdict.startswith("At 16,384 GPUs")
 
 
 def test_tornado_bars_come_with_flip_values(draft):
     view = api.compare_fabrics(draft, api.what_if_defaults(draft, "ib-ndr", "roce-400g"), sensitivity=True, samples=50)
     assert view.tornado is not None
     bars = view.tornado[16384]
-    assert {"roce-400g@untuned tail latency factor", "roce-400g@untuned switch price"} <= {b.input for b in bars}
+    assert {"roce-400g tail latency factor", "roce-400g switch price"} <= {b.input for b in bars}
     widths = [abs(b.high - b.low) for b in bars]
     assert widths == sorted(widths, reverse=True)  # widest first
     assert all(b.low_label and b.high_label for b in bars)
     # Where an input's range crosses the verdict the bar says where (at 8,192 GPUs today: placement, both collective
     # errors, NIC and server prices); at 16,384 the compute model leaves IB ahead across every range.
     assert any(b.flips_at for counts in view.tornado.values() for b in counts)
+    # Whole numbers (operations staff) flip at whole numbers, shown as "<= 5" / ">= 7", never "< 5.4".
+    staff = [b.flips_at for bs in view.tornado.values() for b in bs if "operations staff" in b.input and b.flips_at]
+    assert staff and all(re.fullmatch(r"(<=|>=) \d+", f) for f in staff), staff
     assert api.compare_fabrics(draft, api.what_if_defaults(draft, "ib-ndr", "roce-400g"), samples=10).tornado is None
 
 

@@ -4,6 +4,7 @@ conversions, sources, ranges and the ROI's labels and units follow the rows."""
 
 from __future__ import annotations
 
+import copy
 import types
 import typing
 from typing import Any
@@ -19,7 +20,7 @@ from scalefront.inputs.catalog.loader import ENTRY_CLASSES
 from scalefront.roi.uncertain import fabric_inputs, price_inputs
 
 #: The entry fields that are not catalog fields: where the sources and the ranges of the others are kept.
-BOOKKEEPING = {"sources", "ranges"}
+BOOKKEEPING = {"sources", "ranges", "status"}
 
 
 def _fields(cls: Any) -> dict[str, Any]:
@@ -119,21 +120,29 @@ def _fabric_with(fabric: str, **ranges: tuple[float, float, float]) -> FabricEnt
 
 def test_a_ranged_fabric_figure_is_an_roi_input_in_si_with_its_label_and_unit():
     entry = _fabric_with("ib-ndr", link_gbps=(200.0, 400.0, 800.0), nic_latency_us=(4.0, 5.0, 6.0))
-    inputs = {i.name: i for i in fabric_inputs("ib-ndr", 0, entry)}
+    cat = copy.deepcopy(builtin_catalog())
+    cat.fabrics["ib-ndr"] = entry
+    inputs = {i.name: i for i in fabric_inputs(cat, [("ib-ndr", 0)])}
     rate = inputs["ib-ndr line rate"]
     # 200 / 400 / 800 Gb/s = 2.5e10 / 5e10 / 1e11 bytes/s, shown back in Gb/s.
     assert (rate.low, rate.typical, rate.high) == (2.5e10, 5e10, 1e11)
     assert rate.unit == "gbps" and rate.targets == [{"section": "fabric", "side": 0, "field": "link_bytes_per_s"}]
     assert rate.typical * rate.display_scale == pytest.approx(400.0)
-    latency = inputs["ib-ndr NIC latency"]
+    # A figure of the NIC and its transport belongs to the NIC (one draw for every fabric on it, issue 19).
+    latency = inputs[f"{entry.nic} NIC latency"]
     assert latency.unit == "us" and latency.high == pytest.approx(6e-6)
 
 
 def test_price_inputs_take_their_labels_and_units_from_the_table():
     cat = builtin_catalog()
-    inputs = {i.name: i for i in price_inputs(cat, "ib-ndr", "roce-400g", "h100-sxm", "nvlink4-8", {})}
-    # Both fabrics buy the same NIC-side module at the same range: one input, labelled by its figure.
-    assert inputs["NIC optics price (both fabrics)"].unit == "usd"
+    inputs = {i.name: i for i in price_inputs(cat, [("ib-ndr", 0), ("roce-400g", 1)], "h100-sxm", "nvlink4-8", {})}
+    # Both fabrics buy the same ConnectX-7 card at the same range: one input, labelled by its figure and both ids;
+    # InfiniBand's NIC-side module is NVIDIA's (LinkX), its own input.
+    assert inputs["NIC price (ib-ndr, roce-400g)"].unit == "usd"
+    assert inputs["NIC price (ib-ndr, roce-400g)"].targets == [
+        {"section": "network", "side": s, "field": "nic_usd"} for s in (0, 1)
+    ]
+    assert inputs["ib-ndr NIC optics price"].targets == [{"section": "network", "side": 0, "field": "nic_optic_usd"}]
     assert inputs["PUE"].unit == "ratio" and inputs["utilisation"].unit == "fraction"
     for i in inputs.values():
         (target,) = {t["section"] for t in i.targets}

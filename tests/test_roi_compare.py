@@ -16,7 +16,8 @@ from scalefront import _core, evaluate
 from scalefront.errors import UsageError
 from scalefront.inputs.catalog import builtin_catalog
 from scalefront.roi import RoiOptions, compare, model_error_residuals
-from scalefront.roi.text import WIDTH, render, verdict
+from scalefront.roi.model_error import collective_error_terms
+from scalefront.roi.text import WIDTH, modes_text, render, verdict
 
 CAT = builtin_catalog()
 
@@ -52,10 +53,11 @@ def test_one_row_per_gpu_count_owned_and_like_for_like(result):
         assert col in t.columns, col
     # No duplicate of the break-even (the old "life" column) and no rent-mode cost in the ROI table.
     assert not [c for c in t.columns if c.startswith("break_even_premium_life") or "rent" in c]
-    # Cost-avoidance valuation: NPV = savings = rho TCO_B - TCO_A.
+    # Cost-avoidance valuation: NPV = savings = rho TCO_B - TCO_A - the capacity A's later delivery loses.
     for r in t.iter_rows(named=True):
         assert r["npv_usd"] == pytest.approx(r["savings_usd"], rel=1e-9, abs=1e-3)
-        assert r["savings_usd"] == pytest.approx(r["speed_ratio"] * r["tco_b_usd"] - r["tco_a_usd"], rel=1e-9)
+        expected = r["speed_ratio"] * r["tco_b_usd"] - r["tco_a_usd"] - r["delay_usd"]
+        assert r["savings_usd"] == pytest.approx(expected, rel=1e-9)
         assert r["break_even_premium_p10"] <= r["break_even_premium_p50"] <= r["break_even_premium_p90"]
 
 
@@ -130,22 +132,26 @@ def test_tornado_flip_values_flip_the_verdict_when_fed_back():
     assert checked >= 2
 
 
-def test_verdict_names_the_payback_the_break_even_band_and_the_flips(result):
+def test_the_verdict_states_the_winner_its_cost_its_speed_and_how_often_it_pays(result):
     v = verdict(result)
-    # The first sentence states the operating modes compared (issue 19): the bare ids are their default modes.
-    first, _, rest = v.partition(". For ")
-    assert first.startswith("Compared: InfiniBand (ib-ndr@default), NCCL defaults on InfiniBand")
-    assert "Ethernet (roce-400g@untuned), NCCL defaults: 1 queue pair" in first
-    assert rest.startswith("this workload (llama3-70b, 2T tokens) at 16,384 GPUs, InfiniBand (ib-ndr@default) ")
-    assert "premium of" in v and "P10-P90" in v and "flips if" in v
+    # The report states the operating modes compared (issue 19): the bare ids are their default modes.
+    modes = modes_text(result)
+    assert modes.startswith("Compared: InfiniBand (ib-ndr@default), NCCL defaults on InfiniBand")
+    assert "Ethernet (roce-400g@untuned), NCCL defaults: 1 queue pair" in modes
     row = result.table.filter(pl.col("gpus") == 16384).row(0, named=True)
-    assert f"{row['break_even_premium'] - 1:+.0%}" in v
+    assert v.startswith("At 16,384 GPUs (llama3-70b, 2T tokens), against Ethernet (roce-400g@untuned): ")
+    assert "of the scenarios" in v and "without the model's own error" in v
+    # The central figure is the Monte Carlo's median, not the typical-value estimate.
+    from scalefront.roi.words import money
+
+    assert money(abs(row["extra_tco_usd_p50"])) in v
 
 
 def test_terminal_output_fits_100_columns(result):
     text = render(result)
     assert max(len(line) for line in text.splitlines()) <= WIDTH
-    assert text.splitlines()[0].startswith("Compared: InfiniBand (ib-ndr@default)")
+    assert text.splitlines()[0].startswith("At 16,384 GPUs")
+    assert any(line.startswith("Compared: InfiniBand (ib-ndr@default)") for line in text.splitlines())
 
 
 def test_roi_help_is_readable(capsys):
@@ -161,11 +167,14 @@ def test_out_and_report_are_atomic_and_refuse_to_overwrite(capsys, tmp_path):
     argv = ["roi", "--samples", "50", "--out", str(out), "--report", str(rep)]
     code, stdout, _ = run(argv, capsys)
     assert code == 0 and out.exists()
-    assert pl.read_csv(out)["gpus"].to_list() == [512, 1024, 2048, 4096, 8192, 16384]
+    # One row per (GPU count, design B): the scenario compares with RoCE untuned and tuned.
+    table = pl.read_csv(out)
+    assert table["gpus"].to_list() == [n for n in (512, 1024, 2048, 4096, 8192, 16384) for _ in range(2)]
+    assert table["fabric_b"].to_list()[:2] == ["roce-400g@untuned", "roce-400g@tuned"]
     html_text = (rep / "report.html").read_text()
     assert html_text.count("<svg") == 5 and "<script" not in html_text and "src=" not in html_text
     md = (rep / "report.md").read_text()
-    assert "![" in md and "break_even.svg" in md and (rep / "tornado.svg").exists()
+    assert "![" in md and "npv.svg" in md and (rep / "tornado.svg").exists()
     before = files_in(tmp_path)
     code, stdout, err = run(argv, capsys)
     assert_one_line_error(code, stdout, err, "--force")
@@ -187,10 +196,12 @@ def test_progress_reports_samples():
 
 
 def test_model_error_sources():
-    common, collective, label = model_error_residuals("validation", CAT)
-    assert len(common) >= 20 and len(collective) >= 10 and "validation" in label
+    common, label = model_error_residuals("validation", CAT)
+    assert len(common) >= 20 and "validation" in label
     assert common == sorted(common) and -1.0 < common[0] < 0 < common[-1] < 1.0
-    assert model_error_residuals("none", CAT)[:2] == ([], [])
+    collective = collective_error_terms(CAT, ["ib-ndr", "roce-400g"], "validation")
+    assert len(collective.common) >= 10 and set(collective.specific) == {"ib-ndr", "roce-400g"}
+    assert model_error_residuals("none", CAT)[0] == [] and collective_error_terms(CAT, ["ib-ndr"], "none").common == []
     none = compare(roi_problem(), options=RoiOptions(samples=50, model_error="none"))
     assert not [i for i in none.inputs if "model error" in i.name]
     with pytest.raises(UsageError, match="--model-error"):
@@ -199,8 +210,9 @@ def test_model_error_sources():
 
 def test_model_error_from_a_file(write):
     path = write("err.toml", "common_log_residuals = [-0.1, 0.0, 0.1]\ncollective_log_residuals = [0.05]\n")
-    common, collective, label = model_error_residuals(str(path), CAT)
-    assert (common, collective, label) == ([-0.1, 0.0, 0.1], [0.05], str(path))
+    common, label = model_error_residuals(str(path), CAT)
+    assert (common, label) == ([-0.1, 0.0, 0.1], str(path))
+    assert collective_error_terms(CAT, ["ib-ndr"], str(path)).common == [0.05]
 
 
 def test_a_workload_mix_weighs_its_workloads():
@@ -212,7 +224,7 @@ def test_a_workload_mix_weighs_its_workloads():
     w = r.workloads
     assert sorted(set(w["workload"])) == ["long-context", "pretraining"]
     assert w.filter(pl.col("workload") == "pretraining")["share"][0] == 0.7
-    assert verdict(r).partition(". ")[2].startswith("For this mix (pretraining 70%, long-context 30%)")
+    assert verdict(r).startswith("At 16,384 GPUs (the mix pretraining 70%, long-context 30%)")
     # Each workload's own speed ratio bounds the mix's.
     for row in r.table.iter_rows(named=True):
         per = w.filter(pl.col("gpus") == row["gpus"])
@@ -268,6 +280,11 @@ def test_own_cost_of_a_run_is_its_busy_time_at_the_levelised_tco():
         "oob_usd_per_rack": 0.0,
         "support_fraction_per_year": 0.0,
         "nos_usd_per_switch_year": 0.0,
+        "fabric_manager_usd_per_endpoint_year": 0.0,
+        "usd_per_fte_year": 0.0,
+        "optic_replacement_fraction_per_year": 0.0,
+        "switch_replacement_fraction_per_year": 0.0,
+        "nic_replacement_fraction_per_year": 0.0,
     }
     r = evaluate(prices=plain)
     econ = CAT.economics_or_error()

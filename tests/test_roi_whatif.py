@@ -27,7 +27,7 @@ def draft() -> api.ScenarioDraft:
 def test_a_quote_means_what_roi_premium_means(draft, tmp_path, capsys):
     """+30% in the UI is `scalefront roi --premium 1.3`: the same table, number for number."""
     path = draft.save(tmp_path / "s.toml").file
-    assert main(["roi", str(path), "--premium", "1.3", "--samples", str(SAMPLES), "--json"]) == 0
+    assert main(["roi", str(path), "--b", "roce-400g", "--premium", "1.3", "--samples", str(SAMPLES), "--json"]) == 0
     cli = json.loads(capsys.readouterr().out)["rows"]
     view = api.compare_fabrics(draft, api.WhatIf("ib-ndr", "roce-400g", premium=1.3), samples=SAMPLES)
     assert [r["gpus"] for r in cli] == view.table["gpus"].to_list()
@@ -73,8 +73,8 @@ def test_a_changed_price_keeps_its_uncertainty(draft):
 
 def test_the_verdict_speaks_of_any_gpu_count(draft):
     view = api.compare_fabrics(draft, api.WhatIf("ib-ndr", "roce-400g"), samples=SAMPLES)
-    assert "at 4,096 GPUs" in view.verdict and "at 4,096 GPUs" in api.verdict_at(view, 4096)
-    assert "at 2,048 GPUs" in api.verdict_at(view, 2048)
+    assert "At 4,096 GPUs" in view.verdict and "At 4,096 GPUs" in api.verdict_at(view, 4096)
+    assert "At 2,048 GPUs" in api.verdict_at(view, 2048)
     with pytest.raises(ValueError, match="512"):
         api.verdict_at(view, 512)
 

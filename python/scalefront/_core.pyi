@@ -18,6 +18,7 @@ __all__ = [
     "ATTENTION_SEQS",
     "SMALL_GEMM_FLOPS",
     "RoiHandle",
+    "RoiSession",
     "SweepHandle",
     "__version__",
     "_panic_for_test",
@@ -34,11 +35,15 @@ __all__ = [
     "network_bom",
     "parameters",
     "result_records",
+    "roi_analyse",
     "roi_compare",
     "roi_monte_carlo",
     "roi_summarise",
     "run_sweep",
     "schema",
+    "serve",
+    "serve_axes",
+    "serve_sweep",
     "shard_ranges",
     "space_size",
 ]
@@ -67,6 +72,8 @@ class _MetricDoc(TypedDict):
 class _Schema(TypedDict):
     inputs: list[_InputDoc]
     metrics: list[_MetricDoc]
+    #: The metrics of a serving evaluation (`serve`).
+    serving_metrics: list[_MetricDoc]
     #: The suffix a name carries for its unit, by unit.
     unit_suffixes: dict[str, str]
 
@@ -159,6 +166,9 @@ class _SideReport(_SideSpeed):
     it_power_w: float
     #: Present value of each component (`SideCost::breakdown`), the fabric's lines at the premium applied.
     breakdown_usd: dict[str, float]
+    #: What each quotable price line amounts to (USD, by the price line's name): the hardware lines' capex,
+    #: the present value of the yearly lines (support, NOS and fabric manager licences), the servers.
+    lines_usd: dict[str, float]
 
 class _Comparison(TypedDict):
     """The comparison of A and B at one GPU count."""
@@ -185,7 +195,20 @@ class _Comparison(TypedDict):
     savings_usd: float
     #: The value of one busy GPU-hour used for NPV and payback.
     value_usd_per_gpu_hour: float
+    #: NPV of choosing A: -(extra capex + delay) + PV(monthly benefit) + PV(extra resale).
     npv_usd: float
+    #: A's extra capex over B's (negative: A is cheaper upfront).
+    extra_capex_usd: float
+    #: PV(TCO_A) - PV(TCO_B): what A costs more over the life, before valuing any speed difference.
+    extra_tco_usd: float
+    #: A's extra running cost a year (energy, support, licences, staff, replacements).
+    extra_opex_usd_per_year: float
+    #: The value of A's extra capacity a year (negative when A is slower).
+    extra_capacity_usd_per_year: float
+    #: A's extra resale at the end of the life (undiscounted).
+    extra_residual_usd: float
+    #: The capacity A's later delivery loses (its lead time beyond B's), valued as extra capacity is; at month 0.
+    delay_usd: float
     #: PV of A's extra capacity over the life at the valuation.
     speed_value_usd: float
     payback: Literal["months", "beyond life", "dominant", "trade-off", "never"]
@@ -200,43 +223,80 @@ class _Comparison(TypedDict):
     usd_per_useful_gpu_hour_b: float
 
 class _TornadoBar(TypedDict):
-    """One input's bar of the tornado at one GPU count."""
+    """One input's bar of the tornado of one (GPU count, B) pair, on the headline metric: the NPV of choosing A
+    (equal to the savings per delivered work when no value per GPU-hour is given)."""
 
     #: Index into the inputs.
     input: int
     low: float
     typical: float
     high: float
-    #: Savings of choosing A (rho PV(TCO_B) - PV(TCO_A)) with the input at low and at high, the others typical.
-    savings_low_usd: float
-    savings_high_usd: float
+    #: NPV of choosing A with the input at low and at high, the others typical.
+    npv_low_usd: float
+    npv_high_usd: float
     break_even_low: float
     break_even_high: float
-    #: The value (nearest the typical one) at which the savings change sign; NaN when none in [low, high].
+    #: The value (nearest the typical one) at which the NPV changes sign: the first value past the flip (a
+    #: whole number for a whole-number input); NaN when none in [low, high].
     flip: float
+    #: Where the line through (low, NPV at low) and (high, NPV at high) crosses zero, in or beyond the range:
+    #: the exact flip of an input the NPV is linear in (a unit price: what quote would flip the verdict);
+    #: NaN when the two ends are equal.
+    linear_flip: float
+
+class _CashFlowYear(TypedDict):
+    """One year of the premium's cash flows (year 0: the upfront outlay), in USD of that year and discounted."""
+
+    year: int
+    #: A's extra capex and the delay's lost capacity (year 0 only; a cost, so negative).
+    upfront_usd: float
+    #: The months' benefits of the year: extra capacity valued, less extra running cost.
+    benefit_usd: float
+    #: A's extra resale (the last year only).
+    residual_usd: float
+    net_usd: float
+    #: The year's flows, each discounted from its month.
+    discounted_usd: float
+    #: The discounted flows so far: at the last year, the NPV.
+    cumulative_discounted_usd: float
 
 class _CountReport(_Comparison):
-    """The comparison at one GPU count at typical values: its figures, the two designs' topologies, both sides and
-    the tornado of every uncertain input."""
+    """One (GPU count, B) pair at typical values: the comparison's figures, the two designs' topologies, both
+    sides, the tornado of every uncertain input that moves the NPV, and the premium's yearly cash flows."""
 
+    #: Which B (1, 2, ...).
+    side_b: int
     topology_a: str
     topology_b: str
     a: _SideReport
     b: _SideReport
     tornado: list[_TornadoBar]
+    cash_flows: list[_CashFlowYear]
+    #: The yearly internal rate of return of choosing A (its premium against its benefits); NaN when the flows
+    #: never change sign or are not an outlay followed by returns (`Flows::irr`).
+    irr: float
 
 class _TypicalReport(TypedDict):
-    """The comparison at typical values, per GPU count."""
+    """The comparison at typical values, per (GPU count, B) pair."""
 
     counts: list[_CountReport]
 
 class _McSummary(TypedDict):
-    """The Monte Carlo result at one GPU count."""
+    """The Monte Carlo result of one (GPU count, B) pair. P is the share of the samples: each sample draws every
+    price, fabric figure and model error from its distribution, so P measures how sure the verdict is given
+    what is uncertain about the inputs and the model, not a spread between buyers or jobs."""
 
     gpus: int
+    #: Which B (1, 2, ...).
+    side_b: int
     samples: int
     #: P(A is cheaper per delivered work): P(savings > 0).
     p_a_cheaper: float
+    #: P(choosing A pays: NPV > 0), the headline probability (equal to `p_a_cheaper` when no value per
+    #: GPU-hour is given).
+    p_npv_positive: float
+    #: The same with the model's error left out of every sample.
+    p_npv_positive_no_error: float
     #: P(A's extra capex pays back within the life, or nothing to pay back).
     p_payback_within_life: float
     #: P10, P50, P90 of each outcome.
@@ -244,6 +304,10 @@ class _McSummary(TypedDict):
     break_even_premium: list[float]
     savings_usd: list[float]
     npv_usd: list[float]
+    npv_no_error_usd: list[float]
+    extra_capex_usd: list[float]
+    extra_tco_usd: list[float]
+    extra_tco_share: list[float]
     payback_months: list[float]
     speed_ratio: list[float]
 
@@ -255,14 +319,19 @@ class _OutcomeColumns(TypedDict):
     break_even_premium: npt.NDArray[np.float64]
     savings_usd: npt.NDArray[np.float64]
     npv_usd: npt.NDArray[np.float64]
+    npv_no_error_usd: npt.NDArray[np.float64]
+    extra_capex_usd: npt.NDArray[np.float64]
+    extra_tco_usd: npt.NDArray[np.float64]
+    extra_tco_share: npt.NDArray[np.float64]
     payback_months: npt.NDArray[np.float64]
     speed_ratio: npt.NDArray[np.float64]
     payback: npt.NDArray[np.uint32]
 
 class _McCount(TypedDict):
-    """The Monte Carlo at one GPU count: its outcomes and their summary."""
+    """The Monte Carlo of one (GPU count, B) pair: its outcomes and their summary."""
 
     gpus: int
+    side_b: int
     outcomes: _OutcomeColumns
     summary: _McSummary
 
@@ -299,8 +368,8 @@ class _ParamDoc(TypedDict):
     """One input parameter (`scalefront_core::inputs::Param`): a missing value takes `default` (TOML) or means
     `means`; numbers lie within `ge`/`gt`/`le`/`lt`; a name is one of `choices` (whose names form the type
     `choice_type`) or an entry of the catalog section `catalog`; `core` is the field it sets
-    (`parallelism.zero_stage`), "" when the Python layer resolves it; `surfaces`: api, flag, bom, column,
-    axis, roi."""
+    (`parallelism.zero_stage`), "" when the Python layer resolves it; `serving` the field of the serving spec it
+    sets (`scalefront_core::serve::Serving`), "" for none; `surfaces`: api, flag, bom, column, axis, roi, serve."""
 
     name: str
     kind: str
@@ -318,6 +387,7 @@ class _ParamDoc(TypedDict):
     catalog: str
     surfaces: list[str]
     core: str
+    serving: str
     scenario: _ScenarioKeyDoc | None
 
 class _EnumDoc(TypedDict):
@@ -386,6 +456,19 @@ def evaluate(config: dict[str, Any]) -> dict[str, Any]:
 
 def model_params(model: dict[str, Any]) -> float:
     """Total parameters of a model given as the core's TransformerSpec dict."""
+
+def serve(config: dict[str, Any]) -> dict[str, Any]:
+    """Evaluate one serving configuration (`scalefront_core::serve::ServingConfig` as a dict); every serving
+    metric by name."""
+
+def serve_axes() -> list[str]:
+    """The names of a serving sweep's axes, in the order a layout's index decodes them."""
+
+def serve_sweep(
+    config: dict[str, Any], axes: dict[str, Any], objectives: list[str], slos: list[tuple[str, str, float]]
+) -> dict[str, Any]:
+    """The Pareto frontier of `objectives` over the layouts of one cluster design (`axes` swept) meeting every SLO:
+    {"points", "index", "size", "evaluated", "rejected", "over_slo"}."""
 
 def space_size(space: dict[str, Any]) -> int:
     """Configurations in a sweep space (`scalefront_core::sweep::SweepSpace` as a dict), counted without evaluating
@@ -478,8 +561,24 @@ def roi_monte_carlo(
     """Samples `first .. first + samples` of the Monte Carlo (blocking, GIL released): per GPU count, the outcome
     columns and their summary."""
 
-def roi_summarise(gpus: int, columns: dict[str, Any]) -> _McSummary:
-    """The summary (P(A cheaper), P10/P50/P90) of one GPU count's Monte Carlo outcome columns."""
+def roi_summarise(gpus: int, side_b: int, columns: dict[str, Any]) -> _McSummary:
+    """The summary (P(A cheaper), P10/P50/P90) of one (GPU count, B) pair's Monte Carlo outcome columns."""
+
+def roi_analyse(
+    problem: dict[str, Any], uncertainty: dict[str, Any], handle: RoiHandle
+) -> tuple[dict[str, list[_CountReport]], _McReport]:
+    """The comparison at typical values with its tornado and its Monte Carlo (`uncertainty["samples"]`), from one
+    plan (GIL released)."""
+
+@final
+class RoiSession:
+    """A comparison kept for what-ifs of price: every sample's speeds evaluated once."""
+
+    def __new__(cls, problem: dict[str, Any], uncertainty: dict[str, Any]) -> RoiSession: ...
+    def reprice(
+        self, overrides: list[dict[str, Any]], tornado: bool
+    ) -> tuple[dict[str, list[_CountReport]], _McReport]:
+        """The comparison with the what-ifs: at typical values (the tornado when asked) and the Monte Carlo."""
 
 def data_files() -> dict[str, str]:
     """The catalog and validation files embedded at build time: {path under data/: text}."""

@@ -24,13 +24,17 @@ __all__ = [
     "Forwarding",
     "Generation",
     "GradDtype",
+    "KvAdmission",
+    "KvCacheDtype",
     "LoadBalancing",
     "Objective",
     "Payback",
     "Precision",
+    "Quantization",
     "RailPlanes",
     "Recompute",
     "Section",
+    "ServingMode",
     "TopologyKind",
 ]
 
@@ -65,6 +69,10 @@ DesignRule = Literal["same", "cheapest"]
 Payback = Literal["months", "beyond life", "dominant", "trade-off", "never"]
 Section = Literal["fabric", "network", "gpu", "scale_up", "economics", "model_error", "placement"]
 Collective = Literal["all_reduce", "reduce_scatter", "all_gather", "all_to_all"]
+ServingMode = Literal["colocated", "disaggregated"]
+Quantization = Literal["bf16", "fp8", "fp4"]
+KvCacheDtype = Literal["bf16", "fp8"]
+KvAdmission = Literal["on-demand", "reserve"]
 Generation = Literal["volta", "ampere", "hopper", "blackwell", "cdna2", "cdna3"]
 LoadBalancing = Literal["ecmp", "dlb", "adaptive", "spraying"]
 Forwarding = Literal["cut-through", "store-and-forward"]
@@ -97,7 +105,9 @@ CatalogUnit = Literal[
     "bytes_per_s",
     "m",
     "years",
+    "weeks",
     "per_hour",
+    "per_year",
     "fraction",
     "ratio",
     "count",

@@ -49,6 +49,11 @@ CATEGORIES: dict[str, str] = {
     "sp_seq_len": "sequence parallelism with a sequence length that is not a multiple of tp x cp",
     "moe_dense": "an expert setting (expert TP, dispatcher, imbalance) on a dense model",
     "fabric_topology": "a fabric feature the topology cannot carry (SHARP off rail leaves, dual-ToR on a torus)",
+    "serving_gpus": "serving: the GPUs do not split into whole model instances (tp x dp_attention x pp)",
+    "pd_ratio": "serving: groups of P prefill and D decode instances do not divide the GPUs",
+    "kv_cache": "serving: the KV cache does not fit (weights fill the HBM, or the batch is too large)",
+    "format_unsupported": "a number format (fp8, fp4) the GPU has no tensor cores for",
+    "ep_width": "serving: ep does not divide a pipeline stage's tp x dp_attention GPUs",
 }
 
 

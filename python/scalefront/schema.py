@@ -19,6 +19,7 @@ __all__ = [
     "INPUT_COLUMNS",
     "METRICS",
     "METRIC_COLUMNS",
+    "SERVING_METRICS",
     "UNIT_SUFFIXES",
     "Column",
     "column",
@@ -47,6 +48,10 @@ class Column:
 _RAW = core_schema()
 INPUTS = tuple(Column(i["name"], i["kind"], i["doc"]) for i in _RAW["inputs"])
 METRICS = tuple(Column(m["name"], m["kind"], m["doc"], m["unit"], m["group"], m["direction"]) for m in _RAW["metrics"])
+#: The metrics of a serving evaluation (`scalefront inference`), in export order.
+SERVING_METRICS = tuple(
+    Column(m["name"], m["kind"], m["doc"], m["unit"], m["group"], m["direction"]) for m in _RAW["serving_metrics"]
+)
 #: The suffix a column's name carries for its unit, by unit (``"days": "_days"``); other units ask for none.
 UNIT_SUFFIXES: dict[str, str] = dict(_RAW["unit_suffixes"])
 #: Input and metric column names, in order.

@@ -338,7 +338,7 @@ async def test_roi_tornado_and_export(ui, tmp_path):
         await ui.wait_for_roi(pilot, shown + 1)
         tornado = ui.text_of(app, "#roi-tornado")
         gpus = app.query_one("#roi-table").record()["gpus"]
-        assert f"tornado at {gpus:,} GPUs" in tornado and "load-balance efficiency" in tornado
+        assert f"tornado at {gpus:,} GPUs" in tornado and "lead time" in tornado
         await pilot.press("e")
         assert isinstance(app.screen, WriteFileScreen)
         target = tmp_path / "roi.csv"

@@ -80,13 +80,13 @@ async def test_task1_the_question_at_4096_gpus(ui, tmp_path):
         fresh = fresh_view(app, tmp_path)
         assert "15T tokens" in fresh.verdict
         assert verdict(ui, app) == as_shown(fresh, 4096)
-        assert "at 4,096 GPUs" in on_screen(ui, app) and app.query_one("#roi-pane").scroll_y == 0
+        assert "At 4,096 GPUs" in on_screen(ui, app) and app.query_one("#roi-pane").scroll_y == 0
         # The table's cursor is on the verdict's row, and moving it moves the verdict.
         table = app.query_one("#roi-table")
         assert table.record()["gpus"] == 4096
         await pilot.press("k")
         await pilot.pause()
-        assert "at 2,048 GPUs" in verdict(ui, app)
+        assert "At 2,048 GPUs" in verdict(ui, app)
 
 
 async def test_task2_a_gpu_change_resets_the_what_ifs_and_equals_a_fresh_run(ui, tmp_path):
@@ -118,13 +118,15 @@ async def test_task2_a_gpu_change_resets_the_what_ifs_and_equals_a_fresh_run(ui,
         view = app.query_one("#roi-pane").view
         assert view.what_if.server_usd is None
         fresh = fresh_view(app, tmp_path)
-        assert view.verdict == fresh.verdict and "at 8,192 GPUs" in view.verdict
+        assert view.verdict == fresh.verdict and "At 8,192 GPUs" in view.verdict
         assert view.table.equals(fresh.table)
         assert verdict(ui, app) == as_shown(fresh, fresh.result.headline_gpus)
 
 
 async def test_task5_a_quote_of_30_percent_is_roi_premium_1_3(ui, tmp_path, capsys):
-    assert main(["roi", "--premium", "1.3", "--samples", str(api.INTERACTIVE_SAMPLES), "--json"]) == 0
+    assert (
+        main(["roi", "--b", "roce-400g", "--premium", "1.3", "--samples", str(api.INTERACTIVE_SAMPLES), "--json"]) == 0
+    )
     cli = json.loads(capsys.readouterr().out)
     app = ScalefrontApp()
     async with app.run_test(size=SMALL) as pilot:

@@ -1,7 +1,7 @@
 """The ``scalefront`` command: one module per subcommand (eval, sweep, merge, validate, bom, roi, calibrate, measure,
-tui, serve), each parsing its options, building one request, calling the library and rendering the answer; ``types``
-holds the argparse types and ``parser`` what the commands share (the one-line parser, the help formatter, the exit
-statuses, the cluster, price and catalog options).
+inference, tui, serve), each parsing its options, building one request, calling the library and rendering the
+answer; ``types`` holds the argparse types and ``parser`` what the commands share (the one-line parser, the help
+formatter, the exit statuses, the cluster, price and catalog options).
 
 Errors in input (unknown names, malformed files, impossible parallelism, bad numbers) print one line to stderr
 and exit with status 2; no traceback. A bug (a panic in the core) exits 70, a lost cluster worker 75, Ctrl-C 130
@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 from scalefront import api
 from scalefront._core import __version__
-from scalefront.cli import bom, calibrate, measure, merge, roi, serve, sweep, tui, validate
+from scalefront.cli import bom, calibrate, inference, measure, merge, roi, serve, sweep, tui, validate
 from scalefront.cli import eval as evaluate
 from scalefront.cli.parser import EXIT_INTERNAL, EXIT_TEMPFAIL, EXIT_USAGE, Parser
 from scalefront.errors import ClusterError, InternalError, ScalefrontError, UsageError, message_of
@@ -33,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"scalefront {__version__}")
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser)
-    for command in (evaluate, sweep, merge, validate, bom, roi, calibrate, measure, tui, serve):
+    for command in (evaluate, sweep, merge, validate, bom, roi, calibrate, measure, inference, tui, serve):
         command.add(sub)
     return parser
 

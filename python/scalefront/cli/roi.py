@@ -4,6 +4,7 @@ answer? The command builds the options, `scalefront.roi.compare` computes, the R
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import sys
 from collections.abc import Callable
@@ -19,7 +20,9 @@ from scalefront.engine.limits import DEFAULT_MAX_CONFIGS, LimitExceeded
 from scalefront.engine.progress import ProgressLine
 from scalefront.errors import UsageError
 from scalefront.inputs.params import enum_names
+from scalefront.inputs.scenario.build import read_scenario
 from scalefront.inputs.scenario.file import DEFAULT_SCENARIO
+from scalefront.roi.quote import load_quote
 from scalefront.roi.report import REPORT_FILES, check_report_dir, stage_report
 from scalefront.roi.result import McProgress, RoiOptions, RoiResult, result_dict
 from scalefront.roi.text import render, verdict
@@ -39,13 +42,30 @@ def add(sub: Commands) -> None:
     )
     p.add_argument("scenario", nargs="?", default=DEFAULT_SCENARIO, help="built-in scenario id or TOML file")
     p.add_argument("--a", default="ib-ndr", dest="fabric_a", help="the fabric whose premium is in question")
-    p.add_argument("--b", default="roce-400g", dest="fabric_b", help="the fabric it is compared with")
+    p.add_argument(
+        "--b",
+        dest="fabric_b",
+        type=_designs,
+        metavar="FABRIC[,FABRIC...]",
+        help="the designs it is compared with: fabric ids or FABRIC@MODE, comma-separated (each a column of the "
+        "verdict); default: the scenario's [cluster] compare_with, else roce-400g",
+    )
     _add_comparison_options(p.add_argument_group("comparison"))
     _add_uncertainty_options(p.add_argument_group("uncertainty"))
     g = p.add_argument_group("output")
     g.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     g.add_argument("--out", help="write the per-GPU-count table here (.csv or .parquet)")
-    g.add_argument("--report", metavar="DIR", help="write report.html (self-contained) and report.md with charts")
+    g.add_argument(
+        "--report",
+        metavar="DIR",
+        help="write the decision memo: report.html (self-contained) and report.md with charts",
+    )
+    g.add_argument(
+        "--date",
+        type=_date,
+        metavar="YYYY-MM-DD",
+        help="the date the memo states (default: today); the same date and seed give the same report bytes",
+    )
     g.add_argument("--force", action="store_true", help="replace existing output files")
     add_catalog_option(g)
     p.set_defaults(run=run)
@@ -64,6 +84,12 @@ def _add_comparison_options(g: argparse._ActionsContainer) -> None:
         help="same: both fabrics on the same topology; cheapest: each on its own cheapest design",
     )
     g.add_argument("--gpus", type=arg.positive_int, help="the GPU count the verdict is about (default: the largest)")
+    g.add_argument(
+        "--quote",
+        metavar="FILE",
+        help="a vendor quote (TOML or CSV: line items mapped to price lines, bundle discounts, currency); its "
+        "lines replace the catalog's prices and are marked quoted",
+    )
     g.add_argument(
         "--value-per-gpu-hour",
         type=lambda t: arg.number(t, allow_zero=True),
@@ -125,8 +151,36 @@ def _check_outputs(args: argparse.Namespace) -> None:
         raise UsageError(f"--out {args.out} and --report {args.report} overlap; give the table another name")
 
 
+def _designs(text: str) -> list[str]:
+    names = [t.strip() for t in text.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected fabric ids separated by commas (roce-400g,spectrum-x)")
+    return names
+
+
+def _date(text: str) -> str:
+    try:
+        return datetime.date.fromisoformat(text).isoformat()
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a date YYYY-MM-DD") from None
+
+
+def _compared(args: argparse.Namespace) -> list[str]:
+    """The designs B: --b, else the scenario's [cluster] compare_with, else roce-400g."""
+    if args.fabric_b:
+        return list(args.fabric_b)
+    try:
+        raw, _ = read_scenario(args.scenario)
+    except UsageError:
+        return ["roce-400g"]  # the comparison reports the scenario's own error
+    listed = raw.get("cluster", {}).get("compare_with") if isinstance(raw.get("cluster"), dict) else None
+    return [str(x) for x in listed] if isinstance(listed, list) and listed else ["roce-400g"]
+
+
 def run(args: argparse.Namespace) -> int:
     _check_outputs(args)
+    if args.quote is not None:
+        load_quote(args.quote, catalog_of(args))  # a bad quote is refused before any work
     if args.samples > args.max_samples:
         raise UsageError(
             f"--samples {args.samples:,} is over --max-samples {args.max_samples:,}; lower --samples or raise "
@@ -140,6 +194,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         model_error=args.model_error,
         headline_gpus=args.gpus,
+        quote=args.quote,
     )
     line = ProgressLine("monte carlo", noun="samples")
     limit = _time_limit(args.samples, args.time_limit)
@@ -152,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
         result = roi.compare(
             args.scenario,
             args.fabric_a,
-            args.fabric_b,
+            _compared(args),
             catalog=catalog_of(args),
             options=options,
             on_progress=watch,
@@ -192,7 +247,8 @@ def _write(result: RoiResult, args: argparse.Namespace) -> None:
             outputs.frame(result.table, args.out)
             written.append(args.out)
         if args.report is not None:
-            path = stage_report(result, args.report, outputs)
+            date = args.date or datetime.date.today().isoformat()
+            path = stage_report(result, args.report, outputs, date=date)
             written += [str(path), str(path.with_suffix(".md"))]
         outputs.commit()
     if written:

@@ -29,7 +29,8 @@ def add(sub: Commands) -> None:
     mode.add_argument(
         "--calibrate",
         action="store_true",
-        help="print each training framework's fitted terms (layer overhead, overlap interference) and their rows",
+        help="print each training framework's fitted terms (layer overhead, overlap interference) and each GPU's "
+        "serving_efficiency, with their rows",
     )
     p.add_argument(
         "--calibrate-protocols",
@@ -41,6 +42,12 @@ def add(sub: Commands) -> None:
         metavar="TOML",
         help="with --calibrate: write the fitted terms and their source lines into this frameworks.toml; with "
         "--calibrate-protocols, into this fabrics.toml (needs --force)",
+    )
+    p.add_argument(
+        "--write-gpus",
+        metavar="TOML",
+        help="with --calibrate: write each GPU's fitted serving_efficiency and its source line into this gpus.toml "
+        "(needs --force)",
     )
     mode.add_argument(
         "--calibrate-errors",
@@ -63,15 +70,26 @@ def _check_outputs(args: argparse.Namespace) -> None:
         raise UsageError("--calibrate and --calibrate-protocols write different files: run them one at a time")
     if args.out is not None and not args.calibrate_errors:
         raise UsageError("--out goes with --calibrate-errors")
-    if args.write is not None:
-        path = Path(args.write)
+    if args.write_gpus is not None and not args.calibrate:
+        raise UsageError("--write-gpus goes with --calibrate")
+    targets = {"--write": args.write, "--write-gpus": args.write_gpus}
+    for flag, target in targets.items():
+        if target is None:
+            continue
+        path = Path(target)
         if not path.is_file():
-            target = "fabrics.toml" if args.calibrate_protocols else "frameworks.toml"
-            raise UsageError(f"--write {args.write}: no such file (give the {target} to update)")
+            what = (
+                "gpus.toml"
+                if flag == "--write-gpus"
+                else "fabrics.toml"
+                if args.calibrate_protocols
+                else "frameworks.toml"
+            )
+            raise UsageError(f"{flag} {target}: no such file (give the {what} to update)")
         try:
             check_text_target(path, args.force)
         except UsageError as err:
-            raise UsageError(f"--write: {err}") from None
+            raise UsageError(f"{flag}: {err}") from None
     if args.out is not None:
         try:
             check_text_target(args.out, args.force)
@@ -84,20 +102,7 @@ def run(args: argparse.Namespace) -> int:
     if args.calibrate_protocols:
         return _protocols(args.write, args.force)
     if args.calibrate:
-        fitted = validation.calibrate()
-        for framework, fit in fitted.items():
-            terms = ", ".join(f"{t} = {v:g}" for t, v in fit.values.items())
-            print(f"{framework}: {terms}  (rows: {', '.join(fit.rows) or 'none'})")
-        if args.write is not None:
-            path = Path(args.write)
-            date = datetime.date.today().strftime("%Y-%m")
-            try:
-                text = validation.write_calibration(read_text(path), fitted, date)
-            except ValueError as err:
-                raise UsageError(f"--write {path}: not a frameworks.toml to update ({err})") from None
-            write_text(text, path, args.force)
-            print(f"wrote {path}", file=sys.stderr)
-        return 0
+        return _calibrate(args)
     if args.calibrate_errors:
         text = validation.fit_error_model()
         if args.out is not None:
@@ -116,7 +121,10 @@ def run(args: argparse.Namespace) -> int:
     collectives = validation.collective_checks()
     coverage = validation.held_out_coverage()
     held_out = validation.held_out_errors()
-    text = validation.render(training, collectives, markdown=args.markdown, coverage=coverage, held_out=held_out)
+    serving = validation.serving_checks()
+    text = validation.render(
+        training, collectives, markdown=args.markdown, coverage=coverage, held_out=held_out, serving=serving
+    )
     print(text, end="" if args.markdown else "\n")
     return 0
 
@@ -133,5 +141,33 @@ def _protocols(write: str | None, force: bool) -> int:
             raise UsageError(f"{path}: no such file (give the fabrics.toml to update)")
         date = datetime.date.today().strftime("%Y-%m")
         write_text(validation.write_protocols(path.read_text(), fits, date), path, force)
+        print(f"wrote {path}", file=sys.stderr)
+    return 0
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    """Fit and print (and with --write / --write-gpus, write) each training framework's terms and each GPU's
+    serving_efficiency."""
+    fitted = validation.calibrate()
+    for framework, fit in fitted.items():
+        terms = ", ".join(f"{t} = {v:g}" for t, v in fit.values.items())
+        print(f"{framework}: {terms}  (rows: {', '.join(fit.rows) or 'none'})")
+    serving = validation.calibrate_serving()
+    for gpu, (value, rows) in serving.items():
+        print(f"{gpu}: serving_efficiency = {value}  (rows: {', '.join(rows)})")
+    date = datetime.date.today().strftime("%Y-%m")
+    writers = [
+        (args.write, "frameworks.toml", lambda text: validation.write_calibration(text, fitted, date)),
+        (args.write_gpus, "gpus.toml", lambda text: validation.write_serving_calibration(text, serving, date)),
+    ]
+    for target, what, write in writers:
+        if target is None:
+            continue
+        path = Path(target)
+        try:
+            text = write(read_text(path))
+        except ValueError as err:
+            raise UsageError(f"{path}: not a {what} to update ({err})") from None
+        write_text(text, path, args.force)
         print(f"wrote {path}", file=sys.stderr)
     return 0

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Unpack
+from typing import Any, Protocol, Unpack
 
 from scalefront._core import evaluate as core_evaluate
 from scalefront._evaluation import Breakdown, Evaluation, HiddenComm, Memory
@@ -29,6 +29,8 @@ from scalefront.schema import INPUT_COLUMNS
 __all__ = [
     "DEFAULT_BATCH_TOKENS",
     "Breakdown",
+    "ClusterEntries",
+    "ClusterNames",
     "Evaluation",
     "HiddenComm",
     "Inputs",
@@ -37,6 +39,8 @@ __all__ = [
     "evaluate",
     "evaluate_inputs",
     "parse_overlap",
+    "resolve_cluster",
+    "resolve_model",
 ]
 
 #: Default global batch: about 4M tokens (Llama 3 pre-training started at 4M, GPT-3 175B used 3.2M).
@@ -65,8 +69,8 @@ def evaluate(
 def evaluate_inputs(inputs: Inputs, catalog: Catalog | None = None) -> Evaluation:
     """Evaluate a configuration given as an `Inputs` record (see `evaluate`)."""
     cat = catalog or builtin_catalog()
-    model_name, model = _resolve_model(inputs.model, cat)
-    cluster = _resolve_cluster(cat, inputs)
+    model_name, model = resolve_model(inputs.model, cat)
+    cluster = resolve_cluster(cat, inputs)
     values = _resolved(inputs, model, cluster)
     overlap = parse_overlap(inputs.overlap)
     prices = cat.prices(inputs.gpu, inputs.fabric, cluster.scale_up_name, inputs.cost_mode)
@@ -90,7 +94,8 @@ def evaluate_inputs(inputs: Inputs, catalog: Catalog | None = None) -> Evaluatio
     return Evaluation(**{c: param(c).normalised(columns[c]) for c in INPUT_COLUMNS}, **core_evaluate(config))
 
 
-def _resolve_model(model: str | Path | ModelEntry, catalog: Catalog) -> tuple[str, ModelEntry]:
+def resolve_model(model: str | Path | ModelEntry, catalog: Catalog) -> tuple[str, ModelEntry]:
+    """The model's name as a column shows it, and its entry: a catalog id, a model TOML file or an entry."""
     if isinstance(model, ModelEntry):
         return model.name, model
     text = str(model)
@@ -101,7 +106,7 @@ def _resolve_model(model: str | Path | ModelEntry, catalog: Catalog) -> tuple[st
 
 
 @dataclass(frozen=True)
-class _Cluster:
+class ClusterEntries:
     """The catalog entries of one cluster design, resolved and checked against each other."""
 
     gpu: GpuEntry
@@ -114,7 +119,23 @@ class _Cluster:
     oversubscription: float
 
 
-def _resolve_cluster(cat: Catalog, inputs: Inputs) -> _Cluster:
+class ClusterNames(Protocol):
+    """The inputs that name a cluster design (an `Inputs` record, or a serving configuration's values)."""
+
+    @property
+    def gpu(self) -> str: ...
+    @property
+    def scale_up(self) -> str | None: ...
+    @property
+    def fabric(self) -> str: ...
+    @property
+    def topology(self) -> str: ...
+    @property
+    def oversubscription(self) -> float | None: ...
+
+
+def resolve_cluster(cat: Catalog, inputs: ClusterNames) -> ClusterEntries:
+    """The catalog entries `inputs` names (gpu, scale_up, fabric, topology, oversubscription), checked together."""
     gpu = cat.gpu(inputs.gpu)
     scale_up_name = gpu.default_scale_up if inputs.scale_up is None else inputs.scale_up
     scale_up = cat.scale_up_domain(scale_up_name)
@@ -123,10 +144,10 @@ def _resolve_cluster(cat: Catalog, inputs: Inputs) -> _Cluster:
     topology = cat.topology(inputs.topology)
     cat.check_design(inputs.fabric, inputs.topology)
     over = topology.oversubscription if inputs.oversubscription is None else inputs.oversubscription
-    return _Cluster(gpu, scale_up_name, scale_up, fabric, cat.fabric_id(inputs.fabric), topology, float(over))
+    return ClusterEntries(gpu, scale_up_name, scale_up, fabric, cat.fabric_id(inputs.fabric), topology, float(over))
 
 
-def _resolved(inputs: Inputs, model: ModelEntry, cluster: _Cluster) -> dict[str, Any]:
+def _resolved(inputs: Inputs, model: ModelEntry, cluster: ClusterEntries) -> dict[str, Any]:
     """Every input's value, what a missing one means filled in: the scale-up domain and the oversubscription of
     the catalog, dp, the expert TP, the sequence length and the global batch (each checked as given ones are)."""
     values = {f.name: getattr(inputs, f.name) for f in fields(inputs)}

@@ -21,7 +21,17 @@ from scalefront._core import enums as core_enums
 from scalefront._core import parameters as core_parameters
 from scalefront.errors import UsageError
 
-__all__ = ["ENUMS", "PARAMS", "Param", "ScenarioKey", "core_sections", "enum_names", "param", "taking"]
+__all__ = [
+    "ENUMS",
+    "PARAMS",
+    "Param",
+    "ScenarioKey",
+    "core_sections",
+    "enum_names",
+    "param",
+    "serving_section",
+    "taking",
+]
 
 
 def _toml(text: str) -> Any:
@@ -81,6 +91,8 @@ class Param:
     surfaces: frozenset[str]
     #: The field it sets in the core's configuration (``parallelism.zero_stage``); "" when resolved here.
     core: str
+    #: The field it sets in the core's serving spec (``scalefront_core::serve::Serving``); "" for none.
+    serving: str
     scenario: ScenarioKey | None
 
     def takes(self, surface: str) -> bool:
@@ -187,6 +199,7 @@ def _load() -> tuple[Param, ...]:
                 catalog=raw["catalog"],
                 surfaces=frozenset(raw["surfaces"]),
                 core=raw["core"],
+                serving=raw["serving"],
                 scenario=_scenario_key(raw["scenario"]),
             )
         )
@@ -206,7 +219,7 @@ def param(name: str) -> Param:
 
 
 def taking(surface: str) -> Iterator[Param]:
-    """The parameters a surface takes (api, flag, bom, column, axis, roi), in table order."""
+    """The parameters a surface takes (api, flag, bom, column, axis, roi, serve), in table order."""
     return (p for p in PARAMS if p.takes(surface))
 
 
@@ -224,3 +237,8 @@ def core_sections(values: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
             section, field = p.core.split(".")
             out[section][field] = p.normalised(values[p.name])
     return out
+
+
+def serving_section(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The core's serving spec of these values (by parameter name; every field the table maps), normalised."""
+    return {p.serving: p.normalised(values[p.name]) for p in PARAMS if p.serving}

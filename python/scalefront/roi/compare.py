@@ -1,13 +1,17 @@
-"""`compare(scenario, a, b, options=...)`: the whole comparison, as numbers. Each workload is swept once at
-typical values over both fabrics (the candidates); the uncertain inputs are gathered; the core compares the
-designs at typical values with the tornado of every input, and the Monte Carlo re-optimises among the candidates
-for each sample, here or on a cluster; the frames label what the core returns.
+"""`compare(scenario, a, b, options=...)`: the whole comparison of fabric A with one or more designs B (fabrics,
+or operating modes of one), as numbers. A quote, when given, replaces the prices it covers. Each workload is swept
+once at typical values over every fabric (the candidates); the uncertain inputs are gathered with their correlated
+groups; the core compares each (GPU count, B) pair at typical values with the tornado of every input and the
+premium's cash flows, and the Monte Carlo re-optimises among the candidates for each sample (A's design evaluated
+once for every B), here or on a cluster; the frames label what the core returns.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from scalefront._core import RoiHandle, roi_compare
@@ -26,12 +30,13 @@ from scalefront.inputs.catalog.loader import Catalog, builtin_catalog
 from scalefront.inputs.scenario.build import MixPart, load_mix
 from scalefront.roi.designs import CANDIDATE_GROUPS, designs, own_frontier
 from scalefront.roi.frames import frames
-from scalefront.roi.model_error import model_error_residuals
+from scalefront.roi.model_error import collective_error_terms, model_error_residuals
+from scalefront.roi.quote import apply_quote, load_quote
 from scalefront.roi.result import McProgress, RoiOptions, RoiResult, UncertainInput
-from scalefront.roi.run import monte_carlo, monte_carlo_on_cluster
-from scalefront.roi.uncertain import error_inputs, fabric_pair_inputs, fixed_prices, placement_inputs, price_inputs
+from scalefront.roi.run import analyse, monte_carlo_on_cluster
+from scalefront.roi.uncertain import error_inputs, fabric_inputs, fixed_prices, grouped, placement_inputs, price_inputs
 
-__all__ = ["MAX_PREMIUM", "MAX_VALUE_USD_PER_GPU_HOUR", "compare"]
+__all__ = ["MAX_PREMIUM", "MAX_VALUE_USD_PER_GPU_HOUR", "Prepared", "compare", "finish", "prepare"]
 
 #: The largest premium of A's fabric over B's a comparison takes (EST: quotes differ by 1.1-2x; 100x is a typo).
 MAX_PREMIUM = 100.0
@@ -42,7 +47,7 @@ MAX_VALUE_USD_PER_GPU_HOUR = 10_000.0
 def compare(
     scenario: str | tuple[dict[str, Any], str],
     fabric_a: str = "ib-ndr",
-    fabric_b: str = "roce-400g",
+    fabric_b: str | Sequence[str] = "roce-400g",
     *,
     catalog: Catalog | None = None,
     options: RoiOptions | None = None,
@@ -53,7 +58,8 @@ def compare(
     max_configs: int = DEFAULT_MAX_CONFIGS,
     time_limit_s: float = DEFAULT_TIME_LIMIT_S,
 ) -> RoiResult:
-    """Compare fabric A with fabric B over a scenario's GPU counts and workloads, owning the cluster for its life.
+    """Compare fabric A with each design B (one fabric id, or several: fabrics or operating modes of one) over a
+    scenario's GPU counts and workloads, owning the cluster for its life.
 
     `scenario` is a built-in id, a file, or an already parsed scenario `(raw, name)`. `on_progress` is called about
     every 0.1 s during the Monte Carlo; `handle` (a `scalefront._core.RoiHandle`) lets a caller cancel it from
@@ -65,50 +71,126 @@ def compare(
     words them.
     """
     opts = options or RoiOptions()
-    cat = catalog or builtin_catalog()
-    # Both fabrics by their canonical ids (`roce-400g` is `roce-400g@untuned`): every frame names the modes.
-    fabric_a, fabric_b = cat.fabric_id(fabric_a), cat.fabric_id(fabric_b)
-    where = _check(cat, fabric_a, fabric_b, opts, cluster, workers)
-    mix = _mix(scenario, cat, fabric_a, fabric_b)
-    name = scenario if isinstance(scenario, str) else mix[0].scenario.name
-    inputs, error_label = _inputs(cat, mix, fabric_a, fabric_b, opts.model_error)  # a bad file before any work
-    swept = _swept(mix, max_configs, time_limit_s)
-    candidates = designs(swept, fabric_a, fabric_b, max(1, opts.candidates))
-    counts = _common_counts(candidates, name, fabric_a, fabric_b)
-    problem, uncertainty = _problem(mix, candidates, opts), _uncertainty(inputs, opts)
-    typical = roi_compare(problem, uncertainty)
-    if where is not None:
-        mc = monte_carlo_on_cluster(problem, uncertainty, opts.samples, where, workers, on_progress)
+    prepared = prepare(scenario, fabric_a, fabric_b, catalog, opts, cluster, workers, max_configs, time_limit_s)
+    problem, uncertainty = prepared.problem, prepared.uncertainty
+    if prepared.where is not None:
+        typical = roi_compare(problem, uncertainty)
+        mc = monte_carlo_on_cluster(problem, uncertainty, opts.samples, prepared.where, workers, on_progress)
     else:
-        mc = monte_carlo(problem, uncertainty, opts.samples, on_progress, handle)
+        typical, mc = analyse(problem, uncertainty, on_progress, handle)
+    return finish(prepared, typical, mc)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A comparison ready for the core: the catalog (with any quote applied), the workloads and their sweeps, the
+    uncertain inputs, and the core's problem and uncertainty dicts."""
+
+    name: str
+    fabric_a: str
+    bs: list[str]
+    catalog: Catalog
+    options: RoiOptions
+    mix: list[MixPart]
+    swept: list[tuple[MixPart, Any]]
+    counts: list[int]
+    inputs: list[UncertainInput]
+    groups: list[str]
+    error_label: str
+    problem: dict[str, Any]
+    uncertainty: dict[str, Any]
+    digest: str
+    where: str | None
+
+
+def prepare(
+    scenario: str | tuple[dict[str, Any], str],
+    fabric_a: str,
+    fabric_b: str | Sequence[str],
+    catalog: Catalog | None,
+    opts: RoiOptions,
+    cluster: str | None = None,
+    workers: int | None = None,
+    max_configs: int = DEFAULT_MAX_CONFIGS,
+    time_limit_s: float = DEFAULT_TIME_LIMIT_S,
+) -> Prepared:
+    """Everything before the core's comparison: the quote applied, the checks, the sweeps and the candidates, the
+    inputs, the problem."""
+    bs = [fabric_b] if isinstance(fabric_b, str) else list(dict.fromkeys(fabric_b))
+    cat = catalog or builtin_catalog()
+    digest = hashlib.sha256(cat_digest(cat).encode())
+    if opts.quote is not None:
+        quote = load_quote(opts.quote, cat)
+        cat = apply_quote(cat, quote)
+        digest.update(quote.digest.encode())
+    # Every design by its canonical id (`roce-400g` is `roce-400g@untuned`): every frame names the modes.
+    fabric_a, bs = cat.fabric_id(fabric_a), list(dict.fromkeys(cat.fabric_id(b) for b in bs))
+    where = _check(cat, fabric_a, bs, opts, cluster, workers)
+    mix = _mix(scenario, cat, fabric_a, bs)
+    name = scenario if isinstance(scenario, str) else mix[0].scenario.name
+    inputs, groups, error_label = _inputs(cat, mix, fabric_a, bs, opts.model_error)  # a bad file before any work
+    swept = _swept(mix, max_configs, time_limit_s)
+    candidates = designs(swept, fabric_a, bs, max(1, opts.candidates))
+    counts = sorted(
+        {d["gpus"] for d in candidates if d["side"] == 0} & {d["gpus"] for d in candidates if d["side"] > 0}
+    )
+    if not counts:
+        raise UsageError(f"{name}: no GPU count has a feasible configuration on {fabric_a} and {', '.join(bs)}")
     headline = opts.headline_gpus or counts[-1]
     if headline not in counts:
         raise UsageError(f"--gpus {headline}: not a GPU count of the comparison ({', '.join(map(str, counts))})")
+    problem, uncertainty = _problem(mix, candidates, opts), _uncertainty(inputs, groups, opts)
+    return Prepared(
+        name,
+        fabric_a,
+        bs,
+        cat,
+        opts,
+        mix,
+        swept,
+        counts,
+        inputs,
+        groups,
+        error_label,
+        problem,
+        uncertainty,
+        digest.hexdigest()[:16],
+        where,
+    )
+
+
+def finish(p: Prepared, typical: dict[str, Any], mc: dict[str, Any], tornado: bool = True) -> RoiResult:
+    """The result of a prepared comparison from the core's typical-value report and Monte Carlo (`tornado`: it
+    carries the tornado)."""
+    cat, a, bs = p.catalog, p.fabric_a, p.bs
     return RoiResult(
-        scenario=name,
-        fabric_a=fabric_a,
-        fabric_b=fabric_b,
-        options=opts,
-        headline_gpus=headline,
-        frontier=own_frontier(swept[0][1]),
-        inputs=inputs,
-        model_error=error_label,
-        mix=mix,
-        fabric_labels=(cat.fabric_label(fabric_a), cat.fabric_label(fabric_b)),
-        fabric_modes=(cat.fabric_mode_summary(fabric_a), cat.fabric_mode_summary(fabric_b)),
+        scenario=p.name,
+        fabric_a=a,
+        fabric_b=bs[0],
+        fabrics_b=tuple(bs),
+        options=p.options,
+        headline_gpus=p.options.headline_gpus or p.counts[-1],
+        frontier=own_frontier(p.swept[0][1]),
+        inputs=p.inputs,
+        model_error=p.error_label,
+        mix=p.mix,
+        fabric_labels=(cat.fabric_label(a), cat.fabric_label(bs[0])),
+        labels={f: cat.fabric_label(f) for f in (a, *bs)},
+        families={f: cat.fabric_label(f).split(" (", 1)[0] for f in (a, *bs)},
+        fabric_modes={f: cat.fabric_mode_summary(f) for f in (a, *bs)},
+        groups=p.groups,
         mc_cancelled=bool(mc["cancelled"]),
-        **frames(typical, mc, inputs, mix, fabric_a, fabric_b, collective_errors(cat.errors)),
+        catalog=cat,
+        fingerprint=p.digest,
+        tornado_computed=tornado,
+        **frames(typical, mc, p.inputs, p.mix, a, bs, cat, collective_errors(cat.errors)),
     )
 
 
-def _common_counts(candidates: list[dict[str, Any]], name: str, a: str, b: str) -> list[int]:
-    """The GPU counts with a feasible design on both fabrics, ascending (none: a one-line UsageError)."""
-    counts = sorted(
-        {d["gpus"] for d in candidates if d["side"] == 0} & {d["gpus"] for d in candidates if d["side"] == 1}
-    )
-    if not counts:
-        raise UsageError(f"{name}: no GPU count has a feasible configuration on both {a} and {b}")
-    return counts
+def cat_digest(catalog: Catalog) -> str:
+    """What the catalog's figures were read from: its files' digest (`Catalog.digest`), or its entries when it
+    was built in memory."""
+    return getattr(catalog, "digest", "") or repr(sorted(catalog.fabric_prices))
 
 
 def _swept(mix: list[MixPart], max_configs: int, time_limit_s: float) -> list[tuple[MixPart, SweepResult]]:
@@ -123,13 +205,17 @@ def _swept(mix: list[MixPart], max_configs: int, time_limit_s: float) -> list[tu
     return out
 
 
-def _check(catalog: Catalog, a: str, b: str, opts: RoiOptions, cluster: str | None, workers: int | None) -> str | None:
+def _check(
+    catalog: Catalog, a: str, bs: Sequence[str], opts: RoiOptions, cluster: str | None, workers: int | None
+) -> str | None:
     """The fabrics, where the Monte Carlo runs (None: here) and the options, checked before any work."""
-    if a == b:
-        raise UsageError(f"--a and --b are the same fabric ({a}); compare two different fabrics")
-    for name in (a, b):
+    if not bs:
+        raise UsageError("--b: name at least one fabric to compare with")
+    if a in bs:
+        raise UsageError(f"--a and --b name the same fabric ({a}); compare two different fabrics")
+    for name in (a, *bs):
         catalog.fabric(name)  # unknown names get their suggestion first
-    for name in (a, b):
+    for name in (a, *bs):
         if catalog.fabric_price(name).rented:
             raise UsageError(
                 f"{name} is sold only inside instance rent, so an owned cluster cannot be priced with it; compare "
@@ -151,12 +237,12 @@ def _check(catalog: Catalog, a: str, b: str, opts: RoiOptions, cluster: str | No
     return where
 
 
-def _mix(scenario: str | tuple[dict[str, Any], str], catalog: Catalog, a: str, b: str) -> list[MixPart]:
-    """Every workload of the scenario, built over the two fabrics in own mode, grouped to keep the candidates."""
+def _mix(scenario: str | tuple[dict[str, Any], str], catalog: Catalog, a: str, bs: Sequence[str]) -> list[MixPart]:
+    """Every workload of the scenario, built over every fabric in own mode, grouped to keep the candidates."""
     mix = load_mix(
         scenario,
         catalog,
-        fabrics=[a, b],
+        fabrics=[a, *bs],
         group_by=CANDIDATE_GROUPS,
         objectives=["time_to_train_days", "cost_to_train_usd"],
         cost_mode="own",
@@ -169,19 +255,26 @@ def _mix(scenario: str | tuple[dict[str, Any], str], catalog: Catalog, a: str, b
     return mix
 
 
-def _inputs(catalog: Catalog, mix: list[MixPart], a: str, b: str, model_error: str) -> tuple[list[UncertainInput], str]:
-    """Every uncertain input (both fabrics' figures, the prices, the model's error) and where the error came from."""
+def _inputs(
+    catalog: Catalog, mix: list[MixPart], a: str, bs: Sequence[str], model_error: str
+) -> tuple[list[UncertainInput], list[str], str]:
+    """Every uncertain input (the designs' figures, the prices, the model's error) with its correlated groups'
+    loadings, the groups, and where the error came from."""
     first = mix[0].scenario
     generation = getattr(catalog.gpu(first.gpu_names[0]), "generation", None)
     regimes = [(generation, part.scenario.model.is_moe) for part in mix]
-    common, collective, error_label = model_error_residuals(model_error, catalog, regimes)
+    sides = [(a, 0), *((b, k + 1) for k, b in enumerate(bs))]
+    common, common_label = model_error_residuals(model_error, catalog, regimes)
+    collective = collective_error_terms(catalog, [a, *bs], model_error)
     inputs = (
-        fabric_pair_inputs(a, catalog.fabric(a), b, catalog.fabric(b))
+        fabric_inputs(catalog, sides)
         + placement_inputs(mix[0])
-        + price_inputs(catalog, a, b, first.gpu_names[0], first.scale_up_names[0], fixed_prices(mix[0]))
-        + error_inputs(common, collective, a, b)
+        + price_inputs(catalog, sides, first.gpu_names[0], first.scale_up_names[0], fixed_prices(mix[0]))
+        + error_inputs(common, collective, sides)
     )
-    return inputs, error_label
+    inputs, groups = grouped(inputs, catalog)
+    label = "none" if model_error == "none" else f"step time: {common_label}; communication: {collective.label}"
+    return inputs, groups, label
 
 
 def _problem(mix: list[MixPart], candidates: list[dict[str, Any]], opts: RoiOptions) -> dict[str, Any]:
@@ -198,8 +291,8 @@ def _problem(mix: list[MixPart], candidates: list[dict[str, Any]], opts: RoiOpti
     }
 
 
-def _uncertainty(inputs: list[UncertainInput], opts: RoiOptions) -> dict[str, Any]:
-    """The core's `Uncertainty`: every input's range and targets, the samples and the seed."""
+def _uncertainty(inputs: list[UncertainInput], groups: list[str], opts: RoiOptions) -> dict[str, Any]:
+    """The core's `Uncertainty`: every input's distribution, targets and loadings, the groups, samples and seed."""
     return {
         "inputs": [
             {
@@ -209,9 +302,13 @@ def _uncertainty(inputs: list[UncertainInput], opts: RoiOptions) -> dict[str, An
                 "typical": i.typical,
                 "high": i.high,
                 "empirical": i.empirical,
+                "weights": [],
+                "integer": i.integer,
+                "loadings": [{"group": g, "loading": v} for g, v in i.loadings],
             }
             for i in inputs
         ],
+        "groups": groups,
         "samples": opts.samples,
         "seed": opts.seed,
     }

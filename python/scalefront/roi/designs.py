@@ -4,6 +4,7 @@ sample to re-optimise among; and the own-mode frontier a report draws."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import polars as pl
@@ -56,15 +57,17 @@ def _candidates(result: SweepResult, k: int) -> dict[tuple[str, int, str], list[
     return out
 
 
-def designs(parts: list[tuple[MixPart, SweepResult]], a: str, b: str, k: int) -> list[dict[str, Any]]:
-    """Every (fabric, GPU count, topology) with candidates for every workload of the mix."""
+def designs(parts: list[tuple[MixPart, SweepResult]], a: str, bs: Sequence[str], k: int) -> list[dict[str, Any]]:
+    """Every (fabric, GPU count, topology) with candidates for every workload of the mix: side 0 for A, side
+    1, 2, ... for each design B in the order of `bs`."""
     per_workload = [_candidates(result, k) for _, result in parts]
     keys = set(per_workload[0]).intersection(*per_workload[1:])
+    side = {a: 0, **{b: i + 1 for i, b in enumerate(bs)}}
     out = []
-    for fabric, gpus, label in sorted(keys, key=lambda x: (x[1], x[0] != a, x[2])):
+    for fabric, gpus, label in sorted((x for x in keys if x[0] in side), key=lambda x: (x[1], side[x[0]], x[2])):
         out.append(
             {
-                "side": 0 if fabric == a else 1,
+                "side": side[fabric],
                 "gpus": gpus,
                 "topology": label,
                 "candidates": [cands[(fabric, gpus, label)] for cands in per_workload],

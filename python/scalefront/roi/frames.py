@@ -1,19 +1,22 @@
-"""The comparison's frames from the core's dicts, with no arithmetic beyond labelling: one row per GPU count (the
-typical values and the Monte Carlo summary), the workloads of the mix, the tornado, the cost breakdown and the
-samples."""
+"""The comparison's frames from the core's dicts, with no arithmetic beyond labelling and sums: one row per (GPU
+count, design B) (the typical values, the Monte Carlo summary and the quote statuses' coverage), the workloads of
+the mix, the tornado, the premium's yearly cash flows, the cost breakdown and the samples."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import polars as pl
 
 from scalefront.fidelity.validation.fabric_error import CollectiveErrors, speed_difference
+from scalefront.inputs.catalog.loader import Catalog
+from scalefront.inputs.catalog.prices import QUOTE_STATUSES
 from scalefront.inputs.scenario.build import MixPart
 from scalefront.roi.result import UncertainInput
 
-__all__ = ["frames"]
+__all__ = ["coverage", "frames"]
 
 _TABLE_KEYS = (
     "speed_ratio",
@@ -29,6 +32,13 @@ _TABLE_KEYS = (
     "break_even_premium",
     "savings_usd",
     "npv_usd",
+    "extra_capex_usd",
+    "extra_tco_usd",
+    "extra_opex_usd_per_year",
+    "extra_capacity_usd_per_year",
+    "extra_residual_usd",
+    "delay_usd",
+    "irr",
     "value_usd_per_gpu_hour",
     "speed_value_usd",
     "payback",
@@ -38,6 +48,56 @@ _TABLE_KEYS = (
     "usd_per_useful_gpu_hour_b",
 )
 
+#: Monte Carlo summaries with a P10, P50 and P90, as columns `<key>_p10`, ...
+_DECILES = (
+    "break_even_premium",
+    "savings_usd",
+    "npv_usd",
+    "npv_no_error_usd",
+    "extra_capex_usd",
+    "extra_tco_usd",
+    "extra_tco_share",
+    "payback_months",
+    "speed_ratio",
+)
+
+#: The tornado frame's columns (also when no tornado was computed).
+TORNADO_SCHEMA = {
+    "gpus": pl.Int64,
+    "fabric_b": pl.Utf8,
+    "rank": pl.Int64,
+    "input": pl.Utf8,
+    "label": pl.Utf8,
+    "unit": pl.Utf8,
+    "section": pl.Utf8,
+    "field": pl.Utf8,
+    "fabrics": pl.Utf8,
+    "integer": pl.Boolean,
+    "low": pl.Float64,
+    "typical": pl.Float64,
+    "high": pl.Float64,
+    "npv_low_usd": pl.Float64,
+    "npv_high_usd": pl.Float64,
+    "break_even_low": pl.Float64,
+    "break_even_high": pl.Float64,
+    "flip": pl.Float64,
+    "flip_direction": pl.Utf8,
+    "linear_flip": pl.Float64,
+}
+
+#: The quotable lines a quote status covers (the fabric's; the servers are the same for every design).
+_FABRIC_LINES = (
+    "nic_usd",
+    "switch_usd",
+    "nic_optic_usd",
+    "switch_optic_usd",
+    "dac_usd",
+    "fibre_usd",
+    "support_fraction_per_year",
+    "nos_usd_per_switch_year",
+    "fabric_manager_usd_per_endpoint_year",
+)
+
 
 def frames(
     typical: dict[str, Any],
@@ -45,30 +105,43 @@ def frames(
     inputs: list[UncertainInput],
     mix: list[MixPart],
     a: str,
-    b: str,
+    bs: Sequence[str],
+    catalog: Catalog,
     errors: CollectiveErrors | None = None,
 ) -> dict[str, pl.DataFrame]:
-    """The result's frames (table, workloads, tornado, samples, breakdown) from the core's typical-value comparison
-    and Monte Carlo dicts; `errors`, the collective model's error per fabric, gives each row's speed uncertainty."""
-    summaries = {c["gpus"]: c["summary"] for c in mc["counts"]}
+    """The result's frames (table, workloads, tornado, cash flows, samples, breakdown) from the core's
+    typical-value comparison and Monte Carlo dicts; `errors`, the collective model's error per fabric, gives each
+    row's speed uncertainty."""
+    summaries = {(c["gpus"], c["side_b"]): c["summary"] for c in mc["counts"]}
     counts = typical["counts"]
-    samples = [_samples(c, mc["payback_kinds"]) for c in mc["counts"]]
+    b_of = {k + 1: b for k, b in enumerate(bs)}
+    samples = [_samples(c, b_of[c["side_b"]], mc["payback_kinds"]) for c in mc["counts"]]
+    table = [
+        {
+            **_table_row(c, summaries[(c["gpus"], c["side_b"])], a, b_of[c["side_b"]], mix, errors),
+            **coverage(c, a, b_of[c["side_b"]], catalog),
+        }
+        for c in counts
+    ]
     return {
-        "table": pl.DataFrame([_table_row(c, summaries[c["gpus"]], a, b, mix, errors) for c in counts]),
-        "workloads": pl.DataFrame([row for c in counts for row in _workload_rows(c, mix)]),
+        "table": pl.DataFrame(table),
+        "workloads": pl.DataFrame([row for c in counts for row in _workload_rows(c, mix, b_of[c["side_b"]])]),
         "tornado": pl.DataFrame(
-            [row for c in counts for row in _tornado_rows(c, inputs)], schema_overrides={"flip": pl.Float64}
+            [row for c in counts for row in _tornado_rows(c, inputs, b_of[c["side_b"]])], schema=TORNADO_SCHEMA
+        ),
+        "cash_flows": pl.DataFrame(
+            [{"gpus": c["gpus"], "fabric_b": b_of[c["side_b"]], **year} for c in counts for year in c["cash_flows"]]
         ),
         "samples": pl.concat(samples) if samples else pl.DataFrame(),
-        "breakdown": pl.DataFrame([row for c in counts for row in _breakdown_rows(c, a, b)]),
+        "breakdown": pl.DataFrame([row for c in counts for row in _breakdown_rows(c, a, b_of[c["side_b"]])]),
     }
 
 
 def _table_row(
     c: dict[str, Any], s: dict[str, Any], a: str, b: str, mix: list[MixPart], errors: CollectiveErrors | None
 ) -> dict[str, Any]:
-    """One GPU count: the typical-value comparison, the Monte Carlo summary `s` (P10/P50/P90 as columns), and the
-    speed difference's uncertainty from the collective model's error (each side's exposed communication share,
+    """One (GPU count, B): the typical-value comparison, the Monte Carlo summary `s` (P10/P50/P90 as columns), and
+    the speed difference's uncertainty from the collective model's error (each side's exposed communication share,
     weighted by the mix)."""
     row: dict[str, Any] = {
         "gpus": c["gpus"],
@@ -85,6 +158,8 @@ def _table_row(
         "usd_per_mtoken_b": c["usd_per_mtoken_b"][0],
         "samples": s["samples"],
         "p_a_cheaper": s["p_a_cheaper"],
+        "p_npv_positive": s["p_npv_positive"],
+        "p_npv_positive_no_error": s["p_npv_positive_no_error"],
         "p_payback_within_life": s["p_payback_within_life"],
         "speed_log_sd": 0.0,
         "indistinguishable": False,
@@ -93,17 +168,31 @@ def _table_row(
         share_a, share_b = (sum(p.share * x for p, x in zip(mix, c[k]["comm_share"], strict=True)) for k in "ab")
         d = speed_difference(c["speed_ratio"], share_a, share_b, a, b, errors)
         row["speed_log_sd"], row["indistinguishable"] = d.log_sd, d.indistinguishable
-    for key in ("break_even_premium", "savings_usd", "npv_usd", "payback_months", "speed_ratio"):
+    for key in _DECILES:
         for q, v in zip(("p10", "p50", "p90"), s[key], strict=True):
             row[f"{key}_{q}"] = v
     return row
 
 
-def _workload_rows(c: dict[str, Any], mix: list[MixPart]) -> list[dict[str, Any]]:
-    """One GPU count, each workload of the mix: share, days, tokens/s, cost per Mtoken, and renting instead."""
+def coverage(c: dict[str, Any], a: str, b: str, catalog: Catalog) -> dict[str, float]:
+    """The share of both fabrics' quotable lines (hardware, support, licences: `lines_usd`) whose price is
+    quoted, a list price, or an estimate, weighted by the dollars each line amounts to."""
+    totals = dict.fromkeys(QUOTE_STATUSES, 0.0)
+    for side, fabric in (("a", a), ("b", b)):
+        price = catalog.fabric_price(fabric)
+        for line, usd in c[side]["lines_usd"].items():
+            if line in _FABRIC_LINES and usd > 0:
+                totals[price.status_of(line)] += usd
+    whole = sum(totals.values()) or 1.0
+    return {f"{status}_share": totals[status] / whole for status in QUOTE_STATUSES}
+
+
+def _workload_rows(c: dict[str, Any], mix: list[MixPart], b: str) -> list[dict[str, Any]]:
+    """One (GPU count, B), each workload of the mix: share, days, tokens/s, cost per Mtoken, and renting instead."""
     return [
         {
             "gpus": c["gpus"],
+            "fabric_b": b,
             "workload": part.name,
             "share": part.share,
             "days_a": c["a"]["days"][w],
@@ -120,51 +209,62 @@ def _workload_rows(c: dict[str, Any], mix: list[MixPart]) -> list[dict[str, Any]
     ]
 
 
-def _tornado_rows(c: dict[str, Any], inputs: list[UncertainInput]) -> list[dict[str, Any]]:
-    """One GPU count's tornado, widest first: each input at its ends (in display units) and its flip value."""
+def _tornado_rows(c: dict[str, Any], inputs: list[UncertainInput], b: str) -> list[dict[str, Any]]:
+    """One (GPU count, B)'s tornado on the NPV, widest first: each input at its ends (in display units), its
+    flip value, and what it is (for wording)."""
     rows = []
     for rank, bar in enumerate(c["tornado"]):
         i = inputs[bar["input"]]
-        flip = bar["flip"]
+        flip, linear = bar["flip"], bar["linear_flip"]
         direction = "" if math.isnan(flip) else ("below" if flip < bar["typical"] else "above")
         rows.append(
             {
                 "gpus": c["gpus"],
+                "fabric_b": b,
                 "rank": rank + 1,
                 "input": i.name,
+                "label": i.label or i.name,
                 "unit": i.unit,
+                "section": i.section,
+                "field": i.field,
+                "fabrics": ",".join(i.fabrics),
+                "integer": i.integer,
                 "low": bar["low"] * i.display_scale,
                 "typical": bar["typical"] * i.display_scale,
                 "high": bar["high"] * i.display_scale,
-                "savings_low_usd": bar["savings_low_usd"],
-                "savings_high_usd": bar["savings_high_usd"],
+                "npv_low_usd": bar["npv_low_usd"],
+                "npv_high_usd": bar["npv_high_usd"],
                 "break_even_low": bar["break_even_low"],
                 "break_even_high": bar["break_even_high"],
                 "flip": None if math.isnan(flip) else flip * i.display_scale,
                 "flip_direction": direction,
+                "linear_flip": None if not math.isfinite(linear) else linear * i.display_scale,
             }
         )
     return rows
 
 
 def _breakdown_rows(c: dict[str, Any], a: str, b: str) -> list[dict[str, Any]]:
-    """One GPU count, each fabric: the present value of every cost component."""
+    """One (GPU count, B), each fabric: the present value of every cost component."""
     return [
-        {"gpus": c["gpus"], "fabric": fabric, "component": component, "usd": usd}
+        {"gpus": c["gpus"], "fabric_b": b, "fabric": fabric, "component": component, "usd": usd}
         for side, fabric in (("a", a), ("b", b))
         for component, usd in c[side]["breakdown_usd"].items()
     ]
 
 
-def _samples(c: dict[str, Any], kinds: list[str]) -> pl.DataFrame:
-    """One GPU count's Monte Carlo outcomes, one row per sample."""
+def _samples(c: dict[str, Any], b: str, kinds: list[str]) -> pl.DataFrame:
+    """One (GPU count, B)'s Monte Carlo outcomes, one row per sample."""
     o = c["outcomes"]
     n = len(o["premium"])
+    keys = ("premium", "break_even_premium", "savings_usd", "npv_usd", "npv_no_error_usd", "extra_capex_usd")
     return pl.DataFrame(
         {
             "gpus": pl.Series([c["gpus"]] * n, dtype=pl.Int64),
+            "fabric_b": pl.Series([b] * n, dtype=pl.Utf8),
             "sample": pl.Series(range(n), dtype=pl.Int64),
-            **{k: o[k] for k in ("premium", "break_even_premium", "savings_usd", "npv_usd", "speed_ratio")},
+            **{k: o[k] for k in keys},
+            "speed_ratio": o["speed_ratio"],
             "payback": pl.Series([kinds[i] for i in o["payback"]], dtype=pl.Utf8),
             "payback_months": o["payback_months"],
         }

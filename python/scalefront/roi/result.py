@@ -48,6 +48,8 @@ class RoiOptions:
     candidates: int = DEFAULT_CANDIDATES
     #: The GPU count the verdict sentence is about (default: the scenario's largest).
     headline_gpus: int | None = None
+    #: A vendor quote file (TOML or CSV) whose lines replace the catalog's prices and are marked quoted.
+    quote: str | None = None
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,19 @@ class UncertainInput:
     empirical: list[float] = field(default_factory=list)
     #: Multiply the core's SI value by this for display (1e6 for a latency in µs).
     display_scale: float = 1.0
+    #: A whole number: sampled on integers, and its flip is a whole number.
+    integer: bool = False
+    #: (group index, loading) on the price book's correlated groups.
+    loadings: tuple[tuple[int, float], ...] = ()
+    #: What it is, for wording: the core's section (`fabric`, `network`, `gpu`, `economics`, `model_error`), the
+    #: catalog field, and the designs' fabric ids it applies to (none: every design).
+    section: str = ""
+    field: str = ""
+    fabrics: tuple[str, ...] = ()
+    #: `section.entry.field` keys the correlated groups' line patterns match.
+    keys: tuple[str, ...] = ()
+    #: The figure's label without a fabric ("switch price", "queue pairs per connection").
+    label: str = ""
 
 
 @dataclass(frozen=True)
@@ -87,44 +102,69 @@ class McProgress:
 
 @dataclass(frozen=True)
 class RoiResult:
-    """A fabric comparison: the frames behind what a buyer reads (the verdict sentence is
-    `scalefront.roi.text.verdict(result)`)."""
+    """A fabric comparison of A with one or more designs B: the frames behind what a buyer reads (the verdict is
+    `scalefront.roi.text.verdict(result)`). Every frame has one row per (GPU count, design B) or more."""
 
     scenario: str
     fabric_a: str
+    #: The first design B (the one a one-B comparison names).
     fabric_b: str
     options: RoiOptions
     #: The GPU count the verdict is about.
     headline_gpus: int
-    #: One row per GPU count: typical-value comparison and the Monte Carlo summary (the `--out` file).
+    #: One row per (GPU count, design B): the typical-value comparison, the Monte Carlo summary and the quote
+    #: statuses' coverage (the `--out` file).
     table: pl.DataFrame
-    #: Per GPU count and workload of the mix: share, days to train, delivered tokens/s, cost per Mtoken, and what
-    #: training its tokens would cost renting the GPUs instead (for comparison).
+    #: Per GPU count, design B and workload of the mix: share, days to train, delivered tokens/s, cost per Mtoken,
+    #: and what training its tokens would cost renting the GPUs instead (for comparison).
     workloads: pl.DataFrame
-    #: Per GPU count, one row per uncertain input, largest swing first: savings at low/high, flip value.
+    #: Per GPU count and design B, one row per uncertain input that moves the NPV, largest swing first: NPV at
+    #: low/high, flip value.
     tornado: pl.DataFrame
-    #: Per GPU count and sample: premium, break-even premium, savings, NPV, payback.
+    #: Per GPU count, design B and sample: premium, break-even premium, savings, NPV (with and without model
+    #: error), payback.
     samples: pl.DataFrame
-    #: Per GPU count and fabric: the present value of each cost component (USD; residual negative).
+    #: Per GPU count, design B and fabric: the present value of each cost component (USD; residual negative).
     breakdown: pl.DataFrame
     #: Own-mode time-vs-cost Pareto frontier per (fabric, topology), first workload.
     frontier: pl.DataFrame
     inputs: list[UncertainInput]
     #: Where the model error came from.
     model_error: str
+    #: Every design B, in the order of the comparison (`--b`).
+    fabrics_b: tuple[str, ...] = ()
+    #: Per GPU count, design B and year: the premium's cash flows (year 0: the upfront outlay).
+    cash_flows: pl.DataFrame = field(default_factory=pl.DataFrame)
     #: The workloads compared (one at share 1, or the scenario's mix).
     mix: list[MixPart] = field(default_factory=list)
-    #: How prose names A and B: the catalog's fabric family with the id (`Catalog.fabric_label`).
+    #: How prose names A and the first B: the catalog's fabric family with the id (`Catalog.fabric_label`).
     fabric_labels: tuple[str, str] = ("", "")
-    #: What each side's operating mode is, one line each ("" for a fabric without modes: `Catalog.fabric_mode_summary`).
-    fabric_modes: tuple[str, str] = ("", "")
+    #: What each design's operating mode is, by id, one line each ("" for a fabric without modes:
+    #: `Catalog.fabric_mode_summary`).
+    fabric_modes: dict[str, str] = field(default_factory=dict)
+    #: How prose names every design, by id ("Ethernet (roce-400g)"), and its family alone ("Ethernet").
+    labels: dict[str, str] = field(default_factory=dict)
+    families: dict[str, str] = field(default_factory=dict)
+    #: The price book's correlated groups (ids), as the inputs' loadings index them.
+    groups: list[str] = field(default_factory=list)
     #: True when the Monte Carlo was stopped early (its summary covers the samples done).
     mc_cancelled: bool = False
+    #: The catalog the comparison priced (sources and quote statuses of every line), with any quote applied.
+    catalog: Any = None
+    #: A digest of every catalog file and quote read, so that a report names the exact figures it used.
+    fingerprint: str = ""
+    #: False when the tornado was left out (an interactive what-if): no flip is then known.
+    tornado_computed: bool = True
+
+    @property
+    def designs_b(self) -> tuple[str, ...]:
+        return self.fabrics_b or (self.fabric_b,)
 
 
 def result_dict(result: RoiResult, verdict: str) -> dict[str, Any]:
     """The `roi --json` object, JSON-ready (infinities and NaN as null): the verdict, the options, and every frame
-    but the samples as lists of rows."""
+    but the samples as lists of rows (one per GPU count and design B: P with and without model error, NPV
+    P10/P50/P90, IRR, payback, quote-status coverage)."""
     inputs = [
         {
             "name": i.name,
@@ -133,21 +173,25 @@ def result_dict(result: RoiResult, verdict: str) -> dict[str, Any]:
             "typical": i.typical * i.display_scale,
             "high": i.high * i.display_scale,
             "empirical": bool(i.empirical),
+            "integer": i.integer,
+            "groups": {result.groups[g]: round(v, 6) for g, v in i.loadings},
         }
         for i in result.inputs
     ]
     doc = {
         "scenario": result.scenario,
         "fabric_a": result.fabric_a,
-        "fabric_b": result.fabric_b,
+        "fabrics_b": list(result.designs_b),
         "headline_gpus": result.headline_gpus,
         "verdict": verdict,
         "options": asdict(result.options),
         "model_error": result.model_error,
+        "catalog_fingerprint": result.fingerprint,
         "mc_cancelled": result.mc_cancelled,
         "rows": result.table.to_dicts(),
         "workloads": result.workloads.to_dicts(),
         "tornado": result.tornado.to_dicts(),
+        "cash_flows": result.cash_flows.to_dicts(),
         "breakdown": result.breakdown.to_dicts(),
         "inputs": inputs,
     }

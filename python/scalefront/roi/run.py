@@ -12,30 +12,28 @@ from typing import Any
 
 import numpy as np
 
-from scalefront._core import RoiHandle, roi_monte_carlo, roi_summarise
+from scalefront._core import RoiHandle, roi_analyse, roi_monte_carlo, roi_summarise
 from scalefront.engine import cluster
 from scalefront.roi.result import McProgress
 
-__all__ = ["monte_carlo", "monte_carlo_on_cluster"]
+__all__ = ["analyse", "monte_carlo", "monte_carlo_on_cluster"]
 
 
-def monte_carlo(
-    problem: dict[str, Any],
-    uncertainty: dict[str, Any],
+def _in_a_thread(
+    call: Callable[[RoiHandle], Any],
     samples: int,
     on_progress: Callable[[McProgress], None] | None,
     handle: RoiHandle | None,
     poll_s: float = 0.1,
-    first: int = 0,
-) -> dict[str, Any]:
-    """Samples `first .. first + samples` of the Monte Carlo in a worker thread (GIL released), progress polled here;
-    Ctrl-C or an exception from `on_progress` cancels it (milliseconds) and is re-raised."""
+) -> Any:
+    """`call(handle)` in a worker thread (the core releases the GIL), its progress polled here; Ctrl-C or an
+    exception from `on_progress` cancels it (milliseconds) and is re-raised."""
     handle = handle or RoiHandle()
     box: dict[str, Any] = {}
 
     def work() -> None:
         try:
-            box["result"] = roi_monte_carlo(problem, uncertainty, handle, first, samples)
+            box["result"] = call(handle)
         except BaseException as err:  # handed to the caller's thread
             box["error"] = err
 
@@ -55,8 +53,38 @@ def monte_carlo(
         raise box["error"]
     if on_progress:
         on_progress(McProgress(handle.done(), samples, time.perf_counter() - start))
-    result: dict[str, Any] = box["result"]
+    return box["result"]
+
+
+def monte_carlo(
+    problem: dict[str, Any],
+    uncertainty: dict[str, Any],
+    samples: int,
+    on_progress: Callable[[McProgress], None] | None,
+    handle: RoiHandle | None,
+    poll_s: float = 0.1,
+    first: int = 0,
+) -> dict[str, Any]:
+    """Samples `first .. first + samples` of the Monte Carlo in a worker thread (GIL released), progress polled here;
+    Ctrl-C or an exception from `on_progress` cancels it (milliseconds) and is re-raised."""
+    result: dict[str, Any] = _in_a_thread(
+        lambda h: roi_monte_carlo(problem, uncertainty, h, first, samples), samples, on_progress, handle, poll_s
+    )
     return result
+
+
+def analyse(
+    problem: dict[str, Any],
+    uncertainty: dict[str, Any],
+    on_progress: Callable[[McProgress], None] | None,
+    handle: RoiHandle | None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The comparison at typical values (with its tornado) and its Monte Carlo from one plan, here: what
+    `roi_compare` and `monte_carlo` give, with the designs evaluated at typical values once."""
+    typical, mc = _in_a_thread(
+        lambda h: roi_analyse(problem, uncertainty, h), int(uncertainty["samples"]), on_progress, handle
+    )
+    return typical, mc
 
 
 def _mc_shard(job: tuple[dict[str, Any], dict[str, Any], int, int]) -> dict[str, Any]:
@@ -109,8 +137,8 @@ def monte_carlo_on_cluster(
     counts = []
     for c, first in enumerate(parts[0]["counts"]):
         columns = {k: np.concatenate([p["counts"][c]["outcomes"][k] for p in parts]) for k in first["outcomes"]}
-        summary = roi_summarise(first["gpus"], columns)
-        counts.append({"gpus": first["gpus"], "outcomes": columns, "summary": summary})
+        summary = roi_summarise(first["gpus"], first["side_b"], columns)
+        counts.append({"gpus": first["gpus"], "side_b": first["side_b"], "outcomes": columns, "summary": summary})
     if on_progress:
         on_progress(McProgress(samples, samples, time.perf_counter() - start))
     return {"counts": counts, "cancelled": False, "payback_kinds": parts[0]["payback_kinds"]}

@@ -29,6 +29,7 @@ from scalefront.inputs.scenario.draft import ScenarioDraft
 from scalefront.roi.compare import compare
 from scalefront.roi.result import RoiOptions, RoiResult
 from scalefront.roi.text import value_text, verdict
+from scalefront.roi.words import past
 from scalefront.table import ColumnSpec
 
 __all__ = [
@@ -296,7 +297,11 @@ def _tornado(result: RoiResult) -> dict[int, list[TornadoBar]]:
         flip = r["flip"]
         flips_at = None
         if flip is not None and math.isfinite(flip):
-            flips_at = f"{'<' if r['flip_direction'] == 'below' else '>'} {value_text(flip, r['unit'])}"
+            # Shown rounded past the flip (whole numbers at whole numbers), as the terminal's tornado shows it.
+            above = r["flip_direction"] == "above"
+            shown = past(flip, above, r["unit"], bool(r["integer"]))
+            sign = (">=" if above else "<=") if r["integer"] else (">" if above else "<")
+            flips_at = f"{sign} {value_text(shown, r['unit'])}"
         out.setdefault(int(r["gpus"]), []).append(
             TornadoBar(
                 str(r["input"]),

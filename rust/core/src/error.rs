@@ -96,11 +96,42 @@ pub enum ConfigError {
         feature: &'static str,
         needs: &'static str,
     },
+    /// Serving: the GPUs do not split into whole model instances.
+    InstanceDoesNotDivideGpus {
+        instance_gpus: u32,
+        gpus: u32,
+    },
+    /// Serving, disaggregated: a group of P prefill and D decode instances does not divide the GPUs.
+    PdRatioDoesNotDivideGpus {
+        group_gpus: u64,
+        prefill_instances: u32,
+        decode_instances: u32,
+        gpus: u32,
+    },
+    /// Serving: the weights leave no room for one sequence's KV cache (`field` tp), or the batch needs more KV
+    /// cache than is free (`field` batch).
+    KvCacheDoesNotFit {
+        field: &'static str,
+        batch: u32,
+        max_batch: u32,
+        free_gb: f64,
+        needed_gb: f64,
+    },
+    /// A number format the GPU has no tensor cores (or no kernels) for.
+    FormatNotSupported {
+        field: &'static str,
+        format: &'static str,
+    },
+    /// Serving: the expert-parallel group must tile a pipeline stage's tp x dp_attention GPUs.
+    EpDoesNotDivideWidth {
+        ep: u32,
+        width: u32,
+    },
 }
 
 /// Every `ConfigError::category`, in a fixed order (sweeps count rejections by it; the Python layer documents and
 /// tests each).
-pub const CATEGORIES: [&str; 20] = [
+pub const CATEGORIES: [&str; 25] = [
     "invalid_figure",
     "zero_degree",
     "gpu_count_mismatch",
@@ -121,6 +152,11 @@ pub const CATEGORIES: [&str; 20] = [
     "sp_seq_len",
     "moe_dense",
     "fabric_topology",
+    "serving_gpus",
+    "pd_ratio",
+    "kv_cache",
+    "format_unsupported",
+    "ep_width",
 ];
 
 impl ConfigError {
@@ -146,6 +182,10 @@ impl ConfigError {
             ConfigError::SequenceParallelSplit { .. } => "sequence_parallel",
             ConfigError::MoeSettingOnDenseModel { field } => field,
             ConfigError::FabricTopology { .. } => "topology",
+            ConfigError::InstanceDoesNotDivideGpus { .. } => "gpus",
+            ConfigError::PdRatioDoesNotDivideGpus { .. } => "decode_instances",
+            ConfigError::KvCacheDoesNotFit { field, .. } | ConfigError::FormatNotSupported { field, .. } => field,
+            ConfigError::EpDoesNotDivideWidth { .. } => "ep",
         }
     }
 
@@ -178,6 +218,11 @@ impl ConfigError {
             ConfigError::SequenceParallelSplit { .. } => 17,       // sp_seq_len
             ConfigError::MoeSettingOnDenseModel { .. } => 18,      // moe_dense
             ConfigError::FabricTopology { .. } => 19,              // fabric_topology
+            ConfigError::InstanceDoesNotDivideGpus { .. } => 20,   // serving_gpus
+            ConfigError::PdRatioDoesNotDivideGpus { .. } => 21,    // pd_ratio
+            ConfigError::KvCacheDoesNotFit { .. } => 22,           // kv_cache
+            ConfigError::FormatNotSupported { .. } => 23,          // format_unsupported
+            ConfigError::EpDoesNotDivideWidth { .. } => 24,        // ep_width
         }
     }
 }
@@ -256,6 +301,30 @@ impl fmt::Display for ConfigError {
                 write!(f, "{field} is an expert (mixture-of-experts) setting; this model is dense, it has no experts")
             }
             ConfigError::FabricTopology { feature, needs } => write!(f, "{feature} needs {needs}"),
+            ConfigError::InstanceDoesNotDivideGpus { instance_gpus, gpus } => write!(
+                f,
+                "gpus = {gpus} is not a multiple of one model instance's tp x dp_attention x pp = {instance_gpus} GPUs"
+            ),
+            ConfigError::PdRatioDoesNotDivideGpus { group_gpus, prefill_instances, decode_instances, gpus } => write!(
+                f,
+                "the P:D ratio prefill_instances:decode_instances = {prefill_instances}:{decode_instances} needs groups \
+                 of {group_gpus} GPUs, which do not divide gpus = {gpus}"
+            ),
+            ConfigError::KvCacheDoesNotFit { field: "batch", batch, max_batch, .. } => write!(
+                f,
+                "batch = {batch} does not fit: the KV cache holds {max_batch} sequences per instance at this layout"
+            ),
+            ConfigError::KvCacheDoesNotFit { free_gb, needed_gb, .. } => write!(
+                f,
+                "the KV cache does not fit: {free_gb:.1} GB per GPU is left after the weights, one sequence needs \
+                 {needed_gb:.2} GB (raise tp, pp or ep, or use a smaller weight format)"
+            ),
+            ConfigError::FormatNotSupported { field, format } => {
+                write!(f, "{field} {format} needs a GPU with {} tensor cores", format.to_uppercase())
+            }
+            ConfigError::EpDoesNotDivideWidth { ep, width } => {
+                write!(f, "ep = {ep} must divide a pipeline stage's tp x dp_attention = {width} GPUs")
+            }
         }
     }
 }
@@ -289,6 +358,11 @@ mod tests {
             ConfigError::SequenceParallelSplit { seq_len: 3, tp: 8, cp: 1 },
             ConfigError::MoeSettingOnDenseModel { field: "etp" },
             ConfigError::FabricTopology { feature: "", needs: "" },
+            ConfigError::InstanceDoesNotDivideGpus { instance_gpus: 3, gpus: 8 },
+            ConfigError::PdRatioDoesNotDivideGpus { group_gpus: 3, prefill_instances: 1, decode_instances: 2, gpus: 8 },
+            ConfigError::KvCacheDoesNotFit { field: "batch", batch: 9, max_batch: 8, free_gb: 1.0, needed_gb: 2.0 },
+            ConfigError::FormatNotSupported { field: "precision", format: "fp4" },
+            ConfigError::EpDoesNotDivideWidth { ep: 3, width: 8 },
         ];
         let categories: Vec<&str> = samples.iter().map(ConfigError::category).collect();
         assert_eq!(categories, CATEGORIES);

@@ -17,6 +17,7 @@ use crate::hardware::{
     TopologySpec,
 };
 use crate::prices::{CostMode, Economics, FacilityMode, GpuPrices, NetworkPrices, Prices, ScaleUpPrices};
+use crate::serve::{KvAdmission, KvCacheDtype, Quantization, Serving, ServingConfig, ServingMode};
 use crate::software::FrameworkSpec;
 use crate::step::parallelism::{Overlap, Parallelism, Recompute, Training};
 use crate::step::workload::{MlaSpec, MoeSpec, TransformerSpec};
@@ -140,16 +141,19 @@ pub fn h100() -> GpuSpec {
     GpuSpec {
         peak_bf16_flops: 989e12,
         peak_fp8_flops: 1979e12,
+        peak_fp4_flops: 0.0,
         hbm_bytes: 80e9,
         hbm_bytes_per_s: 3.35e12,
         tdp_w: 700.0,
         gemm_efficiency: 0.70,
         small_gemm_efficiency: 0.66,
         gemm_efficiency_fp8: 0.63,
+        gemm_efficiency_fp4: 0.0,
         attention_efficiency: HOPPER_ATTENTION,
         attention_efficiency_fa2: HOPPER_ATTENTION_FA2,
         hbm_efficiency: 0.90,
         sm_count: 132,
+        serving_efficiency: 1.0,
         runtime_reserve_bytes: 3.5e9,
         server_gpus: 8,
         host_power_w: 575.0,
@@ -239,6 +243,13 @@ pub fn prices() -> Prices {
             switch_w: 750.0,
             nic_optic_w: 8.0,
             switch_optic_w: 17.0,
+            fabric_manager_usd_per_endpoint_year: 0.0,
+            ops_staff_fte: 0.0,
+            ops_staff_fte_per_1000_switches: 0.0,
+            ops_wage_premium_fraction: 0.0,
+            lead_time_weeks: 0.0,
+            incidents_per_year: 0.0,
+            incident_stall_s: 0.0,
         },
         scale_up: ScaleUpPrices::default(),
         economics: Economics {
@@ -259,6 +270,12 @@ pub fn prices() -> Prices {
             network_spares_fraction: 0.03,
             installation_fraction: 0.06,
             oob_usd_per_rack: 4_500.0,
+            usd_per_fte_year: 0.0,
+            gpu_lead_time_weeks: 0.0,
+            optic_replacement_fraction_per_year: 0.0,
+            switch_replacement_fraction_per_year: 0.0,
+            nic_replacement_fraction_per_year: 0.0,
+            replacement_labour_usd: 0.0,
         },
     }
 }
@@ -302,5 +319,50 @@ pub fn reference() -> Config {
         overlap: Overlap { dp: 1.0, tp: 0.0, pp: 0.0, ep: 0.0 },
         reliability: ReliabilitySpec::perfect(),
         errors: ErrorModel::none(),
+    }
+}
+
+/// A serving layout and workload: one TP 8 instance, chunked prefill, FP8 weights and KV cache, 1,000 tokens in
+/// and out, the largest batch the KV cache holds.
+pub fn serving() -> Serving {
+    Serving {
+        tp: 8,
+        pp: 1,
+        ep: 1,
+        dp_attention: 1,
+        mode: ServingMode::Colocated,
+        prefill_instances: 1,
+        decode_instances: 1,
+        prefill_tp: 0,
+        prefill_ep: 0,
+        prefill_dp_attention: 0,
+        batch: 0,
+        max_num_tokens: 8192,
+        input_tokens: 1000.0,
+        output_tokens: 1000.0,
+        input_tokens_cv: 0.0,
+        output_tokens_cv: 0.0,
+        quantization: Quantization::Fp8,
+        kv_cache_dtype: KvCacheDtype::Fp8,
+        kv_cache_fraction: 0.9,
+        kv_block_tokens: 32,
+        kv_admission: KvAdmission::OnDemand,
+        moe_imbalance: 1.0,
+        redundant_experts: 0,
+        two_batch_overlap: false,
+    }
+}
+
+/// Llama 3 70B served on 8 H100s over InfiniBand NDR (`serving()`).
+pub fn serving_config() -> ServingConfig {
+    ServingConfig {
+        model: llama3_70b(),
+        gpu: h100(),
+        scale_up: nvlink4(),
+        fabric: ib_ndr(),
+        topology: rail_fat_tree(),
+        prices: prices(),
+        gpus: 8,
+        serving: serving(),
     }
 }

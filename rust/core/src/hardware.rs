@@ -34,6 +34,8 @@ pub struct GpuSpec {
     pub peak_bf16_flops: f64,
     /// 0 when the GPU has no FP8 tensor cores.
     pub peak_fp8_flops: f64,
+    /// Dense FP4 (NVFP4/MXFP4) tensor peak; 0 when the GPU has no FP4 tensor cores (Hopper and older).
+    pub peak_fp4_flops: f64,
     pub hbm_bytes: f64,
     pub hbm_bytes_per_s: f64,
     pub tdp_w: f64,
@@ -44,6 +46,8 @@ pub struct GpuSpec {
     pub small_gemm_efficiency: f64,
     /// Sustained fraction of the FP8 peak of the layer's FP8 GEMMs; 0 when the GPU has no FP8.
     pub gemm_efficiency_fp8: f64,
+    /// Best achieved fraction of the FP4 peak on large FP4 GEMMs; 0 when the GPU has no FP4.
+    pub gemm_efficiency_fp4: f64,
     /// Fused causal attention with the best kernel for the GPU (cuDNN or FlashAttention-3 on Hopper and
     /// Blackwell, FlashAttention-2 on Ampere), by heads per GPU and sequence length.
     pub attention_efficiency: AttentionTable,
@@ -53,6 +57,9 @@ pub struct GpuSpec {
     pub hbm_efficiency: f64,
     /// Streaming multiprocessors (compute units): the tiles one wave of a GEMM runs.
     pub sm_count: u32,
+    /// Fraction of the measured kernel rates (GEMM, attention, HBM) sustained over a serving engine's steps
+    /// (launch gaps, scheduling, sampling between kernels). Fitted per GPU on the serving calibration rows.
+    pub serving_efficiency: f64,
     /// HBM the model cannot use: runtime context, workspaces, collective buffers, fragmentation.
     pub runtime_reserve_bytes: f64,
     /// GPUs per server.
@@ -317,6 +324,13 @@ impl GpuSpec {
         } else {
             non_negative("gemm_efficiency_fp8", self.gemm_efficiency_fp8)?;
         }
+        non_negative("peak_fp4_flops", self.peak_fp4_flops)?;
+        if self.peak_fp4_flops > 0.0 {
+            fraction("gemm_efficiency_fp4", self.gemm_efficiency_fp4, 1.0)?;
+        } else {
+            non_negative("gemm_efficiency_fp4", self.gemm_efficiency_fp4)?;
+        }
+        fraction("serving_efficiency", self.serving_efficiency, 1.0)?;
         table("attention_efficiency", &self.attention_efficiency)?;
         table("attention_efficiency_fa2", &self.attention_efficiency_fa2)?;
         fraction("hbm_efficiency", self.hbm_efficiency, 1.0)?;

@@ -20,6 +20,7 @@ pub mod names;
 pub mod network;
 pub mod prices;
 pub mod records;
+pub mod serve;
 pub mod software;
 pub mod step;
 pub mod sweep;

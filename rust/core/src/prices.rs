@@ -76,6 +76,21 @@ pub struct NetworkPrices {
     pub switch_w: f64,
     pub nic_optic_w: f64,
     pub switch_optic_w: f64,
+    /// Fabric manager licence per NIC endpoint per year (InfiniBand's UFM; 0 where the switches' own software or
+    /// free OpenSM manages the fabric).
+    pub fabric_manager_usd_per_endpoint_year: f64,
+    /// Network operations staff the fabric needs at any size, full-time equivalents (its skills included).
+    pub ops_staff_fte: f64,
+    /// Further staff per 1,000 switches.
+    pub ops_staff_fte_per_1000_switches: f64,
+    /// The fabric's skills' wage premium over the market rate of a network engineer (`usd_per_fte_year`).
+    pub ops_wage_premium_fraction: f64,
+    /// Weeks from order to a working fabric (delivery, cabling, burn-in).
+    pub lead_time_weeks: f64,
+    /// Fabric-specific incidents a year that stall the whole job (PFC pause storms, subnet-manager failover).
+    pub incidents_per_year: f64,
+    /// Busy time a job loses per incident: detection and restart.
+    pub incident_stall_s: f64,
 }
 
 /// An NVLink switch tray of the scale-up domain (zero where the switches sit on the server's baseboard).
@@ -124,6 +139,18 @@ pub struct Economics {
     pub installation_fraction: f64,
     /// Out-of-band management network per compute rack (1G switch and copper).
     pub oob_usd_per_rack: f64,
+    /// Loaded cost of one network engineer a year (salary, benefits, overhead).
+    pub usd_per_fte_year: f64,
+    /// Weeks from order to the GPU servers' delivery: a fabric ready sooner than the GPUs gains nothing.
+    pub gpu_lead_time_weeks: f64,
+    /// Share of the optical modules replaced a year (annualised failure rate).
+    pub optic_replacement_fraction_per_year: f64,
+    /// Share of the switches replaced a year.
+    pub switch_replacement_fraction_per_year: f64,
+    /// Share of the NICs replaced a year.
+    pub nic_replacement_fraction_per_year: f64,
+    /// Labour of one replacement (swap, clean, re-test).
+    pub replacement_labour_usd: f64,
 }
 
 /// Every price a configuration is costed with.
@@ -164,6 +191,13 @@ impl NetworkPrices {
             ("switch_w", self.switch_w),
             ("nic_optic_w", self.nic_optic_w),
             ("switch_optic_w", self.switch_optic_w),
+            ("fabric_manager_usd_per_endpoint_year", self.fabric_manager_usd_per_endpoint_year),
+            ("ops_staff_fte", self.ops_staff_fte),
+            ("ops_staff_fte_per_1000_switches", self.ops_staff_fte_per_1000_switches),
+            ("ops_wage_premium_fraction", self.ops_wage_premium_fraction),
+            ("lead_time_weeks", self.lead_time_weeks),
+            ("incidents_per_year", self.incidents_per_year),
+            ("incident_stall_s", self.incident_stall_s),
         ] {
             non_negative(field, value)?;
         }
@@ -218,7 +252,13 @@ impl Economics {
         non_negative("server_spares_fraction", self.server_spares_fraction)?;
         non_negative("network_spares_fraction", self.network_spares_fraction)?;
         non_negative("installation_fraction", self.installation_fraction)?;
-        non_negative("oob_usd_per_rack", self.oob_usd_per_rack)
+        non_negative("oob_usd_per_rack", self.oob_usd_per_rack)?;
+        non_negative("usd_per_fte_year", self.usd_per_fte_year)?;
+        non_negative("gpu_lead_time_weeks", self.gpu_lead_time_weeks)?;
+        share("optic_replacement_fraction_per_year", self.optic_replacement_fraction_per_year)?;
+        share("switch_replacement_fraction_per_year", self.switch_replacement_fraction_per_year)?;
+        share("nic_replacement_fraction_per_year", self.nic_replacement_fraction_per_year)?;
+        non_negative("replacement_labour_usd", self.replacement_labour_usd)
     }
 }
 

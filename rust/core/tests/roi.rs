@@ -1,6 +1,6 @@
 //! The ROI comparison end to end on hand-built designs: the Monte Carlo is reproducible, moves the right way
 //! when A's price rises, converges, never gains from a higher premium; the tornado's flip values flip the
-//! verdict when fed back.
+//! verdict when fed back; A compared with several B gives each pair what it gives alone.
 
 use proptest::prelude::*;
 use scalefront_core::decision::montecarlo::*;
@@ -32,6 +32,11 @@ fn candidates(gpus: u32, fabric: &FabricSpec, switch_usd: f64) -> Vec<Config> {
 }
 
 fn problem(ib_switch: f64, premium: Option<f64>) -> RoiProblem {
+    problem_against(ib_switch, premium, &[roce()])
+}
+
+/// A (IB at `ib_switch`) against each fabric of `bs` (sides 1, 2, ...) at 1,024 and 4,096 GPUs.
+fn problem_against(ib_switch: f64, premium: Option<f64>, bs: &[FabricSpec]) -> RoiProblem {
     let mut designs = vec![];
     for gpus in [1024, 4096] {
         designs.push(Design {
@@ -40,12 +45,14 @@ fn problem(ib_switch: f64, premium: Option<f64>) -> RoiProblem {
             topology: "rail".into(),
             candidates: vec![candidates(gpus, &ib_ndr(), ib_switch)],
         });
-        designs.push(Design {
-            side: 1,
-            gpus,
-            topology: "rail".into(),
-            candidates: vec![candidates(gpus, &roce(), 25e3)],
-        });
+        for (k, b) in bs.iter().enumerate() {
+            designs.push(Design {
+                side: k as u32 + 1,
+                gpus,
+                topology: "rail".into(),
+                candidates: vec![candidates(gpus, b, 25e3)],
+            });
+        }
     }
     RoiProblem {
         shares: vec![1.0],
@@ -59,25 +66,49 @@ fn target(section: Section, side: Option<u32>, field: &str) -> Target {
 }
 
 fn input(name: &str, t: Vec<Target>, low: f64, typical: f64, high: f64) -> UncertainInput {
-    UncertainInput { name: name.into(), targets: t, low, typical, high, empirical: vec![] }
+    UncertainInput {
+        name: name.into(),
+        targets: t,
+        low,
+        typical,
+        high,
+        empirical: vec![],
+        weights: vec![],
+        integer: false,
+        loadings: vec![],
+    }
 }
 
 fn inputs() -> Vec<UncertainInput> {
+    inputs_for(&[1])
+}
+
+/// The test's inputs with B's figures set on each side of `bs` (one draw for all of them).
+fn inputs_for(bs: &[u32]) -> Vec<UncertainInput> {
+    let on_b = |section, field: &str| bs.iter().map(|&s| target(section, Some(s), field)).collect::<Vec<_>>();
     vec![
         input("ib switch", vec![target(Section::Network, Some(0), "switch_usd")], 32e3, 36e3, 50e3),
-        input("roce switch", vec![target(Section::Network, Some(1), "switch_usd")], 15e3, 25e3, 70e3),
-        input("roce queue pairs", vec![target(Section::Fabric, Some(1), "qps_per_connection")], 1.0, 2.0, 16.0),
+        input("roce switch", on_b(Section::Network, "switch_usd"), 15e3, 25e3, 70e3),
+        UncertainInput {
+            integer: true,
+            ..input("roce queue pairs", on_b(Section::Fabric, "qps_per_connection"), 1.0, 2.0, 16.0)
+        },
         input("optics", vec![target(Section::Network, None, "switch_optic_usd")], 1000.0, 1250.0, 2100.0),
         input("utilisation", vec![target(Section::Economics, None, "utilisation")], 0.7, 0.8, 0.9),
         UncertainInput {
             empirical: vec![-0.1, -0.05, 0.0, 0.02, 0.08],
-            ..input("collective error (B)", vec![target(Section::ModelError, Some(1), "collective")], -0.1, 0.0, 0.08)
+            ..input("collective error (B)", on_b(Section::ModelError, "collective"), -0.1, 0.0, 0.08)
         },
     ]
 }
 
+fn uncertainty(inputs: &[UncertainInput]) -> Uncertainty {
+    Uncertainty { inputs: inputs.to_vec(), groups: vec![], samples: 0, seed: 0 }
+}
+
 fn mc(problem: &RoiProblem, inputs: &[UncertainInput], samples: u64, seed: u64) -> McResult {
-    let plan = Plan::new(problem, inputs).unwrap();
+    let u = uncertainty(inputs);
+    let plan = Plan::new(problem, &u).unwrap();
     run(&plan, seed, 0, samples, &McProgress::default()).unwrap()
 }
 
@@ -89,7 +120,8 @@ fn same_seed_same_outcomes_and_shards_agree() {
     assert_eq!(a, mc(&p, &ins, 64, 7));
     assert_ne!(a.outcomes, mc(&p, &ins, 64, 8).outcomes);
     // Samples 32..64 computed as a shard equal the second half of the whole run.
-    let plan = Plan::new(&p, &ins).unwrap();
+    let u = uncertainty(&ins);
+    let plan = Plan::new(&p, &u).unwrap();
     let shard = run(&plan, 7, 32, 32, &McProgress::default()).unwrap();
     assert_eq!(shard.outcomes[0][..], a.outcomes[0][32..]);
 }
@@ -127,29 +159,159 @@ fn more_samples_converge() {
 
 #[test]
 fn tornado_flip_values_flip_the_verdict_when_fed_back() {
-    // IB's network at 0.85 x RoCE's: close enough to break-even at 4,096 GPUs for inputs to flip the verdict.
-    let p = problem(36e3, Some(0.85));
-    let ins = inputs();
-    let plan = Plan::new(&p, &ins).unwrap();
-    let mut flips = 0;
-    for count in &plan.counts {
-        let base = plan.compare(count, plan.typical_values()).unwrap().savings_usd;
-        for bar in tornado(&plan, count).unwrap() {
-            if bar.flip.is_nan() {
-                continue;
+    // IB's network at 0.85 x RoCE's: close enough to break-even at 4,096 GPUs for inputs to flip the verdict; the
+    // NPV is the metric (with a value per GPU-hour it is no longer the savings).
+    for value in [None, Some(4.0)] {
+        let mut p = problem(36e3, Some(0.85));
+        p.options.value_usd_per_gpu_hour = value;
+        let ins = inputs();
+        let u = uncertainty(&ins);
+        let plan = Plan::new(&p, &u).unwrap();
+        let mut flips = 0;
+        for count in &plan.counts {
+            let base = plan.compare(count, plan.typical_values()).unwrap().npv_usd;
+            for bar in tornado(&plan, count).unwrap() {
+                assert!(bar.swing_usd() > 0.0, "{}: an inert bar is left out", ins[bar.input].name);
+                if bar.flip.is_nan() {
+                    continue;
+                }
+                flips += 1;
+                let mut v = plan.typical_values().to_vec();
+                v[bar.input] = bar.flip;
+                let at = plan.compare(count, &v).unwrap().npv_usd;
+                assert_ne!(at > 0.0, base > 0.0, "{}: {} at {}", ins[bar.input].name, at, bar.flip);
+                // Just short of the flip (towards the typical value) the verdict is still the typical one: the
+                // whole number before it for a whole-number input.
+                let back = if ins[bar.input].integer { 1.0 } else { 1e-6 * (bar.high - bar.low) };
+                v[bar.input] = bar.flip + if bar.flip > bar.typical { -back } else { back };
+                assert_eq!(plan.compare(count, &v).unwrap().npv_usd > 0.0, base > 0.0);
+                if ins[bar.input].integer {
+                    assert_eq!(bar.flip.fract(), 0.0);
+                }
             }
-            flips += 1;
-            let mut v = plan.typical_values().to_vec();
-            v[bar.input] = bar.flip;
-            let at = plan.compare(count, &v).unwrap().savings_usd;
-            assert_ne!(at > 0.0, base > 0.0, "{}: {} at {}", ins[bar.input].name, at, bar.flip);
-            // Just short of the flip (towards the typical value) the verdict is still the typical one.
-            let tol = 1e-6 * (bar.high - bar.low);
-            v[bar.input] = bar.flip + if bar.flip > bar.typical { -tol } else { tol };
-            assert_eq!(plan.compare(count, &v).unwrap().savings_usd > 0.0, base > 0.0);
         }
+        assert!(flips > 0, "the test scenario should have at least one flip");
     }
-    assert!(flips > 0, "the test scenario should have at least one flip");
+}
+
+#[test]
+fn a_unit_price_flips_exactly_where_its_line_crosses_zero() {
+    // The NPV is linear in a part's price: the secant's zero is the quote that flips the verdict, even beyond the
+    // range (RoCE's switch at 4,096 GPUs: the price at which IB's premium would pay).
+    let p = problem(36e3, None);
+    let ins = inputs();
+    let u = uncertainty(&ins);
+    let plan = Plan::new(&p, &u).unwrap();
+    let count = &plan.counts[1];
+    let bar = tornado(&plan, count).unwrap().into_iter().find(|b| b.input == 1).unwrap();
+    assert!(bar.linear_flip.is_finite());
+    let mut v = plan.typical_values().to_vec();
+    for (x, sign) in [(bar.linear_flip * 0.99, -1.0), (bar.linear_flip * 1.01, 1.0)] {
+        v[1] = x;
+        let npv = plan.compare(count, &v).unwrap().npv_usd;
+        assert_eq!(npv.signum(), sign * (bar.npv_high_usd - bar.npv_low_usd).signum(), "{x}: {npv}");
+    }
+}
+
+#[test]
+fn each_b_of_several_gets_what_it_gets_alone() {
+    // A against RoCE and against a RoCE with 2x dearer optics: sides 1 and 2. Each pair's outcomes equal the
+    // outcomes of A against that B alone, sample by sample (the draws are by input, not by pair).
+    let mut dear = roce();
+    dear.efficiency = 0.9;
+    let both = problem_against(36e3, None, &[roce(), dear.clone()]);
+    let ins = inputs_for(&[1, 2]);
+    let all = mc(&both, &ins, 40, 3);
+    let alone = [
+        mc(&problem_against(36e3, None, &[roce()]), &inputs(), 40, 3),
+        mc(&problem_against(36e3, None, &[dear]), &inputs(), 40, 3),
+    ];
+    let plan_u = uncertainty(&ins);
+    let plan = Plan::new(&both, &plan_u).unwrap();
+    assert_eq!(
+        plan.counts.iter().map(|c| (c.gpus, c.side_b)).collect::<Vec<_>>(),
+        [(1024, 1), (1024, 2), (4096, 1), (4096, 2)]
+    );
+    for (k, c) in plan.counts.iter().enumerate() {
+        let single = &alone[c.side_b as usize - 1];
+        let j = if c.gpus == 1024 { 0 } else { 1 };
+        assert_eq!(all.outcomes[k], single.outcomes[j], "{} GPUs, B{}", c.gpus, c.side_b);
+        assert_eq!((all.summaries[k].gpus, all.summaries[k].side_b), (c.gpus, c.side_b));
+    }
+}
+
+#[test]
+fn the_model_error_is_left_out_of_the_no_error_outcome_only() {
+    // Without model-error inputs the two outcomes agree; with them, the no-error NPV is the one of a run whose
+    // model-error inputs are fixed at 0.
+    let p = problem(36e3, None);
+    let prices_only: Vec<UncertainInput> = inputs().into_iter().filter(|i| i.name != "collective error (B)").collect();
+    for o in mc(&p, &prices_only, 30, 5).outcomes.iter().flatten() {
+        assert_eq!(o.npv_usd, o.npv_no_error_usd);
+    }
+    let with = mc(&p, &inputs(), 30, 5);
+    let mut fixed = inputs();
+    let last = fixed.len() - 1;
+    (fixed[last].empirical, fixed[last].low, fixed[last].high) = (vec![0.0], 0.0, 0.0);
+    let without = mc(&p, &fixed, 30, 5);
+    for (w, f) in with.outcomes.iter().flatten().zip(without.outcomes.iter().flatten()) {
+        assert!((w.npv_no_error_usd - f.npv_usd).abs() < 1e-6 * f.npv_usd.abs().max(1.0));
+    }
+    let s = &with.summaries[0];
+    let share = with.outcomes[0].iter().filter(|o| o.npv_no_error_usd > 0.0).count() as f64 / 30.0;
+    assert_eq!(s.p_npv_positive_no_error, share);
+}
+
+#[test]
+fn prices_in_one_group_widen_the_spread_of_a_difference_they_do_not_cancel_in() {
+    // IB's switch and the optics (both fabrics) loading on one group: when IB's switches are dear, so are the
+    // optics, which IB buys more of here... the premium's spread changes, its median stays near (marginals kept).
+    let p = problem(36e3, None);
+    let ins = inputs();
+    let mut grouped = ins.clone();
+    for i in [0usize, 3] {
+        grouped[i].loadings = vec![Loading { group: 0, loading: 0.8 }];
+    }
+    let u = Uncertainty { inputs: grouped, groups: vec!["vendor".into()], samples: 0, seed: 0 };
+    let plan = Plan::new(&p, &u).unwrap();
+    let correlated = run(&plan, 9, 0, 2000, &McProgress::default()).unwrap();
+    let independent = mc(&p, &ins, 2000, 9);
+    let spread = |r: &McResult| r.summaries[1].extra_capex_usd[2] - r.summaries[1].extra_capex_usd[0];
+    assert!(spread(&correlated) > spread(&independent), "{} vs {}", spread(&correlated), spread(&independent));
+    let (mc_c, mc_i) = (correlated.summaries[1].extra_capex_usd[1], independent.summaries[1].extra_capex_usd[1]);
+    assert!((mc_c - mc_i).abs() < 0.05 * mc_i.abs(), "{mc_c} vs {mc_i}");
+    // A loading on no declared group is refused.
+    let bad = Uncertainty { groups: vec![], ..u.clone() };
+    assert!(Plan::new(&p, &bad).is_err());
+}
+
+#[test]
+fn a_session_reprices_as_a_fresh_run_with_those_prices_would() {
+    // The UI's what-if: the speeds kept from the first run, the costs recomputed with A's switches at $30K and a
+    // 4-year life. Sample by sample the outcomes equal a fresh Monte Carlo with those prices.
+    let p = problem(36e3, None);
+    let u = Uncertainty { inputs: inputs(), groups: vec![], samples: 40, seed: 4 };
+    let session = Session::new(p.clone(), u.clone()).unwrap();
+    let overrides = vec![
+        Override { section: Section::Network, side: Some(0), field: "switch_usd".into(), value: 30e3 },
+        Override { section: Section::Economics, side: None, field: "amortization_years".into(), value: 4.0 },
+    ];
+    let (typical, mc) = session.reprice(&overrides, false).unwrap();
+    let plan = Plan::with_overrides(&p, &u, &overrides).unwrap();
+    let fresh = run(&plan, 4, 0, 40, &McProgress::default()).unwrap();
+    for (k, count) in mc.counts.iter().enumerate() {
+        assert_eq!(count.outcomes.outcomes(), fresh.outcomes[k]);
+        assert_eq!(count.summary, fresh.summaries[k]);
+        let at_typical = plan.compare(&plan.counts[k], plan.typical_values()).unwrap();
+        assert_eq!(typical.counts[k].comparison, at_typical);
+        assert_eq!(at_typical.life_months, 48.0);
+    }
+    // The what-if moved the answer: a cheaper IB switch raises the NPV of choosing IB.
+    let before = session.reprice(&[], false).unwrap().1;
+    assert!(mc.counts[1].summary.npv_usd[1] != before.counts[1].summary.npv_usd[1]);
+    // A field no accessor sets is refused.
+    let bad = Override { section: Section::Network, side: None, field: "no_such_price".into(), value: 1.0 };
+    assert!(session.reprice(&[bad], false).is_err());
 }
 
 proptest! {

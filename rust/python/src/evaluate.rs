@@ -9,7 +9,7 @@ use scalefront_core::{Config, Evaluation, TransformerSpec};
 use crate::error::{extract, no_panic, Result};
 
 /// A metric's value as Python gets it: int for counts, bool for flags, float otherwise.
-fn metric_value<'py>(py: Python<'py>, kind: Kind, value: f64) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn metric_value<'py>(py: Python<'py>, kind: Kind, value: f64) -> PyResult<Bound<'py, PyAny>> {
     Ok(match kind {
         Kind::Count => (value as i64).into_pyobject(py)?.into_any(),
         Kind::Flag => (value != 0.0).into_pyobject(py)?.to_owned().into_any(),

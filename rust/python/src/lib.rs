@@ -9,6 +9,7 @@ mod evaluate;
 mod network;
 mod roi;
 mod schema;
+mod serve;
 mod sweep;
 
 #[pyo3::pymodule]
@@ -20,11 +21,13 @@ mod _core {
     #[pymodule_export]
     use super::network::{collective_times, fabric_topology_problem, network_bom};
     #[pymodule_export]
-    use super::roi::{roi_compare, roi_monte_carlo, roi_summarise, RoiHandle};
+    use super::roi::{roi_analyse, roi_compare, roi_monte_carlo, roi_summarise, RoiHandle, RoiSession};
     #[pymodule_export]
     use super::schema::{
         _panic_for_test, catalog_figures, data_files, enums, error_categories, parameters, result_records, schema,
     };
+    #[pymodule_export]
+    use super::serve::{serve, serve_axes, serve_sweep};
     #[pymodule_export]
     use super::sweep::{cell_costs, cell_sizes, run_sweep, shard_ranges, space_size, SweepHandle};
 

@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 use pyo3::prelude::*;
 use scalefront_core::decision::montecarlo::{
-    self, typical_report, McProgress, McReport, McSummary, OutcomeColumns, Plan, TypicalReport, Uncertainty,
+    self, typical_report, McProgress, McReport, McSummary, OutcomeColumns, Override, Plan, Session, TypicalReport,
+    Uncertainty,
 };
 use scalefront_core::decision::roi::{Design, RoiOptions, RoiProblem};
 use scalefront_core::sweep::{Choice, SweepSpace};
@@ -144,8 +145,7 @@ pub fn roi_compare(
     uncertainty: &Bound<'_, PyAny>,
 ) -> Result<TypicalReport> {
     let (problem, uncertainty) = no_panic(|| self::problem(problem, uncertainty))?;
-    let outcome =
-        py.detach(|| catch_unwind(AssertUnwindSafe(|| typical_report(&Plan::new(&problem, &uncertainty.inputs)?))));
+    let outcome = py.detach(|| catch_unwind(AssertUnwindSafe(|| typical_report(&Plan::new(&problem, &uncertainty)?))));
     Ok(outcome.map_err(|payload| panicked("the scalefront ROI comparison panicked", payload))??)
 }
 
@@ -164,19 +164,72 @@ pub fn roi_monte_carlo(
     let progress = handle.get().progress.clone();
     let outcome = py.detach(|| {
         catch_unwind(AssertUnwindSafe(|| {
-            let plan = Plan::new(&problem, &uncertainty.inputs)?;
+            let plan = Plan::new(&problem, &uncertainty)?;
             montecarlo::run(&plan, uncertainty.seed, first, samples, &progress).map(|r| McReport::new(&plan, r))
         }))
     });
     Ok(outcome.map_err(|payload| panicked("the scalefront Monte Carlo panicked", payload))??)
 }
 
-/// The summary (P(A cheaper), P10/P50/P90) of one count's Monte Carlo outcome columns (shards of one run joined
-/// in sample order).
+/// The summary (P(A cheaper), P10/P50/P90) of one (GPU count, B) pair's Monte Carlo outcome columns (shards of
+/// one run joined in sample order).
 #[pyfunction]
-pub fn roi_summarise(gpus: u32, columns: &Bound<'_, PyAny>) -> Result<McSummary> {
+pub fn roi_summarise(gpus: u32, side_b: u32, columns: &Bound<'_, PyAny>) -> Result<McSummary> {
     no_panic(|| {
         let c: OutcomeColumns = extract(columns, "OutcomeColumns")?;
-        Ok(montecarlo::summarise(gpus, &c.outcomes()))
+        Ok(montecarlo::summarise(gpus, side_b, &c.outcomes()))
     })
+}
+
+/// The comparison at typical values with its tornado and its Monte Carlo, from one plan (the designs evaluated at
+/// typical values once): what `roi_compare` and `roi_monte_carlo` return, in one call (GIL released).
+#[pyfunction]
+pub fn roi_analyse(
+    py: Python<'_>,
+    problem: &Bound<'_, PyAny>,
+    uncertainty: &Bound<'_, PyAny>,
+    handle: &Bound<'_, RoiHandle>,
+) -> Result<(TypicalReport, McReport)> {
+    let (problem, uncertainty) = no_panic(|| self::problem(problem, uncertainty))?;
+    let progress = handle.get().progress.clone();
+    let outcome = py.detach(|| {
+        catch_unwind(AssertUnwindSafe(|| {
+            let plan = Plan::new(&problem, &uncertainty)?;
+            let mc = montecarlo::run(&plan, uncertainty.seed, 0, uncertainty.samples, &progress)?;
+            Ok::<_, scalefront_core::error::ConfigError>((typical_report(&plan)?, McReport::new(&plan, mc)))
+        }))
+    });
+    Ok(outcome.map_err(|payload| panicked("the scalefront ROI comparison panicked", payload))??)
+}
+
+/// A comparison kept for what-ifs of price (`scalefront_core::decision::montecarlo::Session`): every sample's
+/// speeds evaluated once; `reprice` recomputes the costs and the comparison with the what-ifs.
+#[pyclass(frozen, module = "scalefront._core")]
+pub struct RoiSession {
+    inner: Arc<Session>,
+}
+
+#[pymethods]
+impl RoiSession {
+    #[new]
+    fn new(py: Python<'_>, problem: &Bound<'_, PyAny>, uncertainty: &Bound<'_, PyAny>) -> Result<Self> {
+        let (problem, uncertainty) = no_panic(|| self::problem(problem, uncertainty))?;
+        let outcome = py.detach(|| catch_unwind(AssertUnwindSafe(|| Session::new(problem, uncertainty))));
+        let inner = outcome.map_err(|payload| panicked("the scalefront ROI session panicked", payload))??;
+        Ok(RoiSession { inner: Arc::new(inner) })
+    }
+
+    /// The comparison with `overrides` ([{section, side, field, value}]): at typical values (the tornado when
+    /// `tornado`) and the Monte Carlo, as `roi_compare` and `roi_monte_carlo` return them.
+    fn reprice(
+        &self,
+        py: Python<'_>,
+        overrides: &Bound<'_, PyAny>,
+        tornado: bool,
+    ) -> Result<(TypicalReport, McReport)> {
+        let overrides: Vec<Override> = no_panic(|| extract(overrides, "list[Override]"))?;
+        let inner = self.inner.clone();
+        let outcome = py.detach(|| catch_unwind(AssertUnwindSafe(|| inner.reprice(&overrides, tornado))));
+        Ok(outcome.map_err(|payload| panicked("the scalefront ROI what-if panicked", payload))??)
+    }
 }

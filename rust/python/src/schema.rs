@@ -7,10 +7,10 @@ use pyo3::types::{PyDict, PyList};
 use scalefront_core::decision::montecarlo::{
     CountReport, McCount, McReport, McSummary, OutcomeColumns, TornadoBar, TypicalReport,
 };
-use scalefront_core::decision::roi::{Comparison, SideReport, SideSpeed};
+use scalefront_core::decision::roi::{CashFlowYear, Comparison, SideReport, SideSpeed};
 use scalefront_core::figures::{figures, FigureDoc};
 use scalefront_core::inputs::{columns, ChoiceDoc, EnumDoc, ParamDoc, ScenarioKeyDoc, ENUMS, PARAMS};
-use scalefront_core::metrics::{METRICS, UNIT_SUFFIXES};
+use scalefront_core::metrics::{Metric, METRICS, SERVING_METRICS, UNIT_SUFFIXES};
 use scalefront_core::network::bom::BomSheet;
 use scalefront_core::records::{FieldDoc, Record, RecordDoc};
 
@@ -19,7 +19,7 @@ use crate::error::{no_panic, Result};
 include!(concat!(env!("OUT_DIR"), "/data_files.rs"));
 
 /// The output schema: {"inputs": [{name, kind, doc}], "metrics": [{name, unit, kind, group, doc, direction}],
-/// "unit_suffixes": {unit: suffix}}, in column order. Everything Python shows or exports is laid out by it.
+/// "serving_metrics": [the same, of a serving evaluation], "unit_suffixes": {unit: suffix}}, in column order. Everything Python shows or exports is laid out by it.
 #[pyfunction]
 pub fn schema<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
     let inputs = PyList::empty(py);
@@ -30,8 +30,22 @@ pub fn schema<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         d.set_item("doc", i.doc)?;
         inputs.append(d)?;
     }
+    let out = PyDict::new(py);
+    out.set_item("inputs", inputs)?;
+    out.set_item("metrics", metric_list(py, METRICS)?)?;
+    out.set_item("serving_metrics", metric_list(py, SERVING_METRICS)?)?;
+    let suffixes = PyDict::new(py);
+    for (unit, suffix) in UNIT_SUFFIXES {
+        suffixes.set_item(unit, suffix)?;
+    }
+    out.set_item("unit_suffixes", suffixes)?;
+    Ok(out)
+}
+
+/// A list of metrics as {name, unit, kind, group, doc, direction} dicts.
+fn metric_list<'py, E>(py: Python<'py>, list: &[Metric<E>]) -> PyResult<Bound<'py, PyList>> {
     let metrics = PyList::empty(py);
-    for m in METRICS {
+    for m in list {
         let d = PyDict::new(py);
         d.set_item("name", m.name)?;
         d.set_item("unit", m.unit)?;
@@ -41,15 +55,7 @@ pub fn schema<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         d.set_item("direction", m.direction.map(|d| d.name()))?;
         metrics.append(d)?;
     }
-    let out = PyDict::new(py);
-    out.set_item("inputs", inputs)?;
-    out.set_item("metrics", metrics)?;
-    let suffixes = PyDict::new(py);
-    for (unit, suffix) in UNIT_SUFFIXES {
-        suffixes.set_item(unit, suffix)?;
-    }
-    out.set_item("unit_suffixes", suffixes)?;
-    Ok(out)
+    Ok(metrics)
 }
 
 /// Every input parameter of one evaluation and of a sweep space, in the order of the result's input columns
@@ -83,6 +89,7 @@ pub fn result_records() -> Vec<RecordDoc> {
         SideReport::describe(),
         Comparison::describe(),
         TornadoBar::describe(),
+        CashFlowYear::describe(),
         CountReport::describe(),
         TypicalReport::describe(),
         McSummary::describe(),

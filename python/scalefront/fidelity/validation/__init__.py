@@ -11,7 +11,12 @@ with the predicted step time of the same configuration:
 Collective rows compare predicted all-reduce bus bandwidth with nccl-tests' at each message size.
 The error of a row is predicted / measured - 1 on step time (positive = the model is too slow).
 
+Serving rows (``serving``) compare one published serving figure (throughput per GPU of a phase, output tokens per
+second, tokens per second per user) with the model's for the same configuration; each GPU's `serving_efficiency` is
+fitted on the serving table's calibration rows.
+
 Modules: ``tables`` (the embedded tables, source families, targets and gates), ``training``, ``collectives``,
+``serving`` (the serving table's checks and each GPU's serving_efficiency),
 ``calibration`` (each training framework's fitted terms), ``holdout`` (leave one source family out for the fitted
 terms; the per-GPU residual, never applied), ``protocols`` (each NIC's LL/LL128 savings), ``error_model`` (the
 prediction intervals and their held-out coverage), ``report`` (the text and docs/validation.md).
@@ -48,6 +53,16 @@ from scalefront.fidelity.validation.report import (
     TableFacts,
     render,
     table_facts,
+)
+from scalefront.fidelity.validation.serving import (
+    SERVING_MEDIAN_LIMIT_PCT,
+    SERVING_WORST_LIMIT_PCT,
+    ServingCheck,
+    calibrate_serving,
+    judged_serving,
+    serving_calibration_rule,
+    serving_checks,
+    write_serving_calibration,
 )
 from scalefront.fidelity.validation.tables import (
     COLLECTIVE_LARGE_MEDIAN_LIMIT_PCT,
@@ -97,6 +112,8 @@ __all__ = [
     "MIN_REGIME_ROWS",
     "MOE_MEDIAN_LIMIT_PCT",
     "MOE_MEDIAN_TARGET_PCT",
+    "SERVING_MEDIAN_LIMIT_PCT",
+    "SERVING_WORST_LIMIT_PCT",
     "SHORTFALL",
     "WORST_LIMIT_PCT",
     "WORST_TARGET_PCT",
@@ -106,11 +123,13 @@ __all__ = [
     "HeldOut",
     "ProtocolFit",
     "Regime",
+    "ServingCheck",
     "TableFacts",
     "TrainingCheck",
     "bus_bandwidth_factor",
     "by_group",
     "calibrate",
+    "calibrate_serving",
     "calibrated_catalog",
     "calibration_rule",
     "collective_checks",
@@ -122,15 +141,19 @@ __all__ = [
     "held_out_coverage",
     "held_out_errors",
     "judged_collectives",
+    "judged_serving",
     "judged_training",
     "load_table",
     "measured_step_time_s",
     "render",
     "render_error_model",
+    "serving_calibration_rule",
+    "serving_checks",
     "source_family",
     "summary",
     "table_facts",
     "training_checks",
     "write_calibration",
     "write_protocols",
+    "write_serving_calibration",
 ]

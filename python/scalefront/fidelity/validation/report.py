@@ -13,6 +13,7 @@ from scalefront.fidelity.validation.collectives import (
 )
 from scalefront.fidelity.validation.error_model import Coverage
 from scalefront.fidelity.validation.holdout import Group, HeldOut, by_group, gpu_residuals
+from scalefront.fidelity.validation.serving import ServingCheck, serving_markdown_lines, serving_plain_lines
 from scalefront.fidelity.validation.tables import (
     COVERAGE_RANGE_PCT,
     MEDIAN_LIMIT_PCT,
@@ -159,11 +160,14 @@ def render(
     markdown: bool = False,
     coverage: Coverage | None = None,
     held_out: HeldOut | None = None,
+    serving: list[ServingCheck] | None = None,
 ) -> str:
-    """The tables and summaries, as plain text or Markdown."""
+    """The tables and summaries, as plain text or Markdown; the serving section when `serving` is given."""
     if markdown:
-        return "\n".join(_markdown(training, collectives, coverage, held_out)) + "\n"
-    return "\n".join(_plain(training, collectives, coverage, held_out))
+        extra = ["", *serving_markdown_lines(serving)] if serving else []
+        return "\n".join([*_markdown(training, collectives, coverage, held_out), *extra]) + "\n"
+    extra = ["", *serving_plain_lines(serving)] if serving else []
+    return "\n".join([*_plain(training, collectives, coverage, held_out), *extra])
 
 
 def _markdown(

@@ -62,12 +62,10 @@ WORST_TARGET_PCT = 30.0
 MOE_MEDIAN_TARGET_PCT = 12.0
 COVERAGE_RANGE_PCT = (85.0, 95.0)
 #: The test gate: the model may not fall behind what it reaches today (see docs/validation.md for the targets'
-#: shortfall and why). The worst-row limit was 50% over the 102 judged rows before issue 22; the research's rows
-#: brought DeepSpeed ZeRO-3 at 1,536-2,240 GPUs (SC21 Table 2: per-module gathers the model does not count, -58 to
-#: -60%) and torchtitan on MI300X and B200 (-51%); the limit follows to 65%: a regression guard, not issue 22's
-#: 30% gate, whose miss docs/validation.md reports.
+#: shortfall and why). The worst-row limit applies to the rows judged before issue 22's research
+#: (tests/validation/test_fidelity.py names them); the research's rows are reported with their misses.
 MEDIAN_LIMIT_PCT = 10.0
-WORST_LIMIT_PCT = 65.0
+WORST_LIMIT_PCT = 50.0
 MOE_MEDIAN_LIMIT_PCT = 22.0
 #: The collectives' gates, at what the model reaches (docs/validation.md): median from 64 KiB (14.9% with NCCL's
 #: protocols and tree pipeline fill, rust/core/src/nccl.rs; the issue's target of 10% is not reached); median and

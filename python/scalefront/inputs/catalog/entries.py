@@ -21,6 +21,7 @@ from scalefront.inputs.catalog.modes import check_modes, in_mode
 from scalefront.inputs.messages import problem, toml_repr
 
 __all__ = [
+    "DATED_SOURCE",
     "AtLeastOne",
     "AttentionTable",
     "Count",
@@ -42,12 +43,12 @@ __all__ = [
     "TopologyEntry",
 ]
 
-_DATED_SOURCE = re.compile(r"\d{4}-\d{2}(-\d{2})?\s*$")
+DATED_SOURCE = re.compile(r"\d{4}-\d{2}(-\d{2})?\s*$")
 
 
 def is_dated(source: str) -> bool:
     """Whether a source ends with the date it was read (YYYY-MM or YYYY-MM-DD)."""
-    return bool(_DATED_SOURCE.search(source))
+    return bool(DATED_SOURCE.search(source))
 
 
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
@@ -161,7 +162,7 @@ class Entry(BaseModel):
             source = self.sources.get(name)
             if source is None:
                 raise ValueError(f'{name}: no source (add `{name} = "<source>; YYYY-MM"` under `sources`)')
-            if not _DATED_SOURCE.search(source):
+            if not DATED_SOURCE.search(source):
                 raise ValueError(f"{name}: source must end with the date it was read, YYYY-MM: {source!r}")
         return self
 
@@ -180,16 +181,19 @@ class GpuEntry(Entry):
     name: str
     peak_bf16_tflops: Positive
     peak_fp8_tflops: NonNegative
+    peak_fp4_tflops: NonNegative
     hbm_gb: Positive
     hbm_gbytes_per_s: Positive
     tdp_w: Positive
     gemm_efficiency: Fraction
     small_gemm_efficiency: Fraction
     gemm_efficiency_fp8: Share
+    gemm_efficiency_fp4: Share
     attention_efficiency: AttentionTable
     attention_efficiency_fa2: AttentionTable
     hbm_efficiency: Fraction
     sm_count: Count
+    serving_efficiency: Fraction
     runtime_reserve_gb: NonNegative
     server_gpus: Count
     host_power_w: NonNegative

@@ -4,6 +4,7 @@ unknown id with a suggestion; a model file (``--model PATH.toml``) read on its o
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -25,7 +26,7 @@ from scalefront.inputs.catalog.entries import (
 )
 from scalefront.inputs.catalog.error_model import NO_ERRORS, ErrorModelFile, load_error_model
 from scalefront.inputs.catalog.modes import split_id, unknown_mode
-from scalefront.inputs.catalog.prices import Economics, FabricPrice, GpuPrice, ScaleUpPrice
+from scalefront.inputs.catalog.prices import Correlation, Economics, FabricPrice, GpuPrice, ScaleUpPrice
 from scalefront.inputs.files import parse_toml, read_text, validated
 from scalefront.inputs.messages import did_you_mean, toml_repr
 
@@ -96,10 +97,14 @@ class Catalog:
     scale_up_prices: dict[str, ScaleUpPrice] = field(default_factory=dict)
     reliability: dict[str, ReliabilityEntry] = field(default_factory=dict)
     economics: Economics | None = None
+    #: Groups of prices that move together in the ROI's Monte Carlo (`[correlation.<id>]` of the price book).
+    correlations: dict[str, Correlation] = field(default_factory=dict)
     #: The prediction intervals' residuals by regime (data/model_error.toml), or None.
     errors: ErrorModelFile | None = None
     #: The user catalog files merged in, in order (named when an id has no price in any of them).
     files: list[str] = field(default_factory=list)
+    #: sha256 of every file read into the catalog, in order (the built-in data, then each user file).
+    digest: str = ""
 
     _KINDS: ClassVar[dict[str, tuple[str, type[BaseModel]]]] = {
         "gpus": ("gpus", GpuEntry),
@@ -116,6 +121,7 @@ class Catalog:
         """The catalogs shipped with scalefront (data/ at build time)."""
         files = data_files()
         cat = cls()
+        cat.digest = hashlib.sha256("".join(f"{k}\0{v}\0" for k, v in sorted(files.items())).encode()).hexdigest()
         for kind in ("gpus", "scale_up", "fabrics", "topologies", "frameworks", "reliability"):
             name = f"{kind}.toml"
             cat._add_table(kind, parse_toml(files[name], f"data/{name}"), f"data/{name}")
@@ -142,7 +148,9 @@ class Catalog:
         prices)."""
         file = str(path)
         self.files.append(file)
-        doc = parse_toml(read_text(Path(path)), file)
+        text = read_text(Path(path))
+        doc = parse_toml(text, file)
+        self.digest = hashlib.sha256(f"{self.digest}\0{text}".encode()).hexdigest()
         allowed = [*self._KINDS, "prices"]
         for key, table in doc.items():
             if key == "prices":
@@ -175,8 +183,12 @@ class Catalog:
             if key == "economics":
                 self.economics = validated(Economics, value, file, "economics")
                 continue
+            if key == "correlation" and isinstance(value, dict):
+                for entry, raw in value.items():
+                    self.correlations[entry] = validated(Correlation, raw, file, f"correlation.{entry}")
+                continue
             if key not in self._PRICE_TABLES:
-                kinds = [*self._PRICE_TABLES, "economics"]
+                kinds = [*self._PRICE_TABLES, "economics", "correlation"]
                 hint = did_you_mean(key, kinds)
                 raise CatalogError(f"{file}: [{key}] is not a price table ({', '.join(kinds)}){hint}")
             if not isinstance(value, dict):
@@ -229,7 +241,9 @@ class Catalog:
         return self.scale_up.get(name) or _raise(_unknown("scale-up domain", name, self.scale_up))
 
     def fabric(self, name: str) -> FabricEntry:
-        """The fabric `name` (`FABRIC` or `FABRIC@MODE`), in its default mode when it has modes and none is named."""
+        """The fabric `name` (`FABRIC` or `FABRIC@MODE`), in its default mode when it has modes and none is named.
+        A price variant (`FABRIC@VARIANT` with a price entry of its own and no such mode: `roce-400g@branded`, a
+        branded box instead of a white box) is FABRIC's physics in its default mode, bought another way."""
         base, mode = self._fabric_mode(name)
         entry = self.fabrics[base]
         return entry if mode is None else entry.in_mode(mode)
@@ -239,7 +253,7 @@ class Catalog:
         base = name.partition("@")[0]
         entry = self.fabrics.get(base) or _raise(_unknown("fabric", base, self.fabrics))
         _, mode = split_id(name, entry.mode_names)
-        if mode is None:
+        if mode is None or self.is_price_variant(name):
             return base, entry.default_mode
         if mode not in entry.mode_names:
             raise unknown_mode(base, mode, entry.mode_names)
@@ -248,8 +262,16 @@ class Catalog:
     def fabric_id(self, name: str) -> str:
         """The canonical id of fabric `name`, as every output names it: `roce-400g@untuned` for `roce-400g` (its
         default mode), the id alone for a fabric without modes."""
+        if self.is_price_variant(name):
+            return name
         base, mode = self._fabric_mode(name)
         return base if mode is None else f"{base}@{mode}"
+
+    def is_price_variant(self, name: str) -> bool:
+        """Whether `name` is FABRIC@VARIANT: a price entry of its own for a fabric that has no mode of that name."""
+        base, _, variant = name.partition("@")
+        entry = self.fabrics.get(base)
+        return bool(variant) and entry is not None and name in self.fabric_prices and variant not in entry.mode_names
 
     def design_problem(self, fabric: str, topology: str, oversubscription: float | None = None) -> str | None:
         """Why topology `topology` cannot carry fabric `fabric`'s features, naming both (SHARP needs rail-aligned
@@ -293,7 +315,9 @@ class Catalog:
         return self.gpu_prices.get(name) or _raise(self._no_price("GPU", name, self.gpu_prices))
 
     def fabric_price(self, name: str) -> FabricPrice:
-        """The parts of fabric `name` (`FABRIC@MODE` or `FABRIC`), as its mode prices them."""
+        """The parts of fabric `name` (`FABRIC@MODE` or `FABRIC`), as its mode prices them; a price variant's own."""
+        if self.is_price_variant(name):
+            return self.fabric_prices[name]
         base, mode = self._fabric_mode(name) if name.partition("@")[0] in self.fabrics else (name, None)
         price = self.fabric_prices.get(base) or _raise(self._no_price("fabric", base, self.fabric_prices))
         return price if mode is None else price.in_mode(mode)

@@ -1,22 +1,71 @@
 """Prices: a GPU's (rent, server, rack), a fabric's parts (NIC, switch, optics, copper, fibre, support, licences,
-power), a scale-up domain's switch trays, and the economics of owning a cluster; and price overrides by field name.
+power, operations, lead time, incidents), a scale-up domain's switch trays, and the economics of owning a cluster;
+each line's quote status (quoted, list or estimate); the groups of prices that move together; and price overrides
+by field name.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from scalefront.errors import UsageError
-from scalefront.inputs.catalog.entries import AtLeastOne, Entry, Fraction, Modes, NonNegative, Positive, Share
+from scalefront.inputs.catalog.entries import (
+    DATED_SOURCE,
+    AtLeastOne,
+    Entry,
+    Fraction,
+    Modes,
+    NonNegative,
+    Positive,
+    Share,
+)
 from scalefront.inputs.catalog.modes import check_modes, in_mode
 from scalefront.inputs.messages import did_you_mean
 
-__all__ = ["Economics", "FabricPrice", "GpuPrice", "ScaleUpPrice", "Share", "apply_price_overrides"]
+__all__ = [
+    "QUOTE_STATUSES",
+    "Correlation",
+    "Economics",
+    "FabricPrice",
+    "GpuPrice",
+    "PriceEntry",
+    "ScaleUpPrice",
+    "Share",
+    "apply_price_overrides",
+]
+
+#: A price line's quote status: a vendor's quote for this purchase, a published list or street price, or an
+#: estimate (its source starts with `EST`).
+QUOTE_STATUSES = ("quoted", "list", "estimate")
+Status = Literal["quoted", "list", "estimate"]
 
 
-class GpuPrice(Entry):
+class PriceEntry(Entry):
+    """A price entry: its figures, their sources, and each line's quote status. A line's status is the
+    `[<entry>.status]` table's, else `estimate` when its source starts with `EST` and `list` otherwise."""
+
+    status: dict[str, Status] = Field(default_factory=dict, exclude=True)
+
+    @model_validator(mode="after")
+    def _status_names_fields(self) -> PriceEntry:
+        for name in self.status:
+            if name not in type(self).model_fields or name in ("sources", "status", "ranges"):
+                hint = did_you_mean(
+                    name, [f for f in type(self).model_fields if f not in ("sources", "status", "ranges")]
+                )
+                raise ValueError(f"status.{name}: not a price line of this entry{hint}")
+        return self
+
+    def status_of(self, name: str) -> str:
+        """The quote status of line `name`."""
+        if name in self.status:
+            return self.status[name]
+        return "estimate" if self.sources.get(name, "EST").lstrip().upper().startswith("EST") else "list"
+
+
+class GpuPrice(PriceEntry):
     """A GPU's prices (`[gpu.<id>]`; every field's meaning: the figure table, rendered in data/README.md)."""
 
     SECTION = "prices.gpu"
@@ -25,9 +74,10 @@ class GpuPrice(Entry):
     gpus_per_rack: Positive
 
 
-class FabricPrice(Entry):
+class FabricPrice(PriceEntry):
     """Parts of a fabric (`[fabric.<id>]`): NIC port, switch, optical modules (NIC side, switch side), copper,
-    fibre, and the yearly support and licences of a quote."""
+    fibre, the yearly support and licences of a quote, the fabric manager's licence, its operations staff, its lead
+    time and its fabric-specific incidents."""
 
     SECTION = "prices.fabric"
     nic_usd: NonNegative
@@ -48,6 +98,13 @@ class FabricPrice(Entry):
     switch_w: NonNegative
     nic_optic_w: NonNegative
     switch_optic_w: NonNegative
+    fabric_manager_usd_per_endpoint_year: NonNegative
+    ops_staff_fte: NonNegative
+    ops_staff_fte_per_1000_switches: NonNegative
+    ops_wage_premium_fraction: NonNegative
+    lead_time_weeks: NonNegative
+    incidents_per_year: NonNegative
+    incident_stall_s: NonNegative
     rented: bool = Field(default=False, exclude=True)
     modes: Modes | None = Field(default=None, exclude=True)
 
@@ -61,7 +118,7 @@ class FabricPrice(Entry):
         return in_mode(self, mode) if self.modes is not None and mode in self.modes.root else self
 
 
-class ScaleUpPrice(Entry):
+class ScaleUpPrice(PriceEntry):
     """A scale-up domain's NVLink switch tray (`[scale_up.<id>]`)."""
 
     SECTION = "prices.scale_up"
@@ -69,7 +126,7 @@ class ScaleUpPrice(Entry):
     switch_tray_w: NonNegative
 
 
-class Economics(Entry):
+class Economics(PriceEntry):
     """What owning a cluster costs beyond its parts: life, money, utilisation, power, facility, quote lines
     (`[economics]`)."""
 
@@ -90,6 +147,33 @@ class Economics(Entry):
     network_spares_fraction: NonNegative
     installation_fraction: NonNegative
     oob_usd_per_rack: NonNegative
+    usd_per_fte_year: NonNegative
+    gpu_lead_time_weeks: NonNegative
+    optic_replacement_fraction_per_year: Share
+    switch_replacement_fraction_per_year: Share
+    nic_replacement_fraction_per_year: Share
+    replacement_labour_usd: NonNegative
+
+
+class Correlation(BaseModel):
+    """A group of prices that move together (`[correlation.<id>]`): its name, the loading of each of its lines
+    (the correlation of the line's normal score with the group's, a stated assumption), the lines as patterns
+    `section.entry.field` (`fabric.ib-*.switch_usd`, `economics.usd_per_kwh`), and dated sources."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    SECTION: ClassVar[str] = "prices.correlation"
+    name: str
+    loading: Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)]
+    lines: list[str] = Field(min_length=1)
+    sources: dict[str, str]
+
+    @model_validator(mode="after")
+    def _sourced(self) -> Correlation:
+        for name in ("loading", "lines"):
+            source = self.sources.get(name)
+            if source is None or not DATED_SOURCE.search(source):
+                raise ValueError(f'{name}: needs a source ending with its date (`{name} = "<source>; YYYY-MM"`)')
+        return self
 
 
 def apply_price_overrides(prices: dict[str, dict[str, Any]], overrides: dict[str, Any]) -> None:

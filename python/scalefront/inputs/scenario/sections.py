@@ -59,6 +59,8 @@ class Cluster(Strict):
     """scale-up (NVLink) domain id; a GPU joins only domains of its own link"""
     fabric: Annotated[list[str], Field(min_length=1)]
     """scale-out fabric id"""
+    compare_with: Annotated[list[str], Field(min_length=0)] = []
+    """the designs roi compares fabric A with: fabric ids or FABRIC@MODE, each a column of its verdict"""
     topology: TopologyList
     """topology id"""
     placement: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] = 0.0

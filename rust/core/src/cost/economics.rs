@@ -16,6 +16,34 @@ pub const HOURS_PER_YEAR: f64 = 365.25 * 24.0;
 pub const SECONDS_PER_DAY: f64 = 86400.0;
 pub const JOULES_PER_KWH: f64 = 3.6e6;
 pub const JOULES_PER_MWH: f64 = 3.6e9;
+/// The price lines of a fabric's hardware, in `ClusterCost::hardware_lines_usd` order.
+pub const HARDWARE_LINES: [&str; 6] =
+    ["nic_usd", "switch_usd", "nic_optic_usd", "switch_optic_usd", "dac_usd", "fibre_usd"];
+pub const DAYS_PER_WEEK: f64 = 7.0;
+pub const DAYS_PER_MONTH: f64 = 365.25 / 12.0;
+
+/// Network operations staff a year: (a fixed team + a team per 1,000 switches) x the market rate x (1 + the
+/// fabric's skill premium). A staffing model in the form of the operators' own (Hedgehog's 1,024-GPU DIY team of 12,
+/// $2.6M a year for 8 of them, hedgehog.cloud "The Operations Math", 2025-26; BLS network architects' median
+/// $129,840, May 2023): the figures are the price book's, with their sources.
+fn staff_usd_per_year(parts: &NetworkParts, prices: &Prices) -> f64 {
+    let net = &prices.network;
+    let fte = net.ops_staff_fte + net.ops_staff_fte_per_1000_switches * parts.switches / 1000.0;
+    fte * prices.economics.usd_per_fte_year * (1.0 + net.ops_wage_premium_fraction)
+}
+
+/// Failed parts replaced a year: each kind's count x its annualised failure rate x (its price + the labour of a
+/// swap). Constant hazard: an MTBF of M hours fails 8,766 / M of the parts a year (so 0.5-1M-hour pluggable
+/// optics replace 0.9-1.7% a year; Meta/Broadcom, ECOC 2025, via the price book's sources).
+fn replacement_usd_per_year(parts: &NetworkParts, prices: &Prices) -> f64 {
+    let (net, e) = (&prices.network, &prices.economics);
+    let labour = e.replacement_labour_usd;
+    let optics =
+        parts.nic_optics * (net.nic_optic_usd + labour) + parts.switch_optics * (net.switch_optic_usd + labour);
+    optics * e.optic_replacement_fraction_per_year
+        + parts.switches * (net.switch_usd + labour) * e.switch_replacement_fraction_per_year
+        + parts.nics * (net.nic_usd + labour) * e.nic_replacement_fraction_per_year
+}
 
 /// Capital cost, yearly quote lines and power of a cluster.
 #[derive(Clone, Debug, PartialEq, Default)]
@@ -35,8 +63,20 @@ pub struct ClusterCost {
     pub oob_usd: f64,
     /// Network support and software subscription, per year.
     pub support_usd_per_year: f64,
-    /// NOS licences, per year.
+    /// NOS and fabric manager licences, per year.
     pub licences_usd_per_year: f64,
+    /// The fabric manager's share of the licences, per year.
+    pub fabric_manager_usd_per_year: f64,
+    /// The fabric's hardware by the price line that prices it (`HARDWARE_LINES`), before spares.
+    pub hardware_lines_usd: [f64; 6],
+    /// Network operations staff, per year.
+    pub staff_usd_per_year: f64,
+    /// Failed optics, switches and NICs replaced, parts and labour, per year.
+    pub replacement_usd_per_year: f64,
+    /// Months the fabric delays the cluster: its lead time beyond the GPUs'.
+    pub delay_months: f64,
+    /// Share of the busy time fabric-specific incidents stall the whole job.
+    pub stall_fraction: f64,
     /// IT power while training: GPUs at their average draw, the rest of each server, the network.
     pub it_power_w: f64,
     pub network_power_w: f64,
@@ -47,12 +87,14 @@ impl ClusterCost {
     pub fn new(gpus: u32, gpu: &GpuSpec, prices: &Prices, parts: &NetworkParts, switch_trays: f64) -> Self {
         let servers = (gpus as f64 / gpu.server_gpus as f64).ceil();
         let econ = &prices.economics;
+        let net = &prices.network;
         let capex = NetworkCapex::new(parts, switch_trays, prices);
         let network_capex_usd = capex.total();
         let racks = (gpus as f64 / prices.gpu.gpus_per_rack).ceil();
         let network_power_w = bom::network_power_w(parts, switch_trays, prices);
         let gpu_w = gpu.tdp_w * econ.gpu_power_fraction + gpu.host_power_w;
         let server_capex_usd = servers * prices.gpu.server_usd;
+        let busy_s_per_year = econ.utilisation * SECONDS_PER_YEAR;
         ClusterCost {
             servers,
             server_capex_usd,
@@ -62,8 +104,22 @@ impl ClusterCost {
             network_spares_usd: network_capex_usd * econ.network_spares_fraction,
             installation_usd: network_capex_usd * econ.installation_fraction,
             oob_usd: racks * econ.oob_usd_per_rack,
-            support_usd_per_year: capex.fabric() * prices.network.support_fraction_per_year,
-            licences_usd_per_year: parts.switches * prices.network.nos_usd_per_switch_year,
+            support_usd_per_year: capex.fabric() * net.support_fraction_per_year,
+            licences_usd_per_year: parts.switches * net.nos_usd_per_switch_year
+                + parts.nics * net.fabric_manager_usd_per_endpoint_year,
+            fabric_manager_usd_per_year: parts.nics * net.fabric_manager_usd_per_endpoint_year,
+            hardware_lines_usd: [
+                parts.nics * net.nic_usd,
+                parts.switches * net.switch_usd,
+                parts.nic_optics * net.nic_optic_usd,
+                parts.switch_optics * net.switch_optic_usd,
+                parts.dac_cables * net.dac_usd,
+                parts.fibres * net.fibre_usd,
+            ],
+            staff_usd_per_year: staff_usd_per_year(parts, prices),
+            replacement_usd_per_year: replacement_usd_per_year(parts, prices),
+            delay_months: (net.lead_time_weeks - econ.gpu_lead_time_weeks).max(0.0) * DAYS_PER_WEEK / DAYS_PER_MONTH,
+            stall_fraction: (net.incidents_per_year * net.incident_stall_s / busy_s_per_year).min(1.0),
             it_power_w: gpus as f64 * gpu_w + network_power_w,
             network_power_w,
         }
@@ -135,8 +191,10 @@ pub struct Tco {
     pub energy_usd_per_year: f64,
     /// Colocation, or the built facility's cost recovered over its life.
     pub facility_usd_per_year: f64,
-    /// Network support, software subscriptions and NOS licences.
+    /// Network support, software subscriptions, NOS and fabric manager licences.
     pub support_usd_per_year: f64,
+    /// Network operations: staff, and replacing failed parts.
+    pub operations_usd_per_year: f64,
     /// Hardware resale at the end of the life (undiscounted).
     pub residual_usd: f64,
     pub discounting: Discounting,
@@ -164,6 +222,7 @@ impl Tco {
             energy_usd_per_year,
             facility_usd_per_year,
             support_usd_per_year: cost.support_usd_per_year + cost.licences_usd_per_year,
+            operations_usd_per_year: cost.staff_usd_per_year + cost.replacement_usd_per_year,
             residual_usd: cost.resaleable_usd() * econ.residual_fraction,
             discounting,
             busy_s_per_month: u * SECONDS_PER_MONTH,
@@ -171,7 +230,7 @@ impl Tco {
     }
 
     pub fn opex_usd_per_year(&self) -> f64 {
-        self.energy_usd_per_year + self.facility_usd_per_year + self.support_usd_per_year
+        self.energy_usd_per_year + self.facility_usd_per_year + self.support_usd_per_year + self.operations_usd_per_year
     }
 
     /// Present value of every cost over the life: capex + opex as monthly payments - the discounted residual.
@@ -245,6 +304,12 @@ mod tests {
             network_spares_fraction: 0.0,
             installation_fraction: 0.0,
             oob_usd_per_rack: 0.0,
+            usd_per_fte_year: 0.0,
+            gpu_lead_time_weeks: 0.0,
+            optic_replacement_fraction_per_year: 0.0,
+            switch_replacement_fraction_per_year: 0.0,
+            nic_replacement_fraction_per_year: 0.0,
+            replacement_labour_usd: 0.0,
         };
         p
     }
@@ -319,5 +384,55 @@ mod tests {
         (e.facility, e.facility_build_usd_per_kw, e.facility_life_years) = (FacilityMode::Build, 10_000.0, 20.0);
         let cluster = ClusterCost { it_power_w: 1e5, ..ClusterCost::default() };
         assert!((Tco::new(&cluster, &prices.economics).facility_usd_per_year - 50_000.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn operations_licences_delay_and_stalls_by_hand() {
+        // 1,024 GPUs on 8-GPU servers; parts: 1,024 NICs, 40 switches, 1,024 NIC optics, 1,000 switch optics.
+        // Staff: (4 + 5 x 40 / 1,000) FTE x $260,000 x 1.1 = 4.2 x 286,000 = $1,201,200 a year.
+        // Replacement: optics 1% of (1,024 x ($650 + $250) + 1,000 x ($1,250 + $250)) = 0.01 x 2,421,600
+        // = $24,216; switches 3% of 40 x $36,250 = $43,500; NICs 0.5% of 1,024 x $2,450 = $12,544; $80,260 in all.
+        // UFM: 1,024 endpoints x $150 = $153,600 a year on top of the NOS licences (none here).
+        // Delay: 16 weeks against GPUs in 10: 6 weeks = 42 days = 1.3799 months. Stalls: 2 incidents x 1,200 s
+        // over 0.8 x 31,557,600 busy s = 9.507e-5 of the busy time.
+        let mut prices = bare();
+        let (n, e) = (&mut prices.network, &mut prices.economics);
+        (n.nic_usd, n.switch_usd, n.nic_optic_usd, n.switch_optic_usd, n.nos_usd_per_switch_year) =
+            (2200.0, 36000.0, 650.0, 1250.0, 0.0);
+        (n.ops_staff_fte, n.ops_staff_fte_per_1000_switches, n.ops_wage_premium_fraction) = (4.0, 5.0, 0.1);
+        (n.fabric_manager_usd_per_endpoint_year, n.lead_time_weeks) = (150.0, 16.0);
+        (n.incidents_per_year, n.incident_stall_s) = (2.0, 1200.0);
+        (e.usd_per_fte_year, e.replacement_labour_usd, e.gpu_lead_time_weeks, e.utilisation) =
+            (260_000.0, 250.0, 10.0, 0.8);
+        (e.optic_replacement_fraction_per_year, e.switch_replacement_fraction_per_year) = (0.01, 0.03);
+        e.nic_replacement_fraction_per_year = 0.005;
+        let parts = NetworkParts {
+            nics: 1024.0,
+            switches: 40.0,
+            nic_optics: 1024.0,
+            switch_optics: 1000.0,
+            ..NetworkParts::default()
+        };
+        let c = ClusterCost::new(1024, &examples::h100(), &prices, &parts, 0.0);
+        assert!((c.staff_usd_per_year - 1_201_200.0).abs() < 1e-6, "{}", c.staff_usd_per_year);
+        assert!((c.replacement_usd_per_year - 80_260.0).abs() < 1e-6, "{}", c.replacement_usd_per_year);
+        assert!((c.licences_usd_per_year - 153_600.0).abs() < 1e-9);
+        assert!((c.delay_months - 42.0 / (365.25 / 12.0)).abs() < 1e-12 && (c.delay_months - 1.3799).abs() < 1e-4);
+        assert!((c.stall_fraction - 2400.0 / (0.8 * SECONDS_PER_YEAR)).abs() < 1e-15);
+        // A fabric ready before the GPUs delays nothing.
+        prices.network.lead_time_weeks = 8.0;
+        assert_eq!(ClusterCost::new(1024, &examples::h100(), &prices, &parts, 0.0).delay_months, 0.0);
+        // Staff and replacements are opex of the total cost of ownership.
+        let tco = Tco::new(&c, &prices.economics);
+        assert!((tco.operations_usd_per_year - 1_281_460.0).abs() < 1e-6);
+        assert!(
+            (tco.opex_usd_per_year()
+                - tco.operations_usd_per_year
+                - tco.support_usd_per_year
+                - tco.energy_usd_per_year
+                - tco.facility_usd_per_year)
+                .abs()
+                < 1e-9
+        );
     }
 }

@@ -101,6 +101,41 @@ pub(super) const FABRIC_PRICES: &[Figure] = &[
         .doc("power of one NIC-side optical module"),
     num(F, "switch_optic_w", W, NON_NEGATIVE, sampled!(prices.network, switch_optic_w), "switch optics power")
         .doc("power of one switch-side optical module"),
+    num(
+        F,
+        "fabric_manager_usd_per_endpoint_year",
+        Usd,
+        NON_NEGATIVE,
+        sampled!(prices.network, fabric_manager_usd_per_endpoint_year),
+        "fabric manager licence per endpoint-year",
+    )
+    .doc("fabric manager licence (InfiniBand UFM) per NIC endpoint per year; 0 where the switches manage the fabric"),
+    num(F, "ops_staff_fte", Count, NON_NEGATIVE, sampled!(prices.network, ops_staff_fte), "operations staff")
+        .doc("network operations staff the fabric needs at any size, full-time equivalents, its skills included"),
+    num(
+        F,
+        "ops_staff_fte_per_1000_switches",
+        Count,
+        NON_NEGATIVE,
+        sampled!(prices.network, ops_staff_fte_per_1000_switches),
+        "operations staff per 1,000 switches",
+    )
+    .doc("further operations staff per 1,000 switches of the fabric"),
+    num(
+        F,
+        "ops_wage_premium_fraction",
+        Fraction,
+        NON_NEGATIVE,
+        sampled!(prices.network, ops_wage_premium_fraction),
+        "skills wage premium",
+    )
+    .doc("the fabric's skills' wage premium over a network engineer's market rate (`usd_per_fte_year`)"),
+    num(F, "lead_time_weeks", Weeks, NON_NEGATIVE, sampled!(prices.network, lead_time_weeks), "lead time")
+        .doc("weeks from order to a working fabric; only the weeks beyond the GPUs' own lead time delay the cluster"),
+    num(F, "incidents_per_year", PerYear, NON_NEGATIVE, sampled!(prices.network, incidents_per_year), "incidents")
+        .doc("fabric-specific incidents a year that stall the whole job (PFC pause storms, subnet-manager failover)"),
+    num(F, "incident_stall_s", S, NON_NEGATIVE, sampled!(prices.network, incident_stall_s), "stall per incident")
+        .doc("busy time a job loses per fabric incident: detection, and the restart when the job dies"),
     flag(F, "rented", NOT_IN_CORE)
         .doc("`true`: sold only inside instance rent (EFA); an owned cluster cannot be priced with it"),
     super::table(F, "modes").doc(
@@ -126,8 +161,15 @@ pub(super) const SCALE_UP_PRICES: &[Figure] = &[
 
 const E: CatalogSection = CatalogSection::Economics;
 pub(super) const ECONOMICS: &[Figure] = &[
-    num(E, "amortization_years", Years, POSITIVE, core("amortization_years"), "amortization period")
-        .doc("the cluster's life: depreciation and the horizon of its total cost of ownership"),
+    num(
+        E,
+        "amortization_years",
+        Years,
+        POSITIVE,
+        sampled!(prices.economics, amortization_years),
+        "amortization period",
+    )
+    .doc("the cluster's life: depreciation and the horizon of its total cost of ownership"),
     num(E, "pue", Ratio, AT_LEAST_ONE, sampled!(prices.economics, pue), "PUE").doc("facility power / IT power"),
     num(E, "usd_per_kwh", Usd, NON_NEGATIVE, sampled!(prices.economics, usd_per_kwh), "power price")
         .doc("energy price per kWh"),
@@ -206,4 +248,51 @@ pub(super) const ECONOMICS: &[Figure] = &[
         "management network per rack",
     )
     .doc("out-of-band management switch and copper per compute rack"),
+    num(E, "usd_per_fte_year", Usd, NON_NEGATIVE, sampled!(prices.economics, usd_per_fte_year), "staff cost per year")
+        .doc("loaded cost of one network engineer a year (salary, benefits, overhead)"),
+    num(
+        E,
+        "gpu_lead_time_weeks",
+        Weeks,
+        NON_NEGATIVE,
+        sampled!(prices.economics, gpu_lead_time_weeks),
+        "GPU lead time",
+    )
+    .doc("weeks from order to the GPU servers' delivery: a fabric ready sooner gains nothing"),
+    num(
+        E,
+        "optic_replacement_fraction_per_year",
+        Fraction,
+        SHARE,
+        sampled!(prices.economics, optic_replacement_fraction_per_year),
+        "optics failure rate",
+    )
+    .doc("share of the optical modules replaced a year (annualised failure rate)"),
+    num(
+        E,
+        "switch_replacement_fraction_per_year",
+        Fraction,
+        SHARE,
+        sampled!(prices.economics, switch_replacement_fraction_per_year),
+        "switch failure rate",
+    )
+    .doc("share of the switches replaced a year"),
+    num(
+        E,
+        "nic_replacement_fraction_per_year",
+        Fraction,
+        SHARE,
+        sampled!(prices.economics, nic_replacement_fraction_per_year),
+        "NIC failure rate",
+    )
+    .doc("share of the NICs replaced a year"),
+    num(
+        E,
+        "replacement_labour_usd",
+        Usd,
+        NON_NEGATIVE,
+        sampled!(prices.economics, replacement_labour_usd),
+        "labour per replacement",
+    )
+    .doc("labour of one part replacement: swap, clean the fibre ends, re-test"),
 ];

@@ -13,6 +13,8 @@ pub(super) const GPUS: &[Figure] = &[
     num(G, "peak_bf16_tflops", Tflops, POSITIVE, core("peak_bf16_flops"), "BF16 peak").doc("dense BF16 tensor peak"),
     num(G, "peak_fp8_tflops", Tflops, NON_NEGATIVE, core("peak_fp8_flops"), "FP8 peak")
         .doc("dense FP8 tensor peak (0 if the GPU has no FP8)"),
+    num(G, "peak_fp4_tflops", Tflops, NON_NEGATIVE, core("peak_fp4_flops"), "FP4 peak")
+        .doc("dense FP4 (NVFP4, MXFP4) tensor peak, without sparsity (0 if the GPU has no FP4); serving only"),
     num(G, "hbm_gb", Gb, POSITIVE, core("hbm_bytes"), "HBM capacity").doc("HBM capacity (GB: 10^9 bytes)"),
     num(G, "hbm_gbytes_per_s", GbytesPerS, POSITIVE, core("hbm_bytes_per_s"), "HBM bandwidth").doc("HBM bandwidth"),
     num(G, "tdp_w", W, POSITIVE, core("tdp_w"), "GPU power").doc("GPU board power"),
@@ -25,6 +27,8 @@ pub(super) const GPUS: &[Figure] = &[
         .doc("the same for layer GEMMs under 50 GFLOP (thin tensor-parallel shards of small models)"),
     num(G, "gemm_efficiency_fp8", Fraction, SHARE, core("gemm_efficiency_fp8"), "FP8 GEMM efficiency")
         .doc("sustained fraction of the FP8 peak of the layer's FP8 GEMMs (0 without FP8)"),
+    num(G, "gemm_efficiency_fp4", Fraction, SHARE, core("gemm_efficiency_fp4"), "FP4 GEMM efficiency")
+        .doc("best achieved fraction of the FP4 peak on large FP4 GEMMs (0 without FP4)"),
     grid(G, "attention_efficiency", core("attention_efficiency")).doc(
         "fused causal attention, forward+backward, with the best kernel for the GPU (cuDNN or FlashAttention-3 on \
             Hopper/Blackwell, FlashAttention-2 on Ampere): fraction of the 16-bit peak by heads per GPU x sequences \
@@ -39,6 +43,11 @@ pub(super) const GPUS: &[Figure] = &[
         .doc("sustained fraction of HBM bandwidth on streaming kernels (the median of copy and triad)"),
     int(G, "sm_count", COUNT, core("sm_count"), "streaming multiprocessors")
         .doc("streaming multiprocessors (compute units): the tiles one wave of a grouped expert GEMM runs"),
+    num(G, "serving_efficiency", Fraction, FRACTION, core("serving_efficiency"), "serving efficiency").doc(
+        "fraction of the measured kernel rates (GEMM, attention table, HBM) sustained over a serving engine's \
+            prefill and decode steps (launch gaps, scheduling, sampling); fitted per GPU on the calibration rows of \
+            `data/validation/serving_runs.toml` (`scalefront validate --calibrate`)",
+    ),
     num(G, "runtime_reserve_gb", Gb, NON_NEGATIVE, core("runtime_reserve_bytes"), "runtime reserve").doc(
         "HBM not available to the model: CUDA/ROCm context, library workspaces, collective buffers, allocator \
             fragmentation",

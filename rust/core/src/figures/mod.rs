@@ -72,7 +72,9 @@ crate::named_enum! {
         BytesPerS = "bytes_per_s",
         M = "m",
         Years = "years",
+        Weeks = "weeks",
         PerHour = "per_hour",
+        PerYear = "per_year",
         /// A share, in [0, 1] unless its limits say otherwise.
         Fraction = "fraction",
         /// A ratio of two like quantities.
@@ -109,7 +111,9 @@ impl CatalogUnit {
             CatalogUnit::BytesPerS => "bytes/s",
             CatalogUnit::M => "m",
             CatalogUnit::Years => "years",
+            CatalogUnit::Weeks => "weeks",
             CatalogUnit::PerHour => "per hour",
+            CatalogUnit::PerYear => "per year",
             CatalogUnit::Fraction => "fraction",
             CatalogUnit::Ratio => "ratio",
             CatalogUnit::Count => "count",

@@ -35,8 +35,8 @@ crate::record! {
     /// One input parameter (`scalefront_core::inputs::Param`): a missing value takes `default` (TOML) or means
     /// `means`; numbers lie within `ge`/`gt`/`le`/`lt`; a name is one of `choices` (whose names form the type
     /// `choice_type`) or an entry of the catalog section `catalog`; `core` is the field it sets
-    /// (`parallelism.zero_stage`), "" when the Python layer resolves it; `surfaces`: api, flag, bom, column,
-    /// axis, roi.
+    /// (`parallelism.zero_stage`), "" when the Python layer resolves it; `serving` the field of the serving spec it
+    /// sets (`scalefront_core::serve::Serving`), "" for none; `surfaces`: api, flag, bom, column, axis, roi, serve.
     #[derive(Clone, Debug, PartialEq)]
     pub struct ParamDoc {
         pub name: &'static str,
@@ -55,6 +55,7 @@ crate::record! {
         pub catalog: &'static str,
         pub surfaces: Vec<&'static str>,
         pub core: String,
+        pub serving: &'static str,
         pub scenario: Option<ScenarioKeyDoc>,
     }
 }
@@ -105,6 +106,7 @@ impl Param {
                 Core::Parallelism(field) => format!("parallelism.{field}"),
                 Core::Training(field) => format!("training.{field}"),
             },
+            serving: self.serving,
             scenario: self.scenario.map(|s| {
                 let (default, means) = missing_parts(s.missing, self.missing, s.form);
                 let (min_items, max_items) = match s.form {

@@ -87,6 +87,8 @@ pub enum Group {
     Cost,
     /// What a sweep optimises and groups by.
     Sweep,
+    /// A serving layout and workload (`scalefront inference`).
+    Serving,
 }
 
 impl Group {
@@ -98,6 +100,7 @@ impl Group {
             Group::Software => "software",
             Group::Cost => "cost",
             Group::Sweep => "sweep",
+            Group::Serving => "serving",
         }
     }
 }
@@ -116,9 +119,18 @@ pub mod surface {
     pub const AXIS: u8 = 16;
     /// An option of the fabric comparison (`scalefront roi`, the UI's what-if).
     pub const ROI: u8 = 32;
+    /// An option of `scalefront inference` and a key of a serving scenario (`crate::serve`).
+    pub const SERVE: u8 = 64;
     /// Every surface's name, as the bindings export it.
-    pub const NAMES: [(u8, &str); 6] =
-        [(API, "api"), (FLAG, "flag"), (BOM, "bom"), (COLUMN, "column"), (AXIS, "axis"), (ROI, "roi")];
+    pub const NAMES: [(u8, &str); 7] = [
+        (API, "api"),
+        (FLAG, "flag"),
+        (BOM, "bom"),
+        (COLUMN, "column"),
+        (AXIS, "axis"),
+        (ROI, "roi"),
+        (SERVE, "serve"),
+    ];
 }
 
 /// What a missing value means.
@@ -239,6 +251,8 @@ pub struct Param {
     /// `surface` flags.
     pub surfaces: u8,
     pub core: Core,
+    /// The field of the core's serving spec (`crate::serve::Serving`) it sets; "" for none.
+    pub serving: &'static str,
     pub scenario: Option<ScenarioKey>,
 }
 
@@ -256,6 +270,7 @@ pub(crate) const fn input(name: &'static str, kind: ParamKind, group: Group, doc
         catalog: "",
         surfaces: 0,
         core: Core::None,
+        serving: "",
         scenario: None,
     }
 }
@@ -283,6 +298,11 @@ impl Param {
 
     pub(crate) const fn core(self, core: Core) -> Param {
         Param { core, ..self }
+    }
+
+    /// The field of the serving spec it sets (`scalefront inference`, serving scenarios).
+    pub(crate) const fn serving(self, field: &'static str) -> Param {
+        Param { serving: field, ..self }
     }
 
     /// In the scenario file: the table, its form and what a missing key means (the key is the name).

@@ -3,10 +3,10 @@
 //! and one-line meaning, then what a missing value means (`default`, TOML, or `means`), its bounds, the surfaces
 //! that take it, where it lands in the core (`core`) and where it sits in a scenario file.
 
-use super::surface::{API, AXIS, BOM, COLUMN, FLAG, ROI};
+use super::surface::{API, AXIS, BOM, COLUMN, FLAG, ROI, SERVE};
 use super::Choices::{Axes, Objectives};
 use super::Form::{Counts, Degrees, Topologies};
-use super::Group::{Cluster, Cost, Parallelism, Software, Sweep, Workload};
+use super::Group::{Cluster, Cost, Parallelism, Serving, Software, Sweep, Workload};
 use super::Missing::{Default, Required};
 use super::ParamKind::{Count, Enum, Flag, Float, Id, Level, Model, Overlap, Prices, Ratio, Tokens};
 use super::{input, Bounds, Choices, Core, Form, Group, Param, Table};
@@ -17,6 +17,7 @@ use crate::hardware::{Forwarding, Generation, LoadBalancing, RailPlanes, Topolog
 use crate::names::EnumInfo;
 use crate::network::collectives::Collective;
 use crate::prices::{CostMode, FacilityMode};
+use crate::serve::{KvAdmission, KvCacheDtype, Quantization, ServingMode};
 use crate::step::parallelism::{AttentionKernel, Dispatcher, GradDtype, Precision, Recompute};
 use crate::sweep::Axis;
 
@@ -31,6 +32,8 @@ const AT_LEAST_ONE: Bounds = Bounds { ge: Some(1.0), ..Bounds::NONE };
 const LEVEL: Bounds = Bounds { gt: Some(0.0), lt: Some(1.0), ..Bounds::NONE };
 const SHARE: Bounds = Bounds { ge: Some(0.0), le: Some(1.0), ..Bounds::NONE };
 const ZERO_STAGE: Bounds = Bounds { ge: Some(0.0), le: Some(3.0), ..Bounds::NONE };
+/// A coefficient of variation of a length.
+const LENGTH_CV: Bounds = Bounds { ge: Some(0.0), le: Some(10.0), ..Bounds::NONE };
 
 /// A keyword of `scalefront.evaluate` and an option of `scalefront eval`.
 const EVAL: u8 = API | FLAG;
@@ -72,9 +75,9 @@ const fn training(field: &'static str) -> Core {
 pub const PARAMS: &[Param] = &[
     input("model", Model, Workload, "catalog model id, or a model TOML file")
         .default("\"llama3-70b\"")
-        .on(EVAL | COLUMN)
+        .on(SERVE | EVAL | COLUMN)
         .scenario(Table::Workload, Form::One, Required),
-    id("gpu", Cluster, "gpus", "GPU id").default("\"h100-sxm\"").on(EVAL | BOM | COLUMN | AXIS).scenario(
+    id("gpu", Cluster, "gpus", "GPU id").default("\"h100-sxm\"").on(SERVE | EVAL | BOM | COLUMN | AXIS).scenario(
         Table::Cluster,
         LIST,
         Required,
@@ -82,24 +85,33 @@ pub const PARAMS: &[Param] = &[
     count("gpus", Cluster, "number of GPUs")
         .unit("GPUs")
         .default("1024")
-        .on(EVAL | BOM | COLUMN | AXIS | ROI)
+        .on(SERVE | EVAL | BOM | COLUMN | AXIS | ROI)
         .scenario(Table::Cluster, Counts, Required),
     id("scale_up", Cluster, "scale_up", "scale-up (NVLink) domain id; a GPU joins only domains of its own link")
         .means("the GPU's")
-        .on(EVAL | BOM | COLUMN | AXIS)
+        .on(SERVE | EVAL | BOM | COLUMN | AXIS)
         .scenario(Table::Cluster, LIST, Default("[\"default\"]")),
     id("fabric", Cluster, "fabrics", "scale-out fabric id")
         .default("\"ib-ndr\"")
-        .on(EVAL | BOM | COLUMN | AXIS | ROI)
+        .on(SERVE | EVAL | BOM | COLUMN | AXIS | ROI)
         .scenario(Table::Cluster, LIST, Required),
+    id(
+        "compare_with",
+        Cluster,
+        "fabrics",
+        "the designs roi compares fabric A with: fabric ids or FABRIC@MODE, each a column of its verdict",
+    )
+    .means("roi's --b, roce-400g")
+    .on(ROI)
+    .scenario(Table::Cluster, Form::List { min: 0, max: 0 }, Default("[]")),
     id("topology", Cluster, "topologies", "topology id")
         .default("\"rail-fat-tree\"")
-        .on(EVAL | BOM | COLUMN | AXIS)
+        .on(SERVE | EVAL | BOM | COLUMN | AXIS)
         .scenario(Table::Cluster, Topologies, Required),
     input("oversubscription", Ratio, Cluster, "leaf downlink / uplink bandwidth (1 = non-blocking)")
         .bounds(AT_LEAST_ONE)
         .means("the topology's")
-        .on(EVAL | BOM | COLUMN),
+        .on(SERVE | EVAL | BOM | COLUMN),
     input(
         "placement",
         Float,
@@ -112,14 +124,16 @@ pub const PARAMS: &[Param] = &[
     .on(EVAL | COLUMN)
     .core(training("placement"))
     .shared(Table::Cluster),
-    count("tp", Parallelism, "tensor-parallel degree").default("8").on(EVAL | COLUMN | AXIS).core(par("tp")).scenario(
-        Table::Parallelism,
-        Degrees,
-        Default("\"search\""),
-    ),
+    count("tp", Parallelism, "tensor-parallel degree")
+        .default("8")
+        .serving("tp")
+        .on(SERVE | EVAL | COLUMN | AXIS)
+        .core(par("tp"))
+        .scenario(Table::Parallelism, Degrees, Default("\"search\"")),
     count("pp", Parallelism, "pipeline-parallel degree")
         .default("1")
-        .on(EVAL | COLUMN | AXIS)
+        .serving("pp")
+        .on(SERVE | EVAL | COLUMN | AXIS)
         .core(par("pp"))
         .scenario(Table::Parallelism, Degrees, Default("\"search\"")),
     count("dp", Parallelism, "data-parallel degree")
@@ -134,7 +148,8 @@ pub const PARAMS: &[Param] = &[
     ),
     count("ep", Parallelism, "expert-parallel degree (ep x etp divides tp x dp x cp)")
         .default("1")
-        .on(EVAL | COLUMN | AXIS)
+        .serving("ep")
+        .on(SERVE | EVAL | COLUMN | AXIS)
         .core(par("ep"))
         .scenario(Table::Parallelism, Degrees, Default("[1]")),
     size("etp", Parallelism, "expert tensor-parallel degree")
@@ -252,7 +267,8 @@ pub const PARAMS: &[Param] = &[
     input("moe_imbalance", Ratio, Software, "busiest expert rank's routed tokens / mean (1 = balanced)")
         .bounds(AT_LEAST_ONE)
         .default("1.0")
-        .on(EVAL | COLUMN)
+        .serving("moe_imbalance")
+        .on(SERVE | EVAL | COLUMN)
         .core(training("moe_imbalance"))
         .shared(Table::Workload),
     flag("fp8_param_gather", Software, "FP8 training all-gathers its sharded weights in FP8 (FSDP float8 all-gather)")
@@ -274,7 +290,7 @@ pub const PARAMS: &[Param] = &[
         .scenario(Table::Workload, Form::One, Required),
     choice("cost_mode", Cost, CostMode::INFO, "which cost cost_to_train_usd reports")
         .default("\"rent\"")
-        .on(EVAL | COLUMN | ROI)
+        .on(SERVE | EVAL | COLUMN | ROI)
         .shared(Table::Economics)
         .scenario_key("mode"),
     input("interval", Level, Software, "nominal coverage of the _lo/_hi prediction intervals")
@@ -294,8 +310,103 @@ pub const PARAMS: &[Param] = &[
         "price overrides by catalog field: rent_usd_per_gpu_hour, switch_usd, usd_per_kwh, ...",
     )
     .default("{}")
-    .on(EVAL | BOM | ROI)
+    .on(SERVE | EVAL | BOM | ROI)
     .scenario(Table::Economics, Form::Prices, Default("{}")),
+    count("dp_attention", Serving, "attention data parallelism: attention replicas per pipeline stage, tp GPUs each")
+        .default("1")
+        .serving("dp_attention")
+        .on(SERVE),
+    choice("mode", Serving, ServingMode::INFO, "prefill and decode co-located or disaggregated")
+        .default("\"colocated\"")
+        .serving("mode")
+        .on(SERVE),
+    size(
+        "prefill_instances",
+        Serving,
+        "disaggregated: prefill instances per decode_instances (P of P:D; 0: elsewhere)",
+    )
+    .default("1")
+    .serving("prefill_instances")
+    .on(SERVE),
+    size("decode_instances", Serving, "disaggregated: decode instances per prefill_instances (D of P:D; 0: elsewhere)")
+        .default("1")
+        .serving("decode_instances")
+        .on(SERVE),
+    size("prefill_tp", Serving, "disaggregated: the prefill instances' tp; 0 = the decode instances'")
+        .default("0")
+        .serving("prefill_tp")
+        .on(SERVE),
+    size("prefill_ep", Serving, "disaggregated: the prefill instances' ep; 0 = the decode instances'")
+        .default("0")
+        .serving("prefill_ep")
+        .on(SERVE),
+    size("prefill_dp_attention", Serving, "disaggregated: the prefill instances' dp_attention; 0 = the decode's")
+        .default("0")
+        .serving("prefill_dp_attention")
+        .on(SERVE),
+    size("batch", Serving, "concurrent sequences per (decode) instance; 0 = as many as the KV cache holds")
+        .unit("sequences")
+        .default("0")
+        .serving("batch")
+        .on(SERVE),
+    count("max_num_tokens", Serving, "tokens one step of an attention replica processes at most (prefill chunk)")
+        .unit("tokens")
+        .default("8192")
+        .serving("max_num_tokens")
+        .on(SERVE),
+    input("input_tokens", Float, Serving, "mean prompt length")
+        .unit("tokens")
+        .bounds(AT_LEAST_ONE)
+        .default("1000.0")
+        .serving("input_tokens")
+        .on(SERVE),
+    input("output_tokens", Float, Serving, "mean output length (generated tokens)")
+        .unit("tokens")
+        .bounds(AT_LEAST_ONE)
+        .default("1000.0")
+        .serving("output_tokens")
+        .on(SERVE),
+    input("input_tokens_cv", Float, Serving, "spread of prompt lengths: coefficient of variation (log-normal)")
+        .bounds(LENGTH_CV)
+        .default("0.0")
+        .serving("input_tokens_cv")
+        .on(SERVE),
+    input("output_tokens_cv", Float, Serving, "spread of output lengths: coefficient of variation (log-normal)")
+        .bounds(LENGTH_CV)
+        .default("0.0")
+        .serving("output_tokens_cv")
+        .on(SERVE),
+    choice("quantization", Serving, Quantization::INFO, "format of the weights and GEMMs (fp4: NVFP4, Blackwell)")
+        .default("\"fp8\"")
+        .serving("quantization")
+        .on(SERVE),
+    choice("kv_cache_dtype", Serving, KvCacheDtype::INFO, "format of the KV cache")
+        .default("\"fp8\"")
+        .serving("kv_cache_dtype")
+        .on(SERVE),
+    input("kv_cache_fraction", Float, Serving, "share of the HBM left after weights and activations for the KV cache")
+        .unit("fraction")
+        .bounds(Bounds { gt: Some(0.0), le: Some(1.0), ..Bounds::NONE })
+        .default("0.9")
+        .serving("kv_cache_fraction")
+        .on(SERVE),
+    count("kv_block_tokens", Serving, "tokens per KV-cache page")
+        .unit("tokens")
+        .default("32")
+        .serving("kv_block_tokens")
+        .on(SERVE),
+    choice("kv_admission", Serving, KvAdmission::INFO, "how sequences claim the KV cache: pages on demand or reserved")
+        .default("\"on-demand\"")
+        .serving("kv_admission")
+        .on(SERVE),
+    size("redundant_experts", Serving, "extra expert replicas for load balancing over the EP ranks (DeepSeek's EPLB)")
+        .default("0")
+        .serving("redundant_experts")
+        .on(SERVE),
+    flag("two_batch_overlap", Serving, "two micro-batches a step, one's MoE all-to-all behind the other's compute")
+        .default("false")
+        .serving("two_batch_overlap")
+        .on(SERVE),
     names("objectives", Objectives, "what each frontier optimises: two or three objectives (mfu maximised)")
         .scenario(
             Table::Objectives,
@@ -324,6 +435,10 @@ pub const ENUMS: &[EnumInfo] = &[
     Payback::INFO,
     Section::INFO,
     Collective::INFO,
+    ServingMode::INFO,
+    Quantization::INFO,
+    KvCacheDtype::INFO,
+    KvAdmission::INFO,
     Generation::INFO,
     LoadBalancing::INFO,
     Forwarding::INFO,

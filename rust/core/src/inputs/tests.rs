@@ -105,7 +105,10 @@ fn defaults_are_values_the_parameter_accepts() {
             continue;
         }
         let items = match s.form {
-            Form::List { .. } | Form::Counts => doc.default.trim_matches(['[', ']']).split(", ").collect(),
+            // An empty list default (`[]`) has no item to check.
+            Form::List { .. } | Form::Counts => {
+                doc.default.trim_matches(['[', ']']).split(", ").filter(|i| !i.is_empty()).collect()
+            }
             _ => vec![doc.default.as_str()],
         };
         for item in items {
@@ -156,4 +159,20 @@ fn every_named_enum_is_listed() {
     names.sort_unstable();
     names.dedup();
     assert_eq!(names.len(), ENUMS.len());
+}
+
+#[test]
+fn every_field_of_the_serving_spec_is_one_parameters() {
+    // A new field of crate::serve::Serving needs its row (`.serving(..)`), or `scalefront inference` and the
+    // serving scenarios could never set it.
+    let names = fields(&format!("{:#?}", crate::examples::serving()));
+    assert!(names.len() >= 20, "{names:?}");
+    for field in &names {
+        let targets: Vec<&str> = PARAMS.iter().filter(|p| p.serving == field).map(|p| p.name).collect();
+        assert_eq!(targets.len(), 1, "serving.{field} is set by {targets:?}");
+    }
+    for p in PARAMS.iter().filter(|p| !p.serving.is_empty()) {
+        assert!(names.iter().any(|n| n == p.serving), "{}", p.serving);
+        assert!(p.takes(surface::SERVE), "{} sets serving.{} but is no option of inference", p.name, p.serving);
+    }
 }

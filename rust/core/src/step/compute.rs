@@ -53,25 +53,75 @@ pub struct Throughput {
     pub sm_count: f64,
 }
 
+/// One GEMM number format: its tensor peak and measured efficiency, the bytes of an input element, and the bytes
+/// moved per activation element to cast it into the format before the GEMM.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GemmFormat {
+    pub peak_flops: f64,
+    pub efficiency: f64,
+    pub input_bytes: f64,
+    pub cast_bytes: f64,
+}
+
+/// Bytes of one NVFP4 element: 4 bits plus one FP8 (E4M3) scale per 16-element block = 4.5 bits (NVIDIA,
+/// "Introducing NVFP4 for Efficient and Accurate Low-Precision Inference", developer blog, 2025-06).
+pub const FP4_ELEMENT_BYTES: f64 = 0.5625;
+
+impl GemmFormat {
+    pub fn bf16(gpu: &GpuSpec) -> Self {
+        GemmFormat {
+            peak_flops: gpu.peak_bf16_flops,
+            efficiency: gpu.gemm_efficiency,
+            input_bytes: 2.0,
+            cast_bytes: 0.0,
+        }
+    }
+    /// FP8 (E4M3): 1 byte, the activation input cast from BF16 (read 2, write 1).
+    pub fn fp8(gpu: &GpuSpec) -> Self {
+        GemmFormat {
+            peak_flops: gpu.peak_fp8_flops,
+            efficiency: gpu.gemm_efficiency_fp8,
+            input_bytes: 1.0,
+            cast_bytes: 3.0,
+        }
+    }
+    /// FP4 (NVFP4, weights and activations): the activation cast reads 2 bytes and writes an FP4 element.
+    pub fn fp4(gpu: &GpuSpec) -> Self {
+        GemmFormat {
+            peak_flops: gpu.peak_fp4_flops,
+            efficiency: gpu.gemm_efficiency_fp4,
+            input_bytes: FP4_ELEMENT_BYTES,
+            cast_bytes: 2.0 + FP4_ELEMENT_BYTES,
+        }
+    }
+}
+
 impl Throughput {
     pub fn new(gpu: &GpuSpec, precision: Precision, kernel: AttentionKernel, framework: &FrameworkSpec) -> Self {
-        let small = gpu.small_gemm_efficiency / gpu.gemm_efficiency;
-        let (gemm_flops_per_s, input_bytes, cast_bytes) = match precision {
-            Precision::Bf16 => (gpu.peak_bf16_flops * gpu.gemm_efficiency, 2.0, 0.0),
-            Precision::Fp8 => (gpu.peak_fp8_flops * gpu.gemm_efficiency_fp8, 1.0, framework.fp8_cast_bytes),
+        let format = match precision {
+            Precision::Bf16 => GemmFormat::bf16(gpu),
+            Precision::Fp8 => GemmFormat { cast_bytes: framework.fp8_cast_bytes, ..GemmFormat::fp8(gpu) },
         };
+        Self::serving(gpu, format, kernel, 1.0)
+    }
+
+    /// The GPU's measured kernel rates (GEMMs in `format`, the attention table, HBM), each scaled by the fraction
+    /// `s` sustained over a step: 1 in training (what the framework adds is `crate::software`'s), serving's
+    /// per-GPU `serving_efficiency`, fitted on the serving calibration rows.
+    pub fn serving(gpu: &GpuSpec, format: GemmFormat, kernel: AttentionKernel, s: f64) -> Self {
+        let gemm_flops_per_s = format.peak_flops * format.efficiency * s;
         Throughput {
             gemm_flops_per_s,
-            small_gemm_flops_per_s: gemm_flops_per_s * small,
-            bf16_gemm_flops_per_s: gpu.peak_bf16_flops * gpu.gemm_efficiency,
-            peak_16bit_flops_per_s: gpu.peak_bf16_flops,
+            small_gemm_flops_per_s: gemm_flops_per_s * gpu.small_gemm_efficiency / gpu.gemm_efficiency,
+            bf16_gemm_flops_per_s: gpu.peak_bf16_flops * gpu.gemm_efficiency * s,
+            peak_16bit_flops_per_s: gpu.peak_bf16_flops * s,
             attention: match kernel {
                 AttentionKernel::Best => gpu.attention_efficiency,
                 AttentionKernel::Fa2 => gpu.attention_efficiency_fa2,
             },
-            hbm_bytes_per_s: gpu.hbm_bytes_per_s * gpu.hbm_efficiency,
-            gemm_input_bytes: input_bytes,
-            cast_bytes,
+            hbm_bytes_per_s: gpu.hbm_bytes_per_s * gpu.hbm_efficiency * s,
+            gemm_input_bytes: format.input_bytes,
+            cast_bytes: format.cast_bytes,
             sm_count: gpu.sm_count as f64,
         }
     }
@@ -219,7 +269,7 @@ pub const UNFUSED_ATTENTION_BACKWARD_BYTES_PER_SCORE: f64 = 17.0;
 /// FLOPs, MLA at `MLA_ATTENTION_FACTOR` of it; unfused attention computes the
 /// full s x s scores with batched BF16 GEMMs and streams them through HBM. MLA's down-projections are whole on
 /// every TP rank (Megatron-Core duplicates them), its up-projections and the output split by heads.
-fn attention_forward(model: &TransformerSpec, shard: &Shard, tput: &Throughput) -> (f64, f64, f64, f64) {
+pub fn attention_forward(model: &TransformerSpec, shard: &Shard, tput: &Throughput) -> (f64, f64, f64, f64) {
     let h = model.hidden as f64;
     let (t, tp) = (shard.tokens, shard.tp);
     let a = model.attention_shapes();
@@ -256,7 +306,7 @@ fn attention_forward(model: &TransformerSpec, shard: &Shard, tput: &Throughput) 
 /// Element-wise bytes per token of one layer's forward pass, split into (norms + residuals, rotary, activation).
 /// Two RMSNorms (read and write h each: 4h elements), two residual adds (read 2h, write h: 6h), rotary on Q and
 /// K (read and write: 2(q + kv)), activation (SwiGLU reads gate and up, writes one: 3F; GeLU 2F) [derived].
-fn elementwise_forward_s(
+pub fn elementwise_forward_s(
     model: &TransformerSpec,
     shard: &Shard,
     tput: &Throughput,
@@ -292,6 +342,13 @@ pub fn dense_layer_forward(model: &TransformerSpec, shard: &Shard, tput: &Throug
         selective_recompute_s,
         regather_window_s: attn_window + up,
     }
+}
+
+/// Time of the token permutation around a MoE layer's experts for `tokens` tokens: permute before and unpermute
+/// after, each reading and writing top_k copies (times the busiest rank's `imbalance`) of a token's h / tp BF16
+/// elements, at HBM speed [derived].
+pub fn permutation_s(tokens: f64, top_k: f64, imbalance: f64, h: f64, tp: f64, tput: &Throughput) -> f64 {
+    tokens * 4.0 * top_k * imbalance * h / tp * ACTIVATION_BYTES / tput.hbm_bytes_per_s
 }
 
 /// Forward time of one MoE layer: attention, router, routed experts and shared experts, plus the token
@@ -330,10 +387,10 @@ pub fn moe_layer_forward(
     let activation = (top_k * shard.imbalance + shared) * model.mlp_matrices() * fe / tp;
     let (mut elementwise_s, recomputable) = elementwise_forward_s(model, shard, tput, activation);
     let selective_recompute_s = if shard.flash_attention { recomputable } else { attention_s };
-    // Permute before and unpermute after the experts: read and write top_k copies of each token, twice, at the
-    // framework's factor over HBM speed; and the router's fixed kernels.
-    let permute_bytes = t * 4.0 * top_k * shard.imbalance * h / tp * ACTIVATION_BYTES;
-    elementwise_s += framework.moe_permute_factor * permute_bytes / tput.hbm_bytes_per_s + framework.moe_router_s;
+    // Permute before and unpermute after the experts at the framework's factor over HBM speed; the router's
+    // fixed kernels.
+    elementwise_s +=
+        framework.moe_permute_factor * permutation_s(t, top_k, shard.imbalance, h, tp, tput) + framework.moe_router_s;
     LayerForward {
         gemm_s: attn_gemm + router + routed + shared_mlp,
         attention_s,

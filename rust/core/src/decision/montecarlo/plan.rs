@@ -1,25 +1,50 @@
-//! The comparison planned: every design evaluated at typical values, each GPU count's designs chosen, and the
-//! outcome of A against B at any values of the uncertain inputs.
+//! The comparison planned: every design evaluated at typical values, each (GPU count, design B) pair's designs
+//! chosen, and the outcome of A against each B at any values of the uncertain inputs. A sample evaluates each
+//! design it needs once (A's design serves every B it is compared with), with and without the model's error.
 
 use crate::decision::roi::{
-    compare, side_cost, side_speed, Comparison, DesignRule, Payback, RoiProblem, Side, SideSpeed, StepError,
+    compare, shares_cluster, side_cost, side_cost_and_speeds, side_speeds, Comparison, DesignRule, Payback, RoiProblem,
+    Side, SideSpeed, StepError,
 };
 use crate::error::ConfigError;
 use crate::evaluate::Config;
 
-use super::{figure_mut, uniform, Section, UncertainInput};
+use super::{accessor, group_draws, Override, Section, UncertainInput, Uncertainty};
+use crate::figures::Sample;
 
-/// One GPU count, with the designs chosen at typical values.
+/// A figure an input sets, resolved once: the input, the side (None: every design) and the figure's accessor.
+#[derive(Clone, Copy, Debug)]
+struct Setter {
+    input: usize,
+    side: Option<u32>,
+    at: Sample,
+}
+
+/// Every figure the inputs set (model errors aside).
+fn setters(inputs: &[UncertainInput]) -> Vec<Setter> {
+    let mut out = Vec::new();
+    for (input, i) in inputs.iter().enumerate() {
+        for t in &i.targets {
+            if let Some(at) = accessor(t.section, &t.field) {
+                out.push(Setter { input, side: t.side, at });
+            }
+        }
+    }
+    out
+}
+
+/// One GPU count and one design B, with the designs chosen at typical values.
 #[derive(Clone, Debug)]
 pub struct CountPlan {
     pub gpus: u32,
+    /// Which B (1, 2, ...: `Design::side`).
+    pub side_b: u32,
     /// Indices into `RoiProblem::designs` of A's and B's design.
     pub a: usize,
     pub b: usize,
-    /// Reference throughput per workload (the best design at this count, typical values): one unit of work.
+    /// Reference throughput per workload (the best design of A or this B at this count, typical values): one unit
+    /// of work. Comparing A with several B gives each pair the numbers it has alone.
     pub refs: Vec<f64>,
-    /// A and B at typical values (speeds reused while no timing input moves).
-    typical: [Side; 2],
 }
 
 /// The problem with its designs chosen and its typical outcome.
@@ -27,29 +52,49 @@ pub struct CountPlan {
 pub struct Plan<'a> {
     pub problem: &'a RoiProblem,
     pub inputs: &'a [UncertainInput],
+    /// The number of correlated groups.
+    pub groups: usize,
     pub counts: Vec<CountPlan>,
     typical: Vec<f64>,
+    /// Every design's speed at typical values (reused while no timing input moves); None for designs no pair uses.
+    typical_speed: Vec<Option<SideSpeed>>,
+    setters: Vec<Setter>,
+    /// The what-ifs, set after the inputs: (side, accessor, value).
+    overrides: Vec<(Option<u32>, Sample, f64)>,
+    /// Per design: do its candidates share one cluster (one cluster stage per sample serves them all)?
+    shared: Vec<bool>,
 }
 
-/// The outcome of one sample (or of typical values) at one GPU count.
+/// The outcome of one sample (or of typical values) for one (GPU count, B) pair.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Outcome {
     pub premium: f64,
     pub break_even_premium: f64,
     pub savings_usd: f64,
     pub npv_usd: f64,
+    /// The NPV with the model's error left out (the same draws of everything else).
+    pub npv_no_error_usd: f64,
+    pub extra_capex_usd: f64,
+    pub extra_tco_usd: f64,
+    /// PV(TCO_A) / PV(TCO_B) - 1.
+    pub extra_tco_share: f64,
     pub payback: Payback,
     pub payback_months: f64,
     pub speed_ratio: f64,
 }
 
-impl From<&Comparison> for Outcome {
-    fn from(c: &Comparison) -> Self {
+impl Outcome {
+    /// The outcome of `c`, with `no_error` the same comparison without the model's error.
+    pub fn new(c: &Comparison, no_error: &Comparison) -> Self {
         Outcome {
             premium: c.premium,
             break_even_premium: c.break_even_premium,
             savings_usd: c.savings_usd,
             npv_usd: c.npv_usd,
+            npv_no_error_usd: no_error.npv_usd,
+            extra_capex_usd: c.extra_capex_usd,
+            extra_tco_usd: c.extra_tco_usd,
+            extra_tco_share: c.extra_tco_usd / c.tco_b_usd,
             payback: c.payback,
             payback_months: c.payback_months,
             speed_ratio: c.speed_ratio,
@@ -57,30 +102,55 @@ impl From<&Comparison> for Outcome {
     }
 }
 
+/// A design evaluated: with the model's error drawn, and without it.
+struct Evaluated {
+    with_error: Side,
+    no_error: Side,
+}
+
 impl<'a> Plan<'a> {
-    /// Check the inputs, evaluate every design at typical values and choose each count's designs.
-    pub fn new(problem: &'a RoiProblem, inputs: &'a [UncertainInput]) -> Result<Self, ConfigError> {
+    /// Check the inputs, evaluate every design at typical values and choose each pair's designs.
+    pub fn new(problem: &'a RoiProblem, uncertainty: &'a Uncertainty) -> Result<Self, ConfigError> {
+        Self::with_overrides(problem, uncertainty, &[])
+    }
+
+    /// The plan with what-ifs: figures set to certain values after the uncertain inputs (the designs are chosen
+    /// with them).
+    pub fn with_overrides(
+        problem: &'a RoiProblem,
+        uncertainty: &'a Uncertainty,
+        overrides: &[Override],
+    ) -> Result<Self, ConfigError> {
         problem.validate()?;
+        let inputs = &uncertainty.inputs[..];
         for input in inputs {
-            check_input(problem, input)?;
+            check_input(problem, input, uncertainty.groups.len())?;
         }
         let typical: Vec<f64> = inputs.iter().map(|i| i.typical).collect();
+        let setters = setters(inputs);
+        let overrides = resolve(overrides)?;
+        let mut typical_speed = vec![None; problem.designs.len()];
         let mut counts = Vec::new();
-        for gpus in problem.gpu_counts() {
+        for (gpus, side_b) in problem.pairs() {
             let mut sides: Vec<(usize, Side)> = Vec::new();
-            for (i, d) in problem.designs.iter().enumerate().filter(|(_, d)| d.gpus == gpus) {
-                let side = evaluate_side(inputs, &typical, d.side, &d.candidates, None)?;
+            let here = |d: &crate::decision::roi::Design| d.gpus == gpus && (d.side == 0 || d.side == side_b);
+            for (i, d) in problem.designs.iter().enumerate().filter(|(_, d)| here(d)) {
+                let edit = |cfg: &mut Config| apply(&setters, &overrides, &typical, d.side, cfg);
+                let side = evaluate_side(inputs, &typical, d.side, &d.candidates, &edit)?;
                 sides.push((i, side));
             }
-            let workloads = problem.shares.len();
-            let refs: Vec<f64> = (0..workloads)
+            let refs: Vec<f64> = (0..problem.shares.len())
                 .map(|w| sides.iter().map(|(_, s)| s.speed.tokens_per_s[w]).fold(0.0, f64::max))
                 .collect();
-            let (a, b) = choose_designs(problem, &sides, &refs);
-            let side_of = |i: usize| sides.iter().find(|(j, _)| *j == i).map(|(_, s)| s.clone()).unwrap();
-            counts.push(CountPlan { gpus, a, b, refs, typical: [side_of(a), side_of(b)] });
+            let (a, b) = choose_designs(problem, &sides, &refs, side_b);
+            for (i, s) in sides.into_iter().filter(|(i, _)| *i == a || *i == b) {
+                typical_speed[i] = Some(s.speed);
+            }
+            counts.push(CountPlan { gpus, side_b, a, b, refs });
         }
-        Ok(Plan { problem, inputs, counts, typical })
+        let shared = problem.designs.iter().map(|d| shares_cluster(&d.candidates)).collect();
+        let groups = uncertainty.groups.len();
+        Ok(Plan { problem, inputs, groups, counts, typical, typical_speed, setters, overrides, shared })
     }
 
     /// The typical values of the inputs.
@@ -88,32 +158,99 @@ impl<'a> Plan<'a> {
         &self.typical
     }
 
-    /// A's and B's outcome at one count with the inputs at `values`.
-    pub fn sides(&self, count: &CountPlan, values: &[f64]) -> Result<[Side; 2], ConfigError> {
-        let timing_moved =
-            self.inputs.iter().zip(values).zip(&self.typical).any(|((i, v), t)| i.moves_time() && v != t);
-        let mut out = Vec::with_capacity(2);
-        for (side, index) in [(0u32, count.a), (1u32, count.b)] {
-            let cached = if timing_moved { None } else { Some(&count.typical[side as usize].speed) };
-            let design = &self.problem.designs[index];
-            out.push(evaluate_side(self.inputs, values, side, &design.candidates, cached)?);
-        }
-        Ok([out.remove(0), out.remove(0)])
+    fn timing_moved(&self, values: &[f64]) -> bool {
+        self.inputs.iter().zip(values).zip(&self.typical).any(|((i, v), t)| i.moves_time() && v != t)
     }
 
-    /// The comparison at one count with the inputs at `values`.
+    /// One design with the inputs at `values`, with and without the model's error.
+    fn evaluate(&self, index: usize, values: &[f64], moved: bool) -> Result<Evaluated, ConfigError> {
+        let design = &self.problem.designs[index];
+        let edit = |cfg: &mut Config| self.edit(values, design.side, cfg);
+        let gpus = design.gpus;
+        let errors = [step_error(self.inputs, values, design.side), StepError::NONE];
+        let (cost, [with_error, no_error]) = match (&self.typical_speed[index], moved) {
+            (Some(speed), false) => (side_cost(&design.candidates, &edit)?, [speed.clone(), speed.clone()]),
+            _ if self.shared[index] => {
+                let (cost, mut speeds) = side_cost_and_speeds(&design.candidates, &errors, &edit)?;
+                (cost, [speeds.remove(0), speeds.remove(0)])
+            }
+            _ => {
+                let mut speeds = side_speeds(&design.candidates, &errors, &edit)?;
+                (side_cost(&design.candidates, &edit)?, [speeds.remove(0), speeds.remove(0)])
+            }
+        };
+        Ok(Evaluated {
+            with_error: Side { speed: with_error, cost: cost.clone(), gpus },
+            no_error: Side { speed: no_error, cost, gpus },
+        })
+    }
+
+    /// Design `index`'s speeds with the inputs at `values`, with and without the model's error.
+    pub(super) fn speeds(&self, index: usize, values: &[f64]) -> Result<[SideSpeed; 2], ConfigError> {
+        let design = &self.problem.designs[index];
+        let edit = |cfg: &mut Config| self.edit(values, design.side, cfg);
+        let errors = [step_error(self.inputs, values, design.side), StepError::NONE];
+        let mut speeds = if self.shared[index] {
+            side_cost_and_speeds(&design.candidates, &errors, &edit)?.1
+        } else {
+            side_speeds(&design.candidates, &errors, &edit)?
+        };
+        Ok([speeds.remove(0), speeds.remove(0)])
+    }
+
+    /// A's and B's sides of one pair with the inputs at `values` (the model's error drawn).
+    pub fn sides(&self, count: &CountPlan, values: &[f64]) -> Result<[Side; 2], ConfigError> {
+        let moved = self.timing_moved(values);
+        Ok([self.evaluate(count.a, values, moved)?.with_error, self.evaluate(count.b, values, moved)?.with_error])
+    }
+
+    /// The comparison of one pair with the inputs at `values`.
     pub fn compare(&self, count: &CountPlan, values: &[f64]) -> Result<Comparison, ConfigError> {
         let [a, b] = self.sides(count, values)?;
         Ok(compare(&a, &b, &self.problem.shares, &count.refs, &self.problem.options))
     }
 
+    /// Every pair's outcome with the inputs at `values`, each design evaluated once.
+    pub fn outcomes(&self, values: &[f64]) -> Result<Vec<Outcome>, ConfigError> {
+        let moved = self.timing_moved(values);
+        let mut done: Vec<Option<Evaluated>> = (0..self.problem.designs.len()).map(|_| None).collect();
+        for c in &self.counts {
+            for i in [c.a, c.b] {
+                if done[i].is_none() {
+                    done[i] = Some(self.evaluate(i, values, moved)?);
+                }
+            }
+        }
+        let (shares, options) = (&self.problem.shares, &self.problem.options);
+        Ok(self
+            .counts
+            .iter()
+            .map(|c| {
+                let (a, b) = (done[c.a].as_ref().unwrap(), done[c.b].as_ref().unwrap());
+                let with = compare(&a.with_error, &b.with_error, shares, &c.refs, options);
+                let without = compare(&a.no_error, &b.no_error, shares, &c.refs, options);
+                Outcome::new(&with, &without)
+            })
+            .collect())
+    }
+
+    /// Set the inputs at `values` and the what-ifs on `cfg`, for side `side`.
+    pub(super) fn edit(&self, values: &[f64], side: u32, cfg: &mut Config) -> Result<(), ConfigError> {
+        apply(&self.setters, &self.overrides, values, side, cfg)
+    }
+
     /// The values of sample `sample` under `seed`.
     pub fn draw(&self, seed: u64, sample: u64) -> Vec<f64> {
-        self.inputs.iter().enumerate().map(|(i, input)| input.quantile(uniform(seed, sample, i as u64))).collect()
+        let groups = group_draws(seed, sample, self.groups);
+        self.inputs
+            .iter()
+            .enumerate()
+            .map(|(i, input)| input.quantile(input.uniform_in(seed, sample, i as u64, &groups)))
+            .collect()
     }
 }
 
-fn check_input(problem: &RoiProblem, input: &UncertainInput) -> Result<(), ConfigError> {
+fn check_input(problem: &RoiProblem, input: &UncertainInput, groups: usize) -> Result<(), ConfigError> {
     let bad = |expected| ConfigError::InvalidFigure { field: "uncertain input", value: input.typical, expected };
     let ordered = input.low <= input.typical && input.typical <= input.high;
     if !(ordered && input.low.is_finite() && input.high.is_finite()) {
@@ -122,31 +259,63 @@ fn check_input(problem: &RoiProblem, input: &UncertainInput) -> Result<(), Confi
     if input.targets.is_empty() || input.empirical.iter().any(|v| !v.is_finite()) {
         return Err(bad("at least one target and finite empirical values"));
     }
-    let Some(sample) = problem.designs.first().and_then(|d| d.candidates.first()).and_then(|c| c.first()) else {
-        return Ok(());
-    };
+    let weights_ok = input.weights.is_empty()
+        || (input.weights.len() == input.empirical.len()
+            && input.weights.iter().all(|w| w.is_finite() && *w >= 0.0)
+            && input.weights.iter().sum::<f64>() > 0.0);
+    if !weights_ok {
+        return Err(bad("one finite weight >= 0 per value, some above 0"));
+    }
+    let squares: f64 = input.loadings.iter().map(|l| l.loading * l.loading).sum();
+    let loadings_ok = input.loadings.iter().all(|l| (l.group as usize) < groups && l.loading.is_finite());
+    if !loadings_ok || squares >= 1.0 {
+        return Err(bad("loadings on known groups whose squares sum below 1"));
+    }
     for t in &input.targets {
         let known = match t.section {
             Section::ModelError => matches!(t.field.as_str(), "common" | "collective"),
-            section => figure_mut(&mut sample.clone(), section, &t.field).is_some(),
+            section => accessor(section, &t.field).is_some(),
         };
-        if !known || t.side.is_some_and(|s| s > 1) {
-            return Err(bad("a known section, field and side (0 or 1)"));
+        let sides = problem.sides_b().last().copied().unwrap_or(1);
+        if !known || t.side.is_some_and(|s| s > sides) {
+            return Err(bad("a known section, field and side (0 for A, 1.. for each B)"));
         }
     }
     Ok(())
 }
 
-/// Apply every non-error target of `inputs` at `values` to `cfg`, for side `side`.
-fn apply(inputs: &[UncertainInput], values: &[f64], side: u32, cfg: &mut Config) -> Result<(), ConfigError> {
-    for (input, &value) in inputs.iter().zip(values) {
-        for t in &input.targets {
-            if t.section == Section::ModelError || t.side.is_some_and(|s| s != side) {
-                continue;
-            }
-            if let Some(slot) = figure_mut(cfg, t.section, &t.field) {
-                *slot = value;
-            }
+/// The what-ifs' accessors: a field no accessor sets is refused.
+fn resolve(overrides: &[Override]) -> Result<Vec<(Option<u32>, Sample, f64)>, ConfigError> {
+    overrides
+        .iter()
+        .map(|o| {
+            let at =
+                accessor(o.section, &o.field).filter(|_| o.value.is_finite()).ok_or(ConfigError::InvalidFigure {
+                    field: "override",
+                    value: o.value,
+                    expected: "a finite value of a known section and field",
+                })?;
+            Ok((o.side, at, o.value))
+        })
+        .collect()
+}
+
+/// Set every figure the inputs set at `values`, then the what-ifs, on `cfg`, for side `side`.
+fn apply(
+    setters: &[Setter],
+    overrides: &[(Option<u32>, Sample, f64)],
+    values: &[f64],
+    side: u32,
+    cfg: &mut Config,
+) -> Result<(), ConfigError> {
+    for s in setters {
+        if s.side.is_none_or(|t| t == side) {
+            *(s.at)(cfg) = values[s.input];
+        }
+    }
+    for (on, at, value) in overrides {
+        if on.is_none_or(|t| t == side) {
+            *at(cfg) = *value;
         }
     }
     cfg.fabric.validate()?;
@@ -155,7 +324,7 @@ fn apply(inputs: &[UncertainInput], values: &[f64], side: u32, cfg: &mut Config)
 }
 
 /// The model error factors of side `side` at `values`.
-fn step_error(inputs: &[UncertainInput], values: &[f64], side: u32) -> StepError {
+pub(super) fn step_error(inputs: &[UncertainInput], values: &[f64], side: u32) -> StepError {
     let mut e = StepError::NONE;
     for (input, &value) in inputs.iter().zip(values) {
         for t in input.targets.iter().filter(|t| t.section == Section::ModelError) {
@@ -175,19 +344,15 @@ fn evaluate_side(
     values: &[f64],
     side: u32,
     candidates: &[Vec<Config>],
-    cached_speed: Option<&SideSpeed>,
+    edit: &dyn Fn(&mut Config) -> Result<(), ConfigError>,
 ) -> Result<Side, ConfigError> {
-    let edit = |cfg: &mut Config| apply(inputs, values, side, cfg);
-    let speed = match cached_speed {
-        Some(s) => s.clone(),
-        None => side_speed(candidates, step_error(inputs, values, side), &edit)?,
-    };
-    let cost = side_cost(candidates, &edit)?;
+    let speed = side_speeds(candidates, &[step_error(inputs, values, side)], edit)?.remove(0);
+    let cost = side_cost(candidates, edit)?;
     Ok(Side { speed, cost, gpus: candidates[0][0].gpus })
 }
 
 /// Each count's designs: per `DesignRule`, by cost per unit of work at typical values.
-fn choose_designs(problem: &RoiProblem, sides: &[(usize, Side)], refs: &[f64]) -> (usize, usize) {
+fn choose_designs(problem: &RoiProblem, sides: &[(usize, Side)], refs: &[f64], side_b: u32) -> (usize, usize) {
     let cost_per_work = |s: &Side| s.cost.tco.pv_usd() / s.work(&problem.shares, refs);
     let designs = &problem.designs;
     let best = |side: u32, topology: Option<&str>| {
@@ -197,7 +362,7 @@ fn choose_designs(problem: &RoiProblem, sides: &[(usize, Side)], refs: &[f64]) -
             .min_by(|x, y| cost_per_work(&x.1).total_cmp(&cost_per_work(&y.1)))
             .map(|(i, s)| (*i, cost_per_work(s)))
     };
-    let cheapest = (best(0, None).unwrap().0, best(1, None).unwrap().0);
+    let cheapest = (best(0, None).unwrap().0, best(side_b, None).unwrap().0);
     if problem.options.design == DesignRule::Cheapest {
         return cheapest;
     }
@@ -208,7 +373,7 @@ fn choose_designs(problem: &RoiProblem, sides: &[(usize, Side)], refs: &[f64]) -
         .filter_map(|(i, _)| {
             let t = designs[*i].topology.as_str();
             let (a, ca) = best(0, Some(t))?;
-            let (b, cb) = best(1, Some(t))?;
+            let (b, cb) = best(side_b, Some(t))?;
             Some((ca + cb, a, b))
         })
         .collect();

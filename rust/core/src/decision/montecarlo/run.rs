@@ -10,13 +10,22 @@ use crate::error::ConfigError;
 use super::{McProgress, Outcome, Plan};
 
 crate::record! {
-    /// The Monte Carlo result at one GPU count.
+    /// The Monte Carlo result of one (GPU count, B) pair. P is the share of the samples: each sample draws every
+    /// price, fabric figure and model error from its distribution, so P measures how sure the verdict is given
+    /// what is uncertain about the inputs and the model, not a spread between buyers or jobs.
     #[derive(Clone, Debug, PartialEq)]
     pub struct McSummary {
         pub gpus: u32,
+        /// Which B (1, 2, ...).
+        pub side_b: u32,
         pub samples: u64,
         /// P(A is cheaper per delivered work): P(savings > 0).
         pub p_a_cheaper: f64,
+        /// P(choosing A pays: NPV > 0), the headline probability (equal to `p_a_cheaper` when no value per
+        /// GPU-hour is given).
+        pub p_npv_positive: f64,
+        /// The same with the model's error left out of every sample.
+        pub p_npv_positive_no_error: f64,
         /// P(A's extra capex pays back within the life, or nothing to pay back).
         pub p_payback_within_life: f64,
         /// P10, P50, P90 of each outcome.
@@ -24,6 +33,10 @@ crate::record! {
         pub break_even_premium: [f64; 3],
         pub savings_usd: [f64; 3],
         pub npv_usd: [f64; 3],
+        pub npv_no_error_usd: [f64; 3],
+        pub extra_capex_usd: [f64; 3],
+        pub extra_tco_usd: [f64; 3],
+        pub extra_tco_share: [f64; 3],
         pub payback_months: [f64; 3],
         pub speed_ratio: [f64; 3],
     }
@@ -32,7 +45,7 @@ crate::record! {
 /// Every sample's outcome per count, and the summaries.
 #[derive(Clone, Debug, PartialEq)]
 pub struct McResult {
-    /// outcomes[count][sample].
+    /// outcomes[pair][sample], the pairs in `Plan::counts` order.
     pub outcomes: Vec<Vec<Outcome>>,
     pub summaries: Vec<McSummary>,
     pub cancelled: bool,
@@ -48,23 +61,27 @@ pub fn deciles(values: &mut [f64]) -> [f64; 3] {
     [0.1, 0.5, 0.9].map(|q| values[((q * n as f64).ceil() as usize).clamp(1, n) - 1])
 }
 
-/// The summary of one count's outcomes (any run or the merged shards of one).
-pub fn summarise(gpus: u32, outcomes: &[Outcome]) -> McSummary {
+/// The summary of one pair's outcomes (any run or the merged shards of one).
+pub fn summarise(gpus: u32, side_b: u32, outcomes: &[Outcome]) -> McSummary {
     let n = outcomes.len() as f64;
     let pick = |f: &dyn Fn(&Outcome) -> f64| deciles(&mut outcomes.iter().map(f).collect::<Vec<_>>());
+    let share = |f: &dyn Fn(&Outcome) -> bool| outcomes.iter().filter(|o| f(o)).count() as f64 / n;
     McSummary {
         gpus,
+        side_b,
         samples: outcomes.len() as u64,
-        p_a_cheaper: outcomes.iter().filter(|o| o.savings_usd > 0.0).count() as f64 / n,
-        p_payback_within_life: outcomes
-            .iter()
-            .filter(|o| matches!(o.payback, Payback::Months | Payback::Dominant))
-            .count() as f64
-            / n,
+        p_a_cheaper: share(&|o| o.savings_usd > 0.0),
+        p_npv_positive: share(&|o| o.npv_usd > 0.0),
+        p_npv_positive_no_error: share(&|o| o.npv_no_error_usd > 0.0),
+        p_payback_within_life: share(&|o| matches!(o.payback, Payback::Months | Payback::Dominant)),
         premium: pick(&|o| o.premium),
         break_even_premium: pick(&|o| o.break_even_premium),
         savings_usd: pick(&|o| o.savings_usd),
         npv_usd: pick(&|o| o.npv_usd),
+        npv_no_error_usd: pick(&|o| o.npv_no_error_usd),
+        extra_capex_usd: pick(&|o| o.extra_capex_usd),
+        extra_tco_usd: pick(&|o| o.extra_tco_usd),
+        extra_tco_share: pick(&|o| o.extra_tco_share),
         payback_months: pick(&|o| o.payback_months),
         speed_ratio: pick(&|o| o.speed_ratio),
     }
@@ -87,13 +104,7 @@ pub fn run(plan: &Plan, seed: u64, first: u64, samples: u64, progress: &McProgre
             let end = (start + SAMPLES_PER_TASK).min(first + samples);
             let mut rows = Vec::with_capacity((end - start) as usize);
             for s in start..end {
-                let values = plan.draw(seed, s);
-                let row: Vec<Outcome> = plan
-                    .counts
-                    .iter()
-                    .map(|c| plan.compare(c, &values).map(|cmp| Outcome::from(&cmp)))
-                    .collect::<Result<_, _>>()?;
-                rows.push(row);
+                rows.push(plan.outcomes(&plan.draw(seed, s))?);
             }
             progress.done.fetch_add(end - start, Ordering::Relaxed);
             Ok(Some(rows))
@@ -108,7 +119,7 @@ pub fn run(plan: &Plan, seed: u64, first: u64, samples: u64, progress: &McProgre
             }
         }
     }
-    let summaries = plan.counts.iter().zip(&outcomes).map(|(c, o)| summarise(c.gpus, o)).collect();
+    let summaries = plan.counts.iter().zip(&outcomes).map(|(c, o)| summarise(c.gpus, c.side_b, o)).collect();
     Ok(McResult { outcomes, summaries, cancelled })
 }
 

@@ -27,9 +27,14 @@ use crate::error::ConfigError;
 use crate::evaluate::Config;
 use crate::named_enum;
 
+mod cashflow;
 mod side;
 
-pub use side::{side_cost, side_speed, Lines, Side, SideCost, SideReport, SideSpeed, StepError};
+pub use cashflow::{CashFlowYear, Flows};
+pub use side::{
+    shares_cluster, side_cost, side_cost_and_speeds, side_speed, side_speeds, Lines, Side, SideCost, SideReport,
+    SideSpeed, StepError,
+};
 
 named_enum! {
     /// How each fabric's cluster design (topology) is chosen per GPU count.
@@ -61,7 +66,7 @@ named_enum! {
 #[derive(Clone, Debug)]
 #[cfg_attr(feature = "python", derive(pyo3::FromPyObject), pyo3(from_item_all))]
 pub struct Design {
-    /// 0 = fabric A, 1 = fabric B.
+    /// 0 = fabric A; 1, 2, ... = the designs B it is compared with (fabrics, or operating modes of one).
     pub side: u32,
     pub gpus: u32,
     /// A label for the topology (the sweep's name and oversubscription).
@@ -81,7 +86,7 @@ pub struct RoiOptions {
     pub value_usd_per_gpu_hour: Option<f64>,
 }
 
-/// The comparison: the mix, the designs, the options.
+/// The comparison of A with one or more B: the mix, the designs, the options.
 #[derive(Clone, Debug)]
 #[cfg_attr(feature = "python", derive(pyo3::FromPyObject), pyo3(from_item_all))]
 pub struct RoiProblem {
@@ -107,11 +112,11 @@ impl RoiProblem {
             crate::hardware::non_negative("value_usd_per_gpu_hour", v)?;
         }
         for d in &self.designs {
-            if d.side > 1 || d.candidates.len() != self.shares.len() || d.candidates.iter().any(Vec::is_empty) {
+            if d.candidates.len() != self.shares.len() || d.candidates.iter().any(Vec::is_empty) {
                 return Err(ConfigError::InvalidFigure {
                     field: "designs",
                     value: d.side as f64,
-                    expected: "side 0 or 1 and at least one candidate per workload",
+                    expected: "at least one candidate per workload",
                 });
             }
             for c in d.candidates.iter().flatten() {
@@ -121,13 +126,25 @@ impl RoiProblem {
         Ok(())
     }
 
-    /// The GPU counts with a design on both sides, ascending.
-    pub fn gpu_counts(&self) -> Vec<u32> {
+    /// The sides B (1, 2, ...) with a design, ascending.
+    pub fn sides_b(&self) -> Vec<u32> {
+        let mut sides: Vec<u32> = self.designs.iter().map(|d| d.side).filter(|&s| s > 0).collect();
+        sides.sort_unstable();
+        sides.dedup();
+        sides
+    }
+
+    /// The (GPU count, side B) pairs with a design on A and on that B, by count then side.
+    pub fn pairs(&self) -> Vec<(u32, u32)> {
         let mut counts: Vec<u32> = self.designs.iter().map(|d| d.gpus).collect();
         counts.sort_unstable();
         counts.dedup();
-        counts.retain(|&n| (0..2).all(|side| self.designs.iter().any(|d| d.gpus == n && d.side == side)));
+        let has = |n: u32, side: u32| self.designs.iter().any(|d| d.gpus == n && d.side == side);
+        let sides = self.sides_b();
         counts
+            .iter()
+            .flat_map(|&n| sides.iter().filter(move |&&b| has(n, 0) && has(n, b)).map(move |&b| (n, b)))
+            .collect()
     }
 }
 
@@ -157,7 +174,20 @@ crate::record! {
         pub savings_usd: f64,
         /// The value of one busy GPU-hour used for NPV and payback.
         pub value_usd_per_gpu_hour: f64,
+        /// NPV of choosing A: -(extra capex + delay) + PV(monthly benefit) + PV(extra resale).
         pub npv_usd: f64,
+        /// A's extra capex over B's (negative: A is cheaper upfront).
+        pub extra_capex_usd: f64,
+        /// PV(TCO_A) - PV(TCO_B): what A costs more over the life, before valuing any speed difference.
+        pub extra_tco_usd: f64,
+        /// A's extra running cost a year (energy, support, licences, staff, replacements).
+        pub extra_opex_usd_per_year: f64,
+        /// The value of A's extra capacity a year (negative when A is slower).
+        pub extra_capacity_usd_per_year: f64,
+        /// A's extra resale at the end of the life (undiscounted).
+        pub extra_residual_usd: f64,
+        /// The capacity A's later delivery loses (its lead time beyond B's), valued as extra capacity is; at month 0.
+        pub delay_usd: f64,
         /// PV of A's extra capacity over the life at the valuation.
         pub speed_value_usd: f64,
         pub payback: Payback,
@@ -206,17 +236,21 @@ pub fn compare(a: &Side, b: &Side, shares: &[f64], refs: &[f64], options: &RoiOp
     };
     let (la, lb) = (a.cost.total(k), b.cost.total(1.0));
     let (tco_a, tco_b) = (la.pv(&d), lb.pv(&d));
-    let rest_a = a.cost.rest.pv(&d);
-    let n_a_star = rho * tco_b - rest_a;
     let annuity = d.life_annuity();
     let b_hours = b.gpu_hours_per_month();
     let value = options.value_usd_per_gpu_hour.unwrap_or(tco_b / (b_hours * annuity));
+    // A month of delay loses a month of the cluster's capacity, valued as extra capacity is, at the start.
+    let delay_usd = (a.cost.cost.delay_months - b.cost.cost.delay_months) * b_hours * value;
+    let n_a_star = rho * tco_b - a.cost.rest.pv(&d) - delay_usd;
     let extra_per_month = (rho - 1.0) * b_hours * value;
-    let d_capex = la.capex_usd - lb.capex_usd;
-    let monthly = extra_per_month - (la.opex_usd_per_year - lb.opex_usd_per_year) / 12.0;
-    let residual_gain = (la.residual_usd - lb.residual_usd) * d.end_factor();
-    let npv = -d_capex + monthly * annuity + residual_gain;
-    let (payback, months) = payback(d_capex, monthly, npv, &d);
+    let flows = Flows {
+        upfront_usd: la.capex_usd - lb.capex_usd + delay_usd,
+        monthly_usd: extra_per_month - (la.opex_usd_per_year - lb.opex_usd_per_year) / 12.0,
+        residual_usd: la.residual_usd - lb.residual_usd,
+        months: d.months,
+    };
+    let npv = flows.npv(&d);
+    let (payback, months) = payback(flows.upfront_usd, flows.monthly_usd, npv, &d);
     Comparison {
         gpus: a.gpus,
         speed_ratio: rho,
@@ -231,9 +265,15 @@ pub fn compare(a: &Side, b: &Side, shares: &[f64], refs: &[f64], options: &RoiOp
         fabric_b_usd: fb,
         premium: k * fa / fb,
         break_even_premium: n_a_star / fb,
-        savings_usd: rho * tco_b - tco_a,
+        savings_usd: rho * tco_b - tco_a - delay_usd,
         value_usd_per_gpu_hour: value,
         npv_usd: npv,
+        extra_capex_usd: la.capex_usd - lb.capex_usd,
+        extra_tco_usd: tco_a - tco_b,
+        extra_opex_usd_per_year: la.opex_usd_per_year - lb.opex_usd_per_year,
+        extra_capacity_usd_per_year: 12.0 * extra_per_month,
+        extra_residual_usd: flows.residual_usd,
+        delay_usd,
         speed_value_usd: extra_per_month * annuity,
         payback,
         payback_months: months,

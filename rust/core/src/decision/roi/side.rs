@@ -2,9 +2,9 @@
 //! fabric's price and the rest (`SideCost`), and what it delivers per workload at its best candidate layout
 //! (`SideSpeed`).
 
-use crate::cost::economics::{ClusterCost, Discounting, Tco, SECONDS_PER_DAY, SECONDS_PER_HOUR};
+use crate::cost::economics::{ClusterCost, Discounting, Tco, HARDWARE_LINES, SECONDS_PER_DAY, SECONDS_PER_HOUR};
 use crate::error::ConfigError;
-use crate::evaluate::{evaluate, ClusterStage, Config};
+use crate::evaluate::{evaluate, finish, ClusterStage, Config, Evaluation, LayoutStage};
 use crate::prices::Economics;
 use crate::records::NamedValues;
 
@@ -42,7 +42,8 @@ impl Lines {
 pub struct SideCost {
     pub cost: ClusterCost,
     pub tco: Tco,
-    /// Fabric hardware, its spares and installation, support and licences, its residual value.
+    /// Fabric hardware, its spares and installation, support and licences, operations (staff, replacements), its
+    /// residual value.
     pub fabric: Lines,
     /// Servers, NVLink trays, management network, energy, facility, their residual value.
     pub rest: Lines,
@@ -56,7 +57,7 @@ impl SideCost {
         let net_extra = econ.network_spares_fraction + econ.installation_fraction;
         let fabric = Lines {
             capex_usd: hw * (1.0 + net_extra),
-            opex_usd_per_year: tco.support_usd_per_year,
+            opex_usd_per_year: tco.support_usd_per_year + tco.operations_usd_per_year,
             residual_usd: econ.residual_fraction * hw * (1.0 + econ.network_spares_fraction),
         };
         let total = Lines {
@@ -73,6 +74,18 @@ impl SideCost {
         SideCost { cost, tco, fabric, rest }
     }
 
+    /// What each quotable price line amounts to: the hardware lines' capex, the present value of the yearly lines
+    /// over the life, the servers' capex.
+    pub fn quote_lines(&self) -> Vec<(&'static str, f64)> {
+        let (c, years) = (&self.cost, self.tco.discounting.life_annuity() / 12.0);
+        let mut lines: Vec<(&'static str, f64)> = HARDWARE_LINES.iter().copied().zip(c.hardware_lines_usd).collect();
+        lines.push(("support_fraction_per_year", c.support_usd_per_year * years));
+        lines.push(("nos_usd_per_switch_year", (c.licences_usd_per_year - c.fabric_manager_usd_per_year) * years));
+        lines.push(("fabric_manager_usd_per_endpoint_year", c.fabric_manager_usd_per_year * years));
+        lines.push(("server_usd", c.server_capex_usd));
+        lines
+    }
+
     /// Every line with the fabric's lines multiplied by `k` (a premium applied to the fabric's price).
     pub fn total(&self, k: f64) -> Lines {
         self.rest.plus(&self.fabric.scaled(k))
@@ -81,7 +94,7 @@ impl SideCost {
     /// Present value of the components (USD), for the cost breakdown: servers (with spares), network hardware
     /// (with spares), installation, management network, energy, facility, support and licences, less the
     /// residual value; the fabric's lines multiplied by `k`.
-    pub fn breakdown(&self, k: f64) -> [(&'static str, f64); 8] {
+    pub fn breakdown(&self, k: f64) -> [(&'static str, f64); 9] {
         let (c, t, d) = (&self.cost, &self.tco, &self.tco.discounting);
         let years = d.life_annuity() / 12.0;
         let fabric_share = if c.network_capex_usd > 0.0 { c.fabric_capex_usd / c.network_capex_usd } else { 0.0 };
@@ -93,7 +106,8 @@ impl SideCost {
             ("management", c.oob_usd),
             ("energy", t.energy_usd_per_year * years),
             ("facility", t.facility_usd_per_year * years),
-            ("support", t.support_usd_per_year * k * years),
+            ("support and licences", t.support_usd_per_year * k * years),
+            ("operations", t.operations_usd_per_year * k * years),
             ("residual", -self.total(k).residual_usd * d.end_factor()),
         ]
     }
@@ -130,6 +144,9 @@ crate::record! {
         pub it_power_w: f64,
         /// Present value of each component (`SideCost::breakdown`), the fabric's lines at the premium applied.
         pub breakdown_usd: NamedValues,
+        /// What each quotable price line amounts to (USD, by the price line's name): the hardware lines' capex,
+        /// the present value of the yearly lines (support, NOS and fabric manager licences), the servers.
+        pub lines_usd: NamedValues,
     }
 }
 
@@ -144,6 +161,7 @@ impl SideReport {
             fabric_capex_usd: c.fabric_capex_usd,
             it_power_w: c.it_power_w,
             breakdown_usd: NamedValues(side.cost.breakdown(k).to_vec()),
+            lines_usd: NamedValues(side.cost.quote_lines()),
         }
     }
 }
@@ -166,7 +184,77 @@ pub fn side_speed(
     error: StepError,
     edit: &dyn Fn(&mut Config) -> Result<(), ConfigError>,
 ) -> Result<SideSpeed, ConfigError> {
-    let mut out = SideSpeed {
+    Ok(side_speeds(candidates, &[error], edit)?.remove(0))
+}
+
+/// The best candidate of each workload under each of `errors`, every candidate evaluated once (the model error
+/// only rescales a step's parts, so one evaluation serves every error).
+pub fn side_speeds(
+    candidates: &[Vec<Config>],
+    errors: &[StepError],
+    edit: &dyn Fn(&mut Config) -> Result<(), ConfigError>,
+) -> Result<Vec<SideSpeed>, ConfigError> {
+    let evaluations: Vec<Vec<Option<Evaluation>>> = candidates
+        .iter()
+        .map(|configs| {
+            configs
+                .iter()
+                .map(|base| {
+                    let mut cfg = base.clone();
+                    edit(&mut cfg)?;
+                    Ok(evaluate(&cfg).ok())
+                })
+                .collect::<Result<_, ConfigError>>()
+        })
+        .collect::<Result<_, ConfigError>>()?;
+    best_speeds(&evaluations, errors)
+}
+
+/// Whether every candidate of each workload is the first candidate's cluster with another layout (parallelism and
+/// overlap only), as a sweep's candidates of one design are: then one cluster stage serves them all.
+pub fn shares_cluster(candidates: &[Vec<Config>]) -> bool {
+    let first = &candidates[0][0];
+    candidates.iter().flatten().all(|c| {
+        let mut same = c.clone();
+        (same.parallelism, same.overlap) = (first.parallelism.clone(), first.overlap.clone());
+        same == *first
+    })
+}
+
+/// A design's cluster cost and its candidates' speeds under each of `errors`, its cluster stage built once (the
+/// candidates must share the cluster: `shares_cluster`).
+pub fn side_cost_and_speeds(
+    candidates: &[Vec<Config>],
+    errors: &[StepError],
+    edit: &dyn Fn(&mut Config) -> Result<(), ConfigError>,
+) -> Result<(SideCost, Vec<SideSpeed>), ConfigError> {
+    let mut cfg = candidates[0][0].clone();
+    edit(&mut cfg)?;
+    cfg.prices.validate()?;
+    let cluster = ClusterStage::new(&cfg)?;
+    let evaluations: Vec<Vec<Option<Evaluation>>> = candidates
+        .iter()
+        .map(|configs| {
+            configs
+                .iter()
+                .map(|c| {
+                    let stage = LayoutStage::new(&cluster, &c.parallelism).ok()?;
+                    finish(&cluster, &stage, &c.parallelism, &c.overlap).ok()
+                })
+                .collect()
+        })
+        .collect();
+    let cost = SideCost::new(cluster.cost().clone(), &cfg.prices.economics);
+    Ok((cost, best_speeds(&evaluations, errors)?))
+}
+
+/// A workload's fastest candidate so far: (its index, delivered tokens/s, days, goodput, rent, exposed
+/// communication's share of the step).
+type Best = (usize, f64, f64, f64, f64, f64);
+
+/// The fastest feasible candidate of each workload under each of `errors`.
+fn best_speeds(evaluations: &[Vec<Option<Evaluation>>], errors: &[StepError]) -> Result<Vec<SideSpeed>, ConfigError> {
+    let empty = SideSpeed {
         chosen: vec![],
         tokens_per_s: vec![],
         days: vec![],
@@ -174,43 +262,37 @@ pub fn side_speed(
         rent_usd: vec![],
         comm_share: vec![],
     };
-    for configs in candidates {
-        let mut best: Option<(usize, f64, f64, f64, f64, f64)> = None;
-        for (i, base) in configs.iter().enumerate() {
-            let mut cfg = base.clone();
-            edit(&mut cfg)?;
-            let e = match evaluate(&cfg) {
-                Ok(e) if e.feasible => e,
-                _ => continue, // a layout the sampled figures make impossible is not a candidate
-            };
+    let mut out = vec![empty; errors.len()];
+    for evals in evaluations {
+        let mut best: Vec<Option<Best>> = vec![None; errors.len()];
+        // A layout the sampled figures make impossible is not a candidate.
+        for (i, e) in evals.iter().enumerate().filter_map(|(i, e)| e.as_ref().filter(|e| e.feasible).map(|e| (i, e))) {
             let b = &e.breakdown;
             let comm = b.tp_comm_s + b.pp_comm_s + b.dp_comm_s + b.cp_comm_s + b.ep_comm_s;
-            let step = error.common * (e.step_time_s - comm + error.collective * comm);
-            let stretch = step / e.step_time_s;
-            let tau = e.tokens_per_s / stretch * e.goodput;
-            let days = e.time_to_train_s * stretch / SECONDS_PER_DAY;
-            if best.is_none_or(|(_, t, _, _, _, _)| tau > t) {
-                best = Some((
-                    i,
-                    tau,
-                    days,
-                    e.goodput,
-                    e.cost_rent_usd * stretch,
-                    error.common * error.collective * comm / step,
-                ));
+            for (slot, error) in best.iter_mut().zip(errors) {
+                let step = error.common * (e.step_time_s - comm + error.collective * comm);
+                let stretch = step / e.step_time_s;
+                let tau = e.tokens_per_s / stretch * e.goodput;
+                if slot.is_none_or(|(_, t, _, _, _, _)| tau > t) {
+                    let days = e.time_to_train_s * stretch / SECONDS_PER_DAY;
+                    let comm_share = error.common * error.collective * comm / step;
+                    *slot = Some((i, tau, days, e.goodput, e.cost_rent_usd * stretch, comm_share));
+                }
             }
         }
-        let (i, tau, days, goodput, rent, comm_share) = best.ok_or(ConfigError::InvalidFigure {
-            field: "candidates",
-            value: configs.len() as f64,
-            expected: "at least one candidate that can be evaluated",
-        })?;
-        out.chosen.push(i);
-        out.tokens_per_s.push(tau);
-        out.days.push(days);
-        out.goodput.push(goodput);
-        out.rent_usd.push(rent);
-        out.comm_share.push(comm_share);
+        for (speed, slot) in out.iter_mut().zip(best) {
+            let (i, tau, days, goodput, rent, comm_share) = slot.ok_or(ConfigError::InvalidFigure {
+                field: "candidates",
+                value: evals.len() as f64,
+                expected: "at least one candidate that can be evaluated",
+            })?;
+            speed.chosen.push(i);
+            speed.tokens_per_s.push(tau);
+            speed.days.push(days);
+            speed.goodput.push(goodput);
+            speed.rent_usd.push(rent);
+            speed.comm_share.push(comm_share);
+        }
     }
     Ok(out)
 }
@@ -237,9 +319,10 @@ pub struct Side {
 }
 
 impl Side {
-    /// Work index: sum_w share_w tau_w / ref_w.
+    /// Work index: sum_w share_w tau_w / ref_w, less the busy time fabric-specific incidents stall.
     pub fn work(&self, shares: &[f64], refs: &[f64]) -> f64 {
-        shares.iter().zip(refs).zip(&self.speed.tokens_per_s).map(|((s, r), t)| s * t / r).sum()
+        let work: f64 = shares.iter().zip(refs).zip(&self.speed.tokens_per_s).map(|((s, r), t)| s * t / r).sum();
+        work * (1.0 - self.cost.cost.stall_fraction)
     }
 
     /// Busy GPU-hours a month.

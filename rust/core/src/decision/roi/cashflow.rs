@@ -1,0 +1,169 @@
+//! The premium as an investment: choosing A over B costs `upfront` at month 0 (A's extra capex and the capacity
+//! its later delivery loses), returns `monthly` at the end of each month of the life (the value of its extra
+//! capacity less its extra running cost), and its extra resale at the end. Its NPV, a yearly cash-flow table a
+//! CFO reads (the monthly flows summed by year and discounted monthly, so that the table adds up to the NPV), and
+//! its internal rate of return (the monthly rate at which the flows' NPV is zero, compounded to a year;
+//! Brealey, Myers & Allen, Principles of Corporate Finance, ch. 5: an IRR exists and is unique for an outlay
+//! followed by returns, and is not defined when the flows never change sign).
+
+use crate::cost::economics::Discounting;
+
+use super::Comparison;
+
+/// The premium's cash flows (USD).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Flows {
+    /// At month 0: A's extra capex and the value of the capacity its later delivery loses.
+    pub upfront_usd: f64,
+    /// At the end of each month: the value of A's extra capacity less its extra running cost.
+    pub monthly_usd: f64,
+    /// At the end of the life: A's extra resale value.
+    pub residual_usd: f64,
+    /// The life, in months (fractional for a fractional life).
+    pub months: f64,
+}
+
+crate::record! {
+    /// One year of the premium's cash flows (year 0: the upfront outlay), in USD of that year and discounted.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct CashFlowYear {
+        pub year: u32,
+        /// A's extra capex and the delay's lost capacity (year 0 only; a cost, so negative).
+        pub upfront_usd: f64,
+        /// The months' benefits of the year: extra capacity valued, less extra running cost.
+        pub benefit_usd: f64,
+        /// A's extra resale (the last year only).
+        pub residual_usd: f64,
+        pub net_usd: f64,
+        /// The year's flows, each discounted from its month.
+        pub discounted_usd: f64,
+        /// The discounted flows so far: at the last year, the NPV.
+        pub cumulative_discounted_usd: f64,
+    }
+}
+
+impl Flows {
+    /// The flows of a comparison.
+    pub fn of(c: &Comparison) -> Self {
+        Flows {
+            upfront_usd: c.extra_capex_usd + c.delay_usd,
+            monthly_usd: (c.extra_capacity_usd_per_year - c.extra_opex_usd_per_year) / 12.0,
+            residual_usd: c.extra_residual_usd,
+            months: c.life_months,
+        }
+    }
+
+    /// NPV: -upfront + monthly x annuity(life) + residual discounted from the end of the life.
+    pub fn npv(&self, d: &Discounting) -> f64 {
+        -self.upfront_usd + self.monthly_usd * d.annuity(self.months) + self.residual_usd * d.end_factor()
+    }
+
+    /// The flows of months 0 ..= M (M the life rounded to whole months).
+    pub fn by_month(&self) -> Vec<f64> {
+        let m = self.months.round().max(1.0) as usize;
+        let mut flows = vec![self.monthly_usd; m + 1];
+        flows[0] = -self.upfront_usd;
+        flows[m] += self.residual_usd;
+        flows
+    }
+
+    /// The yearly table: year 0 the outlay, then the months of each year summed (a last, shorter year when the
+    /// life is not whole years), each month discounted by v^m.
+    pub fn yearly(&self, d: &Discounting) -> Vec<CashFlowYear> {
+        let flows = self.by_month();
+        let last = flows.len() - 1;
+        let mut years = vec![year_row(0, -self.upfront_usd, 0.0, 0.0, -self.upfront_usd, 0.0)];
+        for (y, months) in (1..=last).collect::<Vec<_>>().chunks(12).enumerate() {
+            let residual = if months.contains(&last) { self.residual_usd } else { 0.0 };
+            let benefit = self.monthly_usd * months.len() as f64;
+            let discounted: f64 = months.iter().map(|&m| flows[m] * d.monthly_factor.powi(m as i32)).sum();
+            let before = years.last().map_or(0.0, |r| r.cumulative_discounted_usd);
+            years.push(year_row(y as u32 + 1, 0.0, benefit, residual, discounted, before));
+        }
+        years
+    }
+
+    /// The yearly IRR, (1 + r)^12 - 1 for the monthly rate r at which the monthly flows' NPV is zero; NaN unless
+    /// the flows are an outlay followed by returns (one change of sign, from negative to positive).
+    pub fn irr(&self) -> f64 {
+        let flows = self.by_month();
+        let signs: Vec<bool> = flows.iter().filter(|f| **f != 0.0).map(|f| *f > 0.0).collect();
+        let changes = signs.windows(2).filter(|w| w[0] != w[1]).count();
+        if changes != 1 || signs.first() != Some(&false) {
+            return f64::NAN;
+        }
+        // NPV as a polynomial in x = 1 / (1 + r): -outlay + returns x^m, increasing in x from its value at 0
+        // (the outlay, negative): one root. Bracket it by doubling, then bisect.
+        let npv = |x: f64| flows.iter().rev().fold(0.0, |acc, f| acc * x + f);
+        let mut hi = 1.0;
+        while npv(hi) < 0.0 {
+            if hi > 1e4 {
+                return f64::NAN; // returns too small to recover the outlay at any rate above -99.99% a month
+            }
+            hi *= 2.0;
+        }
+        let mut lo = 0.0;
+        for _ in 0..200 {
+            let mid = 0.5 * (lo + hi);
+            if npv(mid) < 0.0 {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        let monthly = 1.0 / (0.5 * (lo + hi)) - 1.0;
+        (1.0 + monthly).powi(12) - 1.0
+    }
+}
+
+fn year_row(year: u32, upfront: f64, benefit: f64, residual: f64, discounted: f64, before: f64) -> CashFlowYear {
+    CashFlowYear {
+        year,
+        upfront_usd: upfront,
+        benefit_usd: benefit,
+        residual_usd: residual,
+        net_usd: upfront + benefit + residual,
+        discounted_usd: discounted,
+        cumulative_discounted_usd: before + discounted,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_yearly_table_adds_up_to_the_npv() {
+        // $1M upfront, $30k a month for 60 months, $200k resale at 12% a year: the last cumulative discounted
+        // flow is the NPV, -1,000,000 + 30,000 x 45.58779 + 200,000 / 1.12^5 = -1,000,000 + 1,367,634 + 113,485
+        // = +$481,119.
+        let d = Discounting::new(0.12, 5.0);
+        let f = Flows { upfront_usd: 1e6, monthly_usd: 3e4, residual_usd: 2e5, months: 60.0 };
+        let years = f.yearly(&d);
+        assert_eq!(years.len(), 6);
+        assert_eq!((years[0].net_usd, years[1].benefit_usd, years[5].residual_usd), (-1e6, 360_000.0, 2e5));
+        let npv = f.npv(&d);
+        assert!((npv - (-1e6 + 3e4 * d.annuity(60.0) + 2e5 / 1.12f64.powi(5))).abs() < 1e-6);
+        assert!((npv - 481_119.0).abs() < 1.0, "{npv}");
+        assert!((years[5].cumulative_discounted_usd - npv).abs() < 1e-6);
+    }
+
+    #[test]
+    fn irr_by_hand_and_none_when_the_flows_never_change_sign() {
+        // $1,000 now returns $100 a month for 12 months: sum 100 / (1 + r)^m = 1,000 at r = 2.9229% a month
+        // (the 12-period annuity factor 10 at that rate), (1.029229)^12 - 1 = 41.29% a year.
+        let f = Flows { upfront_usd: 1000.0, monthly_usd: 100.0, residual_usd: 0.0, months: 12.0 };
+        let r: f64 = 0.029_229;
+        assert!((100.0 * (1.0 - (1.0 + r).powi(-12)) / r - 1000.0).abs() < 0.01);
+        assert!((f.irr() - (1.0 + r).powi(12) + 1.0).abs() < 1e-4, "{}", f.irr());
+        // At the IRR the NPV is zero: discounting at it gives 0.
+        let d = Discounting::new(f.irr(), 1.0);
+        assert!(f.npv(&d).abs() < 1e-6);
+        // Dearer upfront and worse every month: never pays back, no IRR. Cheaper and better: none either.
+        assert!(Flows { monthly_usd: -5.0, ..f }.irr().is_nan());
+        assert!(Flows { upfront_usd: -10.0, ..f }.irr().is_nan());
+        // An outlay recovered only by the resale at the end still has one.
+        let resale = Flows { upfront_usd: 1000.0, monthly_usd: 0.0, residual_usd: 1100.0, months: 12.0 };
+        assert!((resale.irr() - 0.1).abs() < 1e-9, "{}", resale.irr());
+    }
+}

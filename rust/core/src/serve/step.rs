@@ -1,0 +1,305 @@
+//! One step of a serving engine on one GPU of a pipeline stage: the decode tokens of the running sequences (one
+//! each) and the prefill tokens that ride with them, through every layer of the stage.
+//!
+//! Kernels are the core's (`step::compute`): each weight GEMM by the roofline over the tokens of the step, so a
+//! decode step of a small batch is bound by reading the weights and a large prefill chunk by FLOPs; prefill's
+//! projections and fused attention by `attention_forward`, the element-wise work by `elementwise_forward_s`, the
+//! output layer by `logits_forward_s`. Decode attention reads each sequence's KV cache (FlashDecoding, Dao et al.
+//! 2023; FlashInfer, Ye et al. 2025): max(bytes / HBM, FLOPs / attention rate), its FLOPs 4 x head_dim per key
+//! and head (QK^T and AV), or with MLA's absorbed weights 2 (kv_lora + rope) + 2 kv_lora per key and head, which
+//! FlashMLA runs compute-bound (DeepSeek-V2 App. C weight absorption; deepseek-ai/FlashMLA README, 2025-02).
+//! Collectives use the NCCL protocol model: TP all-reduces of the step's tokens, the experts' dispatch and combine
+//! by `step::moe::dispatch_time_s`, DeepEP's low-latency mode (one message per routed copy, `alltoall`) in
+//! decode steps and its hierarchical normal mode (`flex`) in prefill-only steps (deepseek-ai/DeepEP README).
+
+use crate::network::collectives::Collective;
+use crate::step::compute::{
+    attention_forward, elementwise_forward_s, logits_forward_s, permutation_s, Shard, Throughput, ACTIVATION_BYTES,
+};
+use crate::step::moe::{dispatch_time_s, Dispatch};
+use crate::step::parallelism::Dispatcher;
+use crate::step::workload::TransformerSpec;
+
+use super::layout::PhaseLayout;
+use super::memory::{kv_bytes_per_token, stage_layers, weight_bytes};
+use super::{Quantization, Serving, ServingCluster, StepTime};
+
+/// Fixed time a kernel of a CUDA-graph-launched serving step costs beyond its roofline: launch, the first wave's
+/// ramp, the last wave's tail. Measured on one H100 SXM (data/measurements/h100-decode-floor.json, written by
+/// `benchmarks/decode_floor.py`, 2026-11-26): a Llama 3 70B TP-8 BF16 decode layer of 13 kernels in a CUDA graph
+/// of 80 layers took 122.0 us at batch 1 against 69.6 us of weight reads at the measured 3,072 GB/s: 4.0 us a
+/// kernel (4.4 at batch 8, 5.1 at batch 64; a chain of tiny GEMMs 3.6 us, of tiny element-wise kernels 1.2 us).
+/// EST for other GPUs: the same (launch latency and wave ramp are of the same order on Hopper and Blackwell).
+pub const KERNEL_OVERHEAD_S: f64 = 4.0e-6;
+
+/// Kernels of one layer of a serving engine, its collectives apart (the protocol model counts their launch): the
+/// GEMMs (attention projections; the MLP's two, or the router, the routed experts' two grouped GEMMs and the shared
+/// experts' two), attention, two norms, rotary, the activation(s), two residual adds, and in a MoE layer top-k,
+/// permute and un-permute. A Llama layer: 2 + 2 + 7 = 11 (the measured PyTorch layer had 13 without attention:
+/// its norms are two kernels each); a DeepSeek-V3 MoE layer: 5 + 1 + 2 + 3 + 3 + 7 = 21.
+pub fn layer_kernels(model: &TransformerSpec, moe: bool) -> f64 {
+    let a = model.attention_shapes();
+    let projections = a.replicated.iter().chain(&a.split_out).filter(|(i, _)| *i > 0.0).count() as f64 + 1.0;
+    let common = 7.0; // two norms, rotary, attention, activation, two residual adds
+    match model.moe.as_ref().filter(|_| moe) {
+        None => projections + 2.0 + common,
+        Some(m) => {
+            let shared = if m.shared_experts > 0 { 3.0 } else { 0.0 }; // two GEMMs and their activation
+            projections + 1.0 + 2.0 + shared + 3.0 + common
+        }
+    }
+}
+
+/// What one step of one attention replica processes.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepWork {
+    /// Running sequences, one decode token each.
+    pub decode_seqs: f64,
+    /// Their mean context: the keys each decode token attends to.
+    pub context: f64,
+    /// Prefill tokens in the step, and the length of the prompts they belong to.
+    pub prefill_tokens: f64,
+    pub prompt: f64,
+}
+
+impl StepWork {
+    fn tokens(&self) -> f64 {
+        self.decode_seqs + self.prefill_tokens
+    }
+}
+
+/// Expected distinct experts that `tokens` tokens select, each choosing `top_k` of `experts` uniformly: E (1 - (1 -
+/// k/E)^T) (occupancy). A decode step of few tokens reads only these experts' weights.
+pub fn experts_hit(experts: f64, top_k: f64, tokens: f64) -> f64 {
+    experts * (1.0 - (1.0 - top_k / experts).powf(tokens))
+}
+
+/// Bytes of one token's hidden state in the dispatch: FP8 with one FP32 scale per 128 elements and 16 bytes of
+/// routing data (DeepEP tests/test_low_latency.py: hidden + hidden / 128 x 4 + 16), NVFP4 (the TensorRT-LLM
+/// one-sided all-to-all blog's 4,032 B for hidden 7,168: 0.5625 B an element), or BF16; combine sends BF16 back.
+fn dispatch_bytes(q: Quantization, h: f64) -> f64 {
+    match q {
+        Quantization::Bf16 => 2.0 * h,
+        Quantization::Fp8 => h + h / 128.0 * 4.0 + 16.0,
+        Quantization::Fp4 => h * weight_bytes(Quantization::Fp4),
+    }
+}
+
+/// Time of the decode tokens' core attention over their KV cache, on one GPU of a tp-way replica, one layer.
+fn decode_attention_s(model: &TransformerSpec, w: &StepWork, s: &Serving, tp: f64, tput: &Throughput) -> f64 {
+    if w.decode_seqs <= 0.0 {
+        return 0.0;
+    }
+    let keys = w.decode_seqs * w.context;
+    let heads = model.heads as f64 / tp;
+    let per_key = match &model.mla {
+        Some(a) => 2.0 * (a.kv_lora_rank + a.qk_rope_head_dim) as f64 + 2.0 * a.kv_lora_rank as f64,
+        None => 4.0 * model.head_dim(),
+    };
+    let bytes = keys * kv_bytes_per_token(model, tp as u32, s.kv_cache_dtype);
+    // The GPU's attention table at the heads this GPU runs for all decoding sequences, over their context.
+    let rate = tput.attention_flops_per_s(heads * w.decode_seqs, w.context.max(1.0));
+    (keys * heads * per_key / rate).max(bytes / tput.hbm_bytes_per_s)
+}
+
+/// Compute of one layer (GEMMs, attention, element-wise) for the step's tokens on one GPU.
+struct LayerCompute {
+    gemm_s: f64,
+    attention_s: f64,
+    elementwise_s: f64,
+}
+
+fn attention_block(
+    model: &TransformerSpec,
+    p: &PhaseLayout,
+    s: &Serving,
+    w: &StepWork,
+    tput: &Throughput,
+) -> LayerCompute {
+    let t = w.tokens();
+    let shard = Shard {
+        tokens: t,
+        seq_len: w.prompt.max(1.0),
+        // The prefill's prompts batch into one attention call: its heads per GPU times the prompts.
+        micro_batch: (w.prefill_tokens / w.prompt.max(1.0)).max(1.0),
+        cp: 1.0,
+        tp: p.tp as f64,
+        ep: p.ep as f64,
+        etp: p.etp as f64,
+        imbalance: s.moe_imbalance,
+        sequence_parallel: false,
+        flash_attention: true,
+    };
+    let (projections, core, _, _) = attention_forward(model, &shard, tput);
+    // The fused kernel's time is proportional to the tokens it runs: keep the prefill tokens' share.
+    let prefill_core = if t > 0.0 { core * w.prefill_tokens / t } else { 0.0 };
+    LayerCompute {
+        gemm_s: projections,
+        attention_s: prefill_core + decode_attention_s(model, w, s, p.tp as f64, tput),
+        elementwise_s: 0.0,
+    }
+}
+
+/// One dense layer: attention, then the MLP split over tp.
+fn dense_layer(model: &TransformerSpec, p: &PhaseLayout, s: &Serving, w: &StepWork, tput: &Throughput) -> LayerCompute {
+    let mut l = attention_block(model, p, s, w, tput);
+    let (t, tp, h, f) = (w.tokens(), p.tp as f64, model.hidden as f64, model.ffn_hidden as f64);
+    l.gemm_s += tput.gemm_time_s(t, (model.mlp_matrices() - 1.0) * f / tp, h) + tput.gemm_time_s(t, h, f / tp);
+    let shard = Shard {
+        tokens: t,
+        seq_len: 1.0,
+        micro_batch: 1.0,
+        cp: 1.0,
+        tp,
+        ep: 1.0,
+        etp: 1.0,
+        imbalance: 1.0,
+        sequence_parallel: false,
+        flash_attention: true,
+    };
+    l.elementwise_s = elementwise_forward_s(model, &shard, tput, model.mlp_matrices() * f / tp).0;
+    l
+}
+
+/// One MoE layer: attention, router, the routed experts this GPU holds (only those the stage's tokens select),
+/// the shared experts split over tp, and the token permutation around the experts.
+fn moe_layer(model: &TransformerSpec, p: &PhaseLayout, s: &Serving, w: &StepWork, tput: &Throughput) -> LayerCompute {
+    let Some(m) = &model.moe else {
+        return dense_layer(model, p, s, w, tput);
+    };
+    let mut l = attention_block(model, p, s, w, tput);
+    let (t, tp, h, fe) = (w.tokens(), p.tp as f64, model.hidden as f64, m.ffn_hidden as f64);
+    // Redundant replicas spread the routed copies over more physical experts (DeepSeek's EPLB).
+    let experts = (m.experts + s.redundant_experts) as f64;
+    let (top_k, shared, c) = (m.top_k as f64, m.shared_experts as f64, model.mlp_matrices());
+    let stage_tokens = t * p.dp_attention as f64;
+    let hit = experts_hit(experts, top_k, stage_tokens);
+    let per_expert = stage_tokens * top_k / hit * s.moe_imbalance;
+    let etp = p.etp as f64;
+    let one_expert = tput.gemm_time_s(per_expert, (c - 1.0) * fe / etp, h) + tput.gemm_time_s(per_expert, h, fe / etp);
+    let shared_mlp = if shared > 0.0 {
+        tput.gemm_time_s(t, shared * (c - 1.0) * fe / tp, h) + tput.gemm_time_s(t, h, shared * fe / tp)
+    } else {
+        0.0
+    };
+    l.gemm_s += tput.gemm_time_s(t, experts, h) + hit / p.ep as f64 * one_expert + shared_mlp;
+    let shard = Shard {
+        tokens: t,
+        seq_len: 1.0,
+        micro_batch: 1.0,
+        cp: 1.0,
+        tp,
+        ep: 1.0,
+        etp,
+        imbalance: 1.0,
+        sequence_parallel: false,
+        flash_attention: true,
+    };
+    let activation = (top_k * s.moe_imbalance + shared) * c * fe / tp;
+    l.elementwise_s = elementwise_forward_s(model, &shard, tput, activation).0
+        + permutation_s(t, top_k, s.moe_imbalance, h, tp, tput);
+    l
+}
+
+/// Communication of one layer: the TP all-reduces (after attention and after the MLP or the experts) and, in a
+/// MoE layer, dispatch and combine over the expert-parallel group.
+fn layer_comm_s(c: &ServingCluster, p: &PhaseLayout, s: &Serving, w: &StepWork, moe: bool, compute_s: f64) -> f64 {
+    let links = c.links();
+    let (t, h) = (w.tokens(), c.model.hidden as f64);
+    let tp_s = 2.0 * links.collective_time_s(Collective::AllReduce, t * h * ACTIVATION_BYTES, &p.tp_group);
+    let Some(m) = c.model.moe.as_ref().filter(|_| moe && p.ep > 1) else {
+        return tp_s;
+    };
+    let dispatcher = if w.decode_seqs > 0.0 { Dispatcher::AllToAll } else { Dispatcher::Flex };
+    let batches = if s.two_batch_overlap { 2.0 } else { 1.0 };
+    let d = |token_bytes| Dispatch {
+        tokens_per_rank: t / p.tp as f64 / batches,
+        top_k: m.top_k as f64,
+        token_bytes,
+        node_limit: m.node_limit,
+        imbalance: s.moe_imbalance,
+    };
+    let one = dispatch_time_s(&links, &d(dispatch_bytes(s.quantization, h)), &p.ep_group, dispatcher)
+        + dispatch_time_s(&links, &d(2.0 * h), &p.ep_group, dispatcher);
+    // Two-batch overlap: each micro-batch's dispatch and combine run behind the other's compute (DeepSeek
+    // open-infra-index day 6; SGLang blog 2025-05 "Two-batch Overlap"); what exceeds that compute stays exposed.
+    let ep_s = if s.two_batch_overlap { (batches * one - compute_s).max(0.0) } else { one };
+    tp_s + ep_s
+}
+
+/// One step on one GPU of the busiest stage of the phase's instance: every layer of the stage, and the output
+/// layer (the last stage's, on a one-stage instance).
+pub fn step_time(c: &ServingCluster, p: &PhaseLayout, s: &Serving, w: &StepWork) -> StepTime {
+    let model = c.model;
+    let tput = c.rate(s.quantization);
+    let layers = stage_layers(model, p.pp);
+    let share = |n: u32| layers * n as f64 / model.layers as f64;
+    let mut out = StepTime::default();
+    for (n, moe) in [(model.dense_layers(), false), (model.moe_layers(), true)] {
+        if n == 0 {
+            continue;
+        }
+        let l = if moe { moe_layer(model, p, s, w, tput) } else { dense_layer(model, p, s, w, tput) };
+        let compute = l.gemm_s + l.attention_s + l.elementwise_s;
+        let k = share(n);
+        out.gemm_s += k * l.gemm_s;
+        out.attention_s += k * l.attention_s;
+        out.elementwise_s += k * l.elementwise_s;
+        out.comm_s += k * layer_comm_s(c, p, s, w, moe, compute);
+        out.overhead_s += k * c.layer_kernels[moe as usize] * KERNEL_OVERHEAD_S;
+    }
+    // Logits of the decode tokens and of each prompt's last token, in BF16 (the output layer stays unquantized).
+    let sampled = w.decode_seqs + if w.prompt > 0.0 { w.prefill_tokens / w.prompt } else { 0.0 };
+    let shard = Shard {
+        tokens: sampled,
+        seq_len: 1.0,
+        micro_batch: 1.0,
+        cp: 1.0,
+        tp: p.tp as f64,
+        ep: 1.0,
+        etp: 1.0,
+        imbalance: 1.0,
+        sequence_parallel: false,
+        flash_attention: true,
+    };
+    out.gemm_s += logits_forward_s(model, &shard, c.rate(Quantization::Bf16));
+    // The output layer's norm, GEMM and sampling, on the last stage (one stage carries it, as its time above).
+    out.overhead_s += 3.0 * KERNEL_OVERHEAD_S;
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn few_tokens_select_few_experts() {
+        // One token picks its top-8 of 256: 8 experts; 256 tokens hit 256 (1 - (1 - 8/256)^256) = 256 x 0.9997.
+        assert!((experts_hit(256.0, 8.0, 1.0) - 8.0).abs() < 1e-9);
+        assert!((experts_hit(256.0, 8.0, 256.0) - 255.92).abs() < 0.01, "{}", experts_hit(256.0, 8.0, 256.0));
+        // Mixtral's 8 experts, top-2: two tokens hit 8 (1 - 0.75^2) = 3.5 on average.
+        assert!((experts_hit(8.0, 2.0, 2.0) - 3.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn kernels_per_layer_follow_the_layer_kind() {
+        use crate::examples::{deepseek_v3, llama3_70b, mixtral_8x7b};
+        // Llama: QKV and output projections, gate/up and down, and 7 others.
+        assert_eq!(layer_kernels(&llama3_70b(), false), 11.0);
+        // DeepSeek-V3's MoE layer: MLA's five projections (q down and up, kv down and up, output), router, two
+        // grouped expert GEMMs, the shared expert's two GEMMs and activation, top-k, permute, un-permute, 7 others.
+        assert_eq!(layer_kernels(&deepseek_v3(), true), 21.0);
+        assert_eq!(layer_kernels(&deepseek_v3(), false), 14.0); // its three dense layers: 5 + 2 + 7
+                                                                // Mixtral: no shared expert.
+        assert_eq!(layer_kernels(&mixtral_8x7b(), true), 15.0);
+    }
+
+    #[test]
+    fn dispatch_bytes_match_deepep_and_trtllm() {
+        // DeepEP low-latency test: 7,168 + 7,168 / 128 x 4 + 16 = 7,408 B per FP8 token; TensorRT-LLM's NVFP4
+        // dispatch 4,032 B (blog 18's table); BF16 14,336 B.
+        assert_eq!(dispatch_bytes(Quantization::Fp8, 7168.0), 7408.0);
+        assert_eq!(dispatch_bytes(Quantization::Fp4, 7168.0), 4032.0);
+        assert_eq!(dispatch_bytes(Quantization::Bf16, 7168.0), 14336.0);
+    }
+}

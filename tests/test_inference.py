@@ -1,0 +1,163 @@
+"""`scalefront inference` and `scalefront.inputs.serving`: one serving configuration, a serving scenario's frontiers
+under SLOs, and the bad inputs each refuses in one line."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+from helpers import assert_one_line_error, files_in, run
+from scalefront.engine.serving import run_serving_sweep
+from scalefront.errors import ConfigurationError
+from scalefront.inputs.scenario.serving import read_serving_scenario
+from scalefront.inputs.serving import serve_model
+from scalefront.schema import SERVING_METRICS
+
+SCENARIO = """[serving]
+model = "llama3-70b"
+gpu = "h100-sxm"
+gpus = 16
+fabric = ["ib-ndr", "roce-400g"]
+tp = [2, 4, 8]
+mode = ["colocated", "disaggregated"]
+batch = [1, 16, 64, 256]
+input_tokens = 1000
+output_tokens = 500
+
+[slo]
+tpot_s = 0.05
+"""
+
+
+def test_the_default_is_llama3_70b_on_one_h100_server(capsys):
+    code, out, err = run(["inference", "--json"], capsys)
+    assert code == 0, err
+    result = json.loads(out)
+    assert (result["model"], result["gpu"], result["gpus"], result["tp"]) == ("llama3-70b", "h100-sxm", 8, 8)
+    # Every serving metric of the core's schema, each named with its unit.
+    assert {m.name for m in SERVING_METRICS} <= set(result)
+    assert result["instances"] == 1 and result["instance_gpus"] == 8
+    # Throughput per GPU is the cluster's over its 8 GPUs; a user sees one token per TPOT.
+    assert result["output_tokens_per_s_per_gpu"] == pytest.approx(result["output_tokens_per_s"] / 8)
+    assert result["output_tokens_per_s_per_user"] == pytest.approx(1 / result["tpot_s"])
+    text = run(["inference"], capsys)[1]
+    assert "TTFT" in text and "per million output tokens" in text
+
+
+def test_cost_per_million_tokens_follows_the_price_and_the_throughput(capsys):
+    # Rent: the GPUs' hours at the catalog's rent; twice the rent, twice the cost per token (same throughput).
+    base = serve_model(batch=64)
+    doubled = serve_model(batch=64, prices={"rent_usd_per_gpu_hour": 2 * base["cost_usd_per_hour"] / 8})
+    assert doubled["output_tokens_per_s"] == base["output_tokens_per_s"]
+    assert doubled["cost_usd_per_million_tokens"] == pytest.approx(2 * base["cost_usd_per_million_tokens"])
+    expected = base["cost_usd_per_hour"] / (base["output_tokens_per_s"] * 3600) * 1e6
+    assert base["cost_usd_per_million_tokens"] == pytest.approx(expected)
+
+
+def test_a_larger_batch_trades_latency_for_throughput():
+    small, large = serve_model(batch=8), serve_model(batch=512)
+    assert large["tpot_s"] > small["tpot_s"]
+    assert large["output_tokens_per_s_per_gpu"] > 10 * small["output_tokens_per_s_per_gpu"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "mentions"),
+    [
+        (["--output-tokens", "0"], ["--output-tokens"]),
+        (["--gpus", "24", "--mode", "disaggregated"], ["prefill_instances:decode_instances", "gpus = 24"]),
+        (["--gpus", "12"], ["gpus = 12"]),
+        (["--gpus", "1", "--tp", "1", "--quantization", "bf16"], ["KV cache does not fit", "tp"]),
+        (["--batch", "100000"], ["batch = 100000"]),
+        (["--gpu", "h100-nope"], ["h100-nope"]),
+        (["--quantization", "fp4"], ["quantization fp4"]),
+        (["--ep", "8"], ["ep = 8"]),
+        (["--slo", "tpot_s<=0.05"], ["--slo goes with --scenario"]),
+    ],
+)
+def test_bad_serving_inputs_are_one_line_naming_the_input(capsys, argv, mentions):
+    assert_one_line_error(*run(["inference", *argv], capsys), *mentions)
+
+
+def test_the_core_names_the_input_of_an_impossible_layout():
+    with pytest.raises(ConfigurationError) as err:
+        serve_model(gpus=24, mode="disaggregated")
+    assert (err.value.category, err.value.field) == ("pd_ratio", "decode_instances")
+
+
+def test_a_scenario_gives_one_frontier_per_fabric_within_the_slo(tmp_path, capsys):
+    path = tmp_path / "s.toml"
+    path.write_text(SCENARIO)
+    scenario = read_serving_scenario(path)
+    assert [c["fabric"] for c in scenario.clusters] == ["ib-ndr", "roce-400g"]
+    assert scenario.layouts == 3 * 2 * 4 and scenario.slos == [("tpot_s", "<=", 0.05)]
+    frontiers = run_serving_sweep(scenario)
+    assert len(frontiers) == 2
+    for f in frontiers:
+        assert f.layouts == 24 and f.evaluated + f.rejected == 24
+        assert f.points and all(p["tpot_s"] <= 0.05 for p in f.points)
+        # On the frontier, no point is both faster per GPU and quicker per token than another.
+        for a in f.points:
+            assert not any(
+                b["output_tokens_per_s_per_gpu"] > a["output_tokens_per_s_per_gpu"] and b["tpot_s"] < a["tpot_s"]
+                for b in f.points
+            )
+    code, out, err = run(["inference", "--scenario", str(path)], capsys)
+    assert code == 0, err
+    assert "16 x h100-sxm (nvlink4-8) over ib-ndr" in out and "over roce-400g" in out
+
+
+def test_an_slo_nothing_meets_is_an_empty_frontier_with_a_message(tmp_path, capsys):
+    path = tmp_path / "s.toml"
+    path.write_text(SCENARIO)
+    code, out, err = run(["inference", "--scenario", str(path), "--slo", "ttft_s<=1e-9", "--json"], capsys)
+    assert code == 0, err
+    assert all(f["points"] == [] and f["over_slo"] == f["evaluated"] > 0 for f in json.loads(out))
+    assert "no layout of 16 x h100-sxm" in err and "meets the SLOs" in err
+
+
+def test_the_frontier_exports_as_csv_and_never_overwrites_without_force(tmp_path, capsys):
+    path, out_csv = tmp_path / "s.toml", tmp_path / "f.csv"
+    path.write_text(SCENARIO)
+    assert run(["inference", "--scenario", str(path), "--out", str(out_csv)], capsys)[0] == 0
+    rows = list(csv.DictReader(io.StringIO(out_csv.read_text())))
+    assert rows and {"fabric", "tp", "batch", "tpot_s", "cost_usd_per_million_tokens"} <= set(rows[0])
+    first = out_csv.read_bytes()
+    before = files_in(tmp_path)
+    assert_one_line_error(*run(["inference", "--scenario", str(path), "--out", str(out_csv)], capsys), str(out_csv))
+    assert files_in(tmp_path) == before and out_csv.read_bytes() == first
+    assert run(["inference", "--scenario", str(path), "--out", str(out_csv), "--force"], capsys)[0] == 0
+    assert out_csv.read_bytes() == first  # identical bytes for identical input
+
+
+@pytest.mark.parametrize(
+    ("text", "mentions"),
+    [
+        ("[serving]\nmodle = 'x'\n", ["[serving] modle", "not a serving input"]),
+        ("[serving]\ninput_tokens = [100, 200]\n", ["[serving] input_tokens", "takes one value"]),
+        ("[serving]\noutput_tokens = 0\n", ["[serving] output_tokens"]),
+        ("[serving]\ntp = []\n", ["[serving] tp", "empty"]),
+        ("[serving]\n[slo]\ntpot = 0.05\n", ["[slo] tpot", "not a serving metric"]),
+        ("[servng]\n", ["[servng]"]),
+    ],
+)
+def test_bad_serving_scenarios_name_the_file_and_the_key(tmp_path, capsys, text, mentions):
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    assert_one_line_error(*run(["inference", "--scenario", str(path)], capsys), str(path), *mentions)
+
+
+def test_objectives_and_slos_are_checked(tmp_path, capsys):
+    path = tmp_path / "s.toml"
+    path.write_text(SCENARIO)
+    assert_one_line_error(
+        *run(["inference", "--scenario", str(path), "--objectives", "step_time_s"], capsys), "step_time_s"
+    )
+    assert_one_line_error(*run(["inference", "--scenario", str(path), "--slo", "tpot_s<0.05"], capsys), "--slo")
+    # A cost frontier: cost per million tokens against time to first token.
+    code, out, _ = run(
+        ["inference", "--scenario", str(path), "--objectives", "cost_usd_per_million_tokens,ttft_s", "--json"], capsys
+    )
+    assert code == 0 and all(f["points"] for f in json.loads(out))

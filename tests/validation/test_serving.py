@@ -1,0 +1,79 @@
+"""The serving table (data/validation/serving_runs.toml) is what its header says: calibration rows are exactly
+those the stated rule picks and are never judged, every other row is judged or says why not, every judged row is
+evaluated, and the judged median stays within the gate written before the measurement. That data/gpus.toml holds
+the fit and docs/validation.md the current table is checked with every derived file by tests/test_regen.py."""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+
+import pytest
+
+from scalefront.fidelity import validation
+from scalefront.schema import SERVING_METRICS
+
+DATED = re.compile(r"(19|20)\d{2}-\d{2}")
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return validation.load_table("serving_runs")["run"]
+
+
+@pytest.fixture(scope="module")
+def checks():
+    return validation.serving_checks()
+
+
+def test_calibration_rows_follow_the_stated_rule_and_are_never_judged(rows, checks):
+    calibration = sorted(r["id"] for r in rows if r.get("role") == "calibration")
+    assert calibration == validation.serving_calibration_rule(rows)
+    # The rule: TensorRT-LLM perf-overview rows of llama3-70b and llama3-8b at 1000/1000 and 2048/128, one per
+    # GPU and shape (4 GPUs x 2 shapes for 70B, 2 GPUs x 2 shapes for 8B).
+    assert len(calibration) == 12
+    judged = {c.id for c in validation.judged_serving(checks)}
+    assert judged.isdisjoint(calibration)
+    assert {c.role for c in checks} <= {"judged", "calibration", "reference"}
+
+
+def test_every_row_cites_a_dated_source_and_every_excluded_row_says_why(rows):
+    ids = [r["id"] for r in rows]
+    assert len(set(ids)) == len(ids)
+    for r in rows:
+        assert DATED.search(r["source"]), r["id"]
+        if r.get("role") == "reference":
+            assert len(r.get("excluded_because", "")) > 20, r["id"]
+        else:
+            # A judged or calibration row names one serving metric and its measured value.
+            assert r["metric"] in {m.name for m in SERVING_METRICS}, r["id"]
+            assert r["measured"] > 0, r["id"]
+
+
+def test_every_judged_and_calibration_row_is_evaluated(checks):
+    counted = [c for c in checks if c.role != "reference"]
+    assert len(counted) >= 50
+    assert all(math.isfinite(c.predicted) and c.predicted > 0 for c in counted), [
+        c.id for c in counted if not math.isfinite(c.predicted)
+    ]
+
+
+def test_the_judged_median_is_within_its_gate(checks):
+    # Issue 23's gates, written before the measurement: median |error| <= 15%, worst <= 40%. The worst is not met
+    # (docs/validation.md and docs/serving.md say which rows and why); the median is, and must stay so.
+    assert validation.SERVING_MEDIAN_LIMIT_PCT == 15.0 and validation.SERVING_WORST_LIMIT_PCT == 40.0
+    errors = [abs(c.error) for c in validation.judged_serving(checks)]
+    assert len(errors) >= 40
+    assert statistics.median(errors) * 100 <= validation.SERVING_MEDIAN_LIMIT_PCT
+
+
+def test_the_calibrated_efficiency_brings_its_rows_to_a_geometric_mean_of_one(checks):
+    # Fitted to 0.01: the calibration rows' mean log error per GPU is within what a 0.01 step moves it.
+    by_gpu: dict[str, list[float]] = {}
+    for c in checks:
+        if c.role == "calibration":
+            by_gpu.setdefault(c.gpu, []).append(math.log(c.predicted / c.measured))
+    assert set(by_gpu) == {"b200", "gb200", "h200", "h100-sxm"}
+    for gpu, logs in by_gpu.items():
+        assert abs(statistics.fmean(logs)) < 0.02, (gpu, logs)
