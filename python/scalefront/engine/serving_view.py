@@ -15,6 +15,7 @@ from scalefront.inputs.catalog.loader import Catalog
 from scalefront.inputs.scenario.build import Scenario
 from scalefront.inputs.scenario.serving import ServingScenario
 from scalefront.inputs.scenario.serving_default import default_serving_scenario, serving_toml
+from scalefront.inputs.serving import serving_inputs
 from scalefront.schema import SERVING_METRICS
 from scalefront.table import ColumnSpec, column_spec
 
@@ -105,6 +106,14 @@ class ServingSweep:
         self.scenario: ServingScenario = default_serving_scenario(scenario, cost_mode)
         self._catalog = catalog
         self._free: list[ServingFrontier] | None = None
+
+    def describe(self) -> str:
+        """The model, cluster and workload served, in a line."""
+        i = serving_inputs(self.scenario.fixed)
+        return (
+            f"{i['model']} on {i['gpus']} x {i['gpu']}, {i['input_tokens']:,.0f} tokens in, "
+            f"{i['output_tokens']:,.0f} out, {i['quantization']}"
+        )
 
     def toml(self, slos: list[Slo] | None = None) -> str:
         """The sweep as a serving scenario file, with `slos` in its ``[slo]`` table."""
