@@ -189,7 +189,7 @@ def detail_text(row: dict[str, Any], markers: FabricMarkers) -> Text:
     return Text.assemble(
         (marker.glyph, marker.colour),
         f" {row['fabric']}  {row['layout']} {mode}: {row['instances']} x {row['instance_gpus']} GPUs\n",
-        f"TTFT {cell('ttft_s', row['ttft_s'])} ms (p99 {cell('ttft_s', row['ttft_p99_s'])})  "
+        f"TTFT {cell('ttft_s', row['ttft_s'])} ms (p99 {cell('ttft_s', row['ttft_p99_s'])} ms)  "
         f"TPOT {cell('tpot_s', row['tpot_s'])} ms  {row['output_tokens_per_s_per_gpu']:,.0f} tok/s/GPU  "
         f"${row['cost_usd_per_million_tokens']:,.3f}/Mtok\n",
         f"batch {row['concurrent_sequences']:,.0f} (max {row['max_batch']:,.0f})  "
