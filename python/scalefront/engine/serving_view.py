@@ -133,5 +133,5 @@ class ServingSweep:
         frame = _frame(frontiers, kept)
         if kept and frame.is_empty():  # the counts of an empty frontier come from a sweep with the SLOs
             frontiers, rerun = run_serving_sweep(self.scenario, self._catalog, slos), True
-        counts = (sum(getattr(f, n) for f in frontiers) for n in ("evaluated", "over_slo", "rejected"))
-        return ServingView(frame, tuple(slos), *counts, rerun)
+        evaluated, over = sum(f.evaluated for f in frontiers), sum(f.over_slo for f in frontiers)
+        return ServingView(frame, tuple(slos), evaluated, over, sum(f.rejected for f in frontiers), rerun)
