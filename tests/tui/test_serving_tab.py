@@ -119,3 +119,23 @@ async def test_f1_on_the_serving_tab_lists_its_keys(ui):
         assert "6 Serving" in shown and "1-6       change tab" in shown
         assert "s         edit the SLOs: TPOT <= ms, tab, TTFT <= s" in shown
         assert "j/k, page up/down, g/G   move through the frontier" in shown
+
+
+async def test_a_rerun_serves_the_scenario_as_run(ui, tmp_path):
+    """`o` re-runs the scenario owned instead of rented: the Serving tab then prices its tokens at the owned
+    cluster's cost, and is still `scalefront inference`'s frontier for the file it writes."""
+    app = ScalefrontApp(autostart=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("6")
+        pane = app.query_one(ServingPane)
+        await ui.wait_until(pilot, lambda: pane.updates >= 1, "the serving frontier")
+        rented = tab_frontier(ui, app)
+        await pilot.press("o")
+        await ui.wait_for_sweep(pilot)
+        await pilot.press("6")
+        await ui.wait_until(pilot, lambda: pane.updates >= 2, "the owned cluster's serving frontier")
+        assert pane.sweep.scenario.fixed["cost_mode"] == "own"
+        owned = tab_frontier(ui, app)
+        assert owned == cli_frontier(tmp_path, pane, [])
+        assert [r[:6] for r in owned] == [r[:6] for r in rented]  # the same layouts, as fast
+        assert [r[6] for r in owned] != [r[6] for r in rented]  # at another cost per million tokens
