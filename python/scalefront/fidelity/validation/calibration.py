@@ -102,6 +102,20 @@ _CALIBRATED_SOURCE = re.compile(r'^sustained_efficiency = "Calibrated: [^"]*"$',
 def write_calibration(gpus_toml: str, fitted: dict[str, tuple[float, list[str]]], date: str) -> str:
     """data/gpus.toml's text with each fitted GPU's `sustained_efficiency` and its source line set from
     `fitted` (`calibrate()`); every other line unchanged."""
+    return write_fitted_figure(gpus_toml, fitted, date, "sustained_efficiency", "training_runs", _CALIBRATED_SOURCE)
+
+
+def write_fitted_figure(
+    gpus_toml: str,
+    fitted: dict[str, tuple[float, list[str]]],
+    date: str,
+    field: str,
+    table: str,
+    source: re.Pattern[str],
+) -> str:
+    """data/gpus.toml's text with each fitted GPU's figure `field` set from `fitted` ({gpu: (value, row ids)}) and
+    its source line (the one `source` matches) naming the calibration rows of data/validation/`table`.toml;
+    every other line unchanged."""
     out = gpus_toml
     for gpu, (value, rows) in fitted.items():
         start = out.find(f"[{gpu}]\n")
@@ -110,14 +124,11 @@ def write_calibration(gpus_toml: str, fitted: dict[str, tuple[float, list[str]]]
             raise ValueError(f"it has no [{gpu}] entry with sources")
         end = out.find("\n[", sources + 1)
         end = len(out) if end < 0 else end
-        entry = re.sub(
-            r"(?m)^sustained_efficiency = [0-9.]+$", f"sustained_efficiency = {value:.2f}", out[start:sources]
-        )
+        entry = re.sub(rf"(?m)^{field} = [0-9.]+$", f"{field} = {value:.2f}", out[start:sources])
         which = "row" if len(rows) == 1 else "rows"
         line = (
-            f'sustained_efficiency = "Calibrated: fits the calibration {which} {", ".join(rows)} of '
-            f'data/validation/training_runs.toml (scalefront validate --calibrate); {date}"'
+            f'{field} = "Calibrated: fits the calibration {which} {", ".join(rows)} of '
+            f'data/validation/{table}.toml (scalefront validate --calibrate); {date}"'
         )
-        source = _CALIBRATED_SOURCE.sub(line, out[sources:end])
-        out = out[:start] + entry + source + out[end:]
+        out = out[:start] + entry + source.sub(line, out[sources:end]) + out[end:]
     return out
