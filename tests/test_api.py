@@ -84,6 +84,8 @@ def test_columns_format_by_their_schema_unit():
     assert api.column_spec("tokens").format(2e12) == "2T"
     assert api.column_spec("step_time_s").format(0.85) == "850ms"
     assert api.column_spec("time_to_train_days").label == "days"
+    # A cost ratio shown as a premium, as `roi --premium 1.3` and the ROI tab's quote mean it: 1.3 is +30%.
+    assert (api.format_value(1.3, "premium"), api.format_value(0.9, "premium")) == ("+30%", "-10%")
     for c in (*schema.INPUTS, *schema.METRICS):  # every column has a label and a formatter
         assert api.column_spec(c.name).label
         assert isinstance(api.column_spec(c.name).format(1 if c.kind != "text" else "x"), str)

@@ -55,6 +55,22 @@ def test_a_mode_prices_what_it_adds():
     assert bom(4096, "ib-ndr", "rail-fat-tree")["fabric_manager_usd"] == 0
 
 
+def test_dual_tor_doubles_host_links_not_switches_and_keeps_the_speed():
+    """Alibaba HPN (SIGCOMM 2024): each 400G NIC as 2 x 200G ports to two ToRs. Host links double at half the rate
+    (16,384 -> 32,768, split by reach as before: 2 x 6,554 DAC-reach and 2 x 9,830 ACC-reach, rounded), the same
+    leaves and switches carry them (a 200G link takes half a 400G cage), the leaf bandwidth per GPU is unchanged,
+    so the step time equals the tuned hosts'; goodput rises, a leaf no longer being a single point of failure."""
+    tuned = bom(16384, "roce-400g@tuned", "fat-tree", oversubscription=2)
+    hpn = bom(16384, "roce-400g@hpn", "fat-tree", oversubscription=2)
+    assert (tuned["host_links"], hpn["host_links"]) == (16384, 32768)
+    assert hpn["copper_links"] + hpn["active_copper_links"] == 32768
+    assert (hpn["switches_by_tier"], hpn["switches_usd"]) == (tuned["switches_by_tier"], tuned["switches_usd"])
+    assert CAT.fabric("roce-400g@hpn").dual_tor and "HPN" in CAT.fabric("roce-400g@hpn").sources["dual_tor"]
+    runs = {m: evaluate(gpus=16384, fabric=f"roce-400g@{m}", topology="fat-tree") for m in ("tuned", "hpn")}
+    assert runs["hpn"].step_time_s == runs["tuned"].step_time_s
+    assert runs["hpn"].goodput > runs["tuned"].goodput
+
+
 @pytest.mark.parametrize(
     "name, mentions",
     [

@@ -16,6 +16,11 @@ and documented, with names that stay stable while scalefront's internals move.
 - **Fabric comparison**: :func:`compare_fabrics` with :class:`WhatIf` inputs gives a :class:`RoiView` (table,
   verdict, tornado bars); :func:`verdict_at` words it at any of its GPU counts; :func:`fabric_choices` lists the
   fabrics it can compare.
+- **Serving**: :func:`serving_sweep` gives a :class:`ServingSweep` of a scenario's model (the default serving
+  workload of :mod:`scalefront.inputs.scenario.serving_default`); its :meth:`~ServingSweep.view` under SLOs
+  (:data:`SERVING_SLOS`; :func:`parse_slo` reads ``tpot_s<=0.05``) is a :class:`ServingView` (frontier rows, or
+  the message of an empty frontier); :func:`serving_columns` says how to show its columns
+  (:data:`SERVING_COLUMNS`, :data:`SERVING_DETAIL`).
 - **Exports**: :func:`export_rows`, :func:`export_roi`, :func:`row_as_csv`.
 - **Front ends** register under the entry-point group ``scalefront.ui`` (see :class:`UserInterface`);
   :func:`find_ui` loads the installed one for the ``scalefront`` command.
@@ -43,11 +48,20 @@ from scalefront.engine.limits import (
     check_size,
     engine_threads,
 )
+from scalefront.engine.serving_view import (
+    SERVING_COLUMNS,
+    SERVING_DETAIL,
+    SERVING_SLOS,
+    ServingSweep,
+    ServingView,
+    serving_columns,
+)
 from scalefront.engine.sweep import Progress, SweepResult, run_sweep
 from scalefront.errors import CatalogError, ConfigurationError, ScalefrontError, UsageError, message_of
 from scalefront.inputs.scenario.build import Scenario, builtin_scenarios
 from scalefront.inputs.scenario.draft import FORM_FIELDS, FormErrors, FormField, ScenarioDraft
 from scalefront.inputs.scenario.file import DEFAULT_SCENARIO
+from scalefront.inputs.scenario.serving import parse_slo
 from scalefront.roi.text import modes_text
 from scalefront.roi.whatif import (
     INTERACTIVE_SAMPLES,
@@ -76,6 +90,9 @@ __all__ = [
     "DEFAULT_SCENARIO",
     "FORM_FIELDS",
     "INTERACTIVE_SAMPLES",
+    "SERVING_COLUMNS",
+    "SERVING_DETAIL",
+    "SERVING_SLOS",
     "UI_ENTRY_POINT_GROUP",
     "CatalogError",
     "ColumnSpec",
@@ -87,6 +104,8 @@ __all__ = [
     "RoiView",
     "ScalefrontError",
     "ScenarioDraft",
+    "ServingSweep",
+    "ServingView",
     "SweepJob",
     "SweepResult",
     "TornadoBar",
@@ -114,7 +133,10 @@ __all__ = [
     "parse_count",
     "parse_filter",
     "parse_number",
+    "parse_slo",
     "row_as_csv",
+    "serving_columns",
+    "serving_sweep",
     "step_components",
     "ui_missing_message",
     "verdict_at",
@@ -216,6 +238,14 @@ def best_per_fabric_and_size(result: SweepResult) -> pl.DataFrame:
 def step_components() -> list[ColumnSpec]:
     """The schema's step-time components (they add up to ``step_time_s``), in schema order."""
     return [column_spec(m.name) for m in schema.METRICS if m.group == "step"]
+
+
+def serving_sweep(draft: ScenarioDraft) -> ServingSweep:
+    """The serving sweep of `draft`'s model, at its cost basis (nothing runs until its first
+    :meth:`~ServingSweep.view`). A training scenario has no ``[serving]`` table: the workload is stated in
+    :mod:`scalefront.inputs.scenario.serving_default`, and :meth:`~ServingSweep.toml` writes it as a serving
+    scenario for ``scalefront inference --scenario``."""
+    return ServingSweep(draft.scenario, draft.value("mode"), draft.catalog)
 
 
 def export_rows(frame: pl.DataFrame, path: str | Path, *, force: bool = False) -> Path:

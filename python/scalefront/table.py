@@ -33,6 +33,13 @@ __all__ = [
 #: Short names shown in table headers (and accepted by filters) for the columns a buyer reads most; every other
 #: column is named after its schema name without the unit suffix ("energy_mwh" -> "energy").
 SHORT_LABELS: dict[str, str] = {
+    "ttft_s": "TTFT",
+    "tpot_s": "TPOT",
+    "output_tokens_per_s_per_gpu": "tok/s/GPU",
+    "cost_usd_per_million_tokens": "$/Mtok",
+    "concurrent_sequences": "batch",
+    "max_batch": "max batch",
+    "kv_cache_bytes": "KV cache",
     "time_to_train_days": "days",
     "cost_to_train_usd": "cost",
     "mfu": "MFU",
@@ -174,7 +181,8 @@ DERIVED: dict[str, Derived] = {
         _topology_label,
     ),
 }
-_SCHEMA_SPECS = {c.name: _from_schema(c) for c in (*schema.INPUTS, *schema.METRICS)}
+#: Serving metrics first, so that a name both tables share (capex_usd, it_power_w) keeps the training meaning.
+_SCHEMA_SPECS = {c.name: _from_schema(c) for c in (*schema.SERVING_METRICS, *schema.INPUTS, *schema.METRICS)}
 
 
 def column_spec(name: str) -> ColumnSpec:

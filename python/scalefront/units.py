@@ -222,6 +222,9 @@ def format_value(value: object, unit: str = "", kind: str = "float") -> str:
         return format_percent(v)
     if unit == "ratio":
         return f"{v:.2f}x" if math.isfinite(v) else "∞"
+    if unit == "premium":
+        # A cost ratio as a premium, the way `roi --premium` and the ROI tab's quote read it: 1.3 -> +30%.
+        return f"{v - 1:+.0%}" if math.isfinite(v) else "∞"
     if unit == "days":
         return format_days(v)
     if unit == "s":

@@ -18,7 +18,6 @@ import base64
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -31,14 +30,13 @@ from urllib.parse import parse_qs, urlparse
 import pyte
 import pytest
 
+from helpers.browser import CHROMIUM, TIMEOUT_S, Cdp, start_chromium, stop
 from scalefront import api
 
-CHROMIUM = next((p for p in (shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")) if p), None)
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None and os.environ.get("SCALEFRONT_REQUIRE_BROWSER") != "1",
     reason="needs Chromium (apt-get install chromium); CI requires it",
 )
-TIMEOUT_S = 90.0
 
 
 def free_port() -> int:
@@ -69,46 +67,6 @@ def http_ok(url: str) -> bool:
             return bool(response.status == 200)
     except OSError:
         return False
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(5)
-
-
-class Cdp:
-    """A minimal DevTools client: commands by id, events collected."""
-
-    def __init__(self, ws: Any) -> None:
-        self.ws = ws
-        self.next_id = 0
-        self.events: list[dict[str, Any]] = []
-
-    async def call(self, method: str, **params: Any) -> dict[str, Any]:
-        self.next_id += 1
-        my_id = self.next_id
-        await self.ws.send_json({"id": my_id, "method": method, "params": params})
-        while True:
-            message = json.loads((await self.ws.receive(timeout=TIMEOUT_S)).data)
-            if message.get("id") == my_id:
-                if "error" in message:
-                    raise RuntimeError(f"{method}: {message['error']}")
-                return dict(message.get("result", {}))
-            self.events.append(message)
-
-    async def pump(self, seconds: float) -> None:
-        """Collect events for up to `seconds` (returns early when none comes)."""
-        try:
-            while True:
-                message = json.loads((await self.ws.receive(timeout=seconds)).data)
-                self.events.append(message)
-        except TimeoutError:
-            return
 
 
 class BrowserTerminal:
@@ -197,26 +155,7 @@ def test_the_app_in_a_headless_browser(tmp_path, child_processes):
     try:
         wait_for(lambda: http_ok(url) or server.poll() is not None, "the server to answer")
         assert server.poll() is None, log.read_text(errors="replace")
-        browser = subprocess.Popen(
-            [
-                str(CHROMIUM),
-                "--headless=new",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--no-first-run",
-                "--disable-extensions",
-                "--window-size=1280,800",
-                "--remote-debugging-port=0",
-                f"--user-data-dir={profile}",
-                "about:blank",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        port_file = profile / "DevToolsActivePort"
-        wait_for(lambda: port_file.exists() and port_file.read_text().strip(), "Chromium's DevTools port")
-        devtools_port = int(port_file.read_text().split()[0])
+        browser, devtools_port = start_chromium(profile)
         shot = tmp_path / "browser.png"
         text = asyncio.run(drive(url, devtools_port, shot, first))
         keep = os.environ.get("SCALEFRONT_SCREENSHOT_DIR")

@@ -1,6 +1,6 @@
 """Snapshot tests (pytest-textual-snapshot) of every screen at 80x24, 100x30 and 140x45: the frontier, the
-charts, the detail of a row, the ROI tab, the scenario form with every problem shown, and the help. The SVGs
-live in __snapshots__/test_snapshots/; after an intended change of the UI, regenerate them with
+charts, the detail of a row, the ROI tab, the scenario form with every problem shown, the Serving tab, and the
+help. The SVGs live in __snapshots__/test_snapshots/; after an intended change of the UI, regenerate them with
 `python -m pytest tests/tui/test_snapshots.py --snapshot-update` and look at them before committing.
 """
 
@@ -64,6 +64,13 @@ def test_roi(snap_compare, ui, size):
 def test_scenario_form_with_problems(snap_compare, ui, size):
     bad = {"#f-tokens": "2 trillion", "#f-gpus": "512, lots", "#f-fabric": "ib-ndr, infiniband"}
     assert snap_compare(ScalefrontApp(), terminal_size=size, run_before=settled(ui, "5", fields=bad))
+
+
+@size_ids
+def test_serving(snap_compare, ui, size):
+    """The Serving tab with TPOT <= 20 ms applied, the cursor on the second row."""
+    keys = ("6", "s", "2", "0", "enter", "j")
+    assert snap_compare(ScalefrontApp(), terminal_size=size, run_before=settled(ui, *keys))
 
 
 @size_ids

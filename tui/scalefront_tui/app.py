@@ -1,13 +1,12 @@
 """The scalefront terminal UI: run a scenario's sweep in a worker, browse its frontier (filter, sort, mark,
-copy), read it in charts, look inside configurations, compare two fabrics with what-if inputs, edit and save
-the scenario, export what is shown. Every number comes from scalefront's public API (`scalefront.api`); this
-package holds no model math.
+copy), read it in charts, look inside configurations, compare two fabrics with what-if inputs, see what the
+cluster serves under SLOs, edit and save the scenario, export what is shown. Every number comes from scalefront's
+public API (`scalefront.api`); this package holds no model math.
 
 The app holds the state (the scenario as run, the sweep, its frontier, the filter) and wires the tabs' panes
 (widgets/) and dialogs (screens/): panes post messages up (messages.py), the app decides and hands each pane
-what it shows. No pane imports this module.
-
-Layout is designed at 80x24 first; keys follow well-liked terminal apps (see the help screen, `?`)."""
+what it shows. No pane imports this module. Layout is designed at 80x24 first; keys follow well-liked terminal
+apps (see the help screen, `?`)."""
 
 from __future__ import annotations
 
@@ -58,6 +57,7 @@ from scalefront_tui.widgets.frontier import FRONTIER_COLUMNS, FrontierPane
 from scalefront_tui.widgets.markers import FabricMarkers
 from scalefront_tui.widgets.roi import RoiPane
 from scalefront_tui.widgets.scenario import ScenarioPane, describe_changes
+from scalefront_tui.widgets.serving import ServingPane
 from scalefront_tui.widgets.status import StatusLine, done_parts, filter_parts, marks_parts, progress_parts
 from scalefront_tui.widgets.too_small import MIN_HEIGHT, MIN_WIDTH, TooSmall
 
@@ -68,6 +68,7 @@ TABS = [
     ("detail", "3 Detail", "#detail-pane"),
     ("roi", "4 ROI", "#roi-table"),
     ("scenario", "5 Scenario", "#scenario-pane"),
+    ("serving", "6 Serving", "#serving-table"),
 ]
 _HOME = {tab: home for tab, _, home in TABS}
 
@@ -128,6 +129,8 @@ class ScalefrontApp(App[None]):
                 yield RoiPane(self.draft, id="roi-pane")
             with TabPane(TABS[4][1], id="scenario"):
                 yield ScenarioPane(self.draft.values(), self.files, id="scenario-pane")
+            with TabPane(TABS[5][1], id="serving"):
+                yield ServingPane(self.draft, self.markers, id="serving-pane")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
@@ -183,6 +186,7 @@ class ScalefrontApp(App[None]):
         self.draft = draft
         self.sub_title = draft.title
         self.main.query_one(RoiPane).load_scenario(draft)
+        self.main.query_one(ServingPane).load_scenario(draft)
 
     # ------------------------------------------------------------------------------------------------ sweep
     def start_sweep(self, *, paused: bool = False) -> SweepJob:

@@ -257,11 +257,11 @@ def _columns(w: WhatIf) -> list[ColumnSpec]:
     ]
     if own:
         cols += [
-            ColumnSpec("premium", "premium", "ratio", "float", f"{a}'s fabric cost over {b}'s", "roi"),
+            ColumnSpec("premium", "premium", "premium", "float", f"{a}'s fabric cost over {b}'s", "roi"),
             ColumnSpec(
                 "break_even_premium",
                 "break-even",
-                "ratio",
+                "premium",
                 "float",
                 f"{a}'s fabric cost over {b}'s at which both cost the same per delivered token",
                 "roi",

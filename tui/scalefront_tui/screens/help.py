@@ -15,10 +15,11 @@ HELP = """\
 and is a fabric worth its price?
 
 [b]Tabs[/b]  1 Frontier  2 Charts  3 Detail  4 ROI  5 Scenario
+      6 Serving
       ctrl+p finds every command by name.
 
 [b]Everywhere[/b]
-  1-5       change tab (in a text field: esc first)
+  1-6       change tab (in a text field: esc first)
   esc       leave a text field; cancel a running sweep; back
   r         re-run the sweep (with the Scenario tab's edits)
   ctrl+r    the same, also from inside a text field
@@ -85,6 +86,16 @@ and is a fabric worth its price?
   (A cheaper but slower). A what-if left as shown is not
   applied; a changed one moves its figure's range with it. A
   new GPU, GPU counts or fabrics resets them (a notice says so).
+
+[b]Serving[/b]  what the cluster serves: the scenario's model on
+  16 of its GPUs over each fabric, 1,000 tokens in and out, FP8
+  (as scalefront inference); the frontier of tokens/s per GPU
+  against TPOT, the most per GPU first; the cursor row's detail
+  below (TTFT, TPOT, tok/s/GPU, $ per million tokens, batch and
+  the most the KV cache holds, KV cache and weights per GPU).
+  s         edit the SLOs: TPOT <= ms, tab, TTFT <= s; enter
+            applies (empty: no bound), esc back to the table
+  j/k, page up/down, g/G   move through the frontier
 
 [b]Scenario[/b]  numbers as you write them: 2T, 1,024, 1k, $2.50;
   lists with commas: 512, 1k, 4,096; ranges: 512-4096 (powers

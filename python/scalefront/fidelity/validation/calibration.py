@@ -207,3 +207,32 @@ def write_calibration(frameworks_toml: str, fitted: dict[str, FrameworkFit], dat
             source = re.sub(_CALIBRATED_SOURCE.format(term=term), line, source, flags=re.M)
         out = out[:start] + entry + source + out[end:]
     return out
+
+
+def write_fitted_figure(
+    gpus_toml: str,
+    fitted: dict[str, tuple[float, list[str]]],
+    date: str,
+    field: str,
+    table: str,
+    source: re.Pattern[str],
+) -> str:
+    """data/gpus.toml's text with each fitted GPU's figure `field` set from `fitted` ({gpu: (value, row ids)}) and
+    its source line (the one `source` matches) naming the calibration rows of data/validation/`table`.toml;
+    every other line unchanged."""
+    out = gpus_toml
+    for gpu, (value, rows) in fitted.items():
+        start = out.find(f"[{gpu}]\n")
+        sources = out.find(f"[{gpu}.sources]\n")
+        if start < 0 or sources < 0:
+            raise ValueError(f"it has no [{gpu}] entry with sources")
+        end = out.find("\n[", sources + 1)
+        end = len(out) if end < 0 else end
+        entry = re.sub(rf"(?m)^{field} = [0-9.]+$", f"{field} = {value:.2f}", out[start:sources])
+        which = "row" if len(rows) == 1 else "rows"
+        line = (
+            f'{field} = "Calibrated: fits the calibration {which} {", ".join(rows)} of '
+            f'data/validation/{table}.toml (scalefront validate --calibrate); {date}"'
+        )
+        out = out[:start] + entry + source.sub(line, out[sources:end]) + out[end:]
+    return out

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from scalefront.errors import ScalefrontError, message_of
+from scalefront.fidelity.validation.calibration import write_fitted_figure
 from scalefront.fidelity.validation.tables import load_table, source_family, summary
 from scalefront.inputs.catalog.loader import Catalog, builtin_catalog
 from scalefront.inputs.params import taking
@@ -164,24 +165,8 @@ _CALIBRATED_SOURCE = re.compile(r'^serving_efficiency = "[^"]*"$', re.M)
 
 def write_serving_calibration(gpus_toml: str, fitted: dict[str, tuple[float, list[str]]], date: str) -> str:
     """data/gpus.toml's text with each fitted GPU's `serving_efficiency` and its source line set from `fitted`
-    (`calibrate_serving()`); every other line unchanged."""
-    out = gpus_toml
-    for gpu, (value, rows) in fitted.items():
-        start = out.find(f"[{gpu}]\n")
-        sources = out.find(f"[{gpu}.sources]\n")
-        if start < 0 or sources < 0:
-            raise ValueError(f"data/gpus.toml has no [{gpu}] entry with sources")
-        end = out.find("\n[", sources + 1)
-        end = len(out) if end < 0 else end
-        entry = re.sub(r"(?m)^serving_efficiency = [0-9.]+$", f"serving_efficiency = {value:.2f}", out[start:sources])
-        which = "row" if len(rows) == 1 else "rows"
-        line = (
-            f'serving_efficiency = "Calibrated: fits the calibration {which} {", ".join(rows)} of '
-            f'data/validation/serving_runs.toml (scalefront validate --calibrate); {date}"'
-        )
-        source = _CALIBRATED_SOURCE.sub(line, out[sources:end])
-        out = out[:start] + entry + source + out[end:]
-    return out
+    (`calibrate_serving()`); every other line unchanged. Any source line is replaced (an EST placeholder too)."""
+    return write_fitted_figure(gpus_toml, fitted, date, "serving_efficiency", "serving_runs", _CALIBRATED_SOURCE)
 
 
 def serving_summary_lines(checks: list[ServingCheck]) -> list[str]:
