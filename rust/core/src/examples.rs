@@ -149,6 +149,8 @@ pub fn h100() -> GpuSpec {
         small_gemm_efficiency: 0.66,
         gemm_efficiency_fp8: 0.63,
         gemm_efficiency_fp4: 0.0,
+        grouped_mm_efficiency: 0.70,
+        grouped_mm_efficiency_fp8: 0.63,
         attention_efficiency: HOPPER_ATTENTION,
         attention_efficiency_fa2: HOPPER_ATTENTION_FA2,
         hbm_efficiency: 0.90,

@@ -48,6 +48,11 @@ pub struct GpuSpec {
     pub gemm_efficiency_fp8: f64,
     /// Best achieved fraction of the FP4 peak on large FP4 GEMMs; 0 when the GPU has no FP4.
     pub gemm_efficiency_fp4: f64,
+    /// Sustained fraction of the 16-bit peak of PyTorch's grouped GEMM kernel (`torch._grouped_mm`, CUTLASS) on
+    /// routed experts of many tokens each, forward and backward: the experts' rate in frameworks that run it.
+    pub grouped_mm_efficiency: f64,
+    /// The same for its FP8 kernel (`torch._scaled_grouped_mm`) over the FP8 peak; 0 when the GPU has no FP8.
+    pub grouped_mm_efficiency_fp8: f64,
     /// Fused causal attention with the best kernel for the GPU (cuDNN or FlashAttention-3 on Hopper and
     /// Blackwell, FlashAttention-2 on Ampere), by heads per GPU and sequence length.
     pub attention_efficiency: AttentionTable,
@@ -319,10 +324,13 @@ impl GpuSpec {
         positive("tdp_w", self.tdp_w)?;
         fraction("gemm_efficiency", self.gemm_efficiency, 1.0)?;
         fraction("small_gemm_efficiency", self.small_gemm_efficiency, 1.0)?;
+        fraction("grouped_mm_efficiency", self.grouped_mm_efficiency, 1.0)?;
         if self.peak_fp8_flops > 0.0 {
             fraction("gemm_efficiency_fp8", self.gemm_efficiency_fp8, 1.0)?;
+            fraction("grouped_mm_efficiency_fp8", self.grouped_mm_efficiency_fp8, 1.0)?;
         } else {
             non_negative("gemm_efficiency_fp8", self.gemm_efficiency_fp8)?;
+            non_negative("grouped_mm_efficiency_fp8", self.grouped_mm_efficiency_fp8)?;
         }
         non_negative("peak_fp4_flops", self.peak_fp4_flops)?;
         if self.peak_fp4_flops > 0.0 {

@@ -37,6 +37,10 @@ pub struct FrameworkSpec {
     pub moe_router_s: f64,
     /// The routed experts run as one grouped GEMM per projection; false: a loop of per-expert GEMMs.
     pub grouped_gemm: bool,
+    /// The grouped GEMMs are PyTorch's `torch._grouped_mm` kernel, at the GPU's `grouped_mm_efficiency`; false:
+    /// cuBLAS GEMMs per expert (Transformer Engine's GroupedLinear on several streams, MegaBlocks), at the dense
+    /// layer-GEMM rate.
+    pub torch_grouped_mm: bool,
 }
 
 impl FrameworkSpec {
@@ -53,6 +57,7 @@ impl FrameworkSpec {
             moe_permute_factor: 1.0,
             moe_router_s: 0.0,
             grouped_gemm: true,
+            torch_grouped_mm: false,
         }
     }
 

@@ -189,6 +189,8 @@ class GpuEntry(Entry):
     small_gemm_efficiency: Fraction
     gemm_efficiency_fp8: Share
     gemm_efficiency_fp4: Share
+    grouped_mm_efficiency: Fraction
+    grouped_mm_efficiency_fp8: Share
     attention_efficiency: AttentionTable
     attention_efficiency_fa2: AttentionTable
     hbm_efficiency: Fraction
@@ -294,6 +296,7 @@ class FrameworkEntry(Entry):
     moe_permute_factor: AtLeastOne
     moe_router_s: NonNegative
     grouped_gemm: bool
+    torch_grouped_mm: bool
 
 
 class TopologyEntry(Entry):

@@ -29,6 +29,20 @@ pub(super) const GPUS: &[Figure] = &[
         .doc("sustained fraction of the FP8 peak of the layer's FP8 GEMMs (0 without FP8)"),
     num(G, "gemm_efficiency_fp4", Fraction, SHARE, core("gemm_efficiency_fp4"), "FP4 GEMM efficiency")
         .doc("best achieved fraction of the FP4 peak on large FP4 GEMMs (0 without FP4)"),
+    num(G, "grouped_mm_efficiency", Fraction, FRACTION, core("grouped_mm_efficiency"), "grouped-mm efficiency").doc(
+        "sustained fraction of the 16-bit peak of PyTorch's grouped GEMM kernel (`torch._grouped_mm`) on routed \
+            experts of many tokens each, forward and backward: the experts' rate in frameworks that run it \
+            (`torch_grouped_mm` in `frameworks.toml`)",
+    ),
+    num(
+        G,
+        "grouped_mm_efficiency_fp8",
+        Fraction,
+        SHARE,
+        core("grouped_mm_efficiency_fp8"),
+        "FP8 grouped-mm efficiency",
+    )
+    .doc("the same for its FP8 kernel (`torch._scaled_grouped_mm`) over the FP8 peak (0 without FP8)"),
     grid(G, "attention_efficiency", core("attention_efficiency")).doc(
         "fused causal attention, forward+backward, with the best kernel for the GPU (cuDNN or FlashAttention-3 on \
             Hopper/Blackwell, FlashAttention-2 on Ampere): fraction of the 16-bit peak by heads per GPU x sequences \

@@ -36,4 +36,8 @@ pub(super) const FRAMEWORKS: &[Figure] = &[
         .doc("fixed time of the router per MoE layer forward, beside its GEMM (softmax, top-k, auxiliary loss)"),
     flag(W, "grouped_gemm", core("grouped_gemm"))
         .doc("routed experts as one grouped GEMM per projection (`false`: a loop of per-expert GEMMs)"),
+    flag(W, "torch_grouped_mm", core("torch_grouped_mm")).doc(
+        "the grouped GEMMs are PyTorch's `torch._grouped_mm`, at the GPU's `grouped_mm_efficiency` (`false`: cuBLAS \
+            GEMMs per expert, as Transformer Engine's GroupedLinear, at the dense layer-GEMM rate)",
+    ),
 ];

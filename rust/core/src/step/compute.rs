@@ -34,10 +34,34 @@ pub const GROUPED_GEMM_TILE: (f64, f64) = (128.0, 256.0);
 /// its two GEMMs whose rooflines are 1-2 us (data/measurements/h100-moe-fp8-bench.json `experts`) [measured].
 pub const EXPERT_LOOP_FLOOR_S: f64 = 14e-6;
 
+/// How a framework runs the routed experts' GEMMs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExpertGemms {
+    /// One GEMM per expert, in a loop.
+    Loop,
+    /// One grouped GEMM per projection at the dense layer-GEMM rate (cuBLAS GEMMs per expert on several streams:
+    /// Transformer Engine's GroupedLinear, MegaBlocks).
+    Grouped,
+    /// One grouped GEMM per projection with PyTorch's `torch._grouped_mm`, at its measured rate.
+    TorchGroupedMm,
+}
+
+impl ExpertGemms {
+    pub fn of(framework: &FrameworkSpec) -> Self {
+        match (framework.grouped_gemm, framework.torch_grouped_mm) {
+            (false, _) => ExpertGemms::Loop,
+            (true, false) => ExpertGemms::Grouped,
+            (true, true) => ExpertGemms::TorchGroupedMm,
+        }
+    }
+}
+
 /// What one GPU sustains for this configuration.
 #[derive(Clone, Copy, Debug)]
 pub struct Throughput {
     pub gemm_flops_per_s: f64,
+    /// PyTorch's grouped GEMM kernel (`torch._grouped_mm`) in this format, for the frameworks that run it.
+    pub grouped_mm_flops_per_s: f64,
     /// GEMMs under `SMALL_GEMM_FLOPS`.
     pub small_gemm_flops_per_s: f64,
     /// BF16 GEMM rate, for the batched GEMMs of unfused attention (they stay in BF16 under FP8 training).
@@ -59,6 +83,8 @@ pub struct Throughput {
 pub struct GemmFormat {
     pub peak_flops: f64,
     pub efficiency: f64,
+    /// `torch._grouped_mm`'s (or its scaled FP8 variant's) measured fraction of the same peak.
+    pub grouped_mm_efficiency: f64,
     pub input_bytes: f64,
     pub cast_bytes: f64,
 }
@@ -72,6 +98,7 @@ impl GemmFormat {
         GemmFormat {
             peak_flops: gpu.peak_bf16_flops,
             efficiency: gpu.gemm_efficiency,
+            grouped_mm_efficiency: gpu.grouped_mm_efficiency,
             input_bytes: 2.0,
             cast_bytes: 0.0,
         }
@@ -81,15 +108,18 @@ impl GemmFormat {
         GemmFormat {
             peak_flops: gpu.peak_fp8_flops,
             efficiency: gpu.gemm_efficiency_fp8,
+            grouped_mm_efficiency: gpu.grouped_mm_efficiency_fp8,
             input_bytes: 1.0,
             cast_bytes: 3.0,
         }
     }
     /// FP4 (NVFP4, weights and activations): the activation cast reads 2 bytes and writes an FP4 element.
+    /// `torch._scaled_grouped_mm` has no FP4 (pytorch/pytorch issue 187095): its grouped rate is the dense one.
     pub fn fp4(gpu: &GpuSpec) -> Self {
         GemmFormat {
             peak_flops: gpu.peak_fp4_flops,
             efficiency: gpu.gemm_efficiency_fp4,
+            grouped_mm_efficiency: gpu.gemm_efficiency_fp4,
             input_bytes: FP4_ELEMENT_BYTES,
             cast_bytes: 2.0 + FP4_ELEMENT_BYTES,
         }
@@ -112,6 +142,7 @@ impl Throughput {
         let gemm_flops_per_s = format.peak_flops * format.efficiency * s;
         Throughput {
             gemm_flops_per_s,
+            grouped_mm_flops_per_s: format.peak_flops * format.grouped_mm_efficiency * s,
             small_gemm_flops_per_s: gemm_flops_per_s * gpu.small_gemm_efficiency / gpu.gemm_efficiency,
             bf16_gemm_flops_per_s: gpu.peak_bf16_flops * gpu.gemm_efficiency * s,
             peak_16bit_flops_per_s: gpu.peak_bf16_flops * s,
@@ -144,14 +175,21 @@ impl Throughput {
     /// kernel, the experts' rooflines together (each expert's weights read once), times wave quantization: its
     /// experts x ceil(m / 128) x ceil(n / 256) tiles run in waves of one per SM, and a partial last wave costs a
     /// whole one (design note Sec. 2.5: on H100 this takes the roofline's median error over the 33 grouped rows
-    /// of h100-moe-fp8-bench.json from 10.5% to 7.2%). A loop: each expert's GEMM alone, at least
-    /// `EXPERT_LOOP_FLOOR_S`.
-    pub fn experts_gemm_time_s(&self, experts: f64, m: f64, n: f64, k: f64, grouped: bool) -> f64 {
-        if !grouped {
+    /// of h100-moe-fp8-bench.json from 10.5% to 7.2%); `ExpertGemms::TorchGroupedMm` computes at the GPU's
+    /// measured `torch._grouped_mm` rate instead of the dense layer-GEMM rate. A loop: each expert's GEMM alone,
+    /// at least `EXPERT_LOOP_FLOOR_S`.
+    pub fn experts_gemm_time_s(&self, experts: f64, m: f64, n: f64, k: f64, kernel: ExpertGemms) -> f64 {
+        if kernel == ExpertGemms::Loop {
             return experts * self.gemm_time_s(m, n, k).max(EXPERT_LOOP_FLOOR_S);
         }
         let bytes = self.gemm_input_bytes * (m * k + k * n) + ACTIVATION_BYTES * m * n;
-        let roofline = self.roofline_s(experts * 2.0 * m * n * k, experts * bytes, experts * m * k);
+        let flops = experts * 2.0 * m * n * k;
+        let roofline = if kernel == ExpertGemms::TorchGroupedMm {
+            (flops / self.grouped_mm_flops_per_s).max(experts * bytes / self.hbm_bytes_per_s)
+                + self.cast_bytes * experts * m * k / self.hbm_bytes_per_s
+        } else {
+            self.roofline_s(flops, experts * bytes, experts * m * k)
+        };
         let (tile_m, tile_n) = GROUPED_GEMM_TILE;
         let waves = experts * (m / tile_m).ceil() * (n / tile_n).ceil() / self.sm_count;
         if waves > 0.0 {
@@ -380,8 +418,9 @@ pub fn moe_layer_forward(
     let group_tokens = t * (shard.etp / shard.hidden_split()).min(1.0);
     let tokens_per_expert = group_tokens * top_k * shard.ep / experts * shard.imbalance;
     let up = (model.mlp_matrices() - 1.0) * fe / shard.etp;
-    let routed = tput.experts_gemm_time_s(local_experts, tokens_per_expert, up, h, framework.grouped_gemm)
-        + tput.experts_gemm_time_s(local_experts, tokens_per_expert, h, fe / shard.etp, framework.grouped_gemm);
+    let kernel = ExpertGemms::of(framework);
+    let routed = tput.experts_gemm_time_s(local_experts, tokens_per_expert, up, h, kernel)
+        + tput.experts_gemm_time_s(local_experts, tokens_per_expert, h, fe / shard.etp, kernel);
     let shared_up = tput.gemm_time_s(t, shared * (model.mlp_matrices() - 1.0) * fe / tp, h);
     let shared_mlp = if shared > 0.0 { shared_up + tput.gemm_time_s(t, h, shared * fe / tp) } else { 0.0 };
     let activation = (top_k * shard.imbalance + shared) * model.mlp_matrices() * fe / tp;
@@ -462,13 +501,37 @@ mod tests {
         // Qwen3-30B-A3B's down projection, 4 local experts x 512 tokens, 768 -> 2048: 4 x 4 x 8 = 128 tiles of
         // 128 x 256 on 132 SMs: 0.97 waves, one whole wave: roofline x 1 / 0.97. Its 6.4 GFLOP are a small GEMM
         // at 0.66 x 989 TF/s: 9.9 us; the bytes, 4 x 2 x (512 x 768 + 768 x 2048 + 512 x 2048) = 24.1 MB, 8.0 us.
-        let grouped = t.experts_gemm_time_s(4.0, 512.0, 2048.0, 768.0, true);
+        let grouped = t.experts_gemm_time_s(4.0, 512.0, 2048.0, 768.0, ExpertGemms::Grouped);
         let roofline = 4.0 * 2.0 * 512.0 * 2048.0 * 768.0 / (989e12 * 0.66);
         assert!((grouped - roofline * 132.0 / 128.0).abs() < 1e-15, "{grouped}");
         // 8 experts: 256 tiles, 1.94 waves -> 2: x 2 / 1.94 of twice the roofline.
-        let eight = t.experts_gemm_time_s(8.0, 512.0, 2048.0, 768.0, true);
+        let eight = t.experts_gemm_time_s(8.0, 512.0, 2048.0, 768.0, ExpertGemms::Grouped);
         assert!((eight - 2.0 * roofline * 2.0 / (256.0 / 132.0)).abs() < 1e-15);
         // As a loop each expert's GEMM takes at least the 14 us floor: 4 x 14 us.
-        assert!((t.experts_gemm_time_s(4.0, 512.0, 2048.0, 768.0, false) - 4.0 * EXPERT_LOOP_FLOOR_S).abs() < 1e-15);
+        assert!(
+            (t.experts_gemm_time_s(4.0, 512.0, 2048.0, 768.0, ExpertGemms::Loop) - 4.0 * EXPERT_LOOP_FLOOR_S).abs()
+                < 1e-15
+        );
+    }
+
+    #[test]
+    fn torch_grouped_mm_runs_the_experts_at_its_own_measured_rate() {
+        // A GPU whose torch._grouped_mm sustains half its dense rate (the B200 of torchao's benchmark: 0.36 against
+        // 0.70). Llama 4 Scout's expert up-projection, 4 local experts x 16,384 tokens, 5,120 -> 16,384: 11.0 TFLOP
+        // at 0.35 x 989 TF/s = 31.8 ms; 4 x 128 x 64 = 32,768 tiles on 132 SMs = 248.2 waves, 249 run.
+        let gpu = GpuSpec { grouped_mm_efficiency: 0.35, ..h100() };
+        let t = Throughput::new(&gpu, Precision::Bf16, AttentionKernel::Best, &FrameworkSpec::kernels_only());
+        let flops = 4.0 * 2.0 * 16384.0 * 16384.0 * 5120.0;
+        let waves = 4.0 * 128.0 * 64.0 / 132.0;
+        let torch = t.experts_gemm_time_s(4.0, 16384.0, 16384.0, 5120.0, ExpertGemms::TorchGroupedMm);
+        assert!((torch - flops / (0.35 * 989e12) * 249.0 / waves).abs() < 1e-12, "{torch}");
+        assert!((torch - 31.9e-3).abs() < 0.1e-3, "{torch}");
+        // Transformer Engine's grouped experts (cuBLAS per expert) keep the dense 0.70: half the time.
+        let te = t.experts_gemm_time_s(4.0, 16384.0, 16384.0, 5120.0, ExpertGemms::Grouped);
+        assert!((torch / te - 2.0).abs() < 1e-9, "{te}");
+        // The framework's two flags choose the kernel.
+        let titan = FrameworkSpec { torch_grouped_mm: true, ..FrameworkSpec::kernels_only() };
+        assert_eq!(ExpertGemms::of(&titan), ExpertGemms::TorchGroupedMm);
+        assert_eq!(ExpertGemms::of(&FrameworkSpec { grouped_gemm: false, ..titan }), ExpertGemms::Loop);
     }
 }
