@@ -161,3 +161,18 @@ def test_objectives_and_slos_are_checked(tmp_path, capsys):
         ["inference", "--scenario", str(path), "--objectives", "cost_usd_per_million_tokens,ttft_s", "--json"], capsys
     )
     assert code == 0 and all(f["points"] for f in json.loads(out))
+
+
+def test_help_says_what_ep_and_cost_mode_mean_to_a_serving_instance(capsys):
+    # The parameter table's docs are training's ("ep x etp divides tp x dp x cp", "cost_to_train_usd"); `inference
+    # --help` must state the serving rule and the serving cost instead, naming inputs and metrics that exist.
+    code, out, _ = run(["inference", "--help"], capsys)
+    assert code == 0
+    flat = " ".join(out.split())
+    assert "cost_to_train_usd" not in flat and "tp x dp x cp" not in flat
+    assert "ep divides tp x dp_attention" in flat
+    assert "which cost cost_usd_per_million_tokens uses" in flat
+    assert "cost_usd_per_million_tokens" in {m.name for m in SERVING_METRICS}
+    # The rule the help states is the one the core checks: ep 3 divides neither tp 8 x dp_attention 1 nor 8 experts.
+    with pytest.raises(ConfigurationError, match="ep"):
+        serve_model(model="mixtral-8x7b", tp=8, ep=3)

@@ -13,7 +13,7 @@ from scalefront.engine.export import write_text
 from scalefront.engine.serving import ServingFrontier, frontiers_csv, run_serving_sweep
 from scalefront.errors import UsageError
 from scalefront.inputs.scenario.serving import parse_slo, read_serving_scenario, serving_objectives
-from scalefront.inputs.serving import SERVING_DEFAULTS, ServingResult, serve_model
+from scalefront.inputs.serving import SERVING_DEFAULTS, SERVING_DOCS, ServingResult, serve_model
 
 if TYPE_CHECKING:
     from scalefront.cli.parser import Commands
@@ -28,7 +28,7 @@ def add(sub: Commands) -> None:
         "FP8, 1,000 tokens in and out, the largest batch the KV cache holds.",
         formatter_class=Help,
     )
-    groups = add_input_options(p, "serve", grouped=True, defaults=SERVING_DEFAULTS)
+    groups = add_input_options(p, "serve", grouped=True, defaults=SERVING_DEFAULTS, docs=SERVING_DOCS)
     add_catalog_option(groups["cost"])
     sweep = p.add_argument_group("sweep")
     sweep.add_argument("--scenario", metavar="FILE", help="a serving scenario (TOML, [serving]): print its frontiers")

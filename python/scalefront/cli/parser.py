@@ -70,32 +70,39 @@ class Help(argparse.HelpFormatter):
 
 
 def add_input_options(
-    parser: argparse.ArgumentParser, surface: str, *, grouped: bool, defaults: Mapping[str, Any] | None = None
+    parser: argparse.ArgumentParser,
+    surface: str,
+    *,
+    grouped: bool,
+    defaults: Mapping[str, Any] | None = None,
+    docs: Mapping[str, str] | None = None,
 ) -> dict[str, argparse._ActionsContainer]:
     """One option per input parameter `surface` (flag, bom) takes, in the parameter table's order: `--micro-batch`,
     `--no-...` for a flag that is on by default, `--price KEY=VALUE` (repeatable); typed and bounded by the
     parameter's kind, its doc and default as help. `defaults` replaces a parameter's default for this command (None:
-    the option is required). `grouped`: under the table's groups (workload, cluster, ...), which it returns."""
+    the option is required); `docs` replaces a parameter's meaning where this command reads it otherwise. `grouped`:
+    under the table's groups (workload, cluster, ...), which it returns."""
     groups: dict[str, argparse._ActionsContainer] = {}
     for p in taking(surface):
         if grouped and p.group not in groups:
             groups[p.group] = parser.add_argument_group(p.group)
         default = defaults[p.name] if defaults and p.name in defaults else p.default
         required = default is None and not p.optional
-        _add_input(groups.get(p.group, parser), p, default, required)
+        doc = docs[p.name] if docs and p.name in docs else p.doc
+        _add_input(groups.get(p.group, parser), p, default, required, doc)
     return groups
 
 
-def _add_input(group: argparse._ActionsContainer, p: Param, default: Any, required: bool) -> None:
+def _add_input(group: argparse._ActionsContainer, p: Param, default: Any, required: bool, doc: str) -> None:
     option = f"--{p.name.replace('_', '-')}"
     if p.kind == "flag":
         if default:
-            group.add_argument(f"--no-{option[2:]}", dest=p.name, action="store_false", help=f"turn off: {p.doc}")
+            group.add_argument(f"--no-{option[2:]}", dest=p.name, action="store_false", help=f"turn off: {doc}")
         else:
-            group.add_argument(option, dest=p.name, action="store_true", help=p.doc)
+            group.add_argument(option, dest=p.name, action="store_true", help=doc)
         return
     if p.kind == "prices":
-        text = f"{p.doc} (repeatable)"
+        text = f"{doc} (repeatable)"
         group.add_argument(
             "--price", dest=p.name, type=arg.price, action="append", default=[], metavar="KEY=VALUE", help=text
         )
@@ -110,7 +117,7 @@ def _add_input(group: argparse._ActionsContainer, p: Param, default: Any, requir
         choices=choices,
         default=shown,
         required=required,
-        help=f"{p.doc} (default: {p.means})" if p.means else p.doc,
+        help=f"{doc} (default: {p.means})" if p.means else doc,
     )
 
 

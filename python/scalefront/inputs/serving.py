@@ -22,10 +22,18 @@ from scalefront.inputs.catalog.prices import apply_price_overrides
 from scalefront.inputs.model import resolve_cluster, resolve_model
 from scalefront.inputs.params import Param, serving_section, taking
 
-__all__ = ["SERVING_DEFAULTS", "ServingResult", "serve_model", "serving_config", "serving_inputs"]
+__all__ = ["SERVING_DEFAULTS", "SERVING_DOCS", "ServingResult", "serve_model", "serving_config", "serving_inputs"]
 
 #: Where `scalefront inference` defaults differ from the table's (whose defaults are `eval`'s): one 8-GPU server.
 SERVING_DEFAULTS: dict[str, Any] = {"gpus": 8}
+
+#: Where an input means something else to a serving instance than to a training job (the table's docs are
+#: training's): the rule `crate::serve::layout::PhaseLayout::new` checks, the cost `cost_usd_per_million_tokens` uses.
+SERVING_DOCS: dict[str, str] = {
+    "ep": "expert-parallel degree (ep divides tp x dp_attention and the routed plus redundant experts)",
+    "pp": "pipeline-parallel degree (stages of one serving instance)",
+    "cost_mode": "which cost cost_usd_per_million_tokens uses: rent (GPU-hours) or own (capex, power, operations)",
+}
 
 
 @dataclass(frozen=True)
