@@ -132,6 +132,10 @@ def _with_efficiency(catalog: Catalog, gpu: str, value: float) -> Catalog:
     return replace(catalog, gpus=gpus)
 
 
+#: The fit's upper bound: a serving engine at most 1.5 times the measured kernel rates (the catalog allows 2).
+FIT_MAX_SERVING_EFFICIENCY = 1.5
+
+
 def calibrate_serving(catalog: Catalog | None = None) -> dict[str, tuple[float, list[str]]]:
     """Fit each GPU's `serving_efficiency` on its calibration rows: the value (to 0.01) at which the geometric mean
     of predicted / measured over them is 1 (every calibrated figure is a throughput, rising with the efficiency).
@@ -146,9 +150,11 @@ def calibrate_serving(catalog: Catalog | None = None) -> dict[str, tuple[float, 
             checks = serving_checks(_with_efficiency(base, gpu, value), rows)
             return statistics.fmean(math.log(c.predicted / c.measured) for c in checks)
 
-        lo, hi = 0.2, 1.0  # too slow at lo; throughput rises with the efficiency
+        # Too slow at lo; throughput rises with the efficiency. Above 1 is allowed: a serving engine's forward-only
+        # kernels may beat the measured forward / data- / weight-gradient median (H100 FP8: 0.628 against 0.612).
+        lo, hi = 0.2, FIT_MAX_SERVING_EFFICIENCY
         if log_ratio(hi) < 0:
-            fitted[gpu] = (1.0, [r["id"] for r in rows])
+            fitted[gpu] = (hi, [r["id"] for r in rows])
             continue
         for _ in range(30):
             mid = (lo + hi) / 2

@@ -59,6 +59,8 @@ Share = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 AtLeastOne = Annotated[float, Field(ge=1, allow_inf_nan=False)]
 # In-switch / in-network reduction can beat the line rate in bus-bandwidth terms; 0 = not available.
 ReductionGain = Annotated[float, Field(ge=0, le=2, allow_inf_nan=False)]
+#: A rate relative to a measured one (serving_efficiency), in (0, 2].
+Relative = Annotated[float, Field(gt=0, le=2, allow_inf_nan=False)]
 #: A count the core holds in 32 bits.
 Count = Annotated[int, Field(ge=1, le=2**31)]
 Size = Annotated[int, Field(ge=0, le=2**31)]
@@ -195,7 +197,7 @@ class GpuEntry(Entry):
     attention_efficiency_fa2: AttentionTable
     hbm_efficiency: Fraction
     sm_count: Count
-    serving_efficiency: Fraction
+    serving_efficiency: Relative
     runtime_reserve_gb: NonNegative
     server_gpus: Count
     host_power_w: NonNegative

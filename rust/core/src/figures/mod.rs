@@ -153,6 +153,8 @@ pub const FRACTION: Limits = Bounds { gt: Some(0.0), le: Some(1.0), ..Bounds::NO
 pub const SHARE: Limits = between(0.0, 1.0);
 /// In-network (or in-switch) reduction's bus bandwidth / line rate: in [0, 2], 0 = not available.
 pub const GAIN: Limits = between(0.0, 2.0);
+/// A rate relative to a measured one: in (0, 2].
+pub const RELATIVE: Limits = Bounds { gt: Some(0.0), le: Some(2.0), ..Bounds::NONE };
 /// A whole number >= 1 (the core holds counts in 32 bits).
 pub const COUNT: Limits = between(1.0, MAX_COUNT);
 /// A whole number >= 0.
