@@ -67,11 +67,14 @@ what the estimates and the software on that GPU leave. What the model does not d
   their attention tables the H200's scaled by Hopper's attention / GEMM ratio or a published forward rate. Their
   residuals are the largest: torchao's FP8 on MI300X (the FP8 GEMM efficiency is taken equal to BF16's, with no
   published FP8 microbenchmark) and MXFP8 MoE on B200 come out far too fast.
-- **MoE runs lose time the model does not itemise.** The grouped expert GEMMs use the measured table by tokens per
-  expert, the permutation and router their measured or stated cost; but Megatron-Core's MoE terms are not fitted:
-  the calibration rule picks dense rows only, so its router and permutation stay at their fused, estimated cost.
-  Small-expert models on Blackwell (Qwen3, DeepSeek-V3, Mixtral in MXFP8) come out 25-45% too fast; Grok-1 and
-  DeepSeek-V3 on 1,024 H100 with unprinted dispatchers, 20-36% too slow.
+- **MoE runs lose time the model does not itemise.** The grouped expert GEMMs run at the roofline with wave
+  quantization (torchtitan's `torch._grouped_mm` at its own measured rate: on a B200 half the dense one), the
+  permutation and router at their measured or stated cost; but Megatron-Core's MoE terms are not fitted: the
+  calibration rule picks dense rows only, so its router and permutation stay at their fused, estimated cost.
+  Small-expert models on Blackwell (Qwen3, DeepSeek-V3, Mixtral in MXFP8) come out 25-45% too fast, as does
+  torchao's 2-layer Llama 4 Scout on 4 B200s (-46%; its output layer and loss over a 202,048-token vocabulary
+  are most of its FLOPs); Grok-1 and DeepSeek-V3 on 1,024 H100 with unprinted dispatchers,
+  20-36% too slow.
 - **DeepSpeed ZeRO-3 at scale** (SC21 Table 2): the measured step stays near 67 s from 768 to 1,536 GPUs while
   the work per GPU halves, so something fixed per step grows with the GPU count. DeepSpeed gathers each module's
   parameters in its own collective; the model gathers the model in bucket-sized collectives and counts no
