@@ -46,10 +46,13 @@ def test_the_default_serving_sweep_serves_the_scenarios_model_over_each_fabric(d
     assert view.evaluated + view.rejected == 3 * 4 * 2 * 7  # fabrics x tp x pp x batch
 
 
-@pytest.mark.parametrize("slos", [[], ["tpot_s<=0.02"], ["tpot_s<=0.02", "ttft_s<=0.05"], ["ttft_s<=0.04"]])
+# Every bound here leaves layouts on the frontier (the fastest prefill of 70B on 16 H100s takes ~41 ms), so the
+# comparison is between rows, not two empty frontiers.
+@pytest.mark.parametrize("slos", [[], ["tpot_s<=0.02"], ["tpot_s<=0.02", "ttft_s<=0.05"], ["ttft_s<=0.045"]])
 def test_the_frontier_is_scalefront_inferences_for_the_same_slos(draft, tmp_path, capsys, slos):
     sweep = api.serving_sweep(draft)
     view = sweep.view([api.parse_slo(s) for s in slos])
+    assert not view.frame.is_empty()
     assert _rows(view) == _cli_rows(tmp_path, capsys, sweep, slos)
     # A bound on TPOT (an objective) refilters the frontier; one on TTFT (not one) needs a new sweep.
     assert view.rerun == any(s.startswith("ttft") for s in slos)
