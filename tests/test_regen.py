@@ -29,7 +29,8 @@ def test_a_readme_figure_that_differs_from_the_validation_table_is_rewritten():
 def test_a_calibration_that_moves_no_figure_keeps_its_dates():
     # `--calibrate --write` stamps today's month on each calibrated source; when no figure moves, the file stays
     # as committed, so the check does not go stale with the calendar.
-    frameworks = (REPO / "data" / "frameworks.toml").read_text(encoding="utf-8")
-    dated = regen.CALIBRATION_DATE.sub(r'\1; 2001-01"', frameworks)
-    assert dated != frameworks
-    assert regen.calibration({"data/frameworks.toml": dated}) == {"data/frameworks.toml": dated}
+    # Both files it writes: the frameworks' fitted terms and the GPUs' serving_efficiency.
+    texts = {name: (REPO / name).read_text(encoding="utf-8") for name in ("data/frameworks.toml", "data/gpus.toml")}
+    dated = {name: regen.CALIBRATION_DATE.sub(r'\1; 2001-01"', text) for name, text in texts.items()}
+    assert all(dated[name] != texts[name] for name in texts)
+    assert regen.calibration(dated) == dated
