@@ -49,8 +49,14 @@ def close():
 
 def _with(cat, bar, value):
     """The catalog with the bar's field fixed at `value` (a plain number) on every fabric it applies to: in the
-    mode's own table when the mode sets the field (`roce-400g@tuned`'s queue pairs), else on the fabric."""
+    mode's own table when the mode sets the field (`roce-400g@tuned`'s queue pairs), else on the fabric; a GPU
+    price (the verdict names GPU quotes too) on every GPU's prices alike (the problem runs one GPU)."""
     fed = copy.deepcopy(cat)
+    if bar["section"] == "gpu":
+        for gpu, entry in fed.gpu_prices.items():
+            ranges = {k: v for k, v in entry.ranges.items() if k != bar["field"]}
+            fed.gpu_prices[gpu] = entry.model_copy(update={bar["field"]: value, "ranges": ranges})
+        return fed
     for fabric in bar["fabrics"].split(","):
         base, _, mode = fabric.partition("@")
         table = fed.fabrics if bar["section"] == "fabric" else fed.fabric_prices
