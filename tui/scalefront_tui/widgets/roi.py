@@ -415,7 +415,9 @@ class RoiPane(VerticalScroll):
             return
         self.gpus = int(record["gpus"])
         self._show_answer()
-        self._follow_cursor()
+        # Follow once the new verdict is laid out: its text is measured on the refresh after the update and the
+        # table moves (a longer verdict pushes it down) on the one after; the row's place is read then.
+        self.call_after_refresh(self.call_after_refresh, self._follow_cursor)
 
     def _follow_cursor(self) -> None:
         """Scroll the pane with the table's cursor (j/k, page up/down, g/G work without a mouse, D5): the first
