@@ -44,6 +44,7 @@ fn problem_against(ib_switch: f64, premium: Option<f64>, bs: &[FabricSpec]) -> R
             gpus,
             topology: "rail".into(),
             candidates: vec![candidates(gpus, &ib_ndr(), ib_switch)],
+            serving: None,
         });
         for (k, b) in bs.iter().enumerate() {
             designs.push(Design {
@@ -51,13 +52,14 @@ fn problem_against(ib_switch: f64, premium: Option<f64>, bs: &[FabricSpec]) -> R
                 gpus,
                 topology: "rail".into(),
                 candidates: vec![candidates(gpus, b, 25e3)],
+                serving: None,
             });
         }
     }
     RoiProblem {
         shares: vec![1.0],
         designs,
-        options: RoiOptions { design: DesignRule::Same, premium, value_usd_per_gpu_hour: None },
+        options: RoiOptions { design: DesignRule::Same, premium, value_usd_per_gpu_hour: None, training_months: None },
     }
 }
 

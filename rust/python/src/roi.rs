@@ -12,7 +12,7 @@ use scalefront_core::decision::montecarlo::{
     self, typical_report, McProgress, McReport, McSummary, OutcomeColumns, Override, Plan, Session, TypicalReport,
     Uncertainty,
 };
-use scalefront_core::decision::roi::{Design, RoiOptions, RoiProblem};
+use scalefront_core::decision::roi::{Design, RoiOptions, RoiProblem, ServingSpeed};
 use scalefront_core::sweep::{Choice, SweepSpace};
 
 use crate::error::{extract, no_panic, panicked, BindingsError, Result};
@@ -99,6 +99,9 @@ struct DesignRequest {
     topology: String,
     /// Per workload of the mix, the candidates as choices of that workload's sweep space.
     candidates: Vec<Vec<ChoiceRequest>>,
+    /// What it serves in a lifecycle's serving months (absent without a lifecycle).
+    #[pyo3(default)]
+    serving: Option<ServingSpeed>,
 }
 
 /// The comparison as the Python layer sends it: each workload's sweep space, the shares, the designs (as
@@ -130,7 +133,7 @@ fn problem(problem: &Bound<'_, PyAny>, uncertainty: &Bound<'_, PyAny>) -> Result
             .zip(&req.spaces)
             .map(|(cands, space)| cands.iter().map(|c| space.config(&c.into())).collect())
             .collect();
-        designs.push(Design { side: d.side, gpus: d.gpus, topology: d.topology, candidates });
+        designs.push(Design { side: d.side, gpus: d.gpus, topology: d.topology, candidates, serving: d.serving });
     }
     let problem = RoiProblem { shares: req.shares, designs, options: req.options };
     Ok((problem, extract(uncertainty, "Uncertainty")?))

@@ -154,6 +154,8 @@ pub enum Table {
     Parallelism,
     Economics,
     Objectives,
+    /// The cluster's life: months of training, then serving (`scalefront roi`).
+    Lifecycle,
 }
 
 impl Table {
@@ -164,6 +166,7 @@ impl Table {
             Table::Parallelism => "parallelism",
             Table::Economics => "economics",
             Table::Objectives => "objectives",
+            Table::Lifecycle => "lifecycle",
         }
     }
 }

@@ -407,6 +407,20 @@ pub const PARAMS: &[Param] = &[
         .default("false")
         .serving("two_batch_overlap")
         .on(SERVE),
+    size("training_months", Cost, "months of the life the cluster trains before it serves the rest (roi)")
+        .unit("months")
+        .default("12")
+        .shared(Table::Lifecycle),
+    input("tpot_slo_s", Float, Cost, "the serving months' bound on time per output token (roi's lifecycle)")
+        .unit("s")
+        .bounds(POSITIVE)
+        .default("0.05")
+        .shared(Table::Lifecycle),
+    input("ttft_slo_s", Float, Cost, "the serving months' bound on time to first token (roi's lifecycle)")
+        .unit("s")
+        .bounds(POSITIVE)
+        .means("no bound")
+        .shared(Table::Lifecycle),
     names("objectives", Objectives, "what each frontier optimises: two or three objectives (mfu maximised)")
         .scenario(
             Table::Objectives,

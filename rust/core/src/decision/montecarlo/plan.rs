@@ -136,7 +136,8 @@ impl<'a> Plan<'a> {
             let here = |d: &crate::decision::roi::Design| d.gpus == gpus && (d.side == 0 || d.side == side_b);
             for (i, d) in problem.designs.iter().enumerate().filter(|(_, d)| here(d)) {
                 let edit = |cfg: &mut Config| apply(&setters, &overrides, &typical, d.side, cfg);
-                let side = evaluate_side(inputs, &typical, d.side, &d.candidates, &edit)?;
+                let mut side = evaluate_side(inputs, &typical, d.side, &d.candidates, &edit)?;
+                side.serving = d.serving.map(|s| s.delivered(step_error(inputs, &typical, d.side)));
                 sides.push((i, side));
             }
             let refs: Vec<f64> = (0..problem.shares.len())
@@ -168,6 +169,7 @@ impl<'a> Plan<'a> {
         let edit = |cfg: &mut Config| self.edit(values, design.side, cfg);
         let gpus = design.gpus;
         let errors = [step_error(self.inputs, values, design.side), StepError::NONE];
+        let serving = |e: StepError| design.serving.map(|s| s.delivered(e));
         let (cost, [with_error, no_error]) = match (&self.typical_speed[index], moved) {
             (Some(speed), false) => (side_cost(&design.candidates, &edit)?, [speed.clone(), speed.clone()]),
             _ if self.shared[index] => {
@@ -180,8 +182,8 @@ impl<'a> Plan<'a> {
             }
         };
         Ok(Evaluated {
-            with_error: Side { speed: with_error, cost: cost.clone(), gpus },
-            no_error: Side { speed: no_error, cost, gpus },
+            with_error: Side { speed: with_error, cost: cost.clone(), gpus, serving: serving(errors[0]) },
+            no_error: Side { speed: no_error, cost, gpus, serving: serving(errors[1]) },
         })
     }
 
@@ -273,7 +275,7 @@ fn check_input(problem: &RoiProblem, input: &UncertainInput, groups: usize) -> R
     }
     for t in &input.targets {
         let known = match t.section {
-            Section::ModelError => matches!(t.field.as_str(), "common" | "collective"),
+            Section::ModelError => matches!(t.field.as_str(), "common" | "collective" | "serving"),
             section => accessor(section, &t.field).is_some(),
         };
         let sides = problem.sides_b().last().copied().unwrap_or(1);
@@ -330,6 +332,7 @@ pub(super) fn step_error(inputs: &[UncertainInput], values: &[f64], side: u32) -
         for t in input.targets.iter().filter(|t| t.section == Section::ModelError) {
             match (t.field.as_str(), t.side) {
                 ("common", _) => e.common *= value.exp(),
+                ("serving", _) => e.serving *= value.exp(),
                 ("collective", Some(s)) if s == side => e.collective *= value.exp(),
                 ("collective", None) => e.collective *= value.exp(),
                 _ => {}
@@ -348,7 +351,7 @@ fn evaluate_side(
 ) -> Result<Side, ConfigError> {
     let speed = side_speeds(candidates, &[step_error(inputs, values, side)], edit)?.remove(0);
     let cost = side_cost(candidates, edit)?;
-    Ok(Side { speed, cost, gpus: candidates[0][0].gpus })
+    Ok(Side { speed, cost, gpus: candidates[0][0].gpus, serving: None })
 }
 
 /// Each count's designs: per `DesignRule`, by cost per unit of work at typical values.

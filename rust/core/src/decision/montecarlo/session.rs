@@ -6,7 +6,7 @@
 use rayon::prelude::*;
 
 use crate::cost::economics::ClusterCost;
-use crate::decision::roi::{compare, Side, SideCost, SideSpeed};
+use crate::decision::roi::{compare, Side, SideCost, SideSpeed, StepError};
 use crate::error::ConfigError;
 use crate::evaluate::Config;
 use crate::network::bom::{self, Cabling, NetworkParts};
@@ -120,7 +120,12 @@ impl Session {
                     None => plan.speeds(i, &values)?,
                 };
                 let gpus = design.gpus;
-                sides[i] = Some([Side { speed: with, cost: cost.clone(), gpus }, Side { speed: without, cost, gpus }]);
+                let serving = |e: StepError| design.serving.map(|s| s.delivered(e));
+                let error = super::plan::step_error(plan.inputs, &values, design.side);
+                sides[i] = Some([
+                    Side { speed: with, cost: cost.clone(), gpus, serving: serving(error) },
+                    Side { speed: without, cost, gpus, serving: serving(StepError::NONE) },
+                ]);
             }
         }
         let (shares, options) = (&self.problem.shares, &self.problem.options);

@@ -8,7 +8,7 @@
 
 use crate::cost::economics::Discounting;
 
-use super::Comparison;
+use super::{Comparison, Payback};
 
 /// The premium's cash flows (USD).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -21,6 +21,10 @@ pub struct Flows {
     pub residual_usd: f64,
     /// The life, in months (fractional for a fractional life).
     pub months: f64,
+    /// A lifecycle: `monthly_usd` is the benefit of its first `training_months` (the whole life without one),
+    /// `serving_monthly_usd` that of every later month.
+    pub training_months: f64,
+    pub serving_monthly_usd: f64,
 }
 
 crate::record! {
@@ -43,6 +47,11 @@ crate::record! {
 }
 
 impl Flows {
+    /// Flows with one benefit every month of the life.
+    pub fn level(upfront_usd: f64, monthly_usd: f64, residual_usd: f64, months: f64) -> Self {
+        Flows { upfront_usd, monthly_usd, residual_usd, months, training_months: months, serving_monthly_usd: 0.0 }
+    }
+
     /// The flows of a comparison.
     pub fn of(c: &Comparison) -> Self {
         Flows {
@@ -50,18 +59,67 @@ impl Flows {
             monthly_usd: (c.extra_capacity_usd_per_year - c.extra_opex_usd_per_year) / 12.0,
             residual_usd: c.extra_residual_usd,
             months: c.life_months,
+            training_months: c.training_months,
+            serving_monthly_usd: (c.serving_extra_capacity_usd_per_year - c.extra_opex_usd_per_year) / 12.0,
         }
     }
 
-    /// NPV: -upfront + monthly x annuity(life) + residual discounted from the end of the life.
+    /// Does a second phase (serving months) follow the first?
+    fn phased(&self) -> bool {
+        self.training_months < self.months
+    }
+
+    /// NPV: -upfront + monthly x annuity(life) + residual discounted from the end of the life; with a lifecycle
+    /// each phase's benefit over its discounted months, a(T) and a(M) - a(T).
     pub fn npv(&self, d: &Discounting) -> f64 {
-        -self.upfront_usd + self.monthly_usd * d.annuity(self.months) + self.residual_usd * d.end_factor()
+        if !self.phased() {
+            return -self.upfront_usd + self.monthly_usd * d.annuity(self.months) + self.residual_usd * d.end_factor();
+        }
+        let (first, life) = (d.annuity(self.training_months), d.annuity(self.months));
+        -self.upfront_usd
+            + self.monthly_usd * first
+            + self.serving_monthly_usd * (life - first)
+            + self.residual_usd * d.end_factor()
+    }
+
+    /// The benefit a month that, every month of the life, has the benefits' present value.
+    pub fn level_monthly_usd(&self, d: &Discounting) -> f64 {
+        if !self.phased() {
+            return self.monthly_usd;
+        }
+        let (first, life) = (d.annuity(self.training_months), d.annuity(self.months));
+        (self.monthly_usd * first + self.serving_monthly_usd * (life - first)) / life
+    }
+
+    /// The month (fractional) at which the discounted benefits recover the upfront outlay (infinite if they never
+    /// do): within the first phase as `payback_months` has it; else the rest, carried to the phase's end, recovered
+    /// by the second phase's benefit, m = T + payback(rest / v^T).
+    pub fn payback_months(&self, d: &Discounting) -> f64 {
+        let first = payback_months(self.upfront_usd, self.monthly_usd, d);
+        if !self.phased() || first <= self.training_months {
+            return first;
+        }
+        let t = self.training_months;
+        let rest = self.upfront_usd - self.monthly_usd * d.annuity(t);
+        t + payback_months(rest / d.monthly_factor.powf(t), self.serving_monthly_usd, d)
+    }
+
+    /// The benefit at the end of month `m` (1 ..): the first phase's up to its last month, then the second's.
+    fn benefit(&self, m: usize) -> f64 {
+        if (m as f64) <= self.training_months.round() {
+            self.monthly_usd
+        } else {
+            self.serving_monthly_usd
+        }
     }
 
     /// The flows of months 0 ..= M (M the life rounded to whole months).
     pub fn by_month(&self) -> Vec<f64> {
         let m = self.months.round().max(1.0) as usize;
         let mut flows = vec![self.monthly_usd; m + 1];
+        if self.phased() {
+            flows.iter_mut().enumerate().for_each(|(i, f)| *f = self.benefit(i));
+        }
         flows[0] = -self.upfront_usd;
         flows[m] += self.residual_usd;
         flows
@@ -75,7 +133,11 @@ impl Flows {
         let mut years = vec![year_row(0, -self.upfront_usd, 0.0, 0.0, -self.upfront_usd, 0.0)];
         for (y, months) in (1..=last).collect::<Vec<_>>().chunks(12).enumerate() {
             let residual = if months.contains(&last) { self.residual_usd } else { 0.0 };
-            let benefit = self.monthly_usd * months.len() as f64;
+            let benefit = if self.phased() {
+                months.iter().map(|&m| self.benefit(m)).sum()
+            } else {
+                self.monthly_usd * months.len() as f64
+            };
             let discounted: f64 = months.iter().map(|&m| flows[m] * d.monthly_factor.powi(m as i32)).sum();
             let before = years.last().map_or(0.0, |r| r.cumulative_discounted_usd);
             years.push(year_row(y as u32 + 1, 0.0, benefit, residual, discounted, before));
@@ -116,6 +178,55 @@ impl Flows {
     }
 }
 
+/// Month (fractional) at which `monthly` a month, discounted, recovers `upfront`; infinite if it never does.
+pub fn payback_months(upfront: f64, monthly: f64, d: &Discounting) -> f64 {
+    if upfront <= 0.0 {
+        return 0.0;
+    }
+    if monthly <= 0.0 {
+        return f64::INFINITY;
+    }
+    let v = d.monthly_factor;
+    let x = upfront / monthly; // annuity(m) = x
+    if (1.0 - v).abs() < 1e-15 {
+        return x;
+    }
+    // v (1 - v^m) / (1 - v) = x  =>  v^m = 1 - x (1 - v) / v.
+    let rest = 1.0 - x * (1.0 - v) / v;
+    if rest <= 0.0 {
+        f64::INFINITY
+    } else {
+        rest.ln() / v.ln()
+    }
+}
+
+/// What the payback says, and when: A's extra capex (and delay) against the monthly benefit of each phase. The
+/// resale difference arrives at the end of the life: when the monthly benefit alone falls short but with it the
+/// premium is recovered (NPV >= 0), it pays back at the end of the life. The flags read the benefit over the life:
+/// its level equivalent (the benefit's PV over a(M)) when the phases differ.
+pub(super) fn payback(flows: &Flows, npv: f64, d: &Discounting) -> (Payback, f64) {
+    let d_capex = flows.upfront_usd;
+    let monthly = flows.level_monthly_usd(d);
+    let mut months = flows.payback_months(d);
+    if months > d.months && monthly > 0.0 && npv >= 0.0 {
+        months = d.months;
+    }
+    let payback = if d_capex <= 0.0 {
+        if monthly >= 0.0 {
+            Payback::Dominant
+        } else {
+            Payback::TradeOff
+        }
+    } else if monthly <= 0.0 {
+        Payback::Never
+    } else if months > d.months {
+        Payback::BeyondLife
+    } else {
+        Payback::Months
+    };
+    (payback, months)
+}
+
 fn year_row(year: u32, upfront: f64, benefit: f64, residual: f64, discounted: f64, before: f64) -> CashFlowYear {
     CashFlowYear {
         year,
@@ -138,7 +249,7 @@ mod tests {
         // flow is the NPV, -1,000,000 + 30,000 x 45.58779 + 200,000 / 1.12^5 = -1,000,000 + 1,367,634 + 113,485
         // = +$481,119.
         let d = Discounting::new(0.12, 5.0);
-        let f = Flows { upfront_usd: 1e6, monthly_usd: 3e4, residual_usd: 2e5, months: 60.0 };
+        let f = Flows::level(1e6, 3e4, 2e5, 60.0);
         let years = f.yearly(&d);
         assert_eq!(years.len(), 6);
         assert_eq!((years[0].net_usd, years[1].benefit_usd, years[5].residual_usd), (-1e6, 360_000.0, 2e5));
@@ -152,7 +263,7 @@ mod tests {
     fn irr_by_hand_and_none_when_the_flows_never_change_sign() {
         // $1,000 now returns $100 a month for 12 months: sum 100 / (1 + r)^m = 1,000 at r = 2.9229% a month
         // (the 12-period annuity factor 10 at that rate), (1.029229)^12 - 1 = 41.29% a year.
-        let f = Flows { upfront_usd: 1000.0, monthly_usd: 100.0, residual_usd: 0.0, months: 12.0 };
+        let f = Flows::level(1000.0, 100.0, 0.0, 12.0);
         let r: f64 = 0.029_229;
         assert!((100.0 * (1.0 - (1.0 + r).powi(-12)) / r - 1000.0).abs() < 0.01);
         assert!((f.irr() - (1.0 + r).powi(12) + 1.0).abs() < 1e-4, "{}", f.irr());
@@ -163,7 +274,7 @@ mod tests {
         assert!(Flows { monthly_usd: -5.0, ..f }.irr().is_nan());
         assert!(Flows { upfront_usd: -10.0, ..f }.irr().is_nan());
         // An outlay recovered only by the resale at the end still has one.
-        let resale = Flows { upfront_usd: 1000.0, monthly_usd: 0.0, residual_usd: 1100.0, months: 12.0 };
+        let resale = Flows::level(1000.0, 0.0, 1100.0, 12.0);
         assert!((resale.irr() - 0.1).abs() < 1e-9, "{}", resale.irr());
     }
 }

@@ -28,9 +28,11 @@ use crate::evaluate::Config;
 use crate::named_enum;
 
 mod cashflow;
+mod lifecycle;
 mod side;
 
-pub use cashflow::{CashFlowYear, Flows};
+pub use cashflow::{payback_months, CashFlowYear, Flows};
+pub use lifecycle::{Phases, ServingSpeed};
 pub use side::{
     shares_cluster, side_cost, side_cost_and_speeds, side_speed, side_speeds, Lines, Side, SideCost, SideReport,
     SideSpeed, StepError,
@@ -73,6 +75,9 @@ pub struct Design {
     pub topology: String,
     /// Per workload of the mix (in order), the candidate configurations on this cluster.
     pub candidates: Vec<Vec<Config>>,
+    /// What it serves in a lifecycle's serving months (None without a lifecycle).
+    #[cfg_attr(feature = "python", pyo3(default))]
+    pub serving: Option<ServingSpeed>,
 }
 
 /// The comparison's options.
@@ -84,6 +89,10 @@ pub struct RoiOptions {
     pub premium: Option<f64>,
     /// What one extra busy GPU-hour of A is worth; None: B's levelised cost of a busy GPU-hour.
     pub value_usd_per_gpu_hour: Option<f64>,
+    /// A lifecycle (`lifecycle`): the months the cluster trains before it serves the rest of its life with every
+    /// design's `serving`; None: it trains for its whole life.
+    #[cfg_attr(feature = "python", pyo3(default))]
+    pub training_months: Option<f64>,
 }
 
 /// The comparison of A with one or more B: the mix, the designs, the options.
@@ -110,6 +119,19 @@ impl RoiProblem {
         }
         if let Some(v) = self.options.value_usd_per_gpu_hour {
             crate::hardware::non_negative("value_usd_per_gpu_hour", v)?;
+        }
+        if let Some(t) = self.options.training_months {
+            crate::hardware::non_negative("training_months", t)?;
+            let serves = |s: &ServingSpeed| {
+                s.tokens_per_s_per_gpu.is_finite() && s.tokens_per_s_per_gpu > 0.0 && (0.0..=1.0).contains(&s.comm_share)
+            };
+            if self.designs.iter().any(|d| !d.serving.as_ref().is_some_and(serves)) {
+                return Err(ConfigError::InvalidFigure {
+                    field: "serving",
+                    value: t,
+                    expected: "every design's serving speed (tokens/s per GPU > 0, comm share 0-1) with a lifecycle",
+                });
+            }
         }
         for d in &self.designs {
             if d.candidates.len() != self.shares.len() || d.candidates.iter().any(Vec::is_empty) {
@@ -190,6 +212,15 @@ crate::record! {
         pub delay_usd: f64,
         /// PV of A's extra capacity over the life at the valuation.
         pub speed_value_usd: f64,
+        /// A lifecycle's split (`lifecycle`): months of training (the whole life without one), each phase's speed
+        /// ratio, the value of A's extra capacity a year while serving, and the PV of speed in each phase (they
+        /// add up to `speed_value_usd`).
+        pub training_months: f64,
+        pub training_speed_ratio: f64,
+        pub serving_speed_ratio: f64,
+        pub serving_extra_capacity_usd_per_year: f64,
+        pub speed_value_training_usd: f64,
+        pub speed_value_serving_usd: f64,
         pub payback: Payback,
         /// Months to pay back A's extra capex (infinite when never; 0 when dominant).
         pub payback_months: f64,
@@ -203,32 +234,11 @@ crate::record! {
     }
 }
 
-/// Month (fractional) at which `monthly` a month, discounted, recovers `upfront`; infinite if it never does.
-pub fn payback_months(upfront: f64, monthly: f64, d: &Discounting) -> f64 {
-    if upfront <= 0.0 {
-        return 0.0;
-    }
-    if monthly <= 0.0 {
-        return f64::INFINITY;
-    }
-    let v = d.monthly_factor;
-    let x = upfront / monthly; // annuity(m) = x
-    if (1.0 - v).abs() < 1e-15 {
-        return x;
-    }
-    // v (1 - v^m) / (1 - v) = x  =>  v^m = 1 - x (1 - v) / v.
-    let rest = 1.0 - x * (1.0 - v) / v;
-    if rest <= 0.0 {
-        f64::INFINITY
-    } else {
-        rest.ln() / v.ln()
-    }
-}
-
 /// Compare A and B on their designs at one GPU count.
 pub fn compare(a: &Side, b: &Side, shares: &[f64], refs: &[f64], options: &RoiOptions) -> Comparison {
     let d = a.cost.tco.discounting;
-    let rho = a.work(shares, refs) / b.work(shares, refs);
+    let phases = Phases::new(options.training_months, &d, a, b, a.work(shares, refs) / b.work(shares, refs));
+    let rho = phases.ratio();
     let (fa, fb) = (a.cost.fabric.pv(&d), b.cost.fabric.pv(&d));
     let k = match options.premium {
         Some(p) if fa > 0.0 => p * fb / fa,
@@ -242,15 +252,21 @@ pub fn compare(a: &Side, b: &Side, shares: &[f64], refs: &[f64], options: &RoiOp
     // A month of delay loses a month of the cluster's capacity, valued as extra capacity is, at the start.
     let delay_usd = (a.cost.cost.delay_months - b.cost.cost.delay_months) * b_hours * value;
     let n_a_star = rho * tco_b - a.cost.rest.pv(&d) - delay_usd;
-    let extra_per_month = (rho - 1.0) * b_hours * value;
+    let extra_per_month = (phases.training_ratio - 1.0) * b_hours * value;
+    let serving_per_month = (phases.serving_ratio - 1.0) * b_hours * value;
+    let d_opex_per_month = (la.opex_usd_per_year - lb.opex_usd_per_year) / 12.0;
     let flows = Flows {
         upfront_usd: la.capex_usd - lb.capex_usd + delay_usd,
-        monthly_usd: extra_per_month - (la.opex_usd_per_year - lb.opex_usd_per_year) / 12.0,
+        monthly_usd: extra_per_month - d_opex_per_month,
         residual_usd: la.residual_usd - lb.residual_usd,
         months: d.months,
+        training_months: phases.training_months,
+        serving_monthly_usd: serving_per_month - d_opex_per_month,
     };
+    let (speed_training, speed_serving) =
+        (extra_per_month * phases.training_annuity, serving_per_month * phases.serving_annuity);
     let npv = flows.npv(&d);
-    let (payback, months) = payback(flows.upfront_usd, flows.monthly_usd, npv, &d);
+    let (payback, months) = cashflow::payback(&flows, npv, &d);
     Comparison {
         gpus: a.gpus,
         speed_ratio: rho,
@@ -274,7 +290,13 @@ pub fn compare(a: &Side, b: &Side, shares: &[f64], refs: &[f64], options: &RoiOp
         extra_capacity_usd_per_year: 12.0 * extra_per_month,
         extra_residual_usd: flows.residual_usd,
         delay_usd,
-        speed_value_usd: extra_per_month * annuity,
+        speed_value_usd: if phases.serving_annuity == 0.0 { extra_per_month * annuity } else { speed_training + speed_serving },
+        training_months: phases.training_months,
+        training_speed_ratio: phases.training_ratio,
+        serving_speed_ratio: phases.serving_ratio,
+        serving_extra_capacity_usd_per_year: 12.0 * serving_per_month,
+        speed_value_training_usd: speed_training,
+        speed_value_serving_usd: speed_serving,
         payback,
         payback_months: months,
         life_months: d.months,
@@ -283,30 +305,6 @@ pub fn compare(a: &Side, b: &Side, shares: &[f64], refs: &[f64], options: &RoiOp
         usd_per_useful_gpu_hour_a: usd_per_useful_gpu_hour(a, shares, tco_a, annuity),
         usd_per_useful_gpu_hour_b: usd_per_useful_gpu_hour(b, shares, tco_b, annuity),
     }
-}
-
-/// What the payback says, and when: A's extra capex `d_capex` against the `monthly` benefit. The resale
-/// difference arrives at the end of the life: when the monthly benefit alone falls short but with it the premium
-/// is recovered (NPV >= 0), it pays back at the end of the life.
-fn payback(d_capex: f64, monthly: f64, npv: f64, d: &Discounting) -> (Payback, f64) {
-    let mut months = payback_months(d_capex, monthly, d);
-    if months > d.months && monthly > 0.0 && npv >= 0.0 {
-        months = d.months;
-    }
-    let payback = if d_capex <= 0.0 {
-        if monthly >= 0.0 {
-            Payback::Dominant
-        } else {
-            Payback::TradeOff
-        }
-    } else if monthly <= 0.0 {
-        Payback::Never
-    } else if months > d.months {
-        Payback::BeyondLife
-    } else {
-        Payback::Months
-    };
-    (payback, months)
 }
 
 /// Cost per delivered million tokens of each workload on one side, at its TCO `tco`.
@@ -339,6 +337,7 @@ mod tests {
             },
             cost: SideCost::new(cost, econ),
             gpus,
+            serving: None,
         }
     }
 
@@ -361,7 +360,7 @@ mod tests {
     }
 
     fn options() -> RoiOptions {
-        RoiOptions { design: DesignRule::Same, premium: None, value_usd_per_gpu_hour: None }
+        RoiOptions { design: DesignRule::Same, premium: None, value_usd_per_gpu_hour: None, training_months: None }
     }
 
     #[test]

@@ -167,15 +167,17 @@ impl SideReport {
 }
 
 /// Multiplicative model error on a step: `common` applies to the whole step time, `collective` to its exposed
-/// communication (both as factors, 1 = the model's prediction).
+/// communication, `serving` to the whole time per output token of a lifecycle's serving months (all factors, 1 =
+/// the model's prediction).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StepError {
     pub common: f64,
     pub collective: f64,
+    pub serving: f64,
 }
 
 impl StepError {
-    pub const NONE: StepError = StepError { common: 1.0, collective: 1.0 };
+    pub const NONE: StepError = StepError { common: 1.0, collective: 1.0, serving: 1.0 };
 }
 
 /// The best candidate of each workload on a design, with `edit` applied to each candidate's configuration first.
@@ -316,6 +318,9 @@ pub struct Side {
     pub speed: SideSpeed,
     pub cost: SideCost,
     pub gpus: u32,
+    /// Output tokens per second per GPU it serves in a lifecycle's serving months, model error applied (None:
+    /// the comparison has no serving months).
+    pub serving: Option<f64>,
 }
 
 impl Side {
