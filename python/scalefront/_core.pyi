@@ -211,6 +211,15 @@ class _Comparison(TypedDict):
     delay_usd: float
     #: PV of A's extra capacity over the life at the valuation.
     speed_value_usd: float
+    #: A lifecycle's split (`lifecycle`): months of training (the whole life without one), each phase's speed
+    #: ratio, the value of A's extra capacity a year while serving, and the PV of speed in each phase (they
+    #: add up to `speed_value_usd`).
+    training_months: float
+    training_speed_ratio: float
+    serving_speed_ratio: float
+    serving_extra_capacity_usd_per_year: float
+    speed_value_training_usd: float
+    speed_value_serving_usd: float
     payback: Literal["months", "beyond life", "dominant", "trade-off", "never"]
     #: Months to pay back A's extra capex (infinite when never; 0 when dominant).
     payback_months: float

@@ -36,6 +36,11 @@ _TABLES = [
     ("parallelism", "Parallelism", "[parallelism]: the layouts swept, and the settings every configuration shares."),
     ("economics", "Economics", "[economics]: which cost is reported, the failure profile, price overrides."),
     ("objectives", "Objectives", "[objectives]: what the frontiers optimise and what they are computed per."),
+    (
+        "lifecycle",
+        "Lifecycle",
+        "[lifecycle]: the cluster's life for roi: months of training, then serving [serving] at an SLO.",
+    ),
 ]
 
 

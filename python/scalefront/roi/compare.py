@@ -30,6 +30,7 @@ from scalefront.inputs.catalog.loader import Catalog, builtin_catalog
 from scalefront.inputs.scenario.build import MixPart, load_mix
 from scalefront.roi.designs import CANDIDATE_GROUPS, designs, own_frontier
 from scalefront.roi.frames import frames
+from scalefront.roi.lifecycle import Lifecycle, lifecycle_of, serving_error_input, split_frame, with_serving
 from scalefront.roi.model_error import collective_error_terms, model_error_residuals
 from scalefront.roi.quote import apply_quote, load_quote
 from scalefront.roi.result import McProgress, RoiOptions, RoiResult, UncertainInput
@@ -101,6 +102,8 @@ class Prepared:
     uncertainty: dict[str, Any]
     digest: str
     where: str | None
+    #: The scenario's lifecycle (training, then serving), None without one.
+    lifecycle: Lifecycle | None = None
 
 
 def prepare(
@@ -128,9 +131,12 @@ def prepare(
     where = _check(cat, fabric_a, bs, opts, cluster, workers)
     mix = _mix(scenario, cat, fabric_a, bs)
     name = scenario if isinstance(scenario, str) else mix[0].scenario.name
-    inputs, groups, error_label = _inputs(cat, mix, fabric_a, bs, opts.model_error)  # a bad file before any work
+    life = lifecycle_of(mix[0].scenario, cat)
+    inputs, groups, error_label = _inputs(cat, mix, fabric_a, bs, opts.model_error, life)  # a bad file first
     swept = _swept(mix, max_configs, time_limit_s)
     candidates = designs(swept, fabric_a, bs, max(1, opts.candidates))
+    if life is not None:
+        candidates = with_serving(life, candidates, [fabric_a, *bs], mix[0], cat)
     counts = sorted(
         {d["gpus"] for d in candidates if d["side"] == 0} & {d["gpus"] for d in candidates if d["side"] > 0}
     )
@@ -139,7 +145,7 @@ def prepare(
     headline = opts.headline_gpus or counts[-1]
     if headline not in counts:
         raise UsageError(f"--gpus {headline}: not a GPU count of the comparison ({', '.join(map(str, counts))})")
-    problem, uncertainty = _problem(mix, candidates, opts), _uncertainty(inputs, groups, opts)
+    problem, uncertainty = _problem(mix, candidates, opts, life), _uncertainty(inputs, groups, opts)
     return Prepared(
         name,
         fabric_a,
@@ -156,6 +162,7 @@ def prepare(
         uncertainty,
         digest.hexdigest()[:16],
         where,
+        life,
     )
 
 
@@ -183,6 +190,8 @@ def finish(p: Prepared, typical: dict[str, Any], mc: dict[str, Any], tornado: bo
         catalog=cat,
         fingerprint=p.digest,
         tornado_computed=tornado,
+        lifecycle=p.lifecycle,
+        lifecycle_split=split_frame(p.lifecycle, typical, p.problem["designs"], bs),
         **frames(typical, mc, p.inputs, p.mix, a, bs, cat, collective_errors(cat.errors)),
     )
 
@@ -256,10 +265,10 @@ def _mix(scenario: str | tuple[dict[str, Any], str], catalog: Catalog, a: str, b
 
 
 def _inputs(
-    catalog: Catalog, mix: list[MixPart], a: str, bs: Sequence[str], model_error: str
+    catalog: Catalog, mix: list[MixPart], a: str, bs: Sequence[str], model_error: str, life: Lifecycle | None = None
 ) -> tuple[list[UncertainInput], list[str], str]:
-    """Every uncertain input (the designs' figures, the prices, the model's error) with its correlated groups'
-    loadings, the groups, and where the error came from."""
+    """Every uncertain input (the designs' figures, the prices, the model's error, and with a lifecycle the
+    serving model's) with its correlated groups' loadings, the groups, and where the error came from."""
     first = mix[0].scenario
     generation = getattr(catalog.gpu(first.gpu_names[0]), "generation", None)
     regimes = [(generation, part.scenario.model.is_moe) for part in mix]
@@ -271,14 +280,20 @@ def _inputs(
         + placement_inputs(mix[0])
         + price_inputs(catalog, sides, first.gpu_names[0], first.scale_up_names[0], fixed_prices(mix[0]))
         + error_inputs(common, collective, sides)
+        + (serving_error_input(catalog, model_error) if life is not None else [])
     )
     inputs, groups = grouped(inputs, catalog)
     label = "none" if model_error == "none" else f"step time: {common_label}; communication: {collective.label}"
+    if life is not None and model_error != "none":
+        label += "; serving: serving validation residuals (scalefront validate)"
     return inputs, groups, label
 
 
-def _problem(mix: list[MixPart], candidates: list[dict[str, Any]], opts: RoiOptions) -> dict[str, Any]:
-    """The core's `RoiProblem`: each workload's space and share, the designs and the comparison's options."""
+def _problem(
+    mix: list[MixPart], candidates: list[dict[str, Any]], opts: RoiOptions, life: Lifecycle | None = None
+) -> dict[str, Any]:
+    """The core's `RoiProblem`: each workload's space and share, the designs and the comparison's options (with a
+    lifecycle, its months of training)."""
     return {
         "spaces": [part.scenario.space for part in mix],
         "shares": [part.share for part in mix],
@@ -287,6 +302,7 @@ def _problem(mix: list[MixPart], candidates: list[dict[str, Any]], opts: RoiOpti
             "design": opts.design,
             "premium": opts.premium,
             "value_usd_per_gpu_hour": opts.value_usd_per_gpu_hour,
+            "training_months": None if life is None else float(life.training_months),
         },
     }
 

@@ -155,6 +155,11 @@ class RoiResult:
     fingerprint: str = ""
     #: False when the tornado was left out (an interactive what-if): no flip is then known.
     tornado_computed: bool = True
+    #: The scenario's lifecycle (`scalefront.roi.lifecycle.Lifecycle`: training, then serving), None without one.
+    lifecycle: Any = None
+    #: With a lifecycle, per GPU count and design B: the NPV at typical values split into the value of speed while
+    #: training, while serving, and the rest (costs, delay, resale); each phase's months and speed ratio.
+    lifecycle_split: pl.DataFrame = field(default_factory=pl.DataFrame)
 
     @property
     def designs_b(self) -> tuple[str, ...]:
@@ -195,6 +200,15 @@ def result_dict(result: RoiResult, verdict: str) -> dict[str, Any]:
         "breakdown": result.breakdown.to_dicts(),
         "inputs": inputs,
     }
+    if result.lifecycle is not None:
+        life = result.lifecycle
+        doc["lifecycle"] = {
+            "training_months": life.training_months,
+            "serving_months": life.life_months - life.training_months,
+            "serving": life.fixed,
+            "slo": [f"{m}{op}{v:g}" for m, op, v in life.slos],
+            "split": result.lifecycle_split.to_dicts(),
+        }
     ready: dict[str, Any] = json_ready(doc)
     return ready
 

@@ -16,6 +16,7 @@ import polars as pl
 
 from scalefront.fidelity.validation.fabric_error import INDISTINGUISHABLE_Z
 from scalefront.inputs.scenario.build import MixPart
+from scalefront.roi.lifecycle_text import split_lines, split_sentence
 from scalefront.roi.result import RoiResult
 from scalefront.roi.words import (
     chance,
@@ -193,6 +194,7 @@ def verdict(result: RoiResult) -> str:
     for c in rest:
         clause = call_text(result, c, full=False)
         text += f" {clause[0].upper()}{clause[1:]}."
+    text += split_sentence(result, first.gpus, first.fabric_b)
     if not result.tornado_computed:
         return text
     return text + _what_changes(result, first)
@@ -307,6 +309,7 @@ def render(result: RoiResult) -> str:
         "",
         *_table(result),
         "",
+        *([*split_lines(result), ""] if result.lifecycle is not None else []),
         *textwrap.wrap(
             f"What moves the NPV of choosing {a} over {result.designs_b[0]} at {result.headline_gpus:,} GPUs (each "
             "input alone over its range, the others typical; inputs that move nothing are left out):",

@@ -24,6 +24,7 @@ __all__ = [
     "PLACEMENT_RANGE",
     "base_fabric",
     "deciles",
+    "error_input",
     "error_inputs",
     "fabric_inputs",
     "fixed_prices",
@@ -44,7 +45,16 @@ PLACEMENT_RANGE = (0.0, 0.0, 1.0)
 #: Fabric figures of the NIC and its NCCL transport: two fabrics on the same NIC draw them once.
 NIC_FIGURES = ("efficiency", "nic_latency_us")
 
-__all__ = ["base_fabric", "deciles", "error_inputs", "fabric_inputs", "fixed_prices", "grouped", "price_inputs"]
+__all__ = [
+    "base_fabric",
+    "deciles",
+    "error_input",
+    "error_inputs",
+    "fabric_inputs",
+    "fixed_prices",
+    "grouped",
+    "price_inputs",
+]
 
 #: The largest root sum of squares of one line's loadings: its own draw keeps at least sqrt(1 - 0.81) of it.
 MAX_LOADING = 0.9
@@ -227,7 +237,7 @@ def _input(
     )
 
 
-def _error_input(
+def error_input(
     label: str, field: str, values: list[float], targets: list[dict[str, Any]], fabrics: tuple[str, ...] = ()
 ) -> UncertainInput:
     """One term of the model's error: its residuals resampled as they are, its tornado range their P10-P90 (widened
@@ -255,22 +265,22 @@ def error_inputs(
     out = []
     if common:
         target: list[dict[str, Any]] = [{"section": "model_error", "side": None, "field": "common"}]
-        out.append(_error_input("model error, step time (all designs)", "common", common, target))
+        out.append(error_input("model error, step time (all designs)", "common", common, target))
     by_base: dict[str, list[int]] = {}
     for name, side in sides:
         by_base.setdefault(base_fabric(name), []).append(side)
     if collective.common:
         target = [{"section": "model_error", "side": None, "field": "collective"}]
-        out.append(_error_input("model error, communication (all fabrics)", "collective", collective.common, target))
+        out.append(error_input("model error, communication (all fabrics)", "collective", collective.common, target))
     for family, values in sorted(collective.common_by_family.items()):
         mine = [s for b, ss in by_base.items() if collective.family_of.get(b) == family for s in ss]
         targets = [{"section": "model_error", "side": s, "field": "collective"} for s in mine]
         if targets:
-            out.append(_error_input(f"model error, communication ({family} fabrics)", "collective", values, targets))
+            out.append(error_input(f"model error, communication ({family} fabrics)", "collective", values, targets))
     for base, own in sorted(collective.specific.items()):
         if base in by_base and own:
             targets = [{"section": "model_error", "side": s, "field": "collective"} for s in by_base[base]]
-            out.append(_error_input(f"model error, {base} communication only", "collective", own, targets, (base,)))
+            out.append(error_input(f"model error, {base} communication only", "collective", own, targets, (base,)))
     return out
 
 

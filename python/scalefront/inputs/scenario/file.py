@@ -14,7 +14,8 @@ from scalefront._enums import AXES, OBJECTIVES
 from scalefront.errors import CatalogError
 from scalefront.inputs.messages import describe, did_you_mean, key_text
 from scalefront.inputs.scenario.forms import Strict
-from scalefront.inputs.scenario.sections import Cluster, Economics, Objectives, Parallelism, Workload
+from scalefront.inputs.scenario.sections import Cluster, Economics, Lifecycle, Objectives, Parallelism, Workload
+from scalefront.inputs.scenario.serving import serving_table
 
 __all__ = [
     "AXES",
@@ -57,6 +58,11 @@ class ScenarioFile(Strict):
     parallelism: Parallelism = Parallelism()
     economics: Economics = Economics()
     objectives: Objectives = Objectives()
+    #: The cluster's life for `roi`: months of training, then serving (`scalefront.roi.lifecycle`).
+    lifecycle: Lifecycle | None = None
+    #: A serving workload beside the training one: serving inputs by name, as a serving scenario's [serving] table
+    #: (checked by `scalefront.inputs.scenario.serving.serving_table`).
+    serving: dict[str, Any] | None = None
 
     @model_validator(mode="after")
     def _one_workload_or_a_mix(self) -> ScenarioFile:
@@ -113,12 +119,15 @@ def group_by_problem(axes: list[str]) -> str | None:
 def validate_file(raw: dict[str, Any], file: str) -> ScenarioFile:
     """A parsed scenario checked against the format, or CatalogError naming the file, table and key."""
     try:
-        return ScenarioFile.model_validate(raw)
+        spec = ScenarioFile.model_validate(raw)
     except ValidationError as err:
         parts, msg = describe(err, ScenarioFile, raw)
         if not parts and msg.startswith("["):  # a whole-file rule that names its own table and key
             raise CatalogError(f"{file}: {msg}") from None
         raise CatalogError(f"{file}: {_where(parts, raw)}: {msg}") from None
+    if spec.serving is not None:
+        serving_table(spec.serving, f"{file}:")
+    return spec
 
 
 def _where(parts: list[str | int], raw: dict[str, Any]) -> str:
@@ -131,4 +140,4 @@ def _where(parts: list[str | int], raw: dict[str, Any]) -> str:
     return f"[{head}] {key_text(parts[1:])}"
 
 
-_TABLES = ("workload", "workloads", "cluster", "parallelism", "economics", "objectives")
+_TABLES = ("workload", "workloads", "cluster", "parallelism", "economics", "objectives", "lifecycle", "serving")

@@ -14,7 +14,7 @@ from pydantic import Field
 from scalefront._enums import Axis, CostMode, Dispatcher, GradDtype, Objective, Precision, Recompute
 from scalefront.inputs.scenario.forms import CountAxis, DegreeAxis, OverlapList, Prices, Strict, TopologyList
 
-__all__ = ["Cluster", "Economics", "Objectives", "Parallelism", "Workload"]
+__all__ = ["Cluster", "Economics", "Lifecycle", "Objectives", "Parallelism", "Workload"]
 
 
 class Workload(Strict):
@@ -128,3 +128,14 @@ class Objectives(Strict):
     """what each frontier optimises: two or three objectives (mfu maximised)"""
     group_by: Annotated[list[Axis], Field(min_length=1)] = ["fabric"]
     """axes to compute one frontier per value of"""
+
+
+class Lifecycle(Strict):
+    """[lifecycle]: the cluster's life for roi: months of training, then serving [serving] at an SLO."""
+
+    training_months: Annotated[int, Field(ge=0, le=2147483648)] = 12
+    """months of the life the cluster trains before it serves the rest (roi) [months]"""
+    tpot_slo_s: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 0.05
+    """the serving months' bound on time per output token (roi's lifecycle) [s]"""
+    ttft_slo_s: Annotated[float, Field(gt=0, allow_inf_nan=False)] | None = None
+    """the serving months' bound on time to first token (roi's lifecycle) [s] (None: no bound)"""

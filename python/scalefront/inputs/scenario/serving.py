@@ -43,6 +43,7 @@ __all__ = [
     "parse_slo",
     "read_serving_scenario",
     "serving_objectives",
+    "serving_table",
 ]
 
 #: Keys whose lists make one frontier per combination (a cluster design each).
@@ -144,6 +145,24 @@ def _values(where: str, key: str, value: Any, axes: tuple[str, ...]) -> list[Any
     return values
 
 
+def serving_table(table: Mapping[str, Any], where: str) -> tuple[dict[str, Any], dict[str, list[Any]]]:
+    """A ``[serving]`` table checked (of a serving scenario, or beside a training scenario's tables; `where` names
+    the file): its one-value keys and its lists (swept axes and cluster keys), or a UsageError naming the file, the
+    table and the key."""
+    if not isinstance(table, Mapping):
+        raise UsageError(f"{where} [serving]: expected a table of serving inputs")
+    names = {p.name for p in taking("serve")}
+    axes_names = tuple(serve_axes())
+    fixed: dict[str, Any] = {}
+    lists: dict[str, list[Any]] = {}
+    for key, value in table.items():
+        if key not in names:
+            raise UsageError(f"{where} [serving] {key}: not a serving input (see scalefront inference --help)")
+        values = _values(f"{where} [serving]", key, value, axes_names)
+        (lists if isinstance(value, list) else fixed)[key] = values if isinstance(value, list) else values[0]
+    return fixed, lists
+
+
 def read_serving_scenario(path: str | Path) -> ServingScenario:
     """Read and check a serving scenario (see the module doc)."""
     doc = parse_toml(read_text(Path(path)), str(path))
@@ -154,15 +173,7 @@ def read_serving_scenario(path: str | Path) -> ServingScenario:
         raise CatalogError(
             f"{where} a serving scenario has a [serving] table and optionally [objectives], [slo]{extra}"
         )
-    names = {p.name for p in taking("serve")}
-    axes_names = tuple(serve_axes())
-    fixed: dict[str, Any] = {}
-    lists: dict[str, list[Any]] = {}
-    for key, value in doc["serving"].items():
-        if key not in names:
-            raise UsageError(f"{where} [serving] {key}: not a serving input (see scalefront inference --help)")
-        values = _values(f"{where} [serving]", key, value, axes_names)
-        (lists if isinstance(value, list) else fixed)[key] = values if isinstance(value, list) else values[0]
+    fixed, lists = serving_table(doc["serving"], where)
     clusters_keys = [k for k in CLUSTER_KEYS if k in lists]
     combos = itertools.product(*(lists[k] for k in clusters_keys))
     clusters = [dict(zip(clusters_keys, combo, strict=True)) for combo in combos]
