@@ -21,7 +21,7 @@ and documented, with names that stay stable while scalefront's internals move.
   (:data:`SERVING_SLOS`; :func:`parse_slo` reads ``tpot_s<=0.05``) is a :class:`ServingView` (frontier rows, or
   the message of an empty frontier); :func:`serving_columns` says how to show its columns
   (:data:`SERVING_COLUMNS`, :data:`SERVING_DETAIL`).
-- **Exports**: :func:`export_rows`, :func:`export_roi`, :func:`row_as_csv`.
+- **Exports**: :func:`export_rows`, :func:`export_roi`, :func:`export_serving`, :func:`row_as_csv`.
 - **Front ends** register under the entry-point group ``scalefront.ui`` (see :class:`UserInterface`);
   :func:`find_ui` loads the installed one for the ``scalefront`` command.
 
@@ -119,6 +119,7 @@ __all__ = [
     "compare_fabrics",
     "export_roi",
     "export_rows",
+    "export_serving",
     "fabric_choices",
     "find_ui",
     "format_count",
@@ -258,6 +259,13 @@ def export_roi(view: RoiView, path: str | Path, *, force: bool = False) -> Path:
     """Write a fabric comparison's table (the ``roi.csv`` columns, plus the chosen mode's ``cost_<fabric>`` and
     ``saving_b_minus_a``) to .csv or .parquet."""
     return write_frame(view.table, path, force)
+
+
+def export_serving(view: ServingView, path: str | Path, *, force: bool = False) -> Path:
+    """Write a serving frontier as shown (every fabric's points under the view's SLOs: the fabric, the swept values,
+    the layout and every serving metric) to .csv or .parquet, atomically; an existing file is replaced only with
+    `force` (UsageError otherwise)."""
+    return write_frame(view.frame, path, force)
 
 
 def row_as_csv(row: dict[str, Any]) -> str:

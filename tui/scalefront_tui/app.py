@@ -44,9 +44,9 @@ from scalefront_tui.messages import FilterApplied, PointSelected, RoiUpdated, Sc
 from scalefront_tui.screens import (
     HelpScreen,
     WriteFileScreen,
-    export_roi_dialog,
     export_rows_dialog,
     save_scenario_dialog,
+    tab_export_dialog,
 )
 from scalefront_tui.widgets.charts import ChartsPane
 from scalefront_tui.widgets.detail import DetailPane
@@ -443,11 +443,11 @@ class ScalefrontApp(App[None]):
         dialog.focus_name()
 
     async def action_export(self) -> None:
-        """Write what the tab shows: the ROI table on the ROI tab, else the frontier rows shown."""
-        roi = self.main.query_one(RoiPane)
-        if self.active_tab == "roi" and roi.view is not None:
-            await self._open_dialog(export_roi_dialog(roi.view, self.files))
-        elif self.shown.is_empty():
+        """Write what the tab shows: the ROI table, the serving frontier, else the frontier rows shown."""
+        views = self.main.query_one(RoiPane).view, self.main.query_one(ServingPane).view
+        if (dialog := tab_export_dialog(self.active_tab, *views, self.files)) is not None:
+            await self._open_dialog(dialog)
+        elif self.active_tab == "serving" or self.shown.is_empty():
             self.notify("nothing to export yet", severity="warning")
         else:
             await self._open_dialog(export_rows_dialog(self.shown, self.filter.text if self.filter else "", self.files))

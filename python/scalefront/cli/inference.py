@@ -13,6 +13,7 @@ from scalefront.engine.export import write_text
 from scalefront.engine.serving import ServingFrontier, frontiers_csv, run_serving_sweep
 from scalefront.errors import UsageError
 from scalefront.inputs.scenario.serving import parse_slo, read_serving_scenario, serving_objectives
+from scalefront.inputs.scenario.serving_default import training_serving_scenario
 from scalefront.inputs.serving import SERVING_DEFAULTS, SERVING_DOCS, ServingResult, serve_model
 
 if TYPE_CHECKING:
@@ -31,7 +32,12 @@ def add(sub: Commands) -> None:
     groups = add_input_options(p, "serve", grouped=True, defaults=SERVING_DEFAULTS, docs=SERVING_DOCS)
     add_catalog_option(groups["cost"])
     sweep = p.add_argument_group("sweep")
-    sweep.add_argument("--scenario", metavar="FILE", help="a serving scenario (TOML, [serving]): print its frontiers")
+    sweep.add_argument(
+        "--scenario",
+        metavar="FILE",
+        help="a serving scenario (TOML, [serving]), or a training scenario (its [serving] table over the Serving "
+        "tab's defaults): print its frontiers",
+    )
     sweep.add_argument(
         "--slo",
         action="append",
@@ -54,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         result = serve_model(catalog_of(args), **input_values(args, "serve"))
         print(json.dumps(result.to_dict(), indent=2) if args.json else render(result))
         return 0
-    scenario = read_serving_scenario(args.scenario)
+    scenario = training_serving_scenario(args.scenario, catalog_of(args)) or read_serving_scenario(args.scenario)
     if args.objectives:
         objectives = serving_objectives([n.strip() for n in args.objectives.split(",") if n.strip()])
         scenario = type(scenario)(scenario.fixed, scenario.clusters, scenario.axes, objectives, scenario.slos)

@@ -25,8 +25,8 @@ from scalefront._core import serve_sweep
 from scalefront.errors import CatalogError, ScalefrontError, UsageError, message_of
 from scalefront.inputs.catalog.loader import Catalog
 from scalefront.inputs.scenario.build import MixPart, Scenario
-from scalefront.inputs.scenario.serving import CLUSTER_KEYS, serving_table
-from scalefront.inputs.scenario.serving_default import DEFAULT_SERVING_AXES
+from scalefront.inputs.scenario.serving import CLUSTER_KEYS
+from scalefront.inputs.scenario.serving_default import default_serving_axes, scenario_serving
 from scalefront.inputs.serving import serving_config, serving_inputs
 from scalefront.roi.result import UncertainInput
 from scalefront.roi.uncertain import error_input
@@ -70,16 +70,13 @@ def lifecycle_of(scenario: Scenario, catalog: Catalog) -> Lifecycle | None:
             f"{where} [lifecycle] training_months: {months} months is beyond the cluster's {life:g}-month life "
             f"(amortization_years {years:g}); give 0 to {life:g}"
         )
-    fixed, lists = serving_table(spec.serving or {}, where)
-    cluster = sorted(set(CLUSTER_KEYS) & (set(fixed) | set(lists)) - {"topology"})
-    if cluster:
-        raise UsageError(
-            f"{where} [serving] {cluster[0]}: roi serves on each design's own cluster (the scenario's GPU, its "
-            "counts, scale-up domain and fabrics); leave it out"
-        )
+    fixed, lists = scenario_serving(scenario)
+    # The cluster is each design's own (GPU, count, scale-up domain, fabric, topology): [serving]'s cluster keys are
+    # for the Serving tab and `scalefront inference --scenario`.
+    fixed = {k: v for k, v in fixed.items() if k not in CLUSTER_KEYS and k != "oversubscription"}
     fixed = {"model": scenario.model_name, **fixed, "cost_mode": "own"}
     _check_model(where, str(fixed["model"]), catalog)
-    axes = {**{k: list(v) for k, v in DEFAULT_SERVING_AXES.items()}, **lists}
+    axes = default_serving_axes(fixed, lists)
     slos = [("tpot_s", "<=", spec.lifecycle.tpot_slo_s)]
     if spec.lifecycle.ttft_slo_s is not None:
         slos.append(("ttft_s", "<=", spec.lifecycle.ttft_slo_s))

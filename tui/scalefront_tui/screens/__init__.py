@@ -9,7 +9,9 @@ from scalefront_tui.screens.write_file import (
     WriteFileScreen,
     export_roi_dialog,
     export_rows_dialog,
+    export_serving_dialog,
     save_scenario_dialog,
+    tab_export_dialog,
 )
 
 __all__ = [
@@ -18,5 +20,7 @@ __all__ = [
     "WriteFileScreen",
     "export_roi_dialog",
     "export_rows_dialog",
+    "export_serving_dialog",
     "save_scenario_dialog",
+    "tab_export_dialog",
 ]

@@ -1,7 +1,7 @@
 """The dialog that writes a file (an export, the scenario): a file name (``~`` expanded in a terminal; served to a
 browser: only inside the export directory), where a bare name goes, a box to tick to replace an existing file,
-and the reason when the write fails. `export_rows_dialog`, `export_roi_dialog` and `save_scenario_dialog` make
-the app's three."""
+and the reason when the write fails. `export_rows_dialog`, `export_roi_dialog`, `export_serving_dialog` and
+`save_scenario_dialog` make the app's four."""
 
 from __future__ import annotations
 
@@ -17,7 +17,16 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label, Static
 
-from scalefront.api import RoiView, ScalefrontError, ScenarioDraft, export_roi, export_rows, message_of
+from scalefront.api import (
+    RoiView,
+    ScalefrontError,
+    ScenarioDraft,
+    ServingView,
+    export_roi,
+    export_rows,
+    export_serving,
+    message_of,
+)
 from scalefront_tui.files import FileAccess
 from scalefront_tui.widgets.fields import TextInput
 
@@ -115,6 +124,27 @@ def export_roi_dialog(view: RoiView, files: FileAccess) -> WriteFileScreen:
         return export_roi(view, path, force=force)
 
     return WriteFileScreen(f"Export the ROI table ({view.table.height} rows)", "roi.csv", write, files)
+
+
+def export_serving_dialog(view: ServingView, files: FileAccess) -> WriteFileScreen:
+    """Export the Serving tab's frontier as shown (every fabric, under its SLO fields)."""
+
+    def write(path: str, force: bool) -> Path:
+        return export_serving(view, path, force=force)
+
+    what = f"the serving frontier ({view.frame.height} layouts" + (", SLOs as set)" if view.slos else ")")
+    return WriteFileScreen(f"Export {what} to .csv or .parquet", "serving.csv", write, files)
+
+
+def tab_export_dialog(
+    tab: str, roi: RoiView | None, serving: ServingView | None, files: FileAccess
+) -> WriteFileScreen | None:
+    """The export of what the ROI tab or the Serving tab shows; None on another tab or when it shows nothing."""
+    if tab == "roi" and roi is not None:
+        return export_roi_dialog(roi, files)
+    if tab == "serving" and serving is not None and not serving.frame.is_empty():
+        return export_serving_dialog(serving, files)
+    return None
 
 
 def save_scenario_dialog(
