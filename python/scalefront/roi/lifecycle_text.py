@@ -11,11 +11,11 @@ import polars as pl
 from scalefront.roi.result import RoiResult
 from scalefront.roi.words import money
 
-__all__ = ["SPLIT_HEADER", "slo_text", "split_lines", "split_row", "split_sentence"]
+__all__ = ["SPLIT_HEAD", "SPLIT_HEADER", "slo_text", "split_lines", "split_row", "split_sentence", "split_table"]
 
 #: The split table's header (at most 100 columns, as the terminal report).
 SPLIT_HEADER = (
-    f"{'GPUs':>7} {'design B':<20} {'train':>6} {'serve':>6} {'speed T':>8} {'speed S':>8} "
+    f"{'GPUs':>7} {'design B':<18} {'train':>5} {'serve':>5} {'speed T':>7} {'speed S':>7} "
     f"{'training':>10} {'serving':>10} {'costs etc.':>11} {'NPV':>9}"
 )
 
@@ -57,16 +57,52 @@ def split_lines(result: RoiResult) -> list[str]:
     if result.lifecycle is None or result.lifecycle_split.is_empty():
         return []
     lines = [
-        "Lifecycle, at typical values: months training (train) then serving (serve), A's speed over B's in each,",
-        "and the NPV of choosing A split into speed while training, speed while serving and the rest.",
+        "Lifecycle, at typical values: months training (train), then serving (serve); A's speed over B's in",
+        "each; the NPV of choosing A split into speed while training, speed while serving and the rest.",
         SPLIT_HEADER,
         "-" * len(SPLIT_HEADER),
     ]
     for r in result.lifecycle_split.iter_rows(named=True):
         lines.append(
-            f"{r['gpus']:>7,} {r['fabric_b']:<20} {r['training_months']:>6g} {r['serving_months']:>6g} "
-            f"{r['training_speed_ratio']:>8.3f} {r['serving_speed_ratio']:>8.3f} "
+            f"{r['gpus']:>7,} {r['fabric_b']:<18} {r['training_months']:>5g} {r['serving_months']:>5g} "
+            f"{r['training_speed_ratio']:>7.3f} {r['serving_speed_ratio']:>7.3f} "
             f"{money(r['speed_value_training_usd'], True):>10} {money(r['speed_value_serving_usd'], True):>10} "
             f"{money(r['rest_usd'], True):>11} {money(r['npv_usd'], True):>9}"
         )
     return lines
+
+
+#: The split table's columns in the memo.
+SPLIT_HEAD = [
+    "GPUs",
+    "design B",
+    "months training",
+    "months serving",
+    "speed training",
+    "speed serving",
+    "serving tok/s/GPU A / B",
+    "speed while training",
+    "speed while serving",
+    "costs, delay, resale",
+    "NPV",
+]
+
+
+def split_table(result: RoiResult) -> list[list[str]]:
+    """The split's rows as the memo shows them (`SPLIT_HEAD`), at typical values."""
+    return [
+        [
+            f"{r['gpus']:,}",
+            result.labels.get(r["fabric_b"], r["fabric_b"]),
+            f"{r['training_months']:g}",
+            f"{r['serving_months']:g}",
+            f"{r['training_speed_ratio']:.3f}",
+            f"{r['serving_speed_ratio']:.3f}",
+            f"{r['serving_tokens_per_s_per_gpu_a']:,.0f} / {r['serving_tokens_per_s_per_gpu_b']:,.0f}",
+            money(r["speed_value_training_usd"], True),
+            money(r["speed_value_serving_usd"], True),
+            money(r["rest_usd"], True),
+            money(r["npv_usd"], True),
+        ]
+        for r in result.lifecycle_split.iter_rows(named=True)
+    ]

@@ -14,6 +14,7 @@ from typing import Any
 import polars as pl
 
 from scalefront.roi.charts import CHARTS
+from scalefront.roi.lifecycle_text import SPLIT_HEAD, split_sentence, split_table
 from scalefront.roi.result import RoiResult
 from scalefront.roi.text import Call, call_of, call_text, changes, population, typical_agrees, what_changes
 from scalefront.roi.words import chance, family, median_payback_text, money, share_text
@@ -207,6 +208,22 @@ def _matrix(r: RoiResult) -> Block:
     return Block("table", head=["GPUs", *(r.labels.get(b, b) for b in r.designs_b)], rows=rows)
 
 
+def _lifecycle(r: RoiResult) -> list[Block]:
+    """With a lifecycle: its phases and the NPV's split between training and serving, per design and GPU count."""
+    if r.lifecycle is None or r.lifecycle_split.is_empty():
+        return []
+    b = r.designs_b[0]
+    return [
+        Block("h2", "The cluster's life: training, then serving (typical values)"),
+        Block(
+            "p",
+            split_sentence(r, r.headline_gpus, b).strip() + f" (At {r.headline_gpus:,} GPUs, against "
+            f"{r.labels.get(b, b)}; serving on each fabric at its best layout within the SLO.)",
+        ),
+        Block("table", head=SPLIT_HEAD, rows=split_table(r)),
+    ]
+
+
 def _cash_flows(r: RoiResult) -> Block:
     b = r.designs_b[0]
     c = r.cash_flows.filter((pl.col("gpus") == r.headline_gpus) & (pl.col("fabric_b") == b)).sort("year")
@@ -317,6 +334,7 @@ def memo(r: RoiResult, date: str, version: str) -> list[Block]:
             "pays, and the NPV's median.",
         ),
         _matrix(r),
+        *_lifecycle(r),
         Block("h2", "What would change the decision"),
         Block(
             "ul",
