@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from helpers import assert_one_line_error, files_in, run
+from helpers import DATA, assert_one_line_error, files_in, run
 from scalefront.engine.serving import run_serving_sweep
 from scalefront.errors import ConfigurationError
 from scalefront.inputs.scenario.serving import read_serving_scenario
@@ -176,3 +176,23 @@ def test_help_says_what_ep_and_cost_mode_mean_to_a_serving_instance(capsys):
     # The rule the help states is the one the core checks: ep 3 divides neither tp 8 x dp_attention 1 nor 8 experts.
     with pytest.raises(ConfigurationError, match="ep"):
         serve_model(model="mixtral-8x7b", tp=8, ep=3)
+
+
+def test_a_training_scenario_serves_its_own_serving_table(tmp_path, capsys):
+    """A training scenario's [serving] table over the Serving tab's defaults: 32 GPUs, tp fixed at 8 (so no longer
+    swept), every fabric of the scenario; its [lifecycle] TPOT bound is the frontier's SLO."""
+    path = tmp_path / "life.toml"
+    training = (DATA / "scenarios" / "ib-vs-roce.toml").read_text(encoding="utf-8")
+    path.write_text(
+        training + "\n[lifecycle]\ntpot_slo_s = 0.03\n\n[serving]\ngpus = 32\ntp = 8\ninput_tokens = 2000\n",
+        encoding="utf-8",
+    )
+    code, out, err = run(["inference", "--scenario", str(path), "--json"], capsys)
+    assert code == 0, err
+    frontiers = json.loads(out)
+    assert [f["cluster"]["fabric"] for f in frontiers] == ["ib-ndr@default", "roce-400g@untuned", "eth-100g-tcp"]
+    assert all(f["cluster"]["gpus"] == 32 for f in frontiers)
+    points = [p for f in frontiers for p in f["points"]]
+    assert points and all(p["tp"] == 8 and p["tpot_s"] <= 0.03 for p in points)
+    # 2 pipeline depths x 7 batches: the default axes less tp.
+    assert {f["layouts"] for f in frontiers} == {14}

@@ -7,11 +7,13 @@ from __future__ import annotations
 import contextlib
 import io
 
+import polars as pl
 import pytest
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Input
 
 from scalefront.cli import main
 from scalefront_tui.app import ScalefrontApp
+from scalefront_tui.screens import WriteFileScreen
 from scalefront_tui.widgets.serving import ServingPane
 
 pytestmark = pytest.mark.asyncio
@@ -139,3 +141,33 @@ async def test_a_rerun_serves_the_scenario_as_run(ui, tmp_path):
         assert owned == cli_frontier(tmp_path, pane, [])
         assert [r[:6] for r in owned] == [r[:6] for r in rented]  # the same layouts, as fast
         assert [r[6] for r in owned] != [r[6] for r in rented]  # at another cost per million tokens
+
+
+async def test_e_exports_the_serving_frontier_as_shown(ui, tmp_path):
+    """`e` on the Serving tab writes the serving frontier (not the training one), as shown under the SLO fields; an
+    existing file is replaced only when the box is ticked."""
+    app = ScalefrontApp(autostart=False)
+    target = tmp_path / "serving.csv"
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("6")
+        pane = app.query_one(ServingPane)
+        await ui.wait_until(pilot, lambda: pane.updates >= 1, "the serving frontier")
+        await pilot.press("s", *"20", "enter")
+        await ui.wait_until(pilot, lambda: pane.updates >= 2, "the SLO applied")
+        await pilot.press("e")
+        assert isinstance(app.screen, WriteFileScreen)
+        field = app.screen.query_one("#write-path", Input)
+        field.value = str(target)
+        await pilot.press("enter")
+        await ui.wait_until(pilot, target.exists, "the serving export")
+        written = pl.read_csv(target)
+        assert pane.view is not None
+        assert written.height == pane.view.frame.height == len(ui.table_rows(app, "#serving-table")) > 0
+        assert written["tpot_s"].max() <= 0.02 and "output_tokens_per_s_per_gpu" in written.columns
+        assert written["fabric"].to_list() == pane.view.frame["fabric"].to_list()
+        # Again over it: refused until the box is ticked.
+        await pilot.press("e")
+        app.screen.query_one("#write-path", Input).value = str(target)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "tick the box to replace it" in ui.text_of(app.screen, "#write-error")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
@@ -127,9 +127,11 @@ def _model_at(model_cls: type[BaseModel], parts: Sequence[str | int]) -> type[Ba
     for part in parts:
         field = cls.model_fields.get(part) if isinstance(part, str) else None
         annotation = field.annotation if field is not None else None
-        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+        # An optional table (`Lifecycle | None`) is its model.
+        models = [a for a in (annotation, *get_args(annotation)) if isinstance(a, type) and issubclass(a, BaseModel)]
+        if not models:
             break
-        cls = annotation
+        cls = models[0]
     return cls
 
 

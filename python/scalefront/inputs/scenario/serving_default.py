@@ -15,7 +15,8 @@ from typing import Any
 
 import tomli_w
 
-from scalefront.inputs.catalog.loader import Catalog
+from scalefront.errors import CatalogError, ScalefrontError, message_of
+from scalefront.inputs.catalog.loader import Catalog, builtin_catalog
 from scalefront.inputs.files import parse_toml, read_text
 from scalefront.inputs.scenario.build import Scenario, load_scenario
 from scalefront.inputs.scenario.serving import CLUSTER_KEYS, DEFAULT_OBJECTIVES, ServingScenario, serving_table
@@ -93,4 +94,9 @@ def training_serving_scenario(path: str, catalog: Catalog | None = None) -> Serv
     if not {"workload", "workloads", "cluster"} & set(doc):
         return None
     scenario = load_scenario(path, catalog)
-    return default_serving_scenario(scenario, scenario.spec.economics.mode)
+    serving = default_serving_scenario(scenario, scenario.spec.economics.mode)
+    try:
+        (catalog or builtin_catalog()).model(serving.fixed["model"])
+    except ScalefrontError as err:
+        raise CatalogError(f"{path}: [serving] model: {message_of(err)}") from None
+    return serving
