@@ -16,11 +16,13 @@ This package only gathers inputs and formats: the Rust core (`rust/core/src/roi.
    when both fabrics buy the same part at the same range), plus the model's error (training-run residuals, common
    to both fabrics; nccl-tests residuals, one draw per fabric on its exposed communication);
 3. the core chooses each count's designs (same topology for both, or each on its cheapest), compares, runs the
-   tornado (flip values by bisection) and the Monte Carlo (each sample re-optimises among the candidates).
+   tornado (flip values by bisection) and the Monte Carlo (each sample re-optimises among the candidates);
+4. with a scenario's ``[lifecycle]`` (``lifecycle``), each design also serves ``[serving]`` at the SLO for the
+   months after training, and the core prices both phases.
 
 Modules, in the order of the flow: ``result`` (the types and the JSON), ``designs`` (candidates), ``uncertain`` and
 ``model_error`` (the uncertain inputs), ``run`` (the Monte Carlo here or on a cluster), ``frames``, ``compare``;
-then ``text``, ``report`` and ``whatif``, which only read a result.
+then ``text``, ``lifecycle_text``, ``report`` and ``whatif``, which only read a result.
 """
 
 from __future__ import annotations

@@ -17,12 +17,13 @@
 //!   PV(dOpex) + PV(dResidual) + PV(extra capacity x v); **payback** = the month the discounted cumulative
 //!   benefit (the resale difference counted at the end of the life) recovers dCapex, flagged `dominant` (A
 //!   cheaper upfront and no worse after), `trade-off` (A cheaper upfront, worse after), `never` (dearer and no
-//!   better), `beyond life`; with the default valuation, paid back within the life exactly when NPV >= 0.
+//!   better), `beyond life`; with the default valuation, paid back within the life exactly when NPV >= 0;
+//! - a lifecycle (`lifecycle`, `RoiOptions::training_months`): training months, then serving; rho is each phase's
+//!   ratio weighted by its discounted months, and the value of speed splits between the phases.
 
 //!
 //! `side` prices and times one fabric's design (`SideCost`, `SideSpeed`); this module compares two of them.
 
-use crate::cost::economics::Discounting;
 use crate::error::ConfigError;
 use crate::evaluate::Config;
 use crate::named_enum;
@@ -123,7 +124,9 @@ impl RoiProblem {
         if let Some(t) = self.options.training_months {
             crate::hardware::non_negative("training_months", t)?;
             let serves = |s: &ServingSpeed| {
-                s.tokens_per_s_per_gpu.is_finite() && s.tokens_per_s_per_gpu > 0.0 && (0.0..=1.0).contains(&s.comm_share)
+                s.tokens_per_s_per_gpu.is_finite()
+                    && s.tokens_per_s_per_gpu > 0.0
+                    && (0.0..=1.0).contains(&s.comm_share)
             };
             if self.designs.iter().any(|d| !d.serving.as_ref().is_some_and(serves)) {
                 return Err(ConfigError::InvalidFigure {
@@ -290,7 +293,11 @@ pub fn compare(a: &Side, b: &Side, shares: &[f64], refs: &[f64], options: &RoiOp
         extra_capacity_usd_per_year: 12.0 * extra_per_month,
         extra_residual_usd: flows.residual_usd,
         delay_usd,
-        speed_value_usd: if phases.serving_annuity == 0.0 { extra_per_month * annuity } else { speed_training + speed_serving },
+        speed_value_usd: if phases.serving_annuity == 0.0 {
+            extra_per_month * annuity
+        } else {
+            speed_training + speed_serving
+        },
         training_months: phases.training_months,
         training_speed_ratio: phases.training_ratio,
         serving_speed_ratio: phases.serving_ratio,
@@ -321,7 +328,7 @@ fn usd_per_useful_gpu_hour(side: &Side, shares: &[f64], tco: f64, annuity: f64) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cost::economics::{ClusterCost, SECONDS_PER_MONTH};
+    use crate::cost::economics::{ClusterCost, Discounting, SECONDS_PER_MONTH};
     use crate::examples;
     use crate::prices::Economics;
 
