@@ -26,7 +26,7 @@ from scalefront.errors import CatalogError, ScalefrontError, UsageError, message
 from scalefront.inputs.catalog.loader import Catalog
 from scalefront.inputs.scenario.build import MixPart, Scenario
 from scalefront.inputs.scenario.serving import CLUSTER_KEYS
-from scalefront.inputs.scenario.serving_default import default_serving_axes, scenario_serving
+from scalefront.inputs.scenario.serving_default import default_serving_axes, lifecycle_slos, scenario_serving
 from scalefront.inputs.serving import serving_config, serving_inputs
 from scalefront.roi.result import UncertainInput
 from scalefront.roi.uncertain import error_input
@@ -77,10 +77,7 @@ def lifecycle_of(scenario: Scenario, catalog: Catalog) -> Lifecycle | None:
     fixed = {"model": scenario.model_name, **fixed, "cost_mode": "own"}
     _check_model(where, str(fixed["model"]), catalog)
     axes = default_serving_axes(fixed, lists)
-    slos = [("tpot_s", "<=", spec.lifecycle.tpot_slo_s)]
-    if spec.lifecycle.ttft_slo_s is not None:
-        slos.append(("ttft_s", "<=", spec.lifecycle.ttft_slo_s))
-    return Lifecycle(str(scenario.path), months, life, fixed, axes, slos)
+    return Lifecycle(str(scenario.path), months, life, fixed, axes, lifecycle_slos(scenario))
 
 
 def _check_model(where: str, model: str, catalog: Catalog) -> None:
@@ -116,7 +113,7 @@ def _best(life: Lifecycle, cluster: dict[str, Any], catalog: Catalog) -> dict[st
     points = list(result["points"])
     if not points:
         bound = " and ".join(f"{m} {op} {v:g}" for m, op, v in life.slos)
-        key = "ttft_slo_s" if len(life.slos) > 1 and int(result["over_slo"]) else "tpot_slo_s"
+        key = "tpot_slo_s" if len(life.slos) == 1 else "tpot_slo_s and ttft_slo_s"
         raise UsageError(
             f"{where} {key}: no serving layout of {life.model} meets {bound} on {cluster['fabric']} at "
             f"{cluster['gpus']:,} GPUs ({result['evaluated']} of {result['size']} layouts evaluated); loosen the SLO "

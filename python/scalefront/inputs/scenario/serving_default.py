@@ -4,8 +4,9 @@ serving inputs by name, lists on the swept axes and cluster keys, as a serving s
 rest is the default: the scenario's model served on its first GPU, over each of its fabrics, on two 8-GPU servers,
 with ``scalefront inference``'s default workload (1,000 tokens in and 1,000 out, FP8 weights and KV cache, chunks of
 8,192 tokens) and the scenario's cost basis; the layouts swept are below (:data:`DEFAULT_SERVING_AXES`), less the
-axes ``[serving]`` fixes to one value. With a ``[lifecycle]`` table, its SLOs are the sweep's. :func:`serving_toml`
-writes it as a serving scenario file, to run with ``scalefront inference --scenario`` or to edit."""
+axes ``[serving]`` fixes to one value. Given as a file to ``inference``, a ``[lifecycle]`` table's SLOs are the
+sweep's (the Serving tab has its own SLO fields). :func:`serving_toml` writes it as a serving scenario file, to
+run with ``scalefront inference --scenario`` or to edit."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ __all__ = [
     "DEFAULT_SERVING_GPUS",
     "default_serving_axes",
     "default_serving_scenario",
+    "lifecycle_slos",
     "scenario_serving",
     "serving_toml",
     "training_serving_scenario",
@@ -70,11 +72,18 @@ def default_serving_scenario(scenario: Scenario, cost_mode: str = "rent") -> Ser
         cluster_lists = {"fabric": list(scenario.fabric_names), **cluster_lists}
     keys = [k for k in CLUSTER_KEYS if k in cluster_lists]
     clusters = [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*(cluster_lists[k] for k in keys))]
+    return ServingScenario(fixed, clusters, default_serving_axes(fixed, lists), list(DEFAULT_OBJECTIVES), [])
+
+
+def lifecycle_slos(scenario: Scenario) -> list[tuple[str, str, float]]:
+    """The SLOs of the scenario's ``[lifecycle]`` (none without one): TPOT, and TTFT when it is bounded."""
     life = scenario.spec.lifecycle
-    slos = [] if life is None else [("tpot_s", "<=", life.tpot_slo_s)]
-    if life is not None and life.ttft_slo_s is not None:
+    if life is None:
+        return []
+    slos = [("tpot_s", "<=", life.tpot_slo_s)]
+    if life.ttft_slo_s is not None:
         slos.append(("ttft_s", "<=", life.ttft_slo_s))
-    return ServingScenario(fixed, clusters, default_serving_axes(fixed, lists), list(DEFAULT_OBJECTIVES), slos)
+    return slos
 
 
 def serving_toml(s: ServingScenario) -> str:
@@ -94,7 +103,8 @@ def training_serving_scenario(path: str, catalog: Catalog | None = None) -> Serv
     if not {"workload", "workloads", "cluster"} & set(doc):
         return None
     scenario = load_scenario(path, catalog)
-    serving = default_serving_scenario(scenario, scenario.spec.economics.mode)
+    s = default_serving_scenario(scenario, scenario.spec.economics.mode)
+    serving = ServingScenario(s.fixed, s.clusters, s.axes, s.objectives, lifecycle_slos(scenario))
     try:
         (catalog or builtin_catalog()).model(serving.fixed["model"])
     except ScalefrontError as err:
