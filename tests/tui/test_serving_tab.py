@@ -171,3 +171,28 @@ async def test_e_exports_the_serving_frontier_as_shown(ui, tmp_path):
         await pilot.press("enter")
         await pilot.pause()
         assert "tick the box to replace it" in ui.text_of(app.screen, "#write-error")
+
+
+async def test_c_draws_the_frontier_as_a_chart_that_follows_the_cursor(ui):
+    app = ScalefrontApp(autostart=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("6")
+        pane = app.query_one(ServingPane)
+        await ui.wait_until(pilot, lambda: pane.updates >= 1, "the serving frontier")
+        await pilot.press("c")
+        await pilot.pause()
+        chart, table = app.query_one("#serving-chart"), app.query_one("#serving-table", DataTable)
+        assert chart.display and not table.display and app.focused is chart
+        drawn = "\n".join(line.plain for line in chart.lines())
+        assert "TPOT ms" in drawn and "output tokens/s per GPU" in drawn and "◉" in drawn
+        assert "● ib-ndr@default" in drawn.splitlines()[0]
+        # The highlighted point is the cursor row's: j moves both, and the detail names the same row.
+        await pilot.press("j")
+        await pilot.pause()
+        assert table.cursor_row == 1
+        assert "\n".join(line.plain for line in chart.lines()) != drawn
+        row = pane.view.frame.row(1, named=True) if pane.view is not None else {}
+        assert f"TPOT {row['tpot_s'] * 1e3:,.2f} ms" in ui.text_of(app, "#serving-detail")
+        await pilot.press("c")
+        await pilot.pause()
+        assert table.display and not chart.display and app.focused is table

@@ -87,15 +87,18 @@ and is a fabric worth its price?
   applied; a changed one moves its figure's range with it. A
   new GPU, GPU counts or fabrics resets them (a notice says so).
 
-[b]Serving[/b]  what the cluster serves: the scenario's model on
-  16 of its GPUs over each fabric, 1,000 tokens in and out, FP8
-  (as scalefront inference); the frontier of tokens/s per GPU
-  against TPOT, the most per GPU first; the cursor row's detail
-  below (TTFT, TPOT, tok/s/GPU, $ per million tokens, batch and
-  the most the KV cache holds, KV cache and weights per GPU).
+[b]Serving[/b]  what the cluster serves: the scenario's own serving
+  table, else its model on 16 of its GPUs over each fabric, 1,000
+  tokens in and out, FP8 (as scalefront inference); the frontier
+  of tokens/s per GPU against TPOT, the most per GPU first; the
+  cursor row's detail below (TTFT, TPOT, tok/s/GPU, $ per million
+  tokens, batch and the most the KV cache holds, KV cache and
+  weights per GPU).
   s         edit the SLOs: TPOT <= ms, tab, TTFT <= s; enter
             applies (empty: no bound), esc back to the table
   j/k, page up/down, g/G   move through the frontier
+  c         the frontier as a chart (TPOT against tok/s/GPU)
+  e         export the serving frontier as shown
 
 [b]Scenario[/b]  numbers as you write them: 2T, 1,024, 1k, $2.50;
   lists with commas: 512, 1k, 4,096; ranges: 512-4096 (powers

@@ -2,12 +2,16 @@
 GPU against time per output token, per fabric (one marker and colour per fabric, as in every table), for the
 scenario's model at the default serving workload (`scalefront.api.serving_sweep` says which), under two SLO
 fields (TPOT <= ms, TTFT <= s), with the selected layout's detail below the table. An SLO on TPOT refilters the
-frontier as held; one on TTFT sweeps again (fast: one sweep is 168 layouts). Nothing meeting the SLOs shows why."""
+frontier as held; one on TTFT sweeps again (fast: one sweep is 168 layouts). Nothing meeting the SLOs shows why.
+`c` shows the frontier as a chart instead of the table (TPOT against tokens/s per GPU, a line and marker per
+fabric, the cursor row highlighted); `e` (the app's) exports it as shown."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
+import polars as pl
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -26,8 +30,10 @@ from scalefront.api import (
     serving_columns,
     serving_sweep,
 )
+from scalefront_tui.widgets.chart import Chart
 from scalefront_tui.widgets.fields import Field
 from scalefront_tui.widgets.markers import FabricMarkers
+from scalefront_tui.widgets.plot import Axis, Series, scatter
 
 #: The SLO fields: id, label, the metric it bounds, the unit typed (its factor to seconds).
 SLO_FIELDS = (("slo-tpot", "TPOT <=", "tpot_s", "ms", 1e-3), ("slo-ttft", "TTFT <=", "ttft_s", "s", 1.0))
@@ -63,12 +69,14 @@ class ServingPane(Vertical):
     ServingPane #serving-slos Label { width: auto; padding: 0 1 0 0; }
     ServingPane #serving-slos Field { width: 9; margin: 0 1 0 0; }
     ServingPane #serving-table { height: 1fr; min-height: 4; }
+    ServingPane #serving-chart { height: 1fr; min-height: 8; display: none; }
     ServingPane #serving-detail { height: auto; }
     ServingPane #serving-note { height: auto; color: $text-muted; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("s", "edit_slo", "SLO"),
+        Binding("c", "toggle_chart", "Chart"),
         Binding("j", "cursor('down')", "Down", show=False),
         Binding("k", "cursor('up')", "Up", show=False),
         Binding("g", "cursor('top')", "Top", show=False),
@@ -82,6 +90,8 @@ class ServingPane(Vertical):
         self.view: ServingView | None = None
         #: Sweeps and refilters shown (tests wait on it).
         self.updates = 0
+        #: The frontier shown as a chart instead of the table.
+        self.charted = False
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="serving-slos"):
@@ -92,6 +102,7 @@ class ServingPane(Vertical):
         yield Static("", id="serving-note")
         table: DataTable[Any] = DataTable(id="serving-table", cursor_type="row", zebra_stripes=True)
         yield table
+        yield Chart(id="serving-chart")
         yield Static("", id="serving-detail")
 
     def on_mount(self) -> None:
@@ -155,6 +166,8 @@ class ServingPane(Vertical):
         view = self.view
         if view is None:
             return
+        cursor = max(self.query_one(DataTable).cursor_row, 0)
+        self.query_one("#serving-chart", Chart).show(serving_chart(view.frame, self.markers, cursor))
         if view.frame.is_empty():
             detail.update(Text(view.message, style="bold"))
             return
@@ -174,6 +187,13 @@ class ServingPane(Vertical):
 
     def action_edit_slo(self) -> None:
         self.query_one("#slo-tpot", Field).focus()
+
+    def action_toggle_chart(self) -> None:
+        """The frontier as a chart, or back to the table (the cursor, the detail and `e` are the same)."""
+        self.charted = not self.charted
+        table, chart = self.query_one(DataTable), self.query_one("#serving-chart", Chart)
+        table.display, chart.display = not self.charted, self.charted
+        (chart if self.charted else table).focus()
 
     def action_cursor(self, where: str) -> None:
         table = self.query_one(DataTable)
@@ -195,3 +215,23 @@ def detail_text(row: dict[str, Any], markers: FabricMarkers) -> Text:
         f"batch {row['concurrent_sequences']:,.0f} (max {row['max_batch']:,.0f})  "
         f"KV cache {row['kv_cache_bytes'] / 1e9:,.1f} GB/GPU  weights {row['weights_bytes'] / 1e9:,.1f} GB/GPU",
     )
+
+
+def serving_chart(frame: pl.DataFrame, markers: FabricMarkers, cursor: int) -> Callable[[int, int], list[Text]]:
+    """The frontier drawn: TPOT (ms) against output tokens/s per GPU, one line per fabric with its marker and
+    colour, the frontier row at `cursor` highlighted (a drawing function of the width and height)."""
+    series: list[Series] = []
+    selected: tuple[int, int] | None = None
+    if frame.is_empty():
+        return lambda w, h: [Text("no serving layout to draw", style="dim")]
+    for i, (key, part) in enumerate(frame.with_row_index("row").group_by("fabric", maintain_order=True)):
+        part = part.sort("output_tokens_per_s_per_gpu")
+        mark = markers.of(str(key[0]))
+        xs, ys = part["output_tokens_per_s_per_gpu"].to_list(), [t * 1e3 for t in part["tpot_s"].to_list()]
+        series.append(Series(str(key[0]), xs, ys, glyph=mark.glyph, colour=mark.colour))
+        rows = part["row"].to_list()
+        if cursor in rows:
+            selected = (i, rows.index(cursor))
+    x = Axis("output tokens/s per GPU", lambda v: f"{v:,.0f}")
+    y = Axis("TPOT ms", lambda v: f"{v:,.1f}")
+    return lambda w, h: scatter(series, x, y, w, h, selected=selected)
