@@ -138,3 +138,21 @@ def test_bad_lifecycle_inputs_are_one_line_naming_file_table_and_key(tmp_path, c
     code, out, err = run(["roi", str(path), "--samples", "20", "--out", str(out_dir / "roi.csv")], capsys)
     assert_one_line_error(code, out, err, str(path), *mentions)
     assert files_in(out_dir) == []
+
+
+def test_the_layout_the_monte_carlo_evaluates_again_is_the_one_the_sweep_chose():
+    # Each design carries its best layout's configuration; the core evaluating it at the catalog's figures gives
+    # the sweep's own tokens/s per GPU (the Monte Carlo evaluates it again on each sample's fabric figures).
+    from scalefront import _core
+    from scalefront.inputs.catalog import builtin_catalog
+    from scalefront.roi.compare import prepare
+
+    moe = {"model": "deepseek-v3", "tp": 1, "ep": 16, "dp_attention": 16, "batch": [256, 1024]}
+    raw = with_life({"training_months": 12, "tpot_slo_s": 0.1}, moe, **{"cluster.gpus": [4096]})
+    p = prepare(raw, "ib-ndr", ["roce-400g"], builtin_catalog(), OPTIONS)
+    served = [d["serving"] for d in p.problem["designs"]]
+    assert served and p.problem["options"]["training_months"] == 12.0
+    for s in served:
+        again = _core.serve(s["config"])
+        assert again["output_tokens_per_s_per_gpu"] == s["tokens_per_s_per_gpu"]
+        assert again["tpot_s"] <= 0.1

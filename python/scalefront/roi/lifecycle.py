@@ -4,7 +4,8 @@ default the scenario's model at ``scalefront inference``'s default workload, 1,0
 co-located, over the Serving tab's layouts) within an SLO (``tpot_slo_s``, 50 ms by default; ``ttft_slo_s``
 optional). Each design's serving speed is the best layout that meets the SLO on that design's fabric, GPU count and
 topology (the core's serving sweep with throughput per GPU as its one objective, which is
-``serve::sweep::best_at_slo``), with its decode step's communication share; the core prices the two phases
+``serve::sweep::best_at_slo``), with its decode step's communication share and its configuration (the Monte Carlo
+evaluates that layout again on each sample's fabric figures); the core prices the two phases
 (``decision/roi/lifecycle.rs``). The serving model's own error is the serving validation's residuals, a common
 factor on the time per output token, as the training residuals are on the step time.
 
@@ -21,7 +22,7 @@ from typing import Any
 
 import polars as pl
 
-from scalefront._core import serve_sweep
+from scalefront._core import serve_axes, serve_sweep
 from scalefront.errors import CatalogError, ScalefrontError, UsageError, message_of
 from scalefront.inputs.catalog.loader import Catalog
 from scalefront.inputs.scenario.build import MixPart, Scenario
@@ -101,8 +102,9 @@ def _design_cluster(design: dict[str, Any], fabric: str, scenario: Scenario) -> 
     }
 
 
-def _best(life: Lifecycle, cluster: dict[str, Any], catalog: Catalog) -> dict[str, float]:
-    """The best serving layout within the SLOs on one cluster: its tokens/s per GPU and communication share."""
+def _best(life: Lifecycle, cluster: dict[str, Any], catalog: Catalog) -> dict[str, Any]:
+    """The best serving layout within the SLOs on one cluster: its tokens/s per GPU, communication share and
+    configuration."""
     first = {k: v[0] for k, v in life.axes.items()}
     where = f"{life.path}: [lifecycle]"
     try:
@@ -122,14 +124,16 @@ def _best(life: Lifecycle, cluster: dict[str, Any], catalog: Catalog) -> dict[st
     best = points[0]
     step = sum(float(best[k]) for k in _DECODE_PARTS) + float(best["decode_kernel_overhead_s"])
     comm = float(best["decode_comm_s"]) / step if step > 0 else 0.0
-    return {"tokens_per_s_per_gpu": float(best[_OBJECTIVE]), "comm_share": min(1.0, max(0.0, comm))}
+    # The layout's own configuration: the Monte Carlo evaluates it again on each sample's fabric figures.
+    layout, _ = serving_config(serving_inputs({**life.fixed, **cluster, **{k: best[k] for k in serve_axes()}}), catalog)
+    return {"tokens_per_s_per_gpu": float(best[_OBJECTIVE]), "comm_share": min(1.0, max(0.0, comm)), "config": layout}
 
 
 def with_serving(
     life: Lifecycle, designs: list[dict[str, Any]], fabrics: Sequence[str], part: MixPart, catalog: Catalog
 ) -> list[dict[str, Any]]:
     """Each design with what it serves (`serving`), one serving sweep per distinct cluster; `fabrics` by side."""
-    done: dict[tuple[Any, ...], dict[str, float]] = {}
+    done: dict[tuple[Any, ...], dict[str, Any]] = {}
     out = []
     for d in designs:
         cluster = _design_cluster(d, fabrics[d["side"]], part.scenario)

@@ -4,7 +4,7 @@
 
 use crate::decision::roi::{
     compare, shares_cluster, side_cost, side_cost_and_speeds, side_speeds, Comparison, DesignRule, Payback, RoiProblem,
-    Side, SideSpeed, StepError,
+    ServingRate, Side, SideSpeed, StepError,
 };
 use crate::error::ConfigError;
 use crate::evaluate::Config;
@@ -137,7 +137,8 @@ impl<'a> Plan<'a> {
             for (i, d) in problem.designs.iter().enumerate().filter(|(_, d)| here(d)) {
                 let edit = |cfg: &mut Config| apply(&setters, &overrides, &typical, d.side, cfg);
                 let mut side = evaluate_side(inputs, &typical, d.side, &d.candidates, &edit)?;
-                side.serving = d.serving.map(|s| s.delivered(step_error(inputs, &typical, d.side)));
+                let error = step_error(inputs, &typical, d.side);
+                side.serving = d.serving.as_ref().map(|s| s.typical().delivered(error));
                 sides.push((i, side));
             }
             let refs: Vec<f64> = (0..problem.shares.len())
@@ -169,7 +170,8 @@ impl<'a> Plan<'a> {
         let edit = |cfg: &mut Config| self.edit(values, design.side, cfg);
         let gpus = design.gpus;
         let errors = [step_error(self.inputs, values, design.side), StepError::NONE];
-        let serving = |e: StepError| design.serving.map(|s| s.delivered(e));
+        let rate = self.serving_rate(index, values, moved)?;
+        let serving = |e: StepError| rate.map(|r| r.delivered(e));
         let (cost, [with_error, no_error]) = match (&self.typical_speed[index], moved) {
             (Some(speed), false) => (side_cost(&design.candidates, &edit)?, [speed.clone(), speed.clone()]),
             _ if self.shared[index] => {
@@ -185,6 +187,26 @@ impl<'a> Plan<'a> {
             with_error: Side { speed: with_error, cost: cost.clone(), gpus, serving: serving(errors[0]) },
             no_error: Side { speed: no_error, cost, gpus, serving: serving(errors[1]) },
         })
+    }
+
+    /// Design `index`'s serving rate (None without a lifecycle) with the inputs at `values`: its layout evaluated
+    /// again on the sampled fabric when a timing input moved, else the typical rate.
+    pub(super) fn serving_rate(
+        &self,
+        index: usize,
+        values: &[f64],
+        moved: bool,
+    ) -> Result<Option<ServingRate>, ConfigError> {
+        let design = &self.problem.designs[index];
+        let Some(speed) = &design.serving else {
+            return Ok(None);
+        };
+        if !moved {
+            return Ok(Some(speed.typical()));
+        }
+        let mut cfg = design.candidates[0][0].clone();
+        self.edit(values, design.side, &mut cfg)?;
+        speed.on(&cfg.fabric).map(Some)
     }
 
     /// Design `index`'s speeds with the inputs at `values`, with and without the model's error.

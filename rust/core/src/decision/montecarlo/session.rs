@@ -120,7 +120,11 @@ impl Session {
                     None => plan.speeds(i, &values)?,
                 };
                 let gpus = design.gpus;
-                let serving = |e: StepError| design.serving.map(|s| s.delivered(e));
+                let rate = match &design.serving {
+                    Some(speed) => Some(speed.on(&cfg.fabric)?),
+                    None => None,
+                };
+                let serving = |e: StepError| rate.map(|r| r.delivered(e));
                 let error = super::plan::step_error(plan.inputs, &values, design.side);
                 sides[i] = Some([
                     Side { speed: with, cost: cost.clone(), gpus, serving: serving(error) },

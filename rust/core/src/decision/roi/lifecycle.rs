@@ -9,25 +9,60 @@
 //! month, v the value of one). A token served on B costs B's levelised GPU-hour over B's tokens per GPU-hour, so
 //! valuing A's extra serving capacity at v values its extra tokens at B's cost per million tokens.
 //!
-//! The serving model's error enters as the training model's does (`StepError`): a common factor on the time per
-//! output token (the serving validation residuals, one draw for every design) and the collective model's error on
-//! the decode step's exposed communication (`ServingSpeed::comm_share`), per fabric.
+//! In the Monte Carlo the layout chosen at typical values is evaluated again on each sample's fabric figures
+//! (`ServingSpeed::on`), as training's candidates are. The serving model's error enters as the training model's
+//! does (`StepError`): a common factor on the time per output token (the serving validation residuals, one draw for
+//! every design) and the collective model's error on the decode step's exposed communication
+//! (`ServingRate::comm_share`), per fabric.
 
 use crate::cost::economics::Discounting;
+use crate::error::ConfigError;
+use crate::hardware::FabricSpec;
+use crate::serve::{serve, ServingConfig};
 
 use super::{Side, StepError};
 
-/// What one design serves at the lifecycle's service level, at typical values.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// What one design serves at the lifecycle's service level, at typical values, and the layout that serves it.
+#[derive(Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "python", derive(pyo3::FromPyObject), pyo3(from_item_all))]
 pub struct ServingSpeed {
     /// Output tokens per second per GPU of the best layout that meets the SLO.
     pub tokens_per_s_per_gpu: f64,
     /// Exposed communication's share of its decode step (what the collective model's error scales).
     pub comm_share: f64,
+    /// That layout's configuration (None: the figures above hold at any fabric figures).
+    #[cfg_attr(feature = "python", pyo3(default))]
+    pub config: Option<ServingConfig>,
+}
+
+/// Output tokens per second per GPU and the decode step's exposed communication share.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ServingRate {
+    pub tokens_per_s_per_gpu: f64,
+    pub comm_share: f64,
 }
 
 impl ServingSpeed {
+    /// At typical values.
+    pub fn typical(&self) -> ServingRate {
+        ServingRate { tokens_per_s_per_gpu: self.tokens_per_s_per_gpu, comm_share: self.comm_share }
+    }
+
+    /// The layout evaluated again on `fabric` (a sample's figures of the design's fabric).
+    pub fn on(&self, fabric: &FabricSpec) -> Result<ServingRate, ConfigError> {
+        let Some(base) = &self.config else {
+            return Ok(self.typical());
+        };
+        let mut cfg = base.clone();
+        cfg.fabric = fabric.clone();
+        let e = serve(&cfg)?;
+        let step = e.decode_step.total_s();
+        let comm_share = if step > 0.0 { e.decode_step.comm_s / step } else { 0.0 };
+        Ok(ServingRate { tokens_per_s_per_gpu: e.output_tokens_per_s_per_gpu, comm_share })
+    }
+}
+
+impl ServingRate {
     /// Output tokens per second per GPU with the model's error `e` applied to the time per token: the common
     /// serving factor on all of it, the collective factor on its communication.
     pub fn delivered(&self, e: StepError) -> f64 {
@@ -173,11 +208,35 @@ mod tests {
     }
 
     #[test]
+    fn the_layout_is_evaluated_again_on_a_samples_fabric() {
+        // Llama 3 70B in FP8 on two 8-GPU servers, tp 8 x pp 2: the pipeline's activations cross the fabric every
+        // step. At the typical figures the rate is the serving model's own; on a fabric 10x slower in latency the
+        // same layout serves fewer tokens per GPU.
+        let mut cfg = examples::serving_config();
+        (cfg.gpus, cfg.serving.tp, cfg.serving.pp, cfg.serving.batch) = (16, 8, 2, 64);
+        let e = crate::serve::serve(&cfg).unwrap();
+        let speed = ServingSpeed {
+            tokens_per_s_per_gpu: e.output_tokens_per_s_per_gpu,
+            comm_share: e.decode_step.comm_s / e.decode_step.total_s(),
+            config: Some(cfg.clone()),
+        };
+        assert_eq!(speed.on(&cfg.fabric).unwrap(), speed.typical());
+        let mut slow = cfg.fabric.clone();
+        slow.switch_hop_latency_s *= 10.0;
+        slow.nic_latency_s *= 10.0;
+        let at = speed.on(&slow).unwrap();
+        assert!(at.tokens_per_s_per_gpu < speed.tokens_per_s_per_gpu, "{at:?} {:?}", speed.typical());
+        // Without a layout the figures hold at any fabric.
+        let bare = ServingSpeed { config: None, ..speed.clone() };
+        assert_eq!(bare.on(&slow).unwrap(), bare.typical());
+    }
+
+    #[test]
     fn the_collective_error_scales_only_the_decode_steps_communication() {
         // 1,000 tokens/s per GPU, a quarter of the decode step communication: the collective model 20% slow
         // stretches the step by 0.75 + 0.25 x 1.2 = 1.05 -> 952.38 tokens/s; a serving residual of +10% on top
         // -> 1,000 / (1.1 x 1.05) = 865.80.
-        let s = ServingSpeed { tokens_per_s_per_gpu: 1000.0, comm_share: 0.25 };
+        let s = ServingRate { tokens_per_s_per_gpu: 1000.0, comm_share: 0.25 };
         assert_eq!(s.delivered(StepError::NONE), 1000.0);
         let e = StepError { collective: 1.2, ..StepError::NONE };
         assert!((s.delivered(e) - 1000.0 / 1.05).abs() < 1e-9);

@@ -33,7 +33,7 @@ mod lifecycle;
 mod side;
 
 pub use cashflow::{payback_months, CashFlowYear, Flows};
-pub use lifecycle::{Phases, ServingSpeed};
+pub use lifecycle::{Phases, ServingRate, ServingSpeed};
 pub use side::{
     shares_cluster, side_cost, side_cost_and_speeds, side_speed, side_speeds, Lines, Side, SideCost, SideReport,
     SideSpeed, StepError,
