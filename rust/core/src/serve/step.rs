@@ -107,7 +107,21 @@ struct LayerCompute {
     gemm_s: f64,
     attention_s: f64,
     elementwise_s: f64,
+    /// The attention block's share of the three (projections and attention): what runs before the dispatch.
+    attention_block_s: f64,
 }
+
+impl LayerCompute {
+    fn total_s(&self) -> f64 {
+        self.gemm_s + self.attention_s + self.elementwise_s
+    }
+}
+
+/// SMs DeepEP's high-throughput (normal-mode) kernels occupy while they run: `Buffer.num_sms = 20`
+/// (deepseek-ai/DeepEP deep_ep/buffer.py @04b06f7; Megatron-Core's `moe_deepep_num_sms` default is also 20).
+/// Its low-latency kernels overlap through a receive hook and occupy none (DeepEP README; the SGLang blog of
+/// 2025-05 saw decode communication "either fully utilize SMs or none").
+const DEEPEP_NORMAL_SMS: f64 = 20.0;
 
 fn attention_block(
     model: &TransformerSpec,
@@ -133,11 +147,8 @@ fn attention_block(
     let (projections, core, _, _) = attention_forward(model, &shard, tput);
     // The fused kernel's time is proportional to the tokens it runs: keep the prefill tokens' share.
     let prefill_core = if t > 0.0 { core * w.prefill_tokens / t } else { 0.0 };
-    LayerCompute {
-        gemm_s: projections,
-        attention_s: prefill_core + decode_attention_s(model, w, s, p.tp as f64, tput),
-        elementwise_s: 0.0,
-    }
+    let attention_s = prefill_core + decode_attention_s(model, w, s, p.tp as f64, tput);
+    LayerCompute { gemm_s: projections, attention_s, elementwise_s: 0.0, attention_block_s: projections + attention_s }
 }
 
 /// One dense layer: attention, then the MLP split over tp.
@@ -201,16 +212,17 @@ fn moe_layer(model: &TransformerSpec, p: &PhaseLayout, s: &Serving, w: &StepWork
     l
 }
 
-/// Communication of one layer: the TP all-reduces (after attention and after the MLP or the experts) and, in a
-/// MoE layer, dispatch and combine over the expert-parallel group.
-fn layer_comm_s(c: &ServingCluster, p: &PhaseLayout, s: &Serving, w: &StepWork, moe: bool, compute_s: f64) -> f64 {
+/// Communication of one layer beyond what overlaps its compute: the TP all-reduces (after attention and after the
+/// MLP or the experts) and, in a MoE layer, dispatch and combine over the expert-parallel group.
+fn layer_comm_s(c: &ServingCluster, p: &PhaseLayout, s: &Serving, w: &StepWork, moe: bool, l: &LayerCompute) -> f64 {
     let links = c.links();
     let (t, h) = (w.tokens(), c.model.hidden as f64);
     let tp_s = 2.0 * links.collective_time_s(Collective::AllReduce, t * h * ACTIVATION_BYTES, &p.tp_group);
     let Some(m) = c.model.moe.as_ref().filter(|_| moe && p.ep > 1) else {
         return tp_s;
     };
-    let dispatcher = if w.decode_seqs > 0.0 { Dispatcher::AllToAll } else { Dispatcher::Flex };
+    let decode = w.decode_seqs > 0.0;
+    let dispatcher = if decode { Dispatcher::AllToAll } else { Dispatcher::Flex };
     let batches = if s.two_batch_overlap { 2.0 } else { 1.0 };
     let d = |token_bytes| Dispatch {
         tokens_per_rank: t / p.tp as f64 / batches,
@@ -219,12 +231,27 @@ fn layer_comm_s(c: &ServingCluster, p: &PhaseLayout, s: &Serving, w: &StepWork, 
         node_limit: m.node_limit,
         imbalance: s.moe_imbalance,
     };
-    let one = dispatch_time_s(&links, &d(dispatch_bytes(s.quantization, h)), &p.ep_group, dispatcher)
-        + dispatch_time_s(&links, &d(2.0 * h), &p.ep_group, dispatcher);
-    // Two-batch overlap: each micro-batch's dispatch and combine run behind the other's compute (DeepSeek
-    // open-infra-index day 6; SGLang blog 2025-05 "Two-batch Overlap"); what exceeds that compute stays exposed.
-    let ep_s = if s.two_batch_overlap { (batches * one - compute_s).max(0.0) } else { one };
-    tp_s + ep_s
+    // Both micro-batches' dispatches, and their combines (one each without two-batch overlap).
+    let dispatch_s = batches * dispatch_time_s(&links, &d(dispatch_bytes(s.quantization, h)), &p.ep_group, dispatcher);
+    let combine_s = batches * dispatch_time_s(&links, &d(2.0 * h), &p.ep_group, dispatcher);
+    if !s.two_batch_overlap {
+        return tp_s + dispatch_s + combine_s;
+    }
+    let sm_share = if decode { 0.0 } else { (DEEPEP_NORMAL_SMS / c.gpu.sm_count as f64).min(1.0) };
+    let attention_s = l.attention_block_s.min(l.total_s());
+    tp_s + two_batch_exposed_s(attention_s, l.total_s() - attention_s, dispatch_s, combine_s, sm_share)
+}
+
+/// Two-batch overlap of one MoE layer (DeepSeek's inference design, deepseek-ai/profile-data README, 2025-02;
+/// SGLang blog 2025-05-05 "Two-batch Overlap"): micro-batches A and B take turns, so a layer is four stages of
+/// half the work each: B's attention beside A's dispatch, A's experts beside B's dispatch, B's experts beside A's
+/// combine, A's next attention beside B's combine. A stage takes max(comm, compute + share x comm): compute runs
+/// on the SMs the communication kernels leave it (`sm_share` of them busy while they run). Returns the time the
+/// layer takes beyond its compute `attention_s` + `experts_s`; never more than running them one after the other.
+fn two_batch_exposed_s(attention_s: f64, experts_s: f64, dispatch_s: f64, combine_s: f64, sm_share: f64) -> f64 {
+    let stage = |compute: f64, comm: f64| comm.max(compute + sm_share * comm);
+    let (a, e, d, c) = (attention_s / 2.0, experts_s / 2.0, dispatch_s / 2.0, combine_s / 2.0);
+    stage(a, d) + stage(e, d) + stage(e, c) + stage(a, c) - (attention_s + experts_s)
 }
 
 /// One step on one GPU of the busiest stage of the phase's instance: every layer of the stage, and the output
@@ -240,12 +267,11 @@ pub fn step_time(c: &ServingCluster, p: &PhaseLayout, s: &Serving, w: &StepWork)
             continue;
         }
         let l = if moe { moe_layer(model, p, s, w, tput) } else { dense_layer(model, p, s, w, tput) };
-        let compute = l.gemm_s + l.attention_s + l.elementwise_s;
         let k = share(n);
         out.gemm_s += k * l.gemm_s;
         out.attention_s += k * l.attention_s;
         out.elementwise_s += k * l.elementwise_s;
-        out.comm_s += k * layer_comm_s(c, p, s, w, moe, compute);
+        out.comm_s += k * layer_comm_s(c, p, s, w, moe, &l);
         out.overhead_s += k * c.layer_kernels[moe as usize] * KERNEL_OVERHEAD_S;
     }
     // Logits of the decode tokens and of each prompt's last token, in BF16 (the output layer stays unquantized).
@@ -292,6 +318,29 @@ mod tests {
         assert_eq!(layer_kernels(&deepseek_v3(), false), 14.0); // its three dense layers: 5 + 2 + 7
                                                                 // Mixtral: no shared expert.
         assert_eq!(layer_kernels(&mixtral_8x7b(), true), 15.0);
+    }
+
+    #[test]
+    fn two_batch_overlap_pairs_each_communication_with_the_other_batch_compute() {
+        // Attention 2, experts 4, dispatch 2, combine 4 (both micro-batches), halves 1/2/1/2. With the SMs free:
+        // stages max(1,1) + max(2,1) + max(2,2) + max(1,2) = 7 against 6 of compute: 1 exposed (B's combine
+        // outlasts A's next attention), where hiding the sum behind the sum would say 0.
+        assert!((two_batch_exposed_s(2.0, 4.0, 2.0, 4.0, 0.0) - 1.0).abs() < 1e-12);
+        // A quarter of the SMs busy while communication runs: 1.25 + 2.25 + 2.5 + 2 = 8, 2 exposed.
+        assert!((two_batch_exposed_s(2.0, 4.0, 2.0, 4.0, 0.25) - 2.0).abs() < 1e-12);
+        // Communication shorter than the compute beside it, no SMs taken: all hidden.
+        assert_eq!(two_batch_exposed_s(2.0, 4.0, 1.0, 1.0, 0.0), 0.0);
+        assert_eq!(two_batch_exposed_s(2.0, 4.0, 0.0, 0.0, 0.15), 0.0);
+    }
+
+    #[test]
+    fn two_batch_overlap_never_costs_more_than_running_one_after_the_other() {
+        for &(a, e, d, c) in &[(1.0, 3.0, 5.0, 0.5), (0.2, 0.1, 3.0, 4.0), (3.0, 3.0, 3.0, 3.0), (0.0, 2.0, 1.0, 1.0)] {
+            for &share in &[0.0, 0.15, 0.5, 1.0] {
+                let exposed = two_batch_exposed_s(a, e, d, c, share);
+                assert!(exposed >= -1e-12 && exposed <= d + c + 1e-12, "{a} {e} {d} {c} {share}: {exposed}");
+            }
+        }
     }
 
     #[test]
