@@ -588,6 +588,11 @@ class RoiSession:
         self, overrides: list[dict[str, Any]], tornado: bool
     ) -> tuple[dict[str, list[_CountReport]], _McReport]:
         """The comparison with the what-ifs: at typical values (the tornado when asked) and the Monte Carlo."""
+    def reprice_as(
+        self, problem: dict[str, Any], uncertainty: dict[str, Any], tornado: bool
+    ) -> tuple[dict[str, list[_CountReport]], _McReport] | None:
+        """The comparison with other prices, economics, options or price ranges, from the kept speeds; None when
+        they cannot serve it (compare afresh)."""
 
 def data_files() -> dict[str, str]:
     """The catalog and validation files embedded at build time: {path under data/: text}."""

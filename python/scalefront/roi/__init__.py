@@ -22,7 +22,8 @@ This package only gathers inputs and formats: the Rust core (`rust/core/src/roi.
 
 Modules, in the order of the flow: ``result`` (the types and the JSON), ``designs`` (candidates), ``uncertain`` and
 ``model_error`` (the uncertain inputs), ``run`` (the Monte Carlo here or on a cluster), ``frames``, ``compare``;
-then ``text``, ``lifecycle_text``, ``report`` and ``whatif``, which only read a result.
+then ``text``, ``lifecycle_text``, ``report`` and ``whatif``, which only read a result; ``repricing`` keeps the
+last comparison for the what-ifs of price to re-price it (no new sweep or Monte Carlo of step times).
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from scalefront.errors import UsageError
 from scalefront.fidelity.validation.fabric_error import collective_errors
 from scalefront.inputs.catalog.loader import Catalog, builtin_catalog
 from scalefront.inputs.scenario.build import MixPart, load_mix
-from scalefront.roi.designs import CANDIDATE_GROUPS, designs, own_frontier
+from scalefront.roi.designs import CANDIDATE_GROUPS, designs
 from scalefront.roi.frames import frames
 from scalefront.roi.lifecycle import Lifecycle, lifecycle_of, serving_error_input, split_frame, with_serving
 from scalefront.roi.model_error import collective_error_terms, model_error_residuals
@@ -94,6 +94,8 @@ class Prepared:
     options: RoiOptions
     mix: list[MixPart]
     swept: list[tuple[MixPart, Any]]
+    #: The designs with their candidates (`scalefront.roi.designs.designs`), as the core's problem takes them.
+    candidates: list[dict[str, Any]]
     counts: list[int]
     inputs: list[UncertainInput]
     groups: list[str]
@@ -116,9 +118,11 @@ def prepare(
     workers: int | None = None,
     max_configs: int = DEFAULT_MAX_CONFIGS,
     time_limit_s: float = DEFAULT_TIME_LIMIT_S,
+    swept_as: Prepared | None = None,
 ) -> Prepared:
     """Everything before the core's comparison: the quote applied, the checks, the sweeps and the candidates, the
-    inputs, the problem."""
+    inputs, the problem. `swept_as`: a comparison of the same scenario, fabrics and physics at other prices whose
+    sweeps and candidates serve this one (`_candidates`)."""
     bs = [fabric_b] if isinstance(fabric_b, str) else list(dict.fromkeys(fabric_b))
     cat = catalog or builtin_catalog()
     digest = hashlib.sha256(cat_digest(cat).encode())
@@ -133,8 +137,7 @@ def prepare(
     name = scenario if isinstance(scenario, str) else mix[0].scenario.name
     life = lifecycle_of(mix[0].scenario, cat)
     inputs, groups, error_label = _inputs(cat, mix, fabric_a, bs, opts.model_error, life)  # a bad file first
-    swept = _swept(mix, max_configs, time_limit_s)
-    candidates = designs(swept, fabric_a, bs, max(1, opts.candidates))
+    swept, candidates = _candidates(mix, fabric_a, bs, opts, (max_configs, time_limit_s), swept_as)
     if life is not None:
         candidates = with_serving(life, candidates, [fabric_a, *bs], mix[0], cat)
     counts = sorted(
@@ -154,6 +157,7 @@ def prepare(
         opts,
         mix,
         swept,
+        candidates,
         counts,
         inputs,
         groups,
@@ -177,7 +181,6 @@ def finish(p: Prepared, typical: dict[str, Any], mc: dict[str, Any], tornado: bo
         fabrics_b=tuple(bs),
         options=p.options,
         headline_gpus=p.options.headline_gpus or p.counts[-1],
-        frontier=own_frontier(p.swept[0][1]),
         inputs=p.inputs,
         model_error=p.error_label,
         mix=p.mix,
@@ -200,6 +203,23 @@ def cat_digest(catalog: Catalog) -> str:
     """What the catalog's figures were read from: its files' digest (`Catalog.digest`), or its entries when it
     was built in memory."""
     return getattr(catalog, "digest", "") or repr(sorted(catalog.fabric_prices))
+
+
+def _candidates(
+    mix: list[MixPart],
+    fabric_a: str,
+    bs: list[str],
+    opts: RoiOptions,
+    limits: tuple[int, float],
+    swept_as: Prepared | None,
+) -> tuple[list[tuple[MixPart, SweepResult]], list[dict[str, Any]]]:
+    """Each workload's sweep and the designs' candidates: `swept_as`'s when given (a price moves no step time, and
+    each design's candidates are its fastest layouts, so the same at any prices; the core checks the physics when
+    it re-prices, `RoiSession.reprice_as`), else swept here."""
+    if swept_as is not None:
+        return swept_as.swept, swept_as.candidates
+    swept = _swept(mix, *limits)
+    return swept, designs(swept, fabric_a, bs, max(1, opts.candidates))
 
 
 def _swept(mix: list[MixPart], max_configs: int, time_limit_s: float) -> list[tuple[MixPart, SweepResult]]:

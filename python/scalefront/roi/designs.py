@@ -1,6 +1,6 @@
 """The candidate designs of a comparison: each workload swept once at typical values over both fabrics; per
 (fabric, GPU count, topology) the fastest few distinct layouts, as the engine's choices, for each Monte Carlo
-sample to re-optimise among; and the own-mode frontier a report draws."""
+sample to re-optimise among."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from typing import Any
 import polars as pl
 
 from scalefront._enums import AXES
-from scalefront.engine.sweep import SweepResult, pareto
+from scalefront.engine.sweep import SweepResult
 from scalefront.inputs.scenario.build import MixPart, Scenario
 
-__all__ = ["CANDIDATE_GROUPS", "designs", "own_frontier"]
+__all__ = ["CANDIDATE_GROUPS", "designs"]
 
 #: Sweep grouping that keeps the best schedule of every parallel-degree combination (the candidates).
 CANDIDATE_GROUPS = ["fabric", "tp", "pp", "cp", "ep"]
@@ -74,9 +74,3 @@ def designs(parts: list[tuple[MixPart, SweepResult]], a: str, bs: Sequence[str],
             }
         )
     return out
-
-
-def own_frontier(result: SweepResult) -> pl.DataFrame:
-    """Own-mode (total cost of ownership) time-vs-cost frontier per (fabric, topology)."""
-    kept = result.kept.filter(pl.col("feasible")).with_columns(pl.col("cost_own_usd").alias("cost_to_train_usd"))
-    return pareto(kept, ["fabric", "topology", "oversubscription"], ["time_to_train_days", "cost_to_train_usd"])

@@ -8,6 +8,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from scalefront.fidelity.validation.fabric_error import CollectiveErrors, speed_difference
@@ -260,12 +261,12 @@ def _samples(c: dict[str, Any], b: str, kinds: list[str]) -> pl.DataFrame:
     keys = ("premium", "break_even_premium", "savings_usd", "npv_usd", "npv_no_error_usd", "extra_capex_usd")
     return pl.DataFrame(
         {
-            "gpus": pl.Series([c["gpus"]] * n, dtype=pl.Int64),
-            "fabric_b": pl.Series([b] * n, dtype=pl.Utf8),
-            "sample": pl.Series(range(n), dtype=pl.Int64),
+            "gpus": pl.Series([c["gpus"]], dtype=pl.Int64).new_from_index(0, n),
+            "fabric_b": pl.Series([b], dtype=pl.Utf8).new_from_index(0, n),
+            "sample": pl.Series(np.arange(n, dtype=np.int64)),
             **{k: o[k] for k in keys},
             "speed_ratio": o["speed_ratio"],
-            "payback": pl.Series([kinds[i] for i in o["payback"]], dtype=pl.Utf8),
+            "payback": pl.Series(kinds, dtype=pl.Utf8).gather(o["payback"]),
             "payback_months": o["payback_months"],
         }
     )

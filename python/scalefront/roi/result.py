@@ -126,8 +126,6 @@ class RoiResult:
     samples: pl.DataFrame
     #: Per GPU count, design B and fabric: the present value of each cost component (USD; residual negative).
     breakdown: pl.DataFrame
-    #: Own-mode time-vs-cost Pareto frontier per (fabric, topology), first workload.
-    frontier: pl.DataFrame
     inputs: list[UncertainInput]
     #: Where the model error came from.
     model_error: str

@@ -6,7 +6,10 @@ GPU counts), and the tornado bars with flip values.
 A what-if keeps the figure's uncertainty: a quote sets A's fabric cost to a multiple of B's in every Monte Carlo
 sample (the CLI's ``--premium``), and a changed price moves the catalog's whole ``{ low, typical, high }`` range with
 it (scaled, within the figure's bounds), so the comparison is continuous and monotone in every what-if and equals
-a fresh comparison with those figures in the catalog (review D2).
+a fresh comparison with those figures in the catalog (review D2). A what-if of price (the quote, server price,
+rent, $/kWh, PUE, years, utilisation, rent or own) re-prices the comparison kept from the last run of the same
+scenario and fabrics (`scalefront.roi.repricing`: no new sweep or Monte Carlo of step times, the same numbers);
+a change of fabric, scenario or sample count compares afresh.
 
 This module holds no formula: every figure comes from ``compare`` (the Rust core) and the sweep.
 """
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -26,7 +30,8 @@ from scalefront.inputs.catalog.entries import Entry, Range
 from scalefront.inputs.catalog.figures import figure
 from scalefront.inputs.catalog.loader import Catalog
 from scalefront.inputs.scenario.draft import ScenarioDraft
-from scalefront.roi.compare import compare
+from scalefront.roi.compare import cat_digest
+from scalefront.roi.repricing import compare_kept
 from scalefront.roi.result import RoiOptions, RoiResult
 from scalefront.roi.text import value_text, verdict
 from scalefront.roi.words import past
@@ -191,7 +196,9 @@ def compare_fabrics(
     samples for the verdict's probabilities). `sensitivity` also fills :attr:`RoiView.tornado`."""
     raw, catalog = _with_what_ifs(draft, what_if)
     options = RoiOptions(samples=samples, premium=what_if.premium)
-    result = compare((raw, draft.file), what_if.fabric_a, what_if.fabric_b, catalog=catalog, options=options)
+    physics = (_raw_key(draft.raw), draft.file, id(draft.catalog), cat_digest(draft.catalog), what_if.fabric_a)
+    key = (*physics, what_if.fabric_b, samples)
+    result = compare_kept(key, (raw, draft.file), what_if.fabric_a, what_if.fabric_b, catalog, options)
     table = _table(result, what_if)
     sentence = _rent_verdict(table, what_if) if what_if.mode == "rent" else verdict(result)
     return RoiView(
@@ -202,6 +209,11 @@ def compare_fabrics(
         tornado=_tornado(result) if sensitivity else None,
         result=result,
     )
+
+
+def _raw_key(raw: dict[str, Any]) -> str:
+    """A scenario's content as a key (its tables and values, in order)."""
+    return json.dumps(raw, sort_keys=True, default=str)
 
 
 def verdict_at(view: RoiView, gpus: int) -> str:

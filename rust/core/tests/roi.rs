@@ -316,6 +316,43 @@ fn a_session_reprices_as_a_fresh_run_with_those_prices_would() {
     assert!(session.reprice(&[bad], false).is_err());
 }
 
+#[test]
+fn a_session_reprices_other_prices_ranges_and_options_as_a_fresh_run_and_refuses_other_physics() {
+    // The UI's what-ifs as the comparison itself changed: IB's switches quoted lower (in every candidate's prices),
+    // the utilisation's range scaled down, a premium set. The kept speeds serve it; sample by sample the outcomes
+    // and the typical report (tornado included) equal a fresh run of that comparison.
+    let (p, u) = (problem(36e3, None), Uncertainty { inputs: inputs(), groups: vec![], samples: 40, seed: 4 });
+    let session = Session::new(p.clone(), u.clone()).unwrap();
+    let mut q = problem(30e3, Some(1.2));
+    q.designs.iter_mut().flat_map(|d| d.candidates.iter_mut().flatten()).for_each(|c| c.prices.economics.pue = 1.5);
+    let mut v = u.clone();
+    let util = v.inputs.iter_mut().find(|i| i.name == "utilisation").unwrap();
+    (util.low, util.typical, util.high) = (0.5, 0.6, 0.7);
+    assert!(session.reuses(&q, &v));
+    let (typical, mc) = session.reprice_as(&q, &v, &[], true).unwrap();
+    let plan = Plan::new(&q, &v).unwrap();
+    let fresh = run(&plan, 4, 0, 40, &McProgress::default()).unwrap();
+    // As text: NaN (a flip outside the range, an IRR of flows that never change sign) is not equal to itself.
+    assert_eq!(format!("{typical:?}"), format!("{:?}", typical_report(&plan).unwrap()));
+    for (k, count) in mc.counts.iter().enumerate() {
+        assert_eq!(count.outcomes.outcomes(), fresh.outcomes[k]);
+        assert_eq!(count.summary, fresh.summaries[k]);
+    }
+    assert!(mc.counts[1].summary.npv_usd != session.reprice(&[], false).unwrap().1.counts[1].summary.npv_usd);
+    // What a step time reads is the kept one or nothing: a fabric figure, a timing input's range, the seed.
+    let mut faster = p.clone();
+    faster.designs[1].candidates[0][0].fabric.link_bytes_per_s *= 2.0;
+    let mut qps = u.clone();
+    qps.inputs[2].high = 8.0;
+    for (problem, uncertainty) in [(&faster, &u), (&p, &qps), (&p, &Uncertainty { seed: 5, ..u.clone() })] {
+        assert!(!session.reuses(problem, uncertainty));
+        assert!(session.reprice_as(problem, uncertainty, &[], false).is_err());
+    }
+    // A what-if that sets a fabric figure is refused too (the kept speeds would not see it).
+    let bad = Override { section: Section::Fabric, side: Some(1), field: "efficiency".into(), value: 0.9 };
+    assert!(session.reprice(&[bad], false).is_err());
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 12, .. ProptestConfig::default() })]
 

@@ -235,4 +235,28 @@ impl RoiSession {
         let outcome = py.detach(|| catch_unwind(AssertUnwindSafe(|| inner.reprice(&overrides, tornado))));
         Ok(outcome.map_err(|payload| panicked("the scalefront ROI what-if panicked", payload))??)
     }
+
+    /// The comparison `problem` under `uncertainty` (dicts as `roi_compare` takes them): the kept one with other
+    /// prices, economics, options or price ranges, from the kept speeds (the tornado when `tornado`), as
+    /// `roi_compare` and `roi_monte_carlo` would return it; None when the kept speeds cannot serve it (another
+    /// design, fabric figure, timing input, seed or sample count: compare afresh).
+    fn reprice_as(
+        &self,
+        py: Python<'_>,
+        problem: &Bound<'_, PyAny>,
+        uncertainty: &Bound<'_, PyAny>,
+        tornado: bool,
+    ) -> Result<Option<(TypicalReport, McReport)>> {
+        let (problem, uncertainty) = no_panic(|| self::problem(problem, uncertainty))?;
+        let inner = self.inner.clone();
+        let outcome = py.detach(|| {
+            catch_unwind(AssertUnwindSafe(|| {
+                if !inner.reuses(&problem, &uncertainty) {
+                    return Ok(None);
+                }
+                inner.reprice_as(&problem, &uncertainty, &[], tornado).map(Some)
+            }))
+        });
+        Ok(outcome.map_err(|payload| panicked("the scalefront ROI what-if panicked", payload))??)
+    }
 }

@@ -9,6 +9,7 @@ figure given in a file needs a source that ends with the date it was read (`Entr
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Annotated, Any, ClassVar, Literal, NamedTuple, cast
 
@@ -85,6 +86,14 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+@functools.cache
+def _field_adapter(entry: type[BaseModel], name: str) -> TypeAdapter[Any]:
+    """The validator of one field of an entry class with its limits (built once per field: a range's ends are
+    checked against it every time an entry is made or copied)."""
+    info = entry.model_fields[name]
+    return TypeAdapter(cast(Any, Annotated[info.annotation, *info.metadata]))
+
+
 class Entry(BaseModel):
     """A catalog entry: unknown fields rejected, every numeric figure with a dated source, any numeric figure a
     plain number or a `{ low, typical, high }` range."""
@@ -140,7 +149,7 @@ class Entry(BaseModel):
     def _ranges_within_limits(self) -> Entry:
         for name, r in self.ranges.items():
             info = type(self).model_fields[name]
-            adapter: TypeAdapter[Any] = TypeAdapter(cast(Any, Annotated[info.annotation, *info.metadata]))
+            adapter = _field_adapter(type(self), name)
             for end, value in (("low", r.low), ("high", r.high)):
                 try:
                     adapter.validate_python(value if info.annotation is float else int(value), strict=False)

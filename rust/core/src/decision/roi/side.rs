@@ -132,6 +132,18 @@ crate::record! {
     }
 }
 
+impl SideSpeed {
+    /// Become a copy of `other`, in this one's buffers (no allocation once they are large enough).
+    pub fn assign(&mut self, other: &SideSpeed) {
+        self.chosen.clone_from(&other.chosen);
+        self.tokens_per_s.clone_from(&other.tokens_per_s);
+        self.days.clone_from(&other.days);
+        self.goodput.clone_from(&other.goodput);
+        self.rent_usd.clone_from(&other.rent_usd);
+        self.comm_share.clone_from(&other.comm_share);
+    }
+}
+
 crate::record! {
     /// One fabric's side at one GPU count as the comparison reports it: what it delivers, and what its cluster
     /// costs to buy (USD), draws (W) and costs over its life by component.
