@@ -297,3 +297,35 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// The ROI's Monte Carlo keeps each candidate's layout stage between samples and sets only its collective
+    /// times on each sample's cluster (`LayoutStage::unlinked` + `link`): that must evaluate exactly as a stage
+    /// built on that cluster, whatever the fabric's efficiency, tail latency, the job's placement.
+    #[test]
+    fn a_layout_stage_linked_to_another_cluster_evaluates_as_one_built_there(
+        cfg in config(),
+        efficiency in 0.5f64..1.0,
+        tail in 1.0f64..4.0,
+        placement in 0.0f64..1.0,
+    ) {
+        let mut sampled = cfg.clone();
+        (sampled.fabric.efficiency, sampled.fabric.tail_latency_factor) = (efficiency, tail);
+        sampled.training.placement = placement;
+        let (Ok(first), Ok(there)) = (evaluate::ClusterStage::new(&cfg), evaluate::ClusterStage::new(&sampled)) else {
+            return Ok(());
+        };
+        let par = &cfg.parallelism;
+        if let Ok(mut kept) = evaluate::LayoutStage::unlinked(&first, par) {
+            kept.link(&there, par);
+            let built = evaluate::LayoutStage::new(&there, par).unwrap();
+            let linked = evaluate::finish(&there, &kept, par, &cfg.overlap);
+            let fresh = evaluate::finish(&there, &built, par, &cfg.overlap);
+            prop_assert_eq!(format!("{linked:?}"), format!("{fresh:?}"));
+        } else {
+            prop_assert!(evaluate::LayoutStage::new(&there, par).is_err());
+        }
+    }
+}

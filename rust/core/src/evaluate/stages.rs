@@ -210,16 +210,22 @@ pub struct LayoutStage {
 impl LayoutStage {
     /// Check the parallel degrees (not vpp or ZeRO, see `finish`) and precompute what they imply.
     pub fn new(c: &ClusterStage, par: &Parallelism) -> Result<Self, ConfigError> {
+        let mut stage = Self::unlinked(c, par)?;
+        stage.link(c, par);
+        Ok(stage)
+    }
+
+    /// The stage without its collective times (all zero until `link`): the layout, compute, parameters and
+    /// activations, which depend on the model, GPU, training run, GPU count and scale-up domain, not on the
+    /// fabric, the network or the job's placement on it.
+    pub fn unlinked(c: &ClusterStage, par: &Parallelism) -> Result<Self, ConfigError> {
         let model = c.model;
         let lay = placement(model, par, c.training, c.gpus, c.scale_up.domain_gpus)?;
-        let links = c.links();
         let shard = Shard::new(par, c.training);
         let h = model.hidden as f64;
         let dense = dense_layer_forward(model, &shard, &c.tput);
         let moe = moe_layer_forward(model, &shard, &c.tput, c.framework);
-        let (tp_forward_pass_s, tp_regather_s) = tp_comm_s(&links, model, &shard, &lay);
         let local = LocalParams::on_busiest_stage(model, par, &lay, c.training.mtp_layers);
-        let [dp_all_reduce_s, dp_reduce_scatter_s, dp_all_gather_s] = dp_comm_s(&links, c.training, &local, &lay);
         let logits_forward_s = logits_forward_s(model, &shard, &c.bf16);
         // Multi-token prediction: per module one layer, a 2h -> h projection and another output layer.
         let mtp_layer = if model.moe.is_some() { moe.total_s() } else { dense.total_s() };
@@ -230,20 +236,34 @@ impl LayoutStage {
             moe,
             logits_forward_s,
             mtp_forward_s,
-            tp_forward_pass_s,
-            tp_regather_s,
-            cp_send_s: cp_send_s(&links, model, par, &shard, &lay),
-            ep_dispatch_s: ep_dispatch_s(&links, c.training, model, par, &shard, &lay),
-            // Pipeline sends, split over TP ranks (scatter/gather, Narayanan SC21 Sec. 4.1).
-            pp_send_s: links.send_time_s(shard.tokens * h * ACTIVATION_BYTES / shard.tp, &lay.pp),
+            tp_forward_pass_s: 0.0,
+            tp_regather_s: 0.0,
+            cp_send_s: 0.0,
+            ep_dispatch_s: 0.0,
+            pp_send_s: 0.0,
             local,
-            dp_all_reduce_s,
-            dp_reduce_scatter_s,
-            dp_all_gather_s,
+            dp_all_reduce_s: 0.0,
+            dp_reduce_scatter_s: 0.0,
+            dp_all_gather_s: 0.0,
             activation_bytes_per_token: [false, true].map(|moe_layer| activation_per_token(model, &shard, moe_layer)),
             shard,
             layout: lay,
         })
+    }
+
+    /// Set the collective times on `c`'s interconnect (its scale-up domain, fabric and network, the job placed on
+    /// it): what a Monte Carlo sample of the fabric's figures or the placement moves, for a stage `unlinked` from a
+    /// cluster stage of the same model, GPU, training run and GPU count.
+    pub fn link(&mut self, c: &ClusterStage, par: &Parallelism) {
+        let (model, links, lay, shard) = (c.model, c.links(), &self.layout, &self.shard);
+        let h = model.hidden as f64;
+        (self.tp_forward_pass_s, self.tp_regather_s) = tp_comm_s(&links, model, shard, lay);
+        [self.dp_all_reduce_s, self.dp_reduce_scatter_s, self.dp_all_gather_s] =
+            dp_comm_s(&links, c.training, &self.local, lay);
+        self.cp_send_s = cp_send_s(&links, model, par, shard, lay);
+        self.ep_dispatch_s = ep_dispatch_s(&links, c.training, model, par, shard, lay);
+        // Pipeline sends, split over TP ranks (scatter/gather, Narayanan SC21 Sec. 4.1).
+        self.pp_send_s = links.send_time_s(shard.tokens * h * ACTIVATION_BYTES / shard.tp, &lay.pp);
     }
 
     /// Layers on the busiest stage.

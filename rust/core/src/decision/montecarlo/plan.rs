@@ -3,8 +3,8 @@
 //! design it needs once (A's design serves every B it is compared with), with and without the model's error.
 
 use crate::decision::roi::{
-    compare, shares_cluster, side_cost, side_cost_and_speeds, side_speeds, Comparison, DesignRule, Payback, RoiProblem,
-    ServingRate, Side, SideSpeed, StepError,
+    compare, shares_cluster, side_cost, side_cost_and_speeds, side_cost_and_speeds_in, side_speeds, Comparison,
+    DesignRule, DesignScratch, Payback, RoiProblem, ServingRate, Side, SideSpeed, StepError,
 };
 use crate::error::ConfigError;
 use crate::evaluate::Config;
@@ -164,8 +164,15 @@ impl<'a> Plan<'a> {
         self.inputs.iter().zip(values).zip(&self.typical).any(|((i, v), t)| i.moves_time() && v != t)
     }
 
-    /// One design with the inputs at `values`, with and without the model's error.
-    fn evaluate(&self, index: usize, values: &[f64], moved: bool) -> Result<Evaluated, ConfigError> {
+    /// One design with the inputs at `values`, with and without the model's error; `scratch`: what this design
+    /// keeps between calls (`DesignScratch`).
+    fn evaluate(
+        &self,
+        index: usize,
+        values: &[f64],
+        moved: bool,
+        scratch: &mut DesignScratch,
+    ) -> Result<Evaluated, ConfigError> {
         let design = &self.problem.designs[index];
         let edit = |cfg: &mut Config| self.edit(values, design.side, cfg);
         let gpus = design.gpus;
@@ -175,7 +182,7 @@ impl<'a> Plan<'a> {
         let (cost, [with_error, no_error]) = match (&self.typical_speed[index], moved) {
             (Some(speed), false) => (side_cost(&design.candidates, &edit)?, [speed.clone(), speed.clone()]),
             _ if self.shared[index] => {
-                let (cost, mut speeds) = side_cost_and_speeds(&design.candidates, &errors, &edit)?;
+                let (cost, mut speeds) = side_cost_and_speeds_in(scratch, &design.candidates, &errors, &edit)?;
                 (cost, [speeds.remove(0), speeds.remove(0)])
             }
             _ => {
@@ -225,7 +232,8 @@ impl<'a> Plan<'a> {
     /// A's and B's sides of one pair with the inputs at `values` (the model's error drawn).
     pub fn sides(&self, count: &CountPlan, values: &[f64]) -> Result<[Side; 2], ConfigError> {
         let moved = self.timing_moved(values);
-        Ok([self.evaluate(count.a, values, moved)?.with_error, self.evaluate(count.b, values, moved)?.with_error])
+        let [a, b] = [count.a, count.b].map(|i| self.evaluate(i, values, moved, &mut DesignScratch::default()));
+        Ok([a?.with_error, b?.with_error])
     }
 
     /// The comparison of one pair with the inputs at `values`.
@@ -236,12 +244,17 @@ impl<'a> Plan<'a> {
 
     /// Every pair's outcome with the inputs at `values`, each design evaluated once.
     pub fn outcomes(&self, values: &[f64]) -> Result<Vec<Outcome>, ConfigError> {
+        self.outcomes_in(values, &mut vec![DesignScratch::default(); self.problem.designs.len()])
+    }
+
+    /// `outcomes`, with `scratch` (one per design) what the designs keep between the samples of a task.
+    pub fn outcomes_in(&self, values: &[f64], scratch: &mut [DesignScratch]) -> Result<Vec<Outcome>, ConfigError> {
         let moved = self.timing_moved(values);
         let mut done: Vec<Option<Evaluated>> = (0..self.problem.designs.len()).map(|_| None).collect();
         for c in &self.counts {
             for i in [c.a, c.b] {
                 if done[i].is_none() {
-                    done[i] = Some(self.evaluate(i, values, moved)?);
+                    done[i] = Some(self.evaluate(i, values, moved, &mut scratch[i])?);
                 }
             }
         }

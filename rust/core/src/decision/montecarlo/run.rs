@@ -4,7 +4,7 @@ use std::sync::atomic::Ordering;
 
 use rayon::prelude::*;
 
-use crate::decision::roi::Payback;
+use crate::decision::roi::{DesignScratch, Payback};
 use crate::error::ConfigError;
 
 use super::{McProgress, Outcome, Plan};
@@ -87,8 +87,8 @@ pub fn summarise(gpus: u32, side_b: u32, outcomes: &[Outcome]) -> McSummary {
     }
 }
 
-/// Samples per task: a task checks for cancellation and reports progress once.
-const SAMPLES_PER_TASK: u64 = 16;
+/// Samples per task: a task checks for cancellation and reports progress once, and keeps its configurations.
+const SAMPLES_PER_TASK: u64 = 64;
 
 /// Run `samples` samples on the current rayon pool, starting at sample `first` (a shard of a longer run gives the
 /// same outcomes as that run). Stops early, with `cancelled`, when `progress.cancel` is set.
@@ -103,8 +103,9 @@ pub fn run(plan: &Plan, seed: u64, first: u64, samples: u64, progress: &McProgre
             let start = first + t * SAMPLES_PER_TASK;
             let end = (start + SAMPLES_PER_TASK).min(first + samples);
             let mut rows = Vec::with_capacity((end - start) as usize);
+            let mut scratch = vec![DesignScratch::default(); plan.problem.designs.len()];
             for s in start..end {
-                rows.push(plan.outcomes(&plan.draw(seed, s))?);
+                rows.push(plan.outcomes_in(&plan.draw(seed, s), &mut scratch)?);
             }
             progress.done.fetch_add(end - start, Ordering::Relaxed);
             Ok(Some(rows))

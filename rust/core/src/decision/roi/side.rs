@@ -242,22 +242,44 @@ pub fn side_cost_and_speeds(
     errors: &[StepError],
     edit: &dyn Fn(&mut Config) -> Result<(), ConfigError>,
 ) -> Result<(SideCost, Vec<SideSpeed>), ConfigError> {
-    let mut cfg = candidates[0][0].clone();
-    edit(&mut cfg)?;
+    side_cost_and_speeds_in(&mut DesignScratch::default(), candidates, errors, edit)
+}
+
+/// What a Monte Carlo task keeps of one design between its samples: the design's configuration, which `edit` sets
+/// again in every sample (it sets the same figures each time), and its candidates' layout stages without their
+/// collective times (`LayoutStage::unlinked`: no sampled input moves the model, GPU, training run or GPU count,
+/// only the fabric's figures and the placement, which `LayoutStage::link` applies per sample). The same numbers as
+/// building each from scratch, without redoing the layouts' compute in every sample.
+#[derive(Clone, Debug, Default)]
+pub struct DesignScratch {
+    cfg: Option<Config>,
+    /// stages[workload][candidate]: None until first built; Some(None) for a layout that cannot be placed.
+    stages: Vec<Vec<Option<Option<LayoutStage>>>>,
+}
+
+/// `side_cost_and_speeds`, keeping the design's configuration and layout stages in `scratch` between calls with
+/// the same candidates and `edit` setting the same figures.
+pub fn side_cost_and_speeds_in(
+    scratch: &mut DesignScratch,
+    candidates: &[Vec<Config>],
+    errors: &[StepError],
+    edit: &dyn Fn(&mut Config) -> Result<(), ConfigError>,
+) -> Result<(SideCost, Vec<SideSpeed>), ConfigError> {
+    let cfg = scratch.cfg.get_or_insert_with(|| candidates[0][0].clone());
+    edit(cfg)?;
     cfg.prices.validate()?;
-    let cluster = ClusterStage::new(&cfg)?;
-    let evaluations: Vec<Vec<Option<Evaluation>>> = candidates
-        .iter()
-        .map(|configs| {
-            configs
-                .iter()
-                .map(|c| {
-                    let stage = LayoutStage::new(&cluster, &c.parallelism).ok()?;
-                    finish(&cluster, &stage, &c.parallelism, &c.overlap).ok()
-                })
-                .collect()
-        })
-        .collect();
+    let cluster = ClusterStage::new(cfg)?;
+    scratch.stages.resize_with(candidates.len(), Vec::new);
+    let mut evaluations: Vec<Vec<Option<Evaluation>>> = Vec::with_capacity(candidates.len());
+    for (configs, stages) in candidates.iter().zip(&mut scratch.stages) {
+        stages.resize(configs.len(), None);
+        let evaluated = configs.iter().zip(stages.iter_mut()).map(|(c, kept)| {
+            let stage = kept.get_or_insert_with(|| LayoutStage::unlinked(&cluster, &c.parallelism).ok()).as_mut()?;
+            stage.link(&cluster, &c.parallelism);
+            finish(&cluster, stage, &c.parallelism, &c.overlap).ok()
+        });
+        evaluations.push(evaluated.collect());
+    }
     let cost = SideCost::new(cluster.cost().clone(), &cfg.prices.economics);
     Ok((cost, best_speeds(&evaluations, errors)?))
 }
