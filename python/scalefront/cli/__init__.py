@@ -11,13 +11,12 @@ and SIGTERM 143, with nothing written.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Callable, Sequence
+from types import ModuleType
 
-from scalefront import api
 from scalefront._core import __version__
-from scalefront.cli import bom, calibrate, inference, measure, merge, roi, serve, sweep, tui, validate
-from scalefront.cli import eval as evaluate
 from scalefront.cli.parser import EXIT_INTERNAL, EXIT_TEMPFAIL, EXIT_USAGE, Parser
 from scalefront.errors import ClusterError, InternalError, ScalefrontError, UsageError, message_of
 from scalefront.inputs.scenario.file import DEFAULT_SCENARIO
@@ -26,20 +25,49 @@ from scalefront.signals import Terminated, handling_signals, interrupted_exit, s
 __all__ = ["Terminated", "UsageError", "build_parser", "main", "run_command_line"]
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: The commands, in the order help lists them, and the module of each (`scalefront.cli.<module>`).
+COMMANDS = {
+    "eval": "eval",
+    "sweep": "sweep",
+    "merge": "merge",
+    "validate": "validate",
+    "bom": "bom",
+    "roi": "roi",
+    "calibrate": "calibrate",
+    "measure": "measure",
+    "inference": "inference",
+    "tui": "tui",
+    "serve": "serve",
+}
+
+
+def _modules(argv: Sequence[str] | None) -> list[ModuleType]:
+    """The modules of the commands the parser needs: the one `argv` starts with, else all of them (for the
+    top-level help or version, a misspelt command, or none). A command's module imports what it runs with
+    (polars, the catalogs, a UI), so `scalefront roi` does not import the measurement harness or the UI."""
+    first = argv[0] if argv else None
+    names = [first] if first in COMMANDS else list(COMMANDS)
+    return [importlib.import_module(f"scalefront.cli.{COMMANDS[n]}") for n in names]
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The command line's parser: with every command, or with only the one `argv` names (see `_modules`)."""
     parser = Parser(
         prog="scalefront",
         description="Plan GPU training clusters with numbers: step time, scaling, memory and cost.",
     )
     parser.add_argument("--version", action="version", version=f"scalefront {__version__}")
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser)
-    for command in (evaluate, sweep, merge, validate, bom, roi, calibrate, measure, inference, tui, serve):
+    for command in _modules(argv):
         command.add(sub)
     return parser
 
 
 def _run_default(args: argparse.Namespace) -> int:
     """`scalefront` alone: the UI on the default scenario on a terminal, else the batch sweep of it."""
+    from scalefront import api
+    from scalefront.cli import tui
+
     ui = api.find_ui()
     if ui is not None and sys.stdin.isatty() and sys.stdout.isatty():
         return tui.run(argparse.Namespace(scenario=args.scenario))
@@ -49,7 +77,7 @@ def _run_default(args: argparse.Namespace) -> int:
         print(
             "not a terminal: running the batch sweep of the default scenario (the UI needs a terminal)", file=sys.stderr
         )
-    sweep_args = build_parser().parse_args(["sweep", args.scenario])
+    sweep_args = build_parser(["sweep"]).parse_args(["sweep", args.scenario])
     return _run_command(sweep_args)
 
 
@@ -67,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run_command_line(argv: Sequence[str] | None = None) -> int:
     """Parse and run one command; its exit status. Every error is one line (see the module doc)."""
-    parser = build_parser()
+    parser = build_parser(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     if not hasattr(args, "run"):
         args = argparse.Namespace(run=_run_default, scenario=DEFAULT_SCENARIO)

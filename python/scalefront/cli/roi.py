@@ -23,7 +23,6 @@ from scalefront.inputs.params import enum_names
 from scalefront.inputs.scenario.build import read_scenario
 from scalefront.inputs.scenario.file import DEFAULT_SCENARIO
 from scalefront.roi.quote import load_quote
-from scalefront.roi.report import REPORT_FILES, check_report_dir, stage_report
 from scalefront.roi.result import McProgress, RoiOptions, RoiResult, result_dict
 from scalefront.roi.text import render, verdict
 
@@ -143,6 +142,8 @@ def _check_outputs(args: argparse.Namespace) -> None:
     check_outputs(args.force, out=args.out)
     if args.report is None:
         return
+    from scalefront.roi.report import REPORT_FILES, check_report_dir  # the memo's libraries: only for --report
+
     report = check_report_dir(args.report, args.force)
     if args.out is not None and Path(args.out).resolve() in {
         report.resolve(),
@@ -247,6 +248,8 @@ def _write(result: RoiResult, args: argparse.Namespace) -> None:
             outputs.frame(result.table, args.out)
             written.append(args.out)
         if args.report is not None:
+            from scalefront.roi.report import stage_report
+
             date = args.date or datetime.date.today().isoformat()
             path = stage_report(result, args.report, outputs, date=date)
             written += [str(path), str(path.with_suffix(".md"))]

@@ -19,15 +19,27 @@ __all__ = ["CANDIDATE_GROUPS", "designs"]
 CANDIDATE_GROUPS = ["fabric", "tp", "pp", "cp", "ep"]
 
 
-def _choice(scenario: Scenario, row: dict[str, Any]) -> dict[str, int]:
+#: Per axis: None for a degree (the engine's own value), else the labelled columns and their lists of labels.
+_Sources = dict[str, list[tuple[str, Any]] | None]
+
+
+def _sources(scenario: Scenario) -> _Sources:
+    """Where each axis's index is read from in a labelled sweep row (`_choice`): the scenario's label columns."""
+    out: _Sources = {}
+    for axis in AXES:
+        sources = [(c, labels) for c, (a, labels) in scenario.labels.items() if a == axis]
+        lists = [(c, labels) for c, labels in sources if labels is not None]
+        out[axis] = None if len(lists) < len(sources) else lists
+    return out
+
+
+def _choice(sources: _Sources, row: dict[str, Any]) -> dict[str, int]:
     """A labelled sweep row as the engine's choice: each axis's index into the scenario's space, the one whose
     labels (`Scenario.labels`: a topology's name and oversubscription, ...) are the row's; the degrees tp, pp, dp,
     cp and ep as values. The bindings turn it into the core's configuration (`SweepSpace::config`)."""
     out: dict[str, int] = {}
-    for axis in AXES:
-        sources = [(c, labels) for c, (a, labels) in scenario.labels.items() if a == axis]
-        lists = [(c, labels) for c, labels in sources if labels is not None]
-        if len(lists) < len(sources):  # the engine's own value: a degree
+    for axis, lists in sources.items():
+        if lists is None:  # the engine's own value: a degree
             out[axis] = row[axis]
             continue
         out[axis] = next(i for i in range(len(lists[0][1])) if all(labels[i] == row[c] for c, labels in lists))
@@ -49,11 +61,16 @@ def _candidates(result: SweepResult, k: int) -> dict[tuple[str, int, str], list[
     kept = result.kept.filter(pl.col("feasible")).sort([*_DESIGN_KEYS, "time_to_train_s"])
     best = kept.group_by([*_DESIGN_KEYS, "tp", "pp", "cp", "ep", "dp"], maintain_order=True).first()
     out: dict[tuple[str, int, str], list[dict[str, Any]]] = {}
-    for row in best.sort([*_DESIGN_KEYS, "time_to_train_s"]).iter_rows(named=True):
+    sources = _sources(scenario)
+    # Only the columns read here (a row as a dict of every column costs more than the rest of the loop).
+    read = {"fabric", "gpus", "topology", "oversubscription", "scale_up"}
+    read |= {c for axis, lists in sources.items() for c in ([axis] if lists is None else [c for c, _ in lists])}
+    rows_read = best.sort([*_DESIGN_KEYS, "time_to_train_s"]).select([c for c in best.columns if c in read])
+    for row in rows_read.iter_rows(named=True):
         key = (row["fabric"], row["gpus"], _design_label(row, len(scenario.scale_up_names)))
         rows = out.setdefault(key, [])
         if len(rows) < k:
-            rows.append(_choice(scenario, row))
+            rows.append(_choice(sources, row))
     return out
 
 
