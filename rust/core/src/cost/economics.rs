@@ -271,10 +271,16 @@ impl RunCost {
 }
 
 pub fn run_cost(seconds: f64, gpus: u32, cluster: &ClusterCost, prices: &Prices) -> RunCost {
+    run_cost_at(seconds, gpus, cluster, prices, Tco::new(cluster, &prices.economics).usd_per_busy_s())
+}
+
+/// `run_cost` with the cluster's levelised cost of a busy second (`Tco::usd_per_busy_s`) already computed: the
+/// same numbers, for the many runs of one cluster an evaluation stage prices.
+pub fn run_cost_at(seconds: f64, gpus: u32, cluster: &ClusterCost, prices: &Prices, usd_per_busy_s: f64) -> RunCost {
     let econ: &Economics = &prices.economics;
     let energy_j = cluster.it_power_w * econ.pue * seconds;
     let rent_usd = gpus as f64 * prices.gpu.rent_usd_per_gpu_hour * seconds / SECONDS_PER_HOUR;
-    let own_usd = seconds * Tco::new(cluster, econ).usd_per_busy_s();
+    let own_usd = seconds * usd_per_busy_s;
     RunCost { energy_j, rent_usd, own_usd }
 }
 

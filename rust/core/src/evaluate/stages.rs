@@ -1,7 +1,7 @@
 //! The first two stages of an evaluation, each built once and reused by a sweep: what the cluster and the
 //! training run fix (`ClusterStage`), and what the parallel degrees fix (`LayoutStage`).
 
-use crate::cost::economics::ClusterCost;
+use crate::cost::economics::{ClusterCost, Tco};
 use crate::cost::reliability::{goodput, Goodput, PartCounts, ReliabilitySpec};
 use crate::cost::uncertainty::{expected_max_of_normals, ErrorModel};
 use crate::error::ConfigError;
@@ -77,6 +77,8 @@ pub struct ClusterStage<'a> {
     pub(super) tput: Throughput,
     pub(super) bf16: Throughput,
     pub(super) cost: ClusterCost,
+    /// The cluster's levelised cost of a busy second (`Tco::usd_per_busy_s`), for every layout's own-mode cost.
+    pub(super) usd_per_busy_s: f64,
     pub(super) network_switches: f64,
     pub(super) model_flops_per_token: f64,
     pub(super) params_total: f64,
@@ -128,6 +130,7 @@ impl<'a> ClusterStage<'a> {
             tput: Throughput::new(p.gpu, p.training.precision, p.training.attention_kernel, p.framework),
             bf16: Throughput::new(p.gpu, Precision::Bf16, p.training.attention_kernel, p.framework),
             network,
+            usd_per_busy_s: Tco::new(&cost, &p.prices.economics).usd_per_busy_s(),
             cost,
             goodput: goodput(p.reliability, &counts, params_total),
             network_switches: parts.switches,

@@ -1,7 +1,7 @@
 //! What an evaluation reports besides the step time: the busiest GPU's memory, FLOP rates, and the whole run's
 //! time, energy and cost, gathered into the `Evaluation`.
 
-use crate::cost::economics::{run_cost, RunCost};
+use crate::cost::economics::{run_cost_at, RunCost};
 use crate::network::bom;
 use crate::step::memory::{activation_bytes, model_state_bytes, MemoryPerGpu, StageActivations, WEIGHT_BYTES};
 use crate::step::parallelism::{Parallelism, Precision, Recompute, StageSplit};
@@ -78,7 +78,7 @@ fn whole_run(c: &ClusterStage, step_time_s: f64) -> (f64, f64, RunCost) {
     let tokens_per_step = c.training.global_batch as f64 * c.training.seq_len as f64;
     let steps = (c.training.tokens / tokens_per_step).ceil();
     let time_to_train_s = steps * step_time_s / c.goodput.goodput;
-    (steps, time_to_train_s, run_cost(time_to_train_s, c.gpus, &c.cost, c.prices))
+    (steps, time_to_train_s, run_cost_at(time_to_train_s, c.gpus, &c.cost, c.prices, c.usd_per_busy_s))
 }
 
 pub(super) fn summarise(
