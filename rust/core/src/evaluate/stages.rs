@@ -6,7 +6,7 @@ use crate::cost::reliability::{goodput, Goodput, PartCounts, ReliabilitySpec};
 use crate::cost::uncertainty::{expected_max_of_normals, ErrorModel};
 use crate::error::ConfigError;
 use crate::hardware::{FabricSpec, GpuSpec, ScaleUpSpec, TopologySpec};
-use crate::network::bom::{self, Cabling};
+use crate::network::bom::{self, Cabling, NetworkParts};
 use crate::network::collectives::{Collective, Interconnect};
 use crate::network::placement::GroupPlacement;
 use crate::network::topology::Network;
@@ -97,11 +97,7 @@ impl<'a> ClusterStage<'a> {
     }
 
     pub fn from_parts(p: ClusterParts<'a>) -> Result<Self, ConfigError> {
-        check_cluster(p.gpu, p.fabric, p.topology, p.training, p.gpus)?;
-        let network = Network::new(p.fabric, p.topology, p.gpus, p.gpu.server_gpus).placed(p.training.placement);
-        let parts = bom::parts(&network, &Cabling::new(&network, p.topology, p.prices));
-        let switch_trays = p.scale_up.switch_trays(p.gpus);
-        let cost = ClusterCost::new(p.gpus, p.gpu, p.prices, &parts, switch_trays);
+        let Priced { network, parts, switch_trays, cost } = Priced::of(&p)?;
         let (switches, links) = parts.single_points(p.fabric.dual_tor);
         let counts = PartCounts {
             gpus: p.gpus as f64,
@@ -151,6 +147,32 @@ impl<'a> ClusterStage<'a> {
     fn links(&self) -> Interconnect<'_> {
         Interconnect { scale_up: self.scale_up, fabric: self.fabric, network: &self.network }
     }
+}
+
+/// A cluster's network with the job placed on it, its parts and what it costs: the first part of a cluster stage,
+/// and all that a price needs (`cluster_cost`).
+struct Priced {
+    network: Network,
+    parts: NetworkParts,
+    switch_trays: f64,
+    cost: ClusterCost,
+}
+
+impl Priced {
+    fn of(p: &ClusterParts) -> Result<Self, ConfigError> {
+        check_cluster(p.gpu, p.fabric, p.topology, p.training, p.gpus)?;
+        let network = Network::new(p.fabric, p.topology, p.gpus, p.gpu.server_gpus).placed(p.training.placement);
+        let parts = bom::parts(&network, &Cabling::new(&network, p.topology, p.prices));
+        let switch_trays = p.scale_up.switch_trays(p.gpus);
+        let cost = ClusterCost::new(p.gpus, p.gpu, p.prices, &parts, switch_trays);
+        Ok(Priced { network, parts, switch_trays, cost })
+    }
+}
+
+/// What a configuration's cluster costs (`ClusterStage::cost`), without the rest of the stage (its goodput,
+/// throughputs, synchronising collectives): the same numbers, for a price that moves no step time.
+pub fn cluster_cost(cfg: &Config) -> Result<ClusterCost, ConfigError> {
+    Ok(Priced::of(&ClusterParts::of(cfg))?.cost)
 }
 
 /// Model FLOPs per trained token: the transformer's forward and backward, and three times the forward of the

@@ -4,7 +4,7 @@
 
 use crate::cost::economics::{ClusterCost, Discounting, Tco, HARDWARE_LINES, SECONDS_PER_DAY, SECONDS_PER_HOUR};
 use crate::error::ConfigError;
-use crate::evaluate::{evaluate, finish, ClusterStage, Config, Evaluation, LayoutStage};
+use crate::evaluate::{cluster_cost, evaluate, finish, ClusterStage, Config, Evaluation, LayoutStage};
 use crate::prices::Economics;
 use crate::records::NamedValues;
 
@@ -342,8 +342,7 @@ pub fn side_cost(
     let mut cfg = candidates[0][0].clone();
     edit(&mut cfg)?;
     cfg.prices.validate()?;
-    let stage = ClusterStage::new(&cfg)?;
-    Ok(SideCost::new(stage.cost().clone(), &cfg.prices.economics))
+    Ok(SideCost::new(cluster_cost(&cfg)?, &cfg.prices.economics))
 }
 
 /// One fabric's outcome on one design.
