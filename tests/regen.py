@@ -17,7 +17,8 @@ The steps, each reading what the ones before it wrote:
 4. error model: `data/model_error.toml` (`scalefront validate --calibrate-errors --out ... --force`), then a rebuild;
 5. `docs/validation.md` (`scalefront validate --markdown`);
 6. the README's figures taken from that table (`README_FIGURES`: counts, medians, coverage);
-7. without --check only: the UI snapshots (`pytest tests/tui/test_snapshots.py --snapshot-update`); look at the
+7. the README's `scalefront roi` example: the default scenario's verdict, legend and table (`--seed 0`);
+8. without --check only: the UI snapshots (`pytest tests/tui/test_snapshots.py --snapshot-update`); look at the
    SVGs before committing them. The test suite checks them.
 
 The model is reached through its commands (`scalefront`, `python -m scalefront.dev.schema`) and the extension only,
@@ -224,6 +225,22 @@ def readme_figures(texts: dict[str, str]) -> dict[str, str]:
     return {"README.md": readme}
 
 
+#: Where the README shows `scalefront roi`'s answer on the default scenario (seed 0).
+ROI_EXAMPLE = ("<!-- roi-example:start -->\n", "<!-- roi-example:end -->\n")
+
+
+def readme_roi_example(texts: dict[str, str]) -> dict[str, str]:
+    """The verdict, the legend and the table of `scalefront roi --seed 0`, between the README's markers."""
+    readme, (start, end) = texts["README.md"], ROI_EXAMPLE
+    if readme.count(start) != 1 or readme.count(end) != 1:
+        raise SystemExit(f"regen: README.md needs one {start.strip()} and one {end.strip()}")
+    paragraphs = scalefront("roi", "--seed", "0").split("\n\n")
+    keep = [paragraphs[0], *(p for p in paragraphs if p.startswith("A costs:") or "GPUs design B" in p)]
+    block = "```\n" + "\n\n".join(p.strip("\n") for p in keep) + "\n```\n"
+    head, rest = readme.split(start)
+    return {"README.md": head + start + block + end + rest.split(end, 1)[1]}
+
+
 # ---------------------------------------------------------------------------------------------- the steps
 
 
@@ -245,6 +262,7 @@ STEPS = [
     Step("error model", ("data/model_error.toml",), error_model, embedded=True),
     Step("validation table", ("docs/validation.md",), validation_docs),
     Step("README figures", ("docs/validation.md", "README.md"), readme_figures),
+    Step("README roi example", ("README.md",), readme_roi_example),
 ]
 
 

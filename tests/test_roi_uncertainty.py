@@ -6,11 +6,12 @@ fabric; the yearly cash flows adding up to the NPV, and no IRR when the flows ne
 from __future__ import annotations
 
 import math
+import tomllib
 
 import polars as pl
 import pytest
 
-from helpers import roi_problem
+from helpers import DATA, roi_problem
 from scalefront.inputs.catalog import builtin_catalog
 from scalefront.roi import RoiOptions, compare
 from scalefront.roi.model_error import collective_error_terms
@@ -98,6 +99,25 @@ def test_the_cash_flows_add_up_to_the_npv(result):
             monthly = (row["extra_capacity_usd_per_year"] - row["extra_opex_usd_per_year"]) / 12
             npv = years["net_usd"][0] + sum(monthly * v**m for m in range(1, 61)) + row["extra_residual_usd"] * v**60
             assert npv == pytest.approx(0.0, abs=1e-6 * abs(years["net_usd"][0]))
+
+
+#: The lowest discount rate a sample draws (data/prices.toml's range).
+RATE = tomllib.loads((DATA / "prices.toml").read_text())["economics"]["discount_rate"]["low"]
+
+
+def test_the_table_irr_is_the_p50_of_the_samples_beside_their_p50_payback(result):
+    # The IRR column is the samples' (issue 20: a row read payback 12 months next to a typical-value IRR of -3%):
+    # its P50 is the nearest-rank median of every sample's IRR, those that are not an investment left out.
+    for row in result.table.iter_rows(named=True):
+        mine = result.samples.filter((pl.col("gpus") == row["gpus"]) & (pl.col("fabric_b") == row["fabric_b"]))
+        irr = sorted(x for x in mine["irr"].to_list() if not math.isnan(x))
+        assert row["irr_p50"] == irr[math.ceil(0.5 * len(irr)) - 1]
+        # A sample whose discounted payback falls within the life recovers its outlay at the discount rate, so its
+        # IRR is at least that rate: where the P50 payback is within the life, so is the P50 IRR above it.
+        paid = mine.filter(pl.col("payback") == "months")
+        assert all(x >= RATE - 1e-9 for x in paid["irr"].to_list())
+        if row["payback_months_p50"] <= row["life_months"]:
+            assert row["irr_p50"] >= RATE - 1e-9
 
 
 def test_no_irr_when_the_flows_never_change_sign():

@@ -319,6 +319,9 @@ class _McSummary(TypedDict):
     extra_tco_share: list[float]
     payback_months: list[float]
     speed_ratio: list[float]
+    #: The IRR's P10, P50, P90 over the samples (those without one at their bounds, `Flows::irr_ranked`;
+    #: samples that are not an investment left out).
+    irr: list[float]
 
 class _OutcomeColumns(TypedDict):
     """Every sample's outcome at one GPU count, one column per figure; `payback` as the index of its kind in
@@ -334,6 +337,7 @@ class _OutcomeColumns(TypedDict):
     extra_tco_share: npt.NDArray[np.float64]
     payback_months: npt.NDArray[np.float64]
     speed_ratio: npt.NDArray[np.float64]
+    irr: npt.NDArray[np.float64]
     payback: npt.NDArray[np.uint32]
 
 class _McCount(TypedDict):

@@ -60,6 +60,7 @@ _DECILES = (
     "extra_tco_share",
     "payback_months",
     "speed_ratio",
+    "irr",
 )
 
 #: The tornado frame's columns (also when no tornado was computed).
@@ -268,5 +269,6 @@ def _samples(c: dict[str, Any], b: str, kinds: list[str]) -> pl.DataFrame:
             "speed_ratio": o["speed_ratio"],
             "payback": pl.Series(kinds, dtype=pl.Utf8).gather(o["payback"]),
             "payback_months": o["payback_months"],
+            "irr": o["irr"],
         }
     )

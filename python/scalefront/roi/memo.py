@@ -104,7 +104,11 @@ GLOSSARY = (
         "over B's, present value over the life.",
     ),
     ("Payback", "the month A's extra upfront cost is recovered by its discounted monthly benefits (and its resale)."),
-    ("IRR", "the yearly rate at which the premium's cash flows have zero NPV; 'none' when they never change sign."),
+    (
+        "IRR",
+        "the yearly rate at which the premium's cash flows have zero NPV, its P50 over the scenarios (as the NPV and "
+        "the payback); 'none' when the P50 scenario has no premium or never recovers it.",
+    ),
     (
         "Quote status",
         "quoted: a vendor's quote for this purchase; list: a published list or street price; "
@@ -186,7 +190,7 @@ def _headline_table(r: RoiResult, calls: list[Call]) -> Block:
                 chance(c.p),
                 chance(c.p_no_error),
                 median_payback_text(x["payback_months_p50"], x["life_months"]),
-                "none" if x["irr"] is None or not math.isfinite(x["irr"]) else f"{x['irr']:+.0%}",
+                "none" if x["irr_p50"] is None or not math.isfinite(x["irr_p50"]) else f"{x['irr_p50']:+.0%}",
             ]
         )
     return Block("table", head=head, rows=rows)

@@ -254,7 +254,7 @@ def _table(result: RoiResult) -> list[str]:
             f"{r['gpus']:>7,} {r['fabric_b'][:17]:<17} {r['speed_ratio_p50']:>6.3f} "
             f"{money(r['extra_tco_usd_p50'], True):>8} {money(r['npv_usd_p50'], True):>8} {band:>18} "
             f"{chance(r['p_npv_positive'], True):>5} {chance(r['p_npv_positive_no_error'], True):>5} "
-            f"{median_payback_text(r['payback_months_p50'], r['life_months']):>11} {_irr(r['irr']):>6}"
+            f"{median_payback_text(r['payback_months_p50'], r['life_months']):>11} {_irr(r['irr_p50']):>6}"
         )
     return lines
 
@@ -304,8 +304,8 @@ def render(result: RoiResult) -> str:
         "",
         "A costs: PV of A's total cost of ownership over B's (P50). P: share of scenarios where choosing A",
         "pays (NPV > 0); P*: the same without the model's own error. Speed: A's delivered work over B's, P50.",
-        "Payback: P50 of the discounted payback. IRR: of the premium's cash flows with every input at its",
-        "most likely value (none when they never change sign).",
+        "Payback: P50 of the discounted payback. IRR: P50 of the premium's cash flows' IRR over the same",
+        "scenarios (none when the P50 scenario has no premium to recover or never recovers it).",
         "",
         *_table(result),
         "",

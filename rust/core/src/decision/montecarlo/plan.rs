@@ -4,7 +4,7 @@
 
 use crate::decision::roi::{
     compare, shares_cluster, side_cost, side_cost_and_speeds, side_cost_and_speeds_in, side_speeds, Comparison,
-    DesignRule, DesignScratch, Payback, RoiProblem, ServingRate, Side, SideSpeed, StepError,
+    DesignRule, DesignScratch, Flows, Payback, RoiProblem, ServingRate, Side, SideSpeed, StepError,
 };
 use crate::error::ConfigError;
 use crate::evaluate::Config;
@@ -66,7 +66,7 @@ pub struct Plan<'a> {
 }
 
 /// The outcome of one sample (or of typical values) for one (GPU count, B) pair.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct Outcome {
     pub premium: f64,
     pub break_even_premium: f64,
@@ -81,6 +81,29 @@ pub struct Outcome {
     pub payback: Payback,
     pub payback_months: f64,
     pub speed_ratio: f64,
+    /// The yearly IRR of the premium's cash flows, at its bound where none exists (`Flows::irr_ranked`).
+    pub irr: f64,
+}
+
+/// Equal when every figure is; two samples without an IRR (NaN: flows that are not an investment) are equal in it.
+impl PartialEq for Outcome {
+    fn eq(&self, o: &Self) -> bool {
+        let figures = |x: &Self| {
+            [
+                x.premium,
+                x.break_even_premium,
+                x.savings_usd,
+                x.npv_usd,
+                x.npv_no_error_usd,
+                x.extra_capex_usd,
+                x.extra_tco_usd,
+                x.extra_tco_share,
+                x.payback_months,
+                x.speed_ratio,
+            ]
+        };
+        figures(self) == figures(o) && self.payback == o.payback && self.irr.total_cmp(&o.irr).is_eq()
+    }
 }
 
 impl Outcome {
@@ -98,6 +121,7 @@ impl Outcome {
             payback: c.payback,
             payback_months: c.payback_months,
             speed_ratio: c.speed_ratio,
+            irr: Flows::of(c).irr_ranked(),
         }
     }
 }

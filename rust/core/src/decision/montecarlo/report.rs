@@ -82,6 +82,7 @@ crate::record! {
         pub extra_tco_share: Column<f64>,
         pub payback_months: Column<f64>,
         pub speed_ratio: Column<f64>,
+        pub irr: Column<f64>,
         pub payback: Column<u32>,
     }
 }
@@ -100,6 +101,7 @@ impl OutcomeColumns {
             extra_tco_share: col(|o| o.extra_tco_share),
             payback_months: col(|o| o.payback_months),
             speed_ratio: col(|o| o.speed_ratio),
+            irr: col(|o| o.irr),
             payback: Column(
                 outcomes
                     .iter()
@@ -124,6 +126,7 @@ impl OutcomeColumns {
                 payback: Payback::ALL[self.payback.0[i] as usize % Payback::ALL.len()],
                 payback_months: self.payback_months.0[i],
                 speed_ratio: self.speed_ratio.0[i],
+                irr: self.irr.0[i],
             })
             .collect()
     }
@@ -195,6 +198,7 @@ mod tests {
             payback,
             payback_months: f64::INFINITY,
             speed_ratio: 1.1,
+            irr: 0.1 * i - 0.2,
         };
         let outcomes: Vec<Outcome> = Payback::ALL.iter().enumerate().map(|(i, p)| outcome(i as f64, *p)).collect();
         let columns = OutcomeColumns::new(&outcomes);

@@ -39,6 +39,9 @@ crate::record! {
         pub extra_tco_share: [f64; 3],
         pub payback_months: [f64; 3],
         pub speed_ratio: [f64; 3],
+        /// The IRR's P10, P50, P90 over the samples (those without one at their bounds, `Flows::irr_ranked`;
+        /// samples that are not an investment left out).
+        pub irr: [f64; 3],
     }
 }
 
@@ -84,6 +87,7 @@ pub fn summarise(gpus: u32, side_b: u32, outcomes: &[Outcome]) -> McSummary {
         extra_tco_share: pick(&|o| o.extra_tco_share),
         payback_months: pick(&|o| o.payback_months),
         speed_ratio: pick(&|o| o.speed_ratio),
+        irr: deciles(&mut outcomes.iter().map(|o| o.irr).filter(|x| !x.is_nan()).collect::<Vec<_>>()),
     }
 }
 
