@@ -26,7 +26,7 @@ class Progress(Protocol):
 
 @dataclass(frozen=True)
 class Steps:
-    """Progress through a known number of steps (files read, ...), for a progress line."""
+    """Progress through a known number of steps (files read, Monte Carlo samples), for a progress line."""
 
     done: int
     total: int

@@ -10,6 +10,7 @@ from typing import Any
 import polars as pl
 
 from scalefront._enums import DesignRule
+from scalefront.engine.progress import Steps
 from scalefront.inputs.scenario.build import MixPart
 
 __all__ = [
@@ -83,21 +84,8 @@ class UncertainInput:
     label: str = ""
 
 
-@dataclass(frozen=True)
-class McProgress:
-    """Monte Carlo progress, for a progress line."""
-
-    done: int
-    total: int
-    elapsed_s: float
-
-    @property
-    def rate(self) -> float:
-        return self.done / self.elapsed_s if self.elapsed_s > 0 else 0.0
-
-    @property
-    def eta_s(self) -> float | None:
-        return (self.total - self.done) / self.rate if self.rate > 0 else None
+#: Monte Carlo progress, for a progress line: samples done of the total, elapsed seconds, rate and ETA.
+McProgress = Steps
 
 
 @dataclass(frozen=True)
