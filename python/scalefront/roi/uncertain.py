@@ -45,16 +45,6 @@ PLACEMENT_RANGE = (0.0, 0.0, 1.0)
 #: Fabric figures of the NIC and its NCCL transport: two fabrics on the same NIC draw them once.
 NIC_FIGURES = ("efficiency", "nic_latency_us")
 
-__all__ = [
-    "base_fabric",
-    "deciles",
-    "error_input",
-    "error_inputs",
-    "fabric_inputs",
-    "fixed_prices",
-    "grouped",
-    "price_inputs",
-]
 
 #: The largest root sum of squares of one line's loadings: its own draw keeps at least sqrt(1 - 0.81) of it.
 MAX_LOADING = 0.9
