@@ -148,7 +148,7 @@ impl Flows {
     /// The yearly IRR, (1 + r)^12 - 1 for the monthly rate r at which the monthly flows' NPV is zero; NaN unless
     /// the flows are an outlay followed by returns (one change of sign, from negative to positive).
     pub fn irr(&self) -> f64 {
-        if outlay_then_returns(&self.by_month()) {
+        if outlay_then_returns(&self.runs()) {
             self.irr_of_outlay()
         } else {
             f64::NAN
@@ -161,14 +161,14 @@ impl Flows {
     /// paid for later, or two changes of sign). The Monte Carlo's IRR per sample, so that its P50 sits beside the
     /// P50 NPV and payback.
     pub fn irr_ranked(&self) -> f64 {
-        let flows = self.by_month();
-        if !flows.iter().any(|f| *f < 0.0) {
+        let runs = self.runs();
+        if !runs.iter().any(|f| *f < 0.0) {
             return f64::INFINITY;
         }
-        if !flows.iter().any(|f| *f > 0.0) {
+        if !runs.iter().any(|f| *f > 0.0) {
             return f64::NEG_INFINITY;
         }
-        if !outlay_then_returns(&flows) {
+        if !outlay_then_returns(&runs) {
             return f64::NAN;
         }
         let irr = self.irr_of_outlay();
@@ -177,6 +177,18 @@ impl Flows {
         } else {
             irr
         }
+    }
+
+    /// The monthly flows as runs of equal values, one value a run, in order (`by_month`'s signs without its
+    /// vector): month 0, the first phase's months before the last, the second's, and the last month with the
+    /// resale; runs of no month are 0 (a zero flow has no sign).
+    fn runs(&self) -> [f64; 4] {
+        let m = self.months.round().max(1.0) as usize;
+        let t = if self.phased() { (self.training_months.round().max(0.0) as usize).min(m) } else { m };
+        let first = if t.min(m - 1) >= 1 { self.monthly_usd } else { 0.0 };
+        let second = if m - 1 > t { self.serving_monthly_usd } else { 0.0 };
+        let last = if m <= t { self.monthly_usd } else { self.serving_monthly_usd } + self.residual_usd;
+        [-self.upfront_usd, first, second, last]
     }
 
     /// The IRR of flows known to be an outlay followed by returns. NPV as a function of x = 1 / (1 + r) a month
@@ -198,6 +210,7 @@ impl Flows {
             hi *= 2.0;
             f_hi = npv(hi);
         }
+        let scale = self.upfront_usd.abs() + self.runs().iter().map(|f| f.abs()).sum::<f64>() * self.months;
         let mut side = 0i8;
         for _ in 0..100 {
             let x = (lo * f_hi - hi * f_lo) / (f_hi - f_lo);
@@ -211,7 +224,7 @@ impl Flows {
                 f_lo *= if side == 1 { 0.5 } else { 1.0 };
                 side = 1;
             }
-            if hi - lo <= 1e-13 * hi || f == 0.0 {
+            if hi - lo <= 1e-13 * hi || f.abs() <= 1e-12 * scale {
                 break;
             }
         }
@@ -233,8 +246,16 @@ impl Flows {
 
 /// Are the flows an outlay followed by returns: the first non-zero one negative, one change of sign?
 fn outlay_then_returns(flows: &[f64]) -> bool {
-    let signs: Vec<bool> = flows.iter().filter(|f| **f != 0.0).map(|f| *f > 0.0).collect();
-    signs.first() == Some(&false) && signs.windows(2).filter(|w| w[0] != w[1]).count() == 1
+    let mut signs = flows.iter().filter(|f| **f != 0.0).map(|f| *f > 0.0);
+    if signs.next() != Some(false) {
+        return false;
+    }
+    let (mut previous, mut changes) = (false, 0);
+    for positive in signs {
+        changes += usize::from(positive != previous);
+        previous = positive;
+    }
+    changes == 1
 }
 
 /// x^a + ... + x^b (0 when b < a).
@@ -361,6 +382,17 @@ mod tests {
         // $12 back on $1,000: an IRR still exists (x^1 + ... + x^12 = 1,000 at x = 1 / (1 + r) ~ 1.64), -99.8% a year.
         let poor = Flows::level(1000.0, 1.0, 0.0, 12.0).irr_ranked();
         assert!(poor > -1.0 && poor < -0.99, "{poor}");
+        // The runs of equal months read the same signs as the month-by-month flows.
+        for (u, m1, m2, r, t) in
+            [(1e3, 10.0, -5.0, 0.0, 12.0), (0.0, -10.0, 20.0, 5.0, 1.0), (1e3, 0.0, 0.0, 2e3, 60.0)]
+        {
+            let f = Flows { training_months: t, serving_monthly_usd: m2, ..Flows::level(u, m1, r, 60.0) };
+            let (runs, months) = (f.runs(), f.by_month());
+            assert_eq!(outlay_then_returns(&runs), outlay_then_returns(&months));
+            for sign in [-1.0, 1.0] {
+                assert_eq!(runs.iter().any(|x| x * sign > 0.0), months.iter().any(|x| x * sign > 0.0));
+            }
+        }
     }
 
     #[test]
