@@ -119,8 +119,9 @@ impl LayerCompute {
 
 /// SMs DeepEP's high-throughput (normal-mode) kernels occupy while they run: `Buffer.num_sms = 20`
 /// (deepseek-ai/DeepEP deep_ep/buffer.py @04b06f7; Megatron-Core's `moe_deepep_num_sms` default is also 20).
-/// Its low-latency kernels overlap through a receive hook and occupy none (DeepEP README; the SGLang blog of
-/// 2025-05 saw decode communication "either fully utilize SMs or none").
+/// Decode's all-to-all occupies none: "after RDMA messages are issued, all GPU SMs are freed"
+/// (deepseek-ai/profile-data README, Decoding); the SGLang blog of 2025-05-05 saw decode communication "either
+/// fully utilize SMs or none".
 const DEEPEP_NORMAL_SMS: f64 = 20.0;
 
 fn attention_block(
@@ -242,10 +243,11 @@ fn layer_comm_s(c: &ServingCluster, p: &PhaseLayout, s: &Serving, w: &StepWork, 
     tp_s + two_batch_exposed_s(attention_s, l.total_s() - attention_s, dispatch_s, combine_s, sm_share)
 }
 
-/// Two-batch overlap of one MoE layer (DeepSeek's inference design, deepseek-ai/profile-data README, 2025-02;
-/// SGLang blog 2025-05-05 "Two-batch Overlap"): micro-batches A and B take turns, so a layer is four stages of
-/// half the work each: B's attention beside A's dispatch, A's experts beside B's dispatch, B's experts beside A's
-/// combine, A's next attention beside B's combine. A stage takes max(comm, compute + share x comm): compute runs
+/// Two-batch overlap of one MoE layer: "two micro-batches to overlap computation and all-to-all communication"
+/// (deepseek-ai/profile-data README, Prefilling); SGLang runs each micro-batch as attention, yield, dispatch,
+/// experts, yield, combine (lm-sys blog 2025-05-05, "Two-batch Overlap"), so the two take turns and a layer is
+/// four stages of half the work each: B's attention beside A's dispatch, A's experts beside B's dispatch, B's
+/// experts beside A's combine, A's next attention beside B's combine. A stage takes max(comm, compute + share x comm): compute runs
 /// on the SMs the communication kernels leave it (`sm_share` of them busy while they run). Returns the time the
 /// layer takes beyond its compute `attention_s` + `experts_s`; never more than running them one after the other.
 fn two_batch_exposed_s(attention_s: f64, experts_s: f64, dispatch_s: f64, combine_s: f64, sm_share: f64) -> f64 {
