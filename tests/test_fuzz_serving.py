@@ -6,22 +6,15 @@ example database); the valid inputs are checked to succeed first, so each mutati
 
 from __future__ import annotations
 
-import contextlib
-import io
-import tempfile
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import ONE_LINE_ERROR, files_in, scenario_text
-from scalefront.cli import main
+from helpers import scenario_text
+from helpers.fuzz import assert_rejected, folder_with, fuzz, run_in
 
 EXAMPLES = 120
-FUZZ = settings(derandomize=True, database=None, deadline=None, max_examples=EXAMPLES)
 
 #: A small valid serving scenario: Llama 3 70B on 16 H100s, both fabrics, 12 layouts each, a TPOT SLO.
 SCENARIO: dict[str, Any] = {
@@ -95,37 +88,6 @@ INFERENCE_BAD: dict[str, list[str]] = {
 }
 
 
-def run_in(folder: Path, argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.chdir(folder), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(argv)
-        except SystemExit as exit_:
-            code = exit_.code if isinstance(exit_.code, int) else 1
-    return code, out.getvalue(), err.getvalue()
-
-
-@contextlib.contextmanager
-def folder_with(scenario: bytes) -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="scalefront-fuzz-serving-") as name:
-        folder = Path(name)
-        (folder / "a-file").write_text("not a folder\n", encoding="utf-8")
-        (folder / "s.toml").write_bytes(scenario)
-        yield folder
-
-
-def assert_rejected(scenario: bytes, argv: list[str]) -> None:
-    with folder_with(scenario) as folder:
-        before = {p: (folder / p).read_bytes() for p in files_in(folder)}
-        code, out, err = run_in(folder, argv)
-        after = {p: (folder / p).read_bytes() for p in files_in(folder)}
-    shown = f"{argv} {scenario[:300]!r}"
-    assert code == 2, f"exit {code} for {shown}\nstderr: {err}"
-    assert out == "", f"stdout for {shown}: {out[:300]}"
-    assert "Traceback" not in err and ONE_LINE_ERROR.match(err), f"stderr for {shown}: {err}"
-    assert after == before, f"files changed for {shown}"
-
-
 def _with(table: str, key: str, value: Any) -> bytes:
     doc = {t: dict(entries) for t, entries in SCENARIO.items()}
     doc.setdefault(table, {})[key] = value
@@ -164,7 +126,7 @@ def bad_command_lines(draw: st.DrawFn) -> list[str]:
 
 @pytest.mark.parametrize("argv", [ARGV, ["inference", "--json"]], ids=["scenario", "one"])
 def test_the_unbroken_inputs_succeed(argv):
-    with folder_with(scenario_text(SCENARIO).encode("utf-8")) as folder:
+    with folder_with({"s.toml": scenario_text(SCENARIO).encode("utf-8")}) as folder:
         code, out, err = run_in(folder, argv)
         assert code == 0, err
         assert out
@@ -173,28 +135,9 @@ def test_the_unbroken_inputs_succeed(argv):
 
 
 def test_bad_serving_scenarios():
-    tried = 0
-
-    @FUZZ
-    @given(bad_scenarios())
-    def each(text: bytes) -> None:
-        nonlocal tried
-        tried += 1
-        assert_rejected(text, ARGV)
-
-    each()
-    assert tried >= EXAMPLES
+    fuzz(bad_scenarios(), lambda text: assert_rejected({"s.toml": text}, ARGV), EXAMPLES)
 
 
 def test_bad_inference_command_lines():
-    tried = 0
-
-    @FUZZ
-    @given(bad_command_lines())
-    def each(argv: list[str]) -> None:
-        nonlocal tried
-        tried += 1
-        assert_rejected(scenario_text(SCENARIO).encode("utf-8"), argv)
-
-    each()
-    assert tried >= EXAMPLES
+    valid = {"s.toml": scenario_text(SCENARIO).encode("utf-8")}
+    fuzz(bad_command_lines(), lambda argv: assert_rejected(valid, argv), EXAMPLES)

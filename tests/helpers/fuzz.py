@@ -1,6 +1,7 @@
 """Running bad inputs in-process and checking the promise every one must keep: one line on stderr, exit 2, no
 traceback, nothing on stdout, nothing written (the working folder, which holds the inputs and is where outputs are
-asked for, is unchanged). Shared by the fuzz tests (tests/test_fuzz.py, tests/test_fuzz_review.py)."""
+asked for, is unchanged). Shared by the fuzz tests (tests/test_fuzz.py, tests/test_fuzz_review.py,
+tests/test_fuzz_serving.py)."""
 
 from __future__ import annotations
 
