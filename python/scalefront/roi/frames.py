@@ -17,7 +17,7 @@ from scalefront.inputs.catalog.prices import QUOTE_STATUSES
 from scalefront.inputs.scenario.build import MixPart
 from scalefront.roi.result import UncertainInput
 
-__all__ = ["coverage", "frames"]
+__all__ = ["QUOTABLE_FABRIC_LINES", "coverage", "frames"]
 
 _TABLE_KEYS = (
     "speed_ratio",
@@ -88,7 +88,7 @@ TORNADO_SCHEMA = {
 }
 
 #: The quotable lines a quote status covers (the fabric's; the servers are the same for every design).
-_FABRIC_LINES = (
+QUOTABLE_FABRIC_LINES = (
     "nic_usd",
     "switch_usd",
     "nic_optic_usd",
@@ -183,7 +183,7 @@ def coverage(c: dict[str, Any], a: str, b: str, catalog: Catalog) -> dict[str, f
     for side, fabric in (("a", a), ("b", b)):
         price = catalog.fabric_price(fabric)
         for line, usd in c[side]["lines_usd"].items():
-            if line in _FABRIC_LINES and usd > 0:
+            if line in QUOTABLE_FABRIC_LINES and usd > 0:
                 totals[price.status_of(line)] += usd
     whole = sum(totals.values()) or 1.0
     return {f"{status}_share": totals[status] / whole for status in QUOTE_STATUSES}

@@ -14,6 +14,7 @@ from typing import Any
 import polars as pl
 
 from scalefront.roi.charts import CHARTS
+from scalefront.roi.frames import QUOTABLE_FABRIC_LINES
 from scalefront.roi.lifecycle_text import SPLIT_HEAD, split_sentence, split_table
 from scalefront.roi.result import RoiResult
 from scalefront.roi.text import Call, call_of, call_text, changes, population, typical_agrees, what_changes
@@ -25,15 +26,7 @@ __all__ = ["Block", "memo"]
 _CONFIDENCE = {"quoted": "high", "list": "medium", "estimate": "low"}
 #: The fabric price lines the assumptions table lists, in order (power and counts follow in the price book).
 _PRICE_LINES = (
-    "nic_usd",
-    "switch_usd",
-    "nic_optic_usd",
-    "switch_optic_usd",
-    "dac_usd",
-    "fibre_usd",
-    "support_fraction_per_year",
-    "nos_usd_per_switch_year",
-    "fabric_manager_usd_per_endpoint_year",
+    *QUOTABLE_FABRIC_LINES,
     "ops_staff_fte",
     "ops_staff_fte_per_1000_switches",
     "ops_wage_premium_fraction",
