@@ -31,6 +31,24 @@ fn candidates(gpus: u32, fabric: &FabricSpec, switch_usd: f64) -> Vec<Config> {
         .collect()
 }
 
+/// The Monte Carlo's path (one cluster stage per design, each layout's collectives timed for its own ZeRO stage
+/// only, `side_cost_and_speeds`) picks the same layouts at the same speeds as evaluating each candidate in full
+/// (`side_speeds`), for every ZeRO stage, with and without a model error, on both fabrics.
+#[test]
+fn the_monte_carlo_path_times_each_zero_stage_as_a_full_evaluation_does() {
+    let errors = [StepError::NONE, StepError { common: 1.1, collective: 0.7, serving: 1.0 }];
+    for (f, fabric) in [ib_ndr(), roce()].iter().enumerate() {
+        for zero in [0, 1, 2, 3] {
+            let mut layouts = candidates(2048, fabric, 20_000.0);
+            layouts.iter_mut().for_each(|c| c.parallelism.zero_stage = zero);
+            let workloads = vec![layouts];
+            let full = side_speeds(&workloads, &errors, &|_| Ok(())).unwrap();
+            let (_, fast) = side_cost_and_speeds(&workloads, &errors, &|_| Ok(())).unwrap();
+            assert_eq!(fast, full, "fabric {f}, ZeRO {zero}");
+        }
+    }
+}
+
 fn problem(ib_switch: f64, premium: Option<f64>) -> RoiProblem {
     problem_against(ib_switch, premium, &[roce()])
 }

@@ -280,11 +280,24 @@ impl LayoutStage {
     /// it): what a Monte Carlo sample of the fabric's figures or the placement moves, for a stage `unlinked` from a
     /// cluster stage of the same model, GPU, training run and GPU count.
     pub fn link(&mut self, c: &ClusterStage, par: &Parallelism) {
+        self.link_zero(c, par, None);
+    }
+
+    /// `link` for `par`'s schedule only: of the data-parallel collectives, only those its ZeRO stage reads
+    /// (`step::data_parallel`), the others NaN. What a Monte Carlo sample, which finishes each stage with one
+    /// schedule, needs: the same numbers as `link` for that schedule, with a third to two thirds fewer
+    /// data-parallel collectives timed.
+    pub fn link_schedule(&mut self, c: &ClusterStage, par: &Parallelism) {
+        self.link_zero(c, par, Some(par.zero_stage));
+    }
+
+    /// `link`, with the data-parallel collectives of ZeRO stage `zero` only (all three when None).
+    fn link_zero(&mut self, c: &ClusterStage, par: &Parallelism, zero: Option<u32>) {
         let (model, links, lay, shard) = (c.model, c.links(), &self.layout, &self.shard);
         let h = model.hidden as f64;
         (self.tp_forward_pass_s, self.tp_regather_s) = tp_comm_s(&links, model, shard, lay);
         [self.dp_all_reduce_s, self.dp_reduce_scatter_s, self.dp_all_gather_s] =
-            dp_comm_s(&links, c.training, &self.local, lay);
+            dp_comm_s(&links, c.training, &self.local, lay, zero);
         self.cp_send_s = cp_send_s(&links, model, par, shard, lay);
         self.ep_dispatch_s = ep_dispatch_s(&links, c.training, model, par, shard, lay);
         // Pipeline sends, split over TP ranks (scatter/gather, Narayanan SC21 Sec. 4.1).
@@ -355,7 +368,13 @@ fn ep_dispatch_s(
 /// all-gather]. Non-expert parameters reduce over dp x cp ranks, experts over their own data-parallel group. The
 /// weights are gathered in BF16, or in FP8 when FP8 training gathers its FP8 copy (`fp8_param_gather`: torchao's
 /// enable_fsdp_float8_all_gather, Megatron-LM's --fp8-param-gather; one byte per element).
-fn dp_comm_s(links: &Interconnect, training: &Training, local: &LocalParams, lay: &Layout) -> [f64; 3] {
+fn dp_comm_s(
+    links: &Interconnect,
+    training: &Training,
+    local: &LocalParams,
+    lay: &Layout,
+    zero: Option<u32>,
+) -> [f64; 3] {
     let per_group = |op, bytes: f64| {
         links.collective_time_s(op, local.dense * bytes, &lay.dp)
             + links.collective_time_s(op, local.expert * bytes, &lay.expert_dp)
@@ -363,10 +382,16 @@ fn dp_comm_s(links: &Interconnect, training: &Training, local: &LocalParams, lay
     let grad_bytes = training.grad_reduce_dtype.bytes();
     let fp8_gather = training.fp8_param_gather && training.precision == Precision::Fp8;
     let weight_bytes = if fp8_gather { FP8_WEIGHT_BYTES } else { WEIGHT_BYTES };
+    // ZeRO 0 reduces with an all-reduce; 1 and above with a reduce-scatter and an all-gather.
+    let (reduce, shard) = match zero {
+        None => (true, true),
+        Some(z) => (z == 0, z >= 1),
+    };
+    let time = |wanted: bool, op, bytes| if wanted { per_group(op, bytes) } else { f64::NAN };
     [
-        per_group(Collective::AllReduce, grad_bytes),
-        per_group(Collective::ReduceScatter, grad_bytes),
-        per_group(Collective::AllGather, weight_bytes),
+        time(reduce, Collective::AllReduce, grad_bytes),
+        time(shard, Collective::ReduceScatter, grad_bytes),
+        time(shard, Collective::AllGather, weight_bytes),
     ]
 }
 

@@ -63,6 +63,8 @@ pub struct Plan<'a> {
     overrides: Vec<(Option<u32>, Sample, f64)>,
     /// Per design: do its candidates share one cluster (one cluster stage per sample serves them all)?
     shared: Vec<bool>,
+    /// The model-error targets (`error_terms`), read once.
+    error_terms: ErrorTerms,
 }
 
 /// The outcome of one sample (or of typical values) for one (GPU count, B) pair.
@@ -176,7 +178,13 @@ impl<'a> Plan<'a> {
         }
         let shared = problem.designs.iter().map(|d| shares_cluster(&d.candidates)).collect();
         let groups = uncertainty.groups.len();
-        Ok(Plan { problem, inputs, groups, counts, typical, typical_speed, setters, overrides, shared })
+        let error_terms = error_terms(inputs);
+        Ok(Plan { problem, inputs, groups, counts, typical, typical_speed, setters, overrides, shared, error_terms })
+    }
+
+    /// The model error factors of side `side` at `values`.
+    pub(super) fn step_error(&self, values: &[f64], side: u32) -> StepError {
+        step_error_of(&self.error_terms, values, side)
     }
 
     /// The typical values of the inputs.
@@ -200,7 +208,7 @@ impl<'a> Plan<'a> {
         let design = &self.problem.designs[index];
         let edit = |cfg: &mut Config| self.edit(values, design.side, cfg);
         let gpus = design.gpus;
-        let errors = [step_error(self.inputs, values, design.side), StepError::NONE];
+        let errors = [self.step_error(values, design.side), StepError::NONE];
         let rate = self.serving_rate(index, values, moved)?;
         let serving = |e: StepError| rate.map(|r| r.delivered(e));
         let (cost, [with_error, no_error]) = match (&self.typical_speed[index], moved) {
@@ -244,7 +252,7 @@ impl<'a> Plan<'a> {
     pub(super) fn speeds(&self, index: usize, values: &[f64]) -> Result<[SideSpeed; 2], ConfigError> {
         let design = &self.problem.designs[index];
         let edit = |cfg: &mut Config| self.edit(values, design.side, cfg);
-        let errors = [step_error(self.inputs, values, design.side), StepError::NONE];
+        let errors = [self.step_error(values, design.side), StepError::NONE];
         let mut speeds = if self.shared[index] {
             side_cost_and_speeds(&design.candidates, &errors, &edit)?.1
         } else {
@@ -384,21 +392,50 @@ fn apply(
     cfg.prices.validate()
 }
 
-/// The model error factors of side `side` at `values`.
-pub(super) fn step_error(inputs: &[UncertainInput], values: &[f64], side: u32) -> StepError {
-    let mut e = StepError::NONE;
-    for (input, &value) in inputs.iter().zip(values) {
+/// Which model-error factor a target scales.
+#[derive(Clone, Copy, Debug)]
+enum ErrorFactor {
+    Common,
+    Serving,
+    Collective,
+}
+
+/// Every model-error target, in input order: (input index, factor, side; None = both).
+type ErrorTerms = Vec<(usize, ErrorFactor, Option<u32>)>;
+
+fn error_terms(inputs: &[UncertainInput]) -> ErrorTerms {
+    let mut terms = Vec::new();
+    for (i, input) in inputs.iter().enumerate() {
         for t in input.targets.iter().filter(|t| t.section == Section::ModelError) {
-            match (t.field.as_str(), t.side) {
-                ("common", _) => e.common *= value.exp(),
-                ("serving", _) => e.serving *= value.exp(),
-                ("collective", Some(s)) if s == side => e.collective *= value.exp(),
-                ("collective", None) => e.collective *= value.exp(),
-                _ => {}
-            }
+            let factor = match t.field.as_str() {
+                "common" => ErrorFactor::Common,
+                "serving" => ErrorFactor::Serving,
+                "collective" => ErrorFactor::Collective,
+                _ => continue,
+            };
+            terms.push((i, factor, t.side));
+        }
+    }
+    terms
+}
+
+/// The model error factors of side `side` at `values`, from `terms` (`error_terms`).
+fn step_error_of(terms: &ErrorTerms, values: &[f64], side: u32) -> StepError {
+    let mut e = StepError::NONE;
+    for &(i, factor, on) in terms {
+        match factor {
+            ErrorFactor::Common => e.common *= values[i].exp(),
+            ErrorFactor::Serving => e.serving *= values[i].exp(),
+            ErrorFactor::Collective if on.is_none_or(|s| s == side) => e.collective *= values[i].exp(),
+            ErrorFactor::Collective => {}
         }
     }
     e
+}
+
+/// The model error factors of side `side` at `values`.
+pub(super) fn step_error(inputs: &[UncertainInput], values: &[f64], side: u32) -> StepError {
+    step_error_of(&error_terms(inputs), values, side)
 }
 
 fn evaluate_side(

@@ -230,7 +230,7 @@ impl Session {
                     None => None,
                 };
                 let serving = |e: StepError| rate.map(|r| r.delivered(e));
-                let error = super::plan::step_error(plan.inputs, &values, design.side);
+                let error = plan.step_error(&values, design.side);
                 match slot {
                     Some([a, b]) => {
                         a.speed.assign(with);

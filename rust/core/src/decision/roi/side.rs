@@ -208,20 +208,18 @@ pub fn side_speeds(
     errors: &[StepError],
     edit: &dyn Fn(&mut Config) -> Result<(), ConfigError>,
 ) -> Result<Vec<SideSpeed>, ConfigError> {
-    let evaluations: Vec<Vec<Option<Evaluation>>> = candidates
-        .iter()
-        .map(|configs| {
-            configs
-                .iter()
-                .map(|base| {
-                    let mut cfg = base.clone();
-                    edit(&mut cfg)?;
-                    Ok(evaluate(&cfg).ok())
-                })
-                .collect::<Result<_, ConfigError>>()
-        })
-        .collect::<Result<_, ConfigError>>()?;
-    best_speeds(&evaluations, errors)
+    let mut picks = BestSpeeds::new(errors);
+    for configs in candidates {
+        for (i, base) in configs.iter().enumerate() {
+            let mut cfg = base.clone();
+            edit(&mut cfg)?;
+            if let Ok(e) = evaluate(&cfg) {
+                picks.offer(i, &e);
+            }
+        }
+        picks.end_workload(configs.len())?;
+    }
+    Ok(picks.out)
 }
 
 /// Whether every candidate of each workload is the first candidate's cluster with another layout (parallelism and
@@ -270,56 +268,76 @@ pub fn side_cost_and_speeds_in(
     cfg.prices.validate()?;
     let cluster = ClusterStage::new(cfg)?;
     scratch.stages.resize_with(candidates.len(), Vec::new);
-    let mut evaluations: Vec<Vec<Option<Evaluation>>> = Vec::with_capacity(candidates.len());
+    let mut picks = BestSpeeds::new(errors);
     for (configs, stages) in candidates.iter().zip(&mut scratch.stages) {
         stages.resize(configs.len(), None);
-        let evaluated = configs.iter().zip(stages.iter_mut()).map(|(c, kept)| {
-            let stage = kept.get_or_insert_with(|| LayoutStage::unlinked(&cluster, &c.parallelism).ok()).as_mut()?;
-            stage.link(&cluster, &c.parallelism);
-            finish(&cluster, stage, &c.parallelism, &c.overlap).ok()
-        });
-        evaluations.push(evaluated.collect());
+        for (i, (c, kept)) in configs.iter().zip(stages.iter_mut()).enumerate() {
+            let Some(stage) = kept.get_or_insert_with(|| LayoutStage::unlinked(&cluster, &c.parallelism).ok()) else {
+                continue;
+            };
+            stage.link_schedule(&cluster, &c.parallelism);
+            if let Ok(e) = finish(&cluster, stage, &c.parallelism, &c.overlap) {
+                picks.offer(i, &e);
+            }
+        }
+        picks.end_workload(configs.len())?;
     }
     let cost = SideCost::new(cluster.cost().clone(), &cfg.prices.economics);
-    Ok((cost, best_speeds(&evaluations, errors)?))
+    Ok((cost, picks.out))
 }
 
 /// A workload's fastest candidate so far: (its index, delivered tokens/s, days, goodput, rent, exposed
 /// communication's share of the step).
 type Best = (usize, f64, f64, f64, f64, f64);
 
-/// The fastest feasible candidate of each workload under each of `errors`.
-fn best_speeds(evaluations: &[Vec<Option<Evaluation>>], errors: &[StepError]) -> Result<Vec<SideSpeed>, ConfigError> {
-    let empty = SideSpeed {
-        chosen: vec![],
-        tokens_per_s: vec![],
-        days: vec![],
-        goodput: vec![],
-        rent_usd: vec![],
-        comm_share: vec![],
-    };
-    let mut out = vec![empty; errors.len()];
-    for evals in evaluations {
-        let mut best: Vec<Option<Best>> = vec![None; errors.len()];
-        // A layout the sampled figures make impossible is not a candidate.
-        for (i, e) in evals.iter().enumerate().filter_map(|(i, e)| e.as_ref().filter(|e| e.feasible).map(|e| (i, e))) {
-            let b = &e.breakdown;
-            let comm = b.tp_comm_s + b.pp_comm_s + b.dp_comm_s + b.cp_comm_s + b.ep_comm_s;
-            for (slot, error) in best.iter_mut().zip(errors) {
-                let step = error.common * (e.step_time_s - comm + error.collective * comm);
-                let stretch = step / e.step_time_s;
-                let tau = e.tokens_per_s / stretch * e.goodput;
-                if slot.is_none_or(|(_, t, _, _, _, _)| tau > t) {
-                    let days = e.time_to_train_s * stretch / SECONDS_PER_DAY;
-                    let comm_share = error.common * error.collective * comm / step;
-                    *slot = Some((i, tau, days, e.goodput, e.cost_rent_usd * stretch, comm_share));
-                }
+/// The fastest feasible candidate of each workload under each of `errors`, offered one evaluation at a time (a
+/// layout the sampled figures make impossible is not a candidate).
+struct BestSpeeds<'e> {
+    errors: &'e [StepError],
+    /// The workloads done so far, one `SideSpeed` per error.
+    out: Vec<SideSpeed>,
+    /// The current workload's fastest so far, per error.
+    best: Vec<Option<Best>>,
+}
+
+impl<'e> BestSpeeds<'e> {
+    fn new(errors: &'e [StepError]) -> Self {
+        let empty = SideSpeed {
+            chosen: vec![],
+            tokens_per_s: vec![],
+            days: vec![],
+            goodput: vec![],
+            rent_usd: vec![],
+            comm_share: vec![],
+        };
+        BestSpeeds { errors, out: vec![empty; errors.len()], best: vec![None; errors.len()] }
+    }
+
+    /// Candidate `i` of the current workload.
+    fn offer(&mut self, i: usize, e: &Evaluation) {
+        if !e.feasible {
+            return;
+        }
+        let b = &e.breakdown;
+        let comm = b.tp_comm_s + b.pp_comm_s + b.dp_comm_s + b.cp_comm_s + b.ep_comm_s;
+        for (slot, error) in self.best.iter_mut().zip(self.errors) {
+            let step = error.common * (e.step_time_s - comm + error.collective * comm);
+            let stretch = step / e.step_time_s;
+            let tau = e.tokens_per_s / stretch * e.goodput;
+            if slot.is_none_or(|(_, t, _, _, _, _)| tau > t) {
+                let days = e.time_to_train_s * stretch / SECONDS_PER_DAY;
+                let comm_share = error.common * error.collective * comm / step;
+                *slot = Some((i, tau, days, e.goodput, e.cost_rent_usd * stretch, comm_share));
             }
         }
-        for (speed, slot) in out.iter_mut().zip(best) {
-            let (i, tau, days, goodput, rent, comm_share) = slot.ok_or(ConfigError::InvalidFigure {
+    }
+
+    /// The current workload's `candidates` are all offered: keep its fastest, start the next.
+    fn end_workload(&mut self, candidates: usize) -> Result<(), ConfigError> {
+        for (speed, slot) in self.out.iter_mut().zip(&mut self.best) {
+            let (i, tau, days, goodput, rent, comm_share) = slot.take().ok_or(ConfigError::InvalidFigure {
                 field: "candidates",
-                value: evals.len() as f64,
+                value: candidates as f64,
                 expected: "at least one candidate that can be evaluated",
             })?;
             speed.chosen.push(i);
@@ -329,8 +347,8 @@ fn best_speeds(evaluations: &[Vec<Option<Evaluation>>], errors: &[StepError]) ->
             speed.rent_usd.push(rent);
             speed.comm_share.push(comm_share);
         }
+        Ok(())
     }
-    Ok(out)
 }
 
 /// The cluster cost of a design, from its first candidate's configuration with `edit` applied (every candidate
