@@ -31,20 +31,33 @@ fn candidates(gpus: u32, fabric: &FabricSpec, switch_usd: f64) -> Vec<Config> {
         .collect()
 }
 
-/// The Monte Carlo's path (one cluster stage per design, each layout's collectives timed for its own ZeRO stage
-/// only, `side_cost_and_speeds`) picks the same layouts at the same speeds as evaluating each candidate in full
-/// (`side_speeds`), for every ZeRO stage, with and without a model error, on both fabrics.
+/// The Monte Carlo's path (one cluster stage per design and sample, each layout's stage kept between samples,
+/// its collectives timed for its own ZeRO stage only, those inside one NVLink domain once:
+/// `side_cost_and_speeds_in`) picks the same layouts at the same speeds as evaluating each candidate in full
+/// (`side_speeds`), for every ZeRO stage, with and without a model error, on both fabrics, as the sampled fabric
+/// figures and placement move from sample to sample.
 #[test]
-fn the_monte_carlo_path_times_each_zero_stage_as_a_full_evaluation_does() {
+fn the_monte_carlo_path_times_each_sample_as_a_full_evaluation_does() {
     let errors = [StepError::NONE, StepError { common: 1.1, collective: 0.7, serving: 1.0 }];
+    let samples = [(0.9, 1.0, 0.0), (0.6, 3.0, 0.5), (0.75, 1.5, 1.0)];
     for (f, fabric) in [ib_ndr(), roce()].iter().enumerate() {
         for zero in [0, 1, 2, 3] {
             let mut layouts = candidates(2048, fabric, 20_000.0);
             layouts.iter_mut().for_each(|c| c.parallelism.zero_stage = zero);
+            layouts[0].parallelism.tp = 4;
+            layouts[0].parallelism.dp *= 2;
             let workloads = vec![layouts];
-            let full = side_speeds(&workloads, &errors, &|_| Ok(())).unwrap();
-            let (_, fast) = side_cost_and_speeds(&workloads, &errors, &|_| Ok(())).unwrap();
-            assert_eq!(fast, full, "fabric {f}, ZeRO {zero}");
+            let mut scratch = DesignScratch::default();
+            for (efficiency, tail, placement) in samples {
+                let edit = |c: &mut Config| {
+                    (c.fabric.efficiency, c.fabric.tail_latency_factor) = (efficiency, tail);
+                    c.training.placement = placement;
+                    Ok(())
+                };
+                let full = side_speeds(&workloads, &errors, &edit).unwrap();
+                let (_, fast) = side_cost_and_speeds_in(&mut scratch, &workloads, &errors, &edit).unwrap();
+                assert_eq!(fast, full, "fabric {f}, ZeRO {zero}, sample {efficiency} {tail} {placement}");
+            }
         }
     }
 }

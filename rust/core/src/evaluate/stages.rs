@@ -230,6 +230,8 @@ pub struct LayoutStage {
     /// Activation bytes per token of one (dense, MoE) layer for recompute none, selective, full.
     pub(super) activation_bytes_per_token: [[f64; 3]; 2],
     pub(super) shard: Shard,
+    /// Whether the collective times were set by a `link` (`link_schedule` keeps those of single-domain groups).
+    linked: bool,
 }
 
 impl LayoutStage {
@@ -273,6 +275,7 @@ impl LayoutStage {
             activation_bytes_per_token: [false, true].map(|moe_layer| activation_per_token(model, &shard, moe_layer)),
             shard,
             layout: lay,
+            linked: false,
         })
     }
 
@@ -283,25 +286,41 @@ impl LayoutStage {
         self.link_zero(c, par, None);
     }
 
-    /// `link` for `par`'s schedule only: of the data-parallel collectives, only those its ZeRO stage reads
-    /// (`step::data_parallel`), the others NaN. What a Monte Carlo sample, which finishes each stage with one
-    /// schedule, needs: the same numbers as `link` for that schedule, with a third to two thirds fewer
-    /// data-parallel collectives timed.
+    /// `link` for `par`'s schedule only, on a stage linked before on cluster stages of the same scale-up domain:
+    /// of the data-parallel collectives only those its ZeRO stage reads (`step::data_parallel`), the others NaN;
+    /// the collectives of groups inside one scale-up domain timed once (they ride NVLink only, and no Monte Carlo
+    /// input moves the scale-up domain's figures: only the fabric's, the network's and the placement's). What a
+    /// Monte Carlo sample, which finishes each stage with one schedule, needs: the same numbers as `link` for that
+    /// schedule, with fewer collectives timed.
     pub fn link_schedule(&mut self, c: &ClusterStage, par: &Parallelism) {
         self.link_zero(c, par, Some(par.zero_stage));
     }
 
-    /// `link`, with the data-parallel collectives of ZeRO stage `zero` only (all three when None).
+    /// `link`, with the data-parallel collectives of ZeRO stage `zero` only (all three when None); with a ZeRO
+    /// stage, a group inside one domain keeps the times of an earlier link.
     fn link_zero(&mut self, c: &ClusterStage, par: &Parallelism, zero: Option<u32>) {
         let (model, links, lay, shard) = (c.model, c.links(), &self.layout, &self.shard);
         let h = model.hidden as f64;
-        (self.tp_forward_pass_s, self.tp_regather_s) = tp_comm_s(&links, model, shard, lay);
-        [self.dp_all_reduce_s, self.dp_reduce_scatter_s, self.dp_all_gather_s] =
-            dp_comm_s(&links, c.training, &self.local, lay, zero);
-        self.cp_send_s = cp_send_s(&links, model, par, shard, lay);
-        self.ep_dispatch_s = ep_dispatch_s(&links, c.training, model, par, shard, lay);
-        // Pipeline sends, split over TP ranks (scatter/gather, Narayanan SC21 Sec. 4.1).
-        self.pp_send_s = links.send_time_s(shard.tokens * h * ACTIVATION_BYTES / shard.tp, &lay.pp);
+        let again =
+            |groups: &[&GroupPlacement]| !(zero.is_some() && self.linked && groups.iter().all(|g| g.domains <= 1));
+        if again(&[&lay.tp]) {
+            (self.tp_forward_pass_s, self.tp_regather_s) = tp_comm_s(&links, model, shard, lay);
+        }
+        if again(&[&lay.dp, &lay.expert_dp]) {
+            [self.dp_all_reduce_s, self.dp_reduce_scatter_s, self.dp_all_gather_s] =
+                dp_comm_s(&links, c.training, &self.local, lay, zero);
+        }
+        if again(&[&lay.cp]) {
+            self.cp_send_s = cp_send_s(&links, model, par, shard, lay);
+        }
+        if again(&[&lay.ep]) {
+            self.ep_dispatch_s = ep_dispatch_s(&links, c.training, model, par, shard, lay);
+        }
+        if again(&[&lay.pp]) {
+            // Pipeline sends, split over TP ranks (scatter/gather, Narayanan SC21 Sec. 4.1).
+            self.pp_send_s = links.send_time_s(shard.tokens * h * ACTIVATION_BYTES / shard.tp, &lay.pp);
+        }
+        self.linked = true;
     }
 
     /// Layers on the busiest stage.
