@@ -291,7 +291,7 @@ impl<'a> Plan<'a> {
             }
         }
         let (shares, options) = (&self.problem.shares, &self.problem.options);
-        Ok(self
+        let outcomes = self
             .counts
             .iter()
             .map(|c| {
@@ -300,7 +300,14 @@ impl<'a> Plan<'a> {
                 let without = compare(&a.no_error, &b.no_error, shares, &c.refs, options);
                 Outcome::new(&with, &without)
             })
-            .collect())
+            .collect();
+        for (evaluated, kept) in done.into_iter().zip(scratch) {
+            if let Some(e) = evaluated {
+                kept.recycle(e.with_error.speed);
+                kept.recycle(e.no_error.speed);
+            }
+        }
+        Ok(outcomes)
     }
 
     /// Set the inputs at `values` and the what-ifs on `cfg`, for side `side`.

@@ -142,6 +142,27 @@ impl SideSpeed {
         self.rent_usd.clone_from(&other.rent_usd);
         self.comm_share.clone_from(&other.comm_share);
     }
+
+    /// Empty, its buffers kept.
+    fn clear(&mut self) {
+        self.chosen.clear();
+        self.tokens_per_s.clear();
+        self.days.clear();
+        self.goodput.clear();
+        self.rent_usd.clear();
+        self.comm_share.clear();
+    }
+
+    fn empty() -> Self {
+        SideSpeed {
+            chosen: vec![],
+            tokens_per_s: vec![],
+            days: vec![],
+            goodput: vec![],
+            rent_usd: vec![],
+            comm_share: vec![],
+        }
+    }
 }
 
 crate::record! {
@@ -208,7 +229,7 @@ pub fn side_speeds(
     errors: &[StepError],
     edit: &dyn Fn(&mut Config) -> Result<(), ConfigError>,
 ) -> Result<Vec<SideSpeed>, ConfigError> {
-    let mut picks = BestSpeeds::new(errors);
+    let mut picks = BestSpeeds::new(errors, &mut Vec::new());
     for configs in candidates {
         for (i, base) in configs.iter().enumerate() {
             let mut cfg = base.clone();
@@ -253,7 +274,22 @@ pub struct DesignScratch {
     cfg: Option<Config>,
     /// stages[workload][candidate]: None until first built; Some(None) for a layout that cannot be placed.
     stages: Vec<Vec<Option<Option<LayoutStage>>>>,
+    /// Speeds of an earlier sample, handed back (`recycle`) for the next one to fill: their buffers, not values.
+    spare: Vec<SideSpeed>,
 }
+
+impl DesignScratch {
+    /// Hand back a speed this design's `side_cost_and_speeds_in` returned, once read: the next call fills its
+    /// buffers instead of allocating (a sample makes a dozen small vectors per design otherwise).
+    pub fn recycle(&mut self, speed: SideSpeed) {
+        if self.spare.len() < SPARE_SPEEDS {
+            self.spare.push(speed);
+        }
+    }
+}
+
+/// Speeds a design keeps for reuse: one per error a sample evaluates (with and without the model's error).
+const SPARE_SPEEDS: usize = 2;
 
 /// `side_cost_and_speeds`, keeping the design's configuration and layout stages in `scratch` between calls with
 /// the same candidates and `edit` setting the same figures.
@@ -268,7 +304,7 @@ pub fn side_cost_and_speeds_in(
     cfg.prices.validate()?;
     let cluster = ClusterStage::new(cfg)?;
     scratch.stages.resize_with(candidates.len(), Vec::new);
-    let mut picks = BestSpeeds::new(errors);
+    let mut picks = BestSpeeds::new(errors, &mut scratch.spare);
     for (configs, stages) in candidates.iter().zip(&mut scratch.stages) {
         stages.resize(configs.len(), None);
         for (i, (c, kept)) in configs.iter().zip(stages.iter_mut()).enumerate() {
@@ -301,16 +337,18 @@ struct BestSpeeds<'e> {
 }
 
 impl<'e> BestSpeeds<'e> {
-    fn new(errors: &'e [StepError]) -> Self {
-        let empty = SideSpeed {
-            chosen: vec![],
-            tokens_per_s: vec![],
-            days: vec![],
-            goodput: vec![],
-            rent_usd: vec![],
-            comm_share: vec![],
-        };
-        BestSpeeds { errors, out: vec![empty; errors.len()], best: vec![None; errors.len()] }
+    /// With the speeds' buffers taken from `spare` where it has them.
+    fn new(errors: &'e [StepError], spare: &mut Vec<SideSpeed>) -> Self {
+        let out = (0..errors.len())
+            .map(|_| match spare.pop() {
+                Some(mut speed) => {
+                    speed.clear();
+                    speed
+                }
+                None => SideSpeed::empty(),
+            })
+            .collect();
+        BestSpeeds { errors, out, best: vec![None; errors.len()] }
     }
 
     /// Candidate `i` of the current workload.
