@@ -337,3 +337,38 @@ def test_errors_share_one_base_class():
     assert issubclass(scalefront.UsageError, ScalefrontError)
     assert issubclass(scalefront.ConfigurationError, ScalefrontError)
     assert issubclass(ScalefrontError, Exception)
+
+
+def _same_document(a, b) -> bool:
+    """Equal values of equal types, tables with their keys in the same order (what a catalog's order depends on)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same_document(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same_document(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def test_the_core_reads_every_embedded_file_as_tomllib_does():
+    # The built-in files are parsed by the core for speed (scalefront.inputs.files.parse_builtin_toml): the same
+    # documents as Python's reader, key order and types included (an int stays an int, 1.0 a float).
+    import tomllib
+
+    files = _core.data_files()
+    assert len(files) > 20
+    for path, text in files.items():
+        assert _same_document(_core.parse_builtin_toml(text), tomllib.loads(text)), path
+
+
+def test_the_core_declines_what_tomllib_must_read():
+    # A date, or text that is not TOML: the core declines (ValueError) and the reader falls back to tomllib, which
+    # gives its own value or the usual one-line error.
+    from scalefront.inputs.files import parse_builtin_toml
+
+    for text in ["when = 2026-11-26", "x = [1,"]:
+        with pytest.raises(ValueError):
+            _core.parse_builtin_toml(text)
+    assert parse_builtin_toml("when = 2026-11-26", "data/x.toml") == {"when": datetime.date(2026, 11, 26)}
+    with pytest.raises(CatalogError, match=r"^data/x\.toml: not valid TOML"):
+        parse_builtin_toml("x = [1,", "data/x.toml")

@@ -34,6 +34,7 @@ __all__ = [
     "model_params",
     "network_bom",
     "parameters",
+    "parse_builtin_toml",
     "result_records",
     "roi_analyse",
     "roi_compare",
@@ -600,6 +601,9 @@ class RoiSession:
 
 def data_files() -> dict[str, str]:
     """The catalog and validation files embedded at build time: {path under data/: text}."""
+
+def parse_builtin_toml(text: str) -> dict[str, Any]:
+    """A built-in catalog file as the dict tomllib gives (key order kept); ValueError for invalid TOML or a date."""
 
 def catalog_figures() -> list[_FigureDoc]:
     """Every field of every catalog, section by section in the entries' field order (`scalefront_core::figures`)."""

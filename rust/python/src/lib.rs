@@ -11,6 +11,7 @@ mod roi;
 mod schema;
 mod serve;
 mod sweep;
+mod toml_data;
 
 #[pyo3::pymodule]
 mod _core {
@@ -30,6 +31,8 @@ mod _core {
     use super::serve::{serve, serve_axes, serve_sweep};
     #[pymodule_export]
     use super::sweep::{cell_costs, cell_sizes, run_sweep, shard_ranges, space_size, SweepHandle};
+    #[pymodule_export]
+    use super::toml_data::parse_builtin_toml;
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -5,10 +5,10 @@ by."""
 from __future__ import annotations
 
 import statistics
-import tomllib
 from typing import Any
 
 from scalefront._core import data_files
+from scalefront.inputs.files import parse_builtin_toml
 
 __all__ = [
     "COLLECTIVE_LARGE_MEDIAN_LIMIT_PCT",
@@ -33,7 +33,8 @@ __all__ = [
 
 def load_table(name: str) -> dict[str, Any]:
     """A validation table embedded in the package (`training_runs` or `collectives`)."""
-    return tomllib.loads(data_files()[f"validation/{name}.toml"])
+    path = f"validation/{name}.toml"
+    return parse_builtin_toml(data_files()[path], f"data/{path}")
 
 
 def source_family(row_id: str) -> str:

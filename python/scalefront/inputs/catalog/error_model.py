@@ -3,6 +3,7 @@ core applies them; `scalefront validate --calibrate-errors` writes the file)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -97,9 +98,9 @@ class ErrorModelFile(BaseModel):
         }
 
 
-def load_error_model(text: str, file: str) -> ErrorModelFile:
-    """Parse a model_error.toml file."""
-    return validated(ErrorModelFile, parse_toml(text, file), file, "model_error")
+def load_error_model(text: str, file: str, parse: Callable[[str, str], dict[str, Any]] = parse_toml) -> ErrorModelFile:
+    """Parse a model_error.toml file (`parse`: `scalefront.inputs.files.parse_builtin_toml` for the built-in one)."""
+    return validated(ErrorModelFile, parse(text, file), file, "model_error")
 
 
 #: An error model with no residuals: intervals collapse onto the prediction.

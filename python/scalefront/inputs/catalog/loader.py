@@ -27,7 +27,7 @@ from scalefront.inputs.catalog.entries import (
 from scalefront.inputs.catalog.error_model import NO_ERRORS, ErrorModelFile, load_error_model
 from scalefront.inputs.catalog.modes import split_id, unknown_mode
 from scalefront.inputs.catalog.prices import Correlation, Economics, FabricPrice, GpuPrice, ScaleUpPrice
-from scalefront.inputs.files import parse_toml, read_text, validated
+from scalefront.inputs.files import parse_builtin_toml, parse_toml, read_text, validated
 from scalefront.inputs.messages import did_you_mean, toml_repr
 
 __all__ = ["ENTRY_CLASSES", "Catalog", "builtin_catalog", "error_model_spec", "load_model_file"]
@@ -124,14 +124,14 @@ class Catalog:
         cat.digest = hashlib.sha256("".join(f"{k}\0{v}\0" for k, v in sorted(files.items())).encode()).hexdigest()
         for kind in ("gpus", "scale_up", "fabrics", "topologies", "frameworks", "reliability"):
             name = f"{kind}.toml"
-            cat._add_table(kind, parse_toml(files[name], f"data/{name}"), f"data/{name}")
-        cat._add_prices(parse_toml(files["prices.toml"], "data/prices.toml"), "data/prices.toml")
+            cat._add_table(kind, parse_builtin_toml(files[name], f"data/{name}"), f"data/{name}")
+        cat._add_prices(parse_builtin_toml(files["prices.toml"], "data/prices.toml"), "data/prices.toml")
         if "model_error.toml" in files:
-            cat.errors = load_error_model(files["model_error.toml"], "data/model_error.toml")
+            cat.errors = load_error_model(files["model_error.toml"], "data/model_error.toml", parse_builtin_toml)
         for path, text in sorted(files.items()):
             if path.startswith("models/"):
                 stem = path.removeprefix("models/").removesuffix(".toml")
-                cat.models[stem] = _model(parse_toml(text, f"data/{path}"), f"data/{path}", stem)
+                cat.models[stem] = _model(parse_builtin_toml(text, f"data/{path}"), f"data/{path}", stem)
         cat._check_references("built-in data/")
         return cat
 
