@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from scalefront import _core
+from scalefront._core import parse_builtin_toml as _core_parse
 from scalefront.errors import CatalogError
 from scalefront.inputs.messages import describe, key_text, toml_repr
 
@@ -57,7 +57,7 @@ def parse_builtin_toml(text: str, file: str) -> dict[str, Any]:
     times faster than tomllib, the same dict: a test holds every embedded file to tomllib's); `parse_toml` where the
     core declines (a date or time, or text it cannot read), for the same result or error."""
     try:
-        return _core.parse_builtin_toml(text)
+        return _core_parse(text)
     except ValueError:
         return parse_toml(text, file)
 
