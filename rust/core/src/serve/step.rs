@@ -36,11 +36,17 @@ pub const KERNEL_OVERHEAD_S: f64 = 4.0e-6;
 /// GEMMs (attention projections; the MLP's two, or the router, the routed experts' two grouped GEMMs and the shared
 /// experts' two), attention, two norms, rotary, the activation(s), two residual adds, and in a MoE layer top-k,
 /// permute and un-permute. A Llama layer: 2 + 2 + 7 = 11 (the measured PyTorch layer had 13 without attention:
-/// its norms are two kernels each); a DeepSeek-V3 MoE layer: 5 + 1 + 2 + 3 + 3 + 7 = 21.
+/// its norms are two kernels each). MLA adds what its decode runs beyond five projections: the RMSNorms of its
+/// query and KV latents, and the KV up-projection absorbed as two batched GEMMs, W_UK on the query before
+/// attention and W_UV on its output after (TensorRT-LLM tech blog 1, 2025-05, a DeepSeek-R1 decode layer:
+/// "Module2: 2x RMSNorm Performs normalization for Q/K tensors", "Module4: UK_BGEMM", "Module7: UV_GEMM";
+/// DeepSeek-V2 App. C, weight absorption). A DeepSeek-V3 MoE layer: 6 + 2 + 1 + 2 + 3 + 3 + 7 = 24.
 pub fn layer_kernels(model: &TransformerSpec, moe: bool) -> f64 {
     let a = model.attention_shapes();
     let projections = a.replicated.iter().chain(&a.split_out).filter(|(i, _)| *i > 0.0).count() as f64 + 1.0;
-    let common = 7.0; // two norms, rotary, attention, activation, two residual adds
+    // MLA: the latents' norms (no query latent, no query norm) and the second absorbed batched GEMM.
+    let mla = model.mla.as_ref().map_or(0.0, |m| if m.q_lora_rank > 0 { 3.0 } else { 2.0 });
+    let common = 7.0 + mla; // two norms, rotary, attention, activation, two residual adds; MLA's above
     match model.moe.as_ref().filter(|_| moe) {
         None => projections + 2.0 + common,
         Some(m) => {
@@ -314,10 +320,11 @@ mod tests {
         use crate::examples::{deepseek_v3, llama3_70b, mixtral_8x7b};
         // Llama: QKV and output projections, gate/up and down, and 7 others.
         assert_eq!(layer_kernels(&llama3_70b(), false), 11.0);
-        // DeepSeek-V3's MoE layer: MLA's five projections (q down and up, kv down and up, output), router, two
-        // grouped expert GEMMs, the shared expert's two GEMMs and activation, top-k, permute, un-permute, 7 others.
-        assert_eq!(layer_kernels(&deepseek_v3(), true), 21.0);
-        assert_eq!(layer_kernels(&deepseek_v3(), false), 14.0); // its three dense layers: 5 + 2 + 7
+        // DeepSeek-V3's MoE layer: MLA's five projections (q down and up, kv down, output, and the kv up-projection
+        // absorbed as two batched GEMMs: 6) and its two latent norms, router, two grouped expert GEMMs, the shared
+        // expert's two GEMMs and activation, top-k, permute, un-permute, 7 others.
+        assert_eq!(layer_kernels(&deepseek_v3(), true), 24.0);
+        assert_eq!(layer_kernels(&deepseek_v3(), false), 17.0); // its three dense layers: 6 + 2 + 2 + 7
                                                                 // Mixtral: no shared expert.
         assert_eq!(layer_kernels(&mixtral_8x7b(), true), 15.0);
     }
