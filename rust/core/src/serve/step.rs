@@ -80,6 +80,35 @@ pub fn experts_hit(experts: f64, top_k: f64, tokens: f64) -> f64 {
     experts * (1.0 - (1.0 - top_k / experts).powf(tokens))
 }
 
+/// Expected experts the busiest of `ep` ranks holds among those the step's tokens hit, each rank holding
+/// `experts / ep`: every expert is hit with probability rho = hit / experts, so a rank's count is Binomial(experts /
+/// ep, rho) and the busiest rank's is the expected maximum of `ep` of them, sum over m of 1 - F(m)^ep (ranks
+/// treated as independent). A decode step of few tokens reads the busiest rank's experts, not the mean's: one
+/// token's 8 of 256 experts over 8 ranks put 2.54 on the busiest, not 1 (TensorRT-LLM tech blog 1, 2025-05: with EP
+/// "token placement is data-dependent, distributing workloads unevenly across GPUs"); with every expert hit, all
+/// ranks hold experts / ep.
+pub fn busiest_rank_experts(experts: f64, hit: f64, ep: f64) -> f64 {
+    let per_rank = (experts / ep).floor();
+    let rho = (hit / experts).clamp(0.0, 1.0);
+    if ep <= 1.0 || rho >= 1.0 {
+        return hit / ep.max(1.0);
+    }
+    let ratio = rho / (1.0 - rho);
+    let (mut pmf, mut cdf, mut busiest) = ((1.0 - rho).powf(per_rank), 0.0, 0.0);
+    let mut m = 0.0;
+    while m < per_rank {
+        cdf += pmf;
+        let above = 1.0 - cdf.min(1.0).powf(ep);
+        if above < 1e-9 && cdf > 0.0 {
+            break;
+        }
+        busiest += above;
+        pmf *= (per_rank - m) / (m + 1.0) * ratio;
+        m += 1.0;
+    }
+    busiest.max(hit / ep)
+}
+
 /// Bytes of one token's hidden state in the dispatch: FP8 with one FP32 scale per 128 elements and 16 bytes of
 /// routing data (DeepEP tests/test_low_latency.py: hidden + hidden / 128 x 4 + 16), NVFP4 (the TensorRT-LLM
 /// one-sided all-to-all blog's 4,032 B for hidden 7,168: 0.5625 B an element), or BF16; combine sends BF16 back.
@@ -200,7 +229,8 @@ fn moe_layer(model: &TransformerSpec, p: &PhaseLayout, s: &Serving, w: &StepWork
     } else {
         0.0
     };
-    l.gemm_s += tput.gemm_time_s(t, experts, h) + hit / p.ep as f64 * one_expert + shared_mlp;
+    let busiest = busiest_rank_experts(experts, hit, p.ep as f64);
+    l.gemm_s += tput.gemm_time_s(t, experts, h) + busiest * one_expert + shared_mlp;
     let shard = Shard {
         tokens: t,
         seq_len: 1.0,
@@ -313,6 +343,24 @@ mod tests {
         assert!((experts_hit(256.0, 8.0, 256.0) - 255.92).abs() < 0.01, "{}", experts_hit(256.0, 8.0, 256.0));
         // Mixtral's 8 experts, top-2: two tokens hit 8 (1 - 0.75^2) = 3.5 on average.
         assert!((experts_hit(8.0, 2.0, 2.0) - 3.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_busiest_rank_holds_more_of_few_tokens_experts() {
+        // One token, 8 of 256 experts over 8 ranks of 32: rho = 1/32, a rank's count Binomial(32, 1/32), F(0) =
+        // (31/32)^32 = 0.36206, F(1) = 0.73579, F(2) = 0.92266, F(3) = 0.98294, F(4) = 0.99703, F(5) = 0.99958,
+        // F(6) = 0.99995; the busiest of 8: sum of 1 - F^8 = 0.99970 + 0.91409 + 0.47480 + 0.12863 + 0.02348 +
+        // 0.00335 + 0.00039 + ... = 2.5445.
+        let b = busiest_rank_experts(256.0, 8.0, 8.0);
+        assert!((b - 2.5445).abs() < 1e-3, "{b}");
+        // Every expert hit: each rank holds its 32; one rank: all 8.
+        assert_eq!(busiest_rank_experts(256.0, 256.0, 8.0), 32.0);
+        assert_eq!(busiest_rank_experts(256.0, 8.0, 1.0), 8.0);
+        // Never fewer than the mean.
+        for &(hit, ep) in &[(64.0, 8.0), (200.0, 32.0), (250.0, 2.0), (1.0, 256.0)] {
+            let b = busiest_rank_experts(256.0, hit, ep);
+            assert!(b >= hit / ep - 1e-12 && b <= 256.0 / ep + 1e-12, "{hit} {ep}: {b}");
+        }
     }
 
     #[test]
