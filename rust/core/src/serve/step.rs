@@ -154,10 +154,16 @@ impl LayerCompute {
 
 /// SMs DeepEP's high-throughput (normal-mode) kernels occupy while they run: `Buffer.num_sms = 20`
 /// (deepseek-ai/DeepEP deep_ep/buffer.py @04b06f7; Megatron-Core's `moe_deepep_num_sms` default is also 20).
-/// Decode's all-to-all occupies none: "after RDMA messages are issued, all GPU SMs are freed"
-/// (deepseek-ai/profile-data README, Decoding); the SGLang blog of 2025-05-05 saw decode communication "either
-/// fully utilize SMs or none".
 const DEEPEP_NORMAL_SMS: f64 = 20.0;
+
+/// Share of a decode (low-latency) dispatch or combine during which its kernels hold every SM: sending and
+/// receiving. In between, while the RDMA messages are in flight, the SMs are free ("after RDMA messages are issued,
+/// all GPU SMs are freed", deepseek-ai/profile-data README, Decoding); the SGLang blog of 2025-05-05 saw decode
+/// communication kernels "either fully utilize SMs (during send/receive) or none (during inflight waiting)", and
+/// "dispatch times of ~0.17ms per layer" in SGLang's and DeepSeek's decode profiles, where "unit tests with
+/// DeepEP reveal a potential of 0.06ms occupying SMs": 0.06 / 0.17 = 0.35 of a dispatch's time. EST: the same share
+/// for combine (the blog gives none) and for NVLink-only groups (no figure found).
+const DEEPEP_LOW_LATENCY_SM_SHARE: f64 = 0.06 / 0.17;
 
 fn attention_block(
     model: &TransformerSpec,
@@ -274,7 +280,8 @@ fn layer_comm_s(c: &ServingCluster, p: &PhaseLayout, s: &Serving, w: &StepWork, 
     if !s.two_batch_overlap {
         return tp_s + dispatch_s + combine_s;
     }
-    let sm_share = if decode { 0.0 } else { (DEEPEP_NORMAL_SMS / c.gpu.sm_count as f64).min(1.0) };
+    let sm_share =
+        if decode { DEEPEP_LOW_LATENCY_SM_SHARE } else { (DEEPEP_NORMAL_SMS / c.gpu.sm_count as f64).min(1.0) };
     let attention_s = l.attention_block_s.min(l.total_s());
     tp_s + two_batch_exposed_s(attention_s, l.total_s() - attention_s, dispatch_s, combine_s, sm_share)
 }
