@@ -256,12 +256,18 @@ fn moe_layer(model: &TransformerSpec, p: &PhaseLayout, s: &Serving, w: &StepWork
 }
 
 /// Communication of one layer beyond what overlaps its compute: the TP all-reduces (after attention and after the
-/// MLP or the experts) and, in a MoE layer, dispatch and combine over the expert-parallel group.
+/// MLP or the experts) and, in a MoE layer whose experts span attention replicas, dispatch and combine over the
+/// expert-parallel group. With one attention replica (`dp_attention` 1) the expert-parallel group lies inside the
+/// TP group, whose all-reduce after attention has left every token on every GPU: each GPU runs its experts on them
+/// and the all-reduce after the experts sums the outputs, with no all-to-all (TensorRT-LLM tech blog 1, 2025-05:
+/// the sparse-experts flow "dispatches input tokens to their designated experts, then applies indexed local
+/// reduction on each expert's outputs before a global allreduce"; its permute and un-permute are kernels of
+/// `layer_kernels`).
 fn layer_comm_s(c: &ServingCluster, p: &PhaseLayout, s: &Serving, w: &StepWork, moe: bool, l: &LayerCompute) -> f64 {
     let links = c.links();
     let (t, h) = (w.tokens(), c.model.hidden as f64);
     let tp_s = 2.0 * links.collective_time_s(Collective::AllReduce, t * h * ACTIVATION_BYTES, &p.tp_group);
-    let Some(m) = c.model.moe.as_ref().filter(|_| moe && p.ep > 1) else {
+    let Some(m) = c.model.moe.as_ref().filter(|_| moe && p.ep > 1 && p.dp_attention > 1) else {
         return tp_s;
     };
     let decode = w.decode_seqs > 0.0;
@@ -368,6 +374,27 @@ mod tests {
             let b = busiest_rank_experts(256.0, hit, ep);
             assert!(b >= hit / ep - 1e-12 && b <= 256.0 / ep + 1e-12, "{hit} {ep}: {b}");
         }
+    }
+
+    #[test]
+    fn experts_inside_one_attention_replica_need_no_all_to_all() {
+        use crate::examples::{deepseek_v3, serving_config};
+        use crate::serve::{ServingCluster, ServingLayout};
+        // DeepSeek-V3 on 8 GPUs, attention TP 8, one token: its experts over 8 GPUs (EP 8) or split 8 ways (EP 1)
+        // communicate the same two all-reduces; spread over 8 attention replicas (TP 1, EP 8) they dispatch.
+        let mut cfg = serving_config();
+        cfg.model = deepseek_v3();
+        cfg.serving.batch = 1;
+        let comm = |tp: u32, ep: u32, dp_attention: u32| {
+            let s = Serving { tp, ep, dp_attention, ..cfg.serving.clone() };
+            let c = ServingCluster::new(&cfg).unwrap();
+            let l = ServingLayout::new(&c, &s).unwrap();
+            let w = StepWork { decode_seqs: 1.0, context: 1000.0, prefill_tokens: 0.0, prompt: 1000.0 };
+            step_time(&c, &l.decode, &s, &w).comm_s
+        };
+        assert_eq!(comm(8, 8, 1), comm(8, 1, 1));
+        assert!(comm(8, 8, 1) > 0.0);
+        assert!(comm(1, 8, 8) > 0.0 && comm(1, 8, 8) != comm(8, 8, 1));
     }
 
     #[test]
