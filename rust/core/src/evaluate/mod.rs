@@ -15,7 +15,7 @@ mod stages;
 mod step;
 mod summary;
 
-pub use stages::{check_cluster, cluster_cost, ClusterParts, ClusterStage, LayoutStage};
+pub use stages::{check_cluster, cluster_cost, ClusterParts, ClusterStage, LayoutStage, ModelTerms};
 
 /// Megatron-LM DDP bucket: max(40M, 1M x dp) parameters (distributed_data_parallel_config.py). Only the last
 /// bucket's reduction cannot start before the backward pass ends.

@@ -91,12 +91,48 @@ pub struct ClusterStage<'a> {
     pub(super) interval: (f64, f64),
 }
 
+/// What a cluster stage takes from the model, the GPU, the framework, the training run and the GPU count alone:
+/// the same for every fabric, network and price (a Monte Carlo design keeps it between samples).
+#[derive(Clone, Copy, Debug)]
+pub struct ModelTerms {
+    tput: Throughput,
+    bf16: Throughput,
+    model_flops_per_token: f64,
+    params_total: f64,
+    params_active: f64,
+    straggler_fraction: f64,
+    interval: (f64, f64),
+}
+
+impl ModelTerms {
+    pub fn of(p: &ClusterParts) -> Self {
+        ModelTerms {
+            tput: Throughput::new(p.gpu, p.training.precision, p.training.attention_kernel, p.framework),
+            bf16: Throughput::new(p.gpu, Precision::Bf16, p.training.attention_kernel, p.framework),
+            model_flops_per_token: model_flops_per_token(p.model, p.training),
+            params_total: p.model.params_total(),
+            params_active: p.model.params_active(),
+            // A synchronous step runs at the pace of its slowest GPU: for per-GPU speeds with coefficient of
+            // variation cv, the slowest of N is E[max of N standard normals] x cv slower than the mean (order
+            // statistics; the straggler effect of Petrini et al., SC03, and Sinha et al., SC22, for GPUs).
+            straggler_fraction: expected_max_of_normals(p.gpus as f64) * p.gpu.speed_cv,
+            interval: p.errors.factors(p.gpu.generation, p.model.moe.is_some(), p.gpus),
+        }
+    }
+}
+
 impl<'a> ClusterStage<'a> {
     pub fn new(cfg: &'a Config) -> Result<Self, ConfigError> {
         Self::from_parts(ClusterParts::of(cfg))
     }
 
     pub fn from_parts(p: ClusterParts<'a>) -> Result<Self, ConfigError> {
+        Self::from_parts_with(p, &ModelTerms::of(&p))
+    }
+
+    /// `from_parts`, with `m` the parts' `ModelTerms` (computed before, for the same model, GPU, framework,
+    /// training run and GPU count).
+    pub fn from_parts_with(p: ClusterParts<'a>, m: &ModelTerms) -> Result<Self, ConfigError> {
         let Priced { network, parts, switch_trays, cost } = Priced::of(&p)?;
         let (switches, links) = parts.single_points(p.fabric.dual_tor);
         let counts = PartCounts {
@@ -106,14 +142,9 @@ impl<'a> ClusterStage<'a> {
             switches: switches + switch_trays,
             links,
         };
-        let params_total = p.model.params_total();
         let links = Interconnect { scale_up: p.scale_up, fabric: p.fabric, network: &network };
         let world = GroupPlacement::new(p.gpus, 1, p.scale_up.domain_gpus);
         let sync_s = SYNC_ALL_REDUCES_PER_STEP * links.collective_time_s(Collective::AllReduce, 4.0, &world);
-        // A synchronous step runs at the pace of its slowest GPU: for per-GPU speeds with coefficient of
-        // variation cv, the slowest of N is E[max of N standard normals] x cv slower than the mean (order
-        // statistics; the straggler effect of Petrini et al., SC03, and Sinha et al., SC22, for GPUs).
-        let straggler_fraction = expected_max_of_normals(p.gpus as f64) * p.gpu.speed_cv;
         Ok(ClusterStage {
             model: p.model,
             gpu: p.gpu,
@@ -123,19 +154,19 @@ impl<'a> ClusterStage<'a> {
             prices: p.prices,
             training: p.training,
             gpus: p.gpus,
-            tput: Throughput::new(p.gpu, p.training.precision, p.training.attention_kernel, p.framework),
-            bf16: Throughput::new(p.gpu, Precision::Bf16, p.training.attention_kernel, p.framework),
+            tput: m.tput,
+            bf16: m.bf16,
             network,
             usd_per_busy_s: Tco::new(&cost, &p.prices.economics).usd_per_busy_s(),
             cost,
-            goodput: goodput(p.reliability, &counts, params_total),
+            goodput: goodput(p.reliability, &counts, m.params_total),
             network_switches: parts.switches,
-            model_flops_per_token: model_flops_per_token(p.model, p.training),
-            params_total,
-            params_active: p.model.params_active(),
-            straggler_fraction,
+            model_flops_per_token: m.model_flops_per_token,
+            params_total: m.params_total,
+            params_active: m.params_active,
+            straggler_fraction: m.straggler_fraction,
             sync_s,
-            interval: p.errors.factors(p.gpu.generation, p.model.moe.is_some(), p.gpus),
+            interval: m.interval,
         })
     }
 

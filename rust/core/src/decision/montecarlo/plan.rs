@@ -3,8 +3,8 @@
 //! design it needs once (A's design serves every B it is compared with), with and without the model's error.
 
 use crate::decision::roi::{
-    compare, shares_cluster, side_cost, side_cost_and_speeds, side_cost_and_speeds_in, side_speeds, Comparison,
-    DesignRule, DesignScratch, Flows, Payback, RoiProblem, ServingRate, Side, SideSpeed, StepError,
+    compare, shares_cluster, side_cost, side_cost_and_speeds, side_cost_and_speeds_in, side_cost_in, side_speeds,
+    Comparison, DesignRule, DesignScratch, Flows, Payback, RoiProblem, ServingRate, Side, SideSpeed, StepError,
 };
 use crate::error::ConfigError;
 use crate::evaluate::Config;
@@ -212,7 +212,9 @@ impl<'a> Plan<'a> {
         let rate = self.serving_rate(index, values, moved)?;
         let serving = |e: StepError| rate.map(|r| r.delivered(e));
         let (cost, [with_error, no_error]) = match (&self.typical_speed[index], moved) {
-            (Some(speed), false) => (side_cost(&design.candidates, &edit)?, [speed.clone(), speed.clone()]),
+            (Some(speed), false) => {
+                (side_cost_in(scratch, &design.candidates, &edit)?, [scratch.copy_of(speed), scratch.copy_of(speed)])
+            }
             _ if self.shared[index] => {
                 let (cost, mut speeds) = side_cost_and_speeds_in(scratch, &design.candidates, &errors, &edit)?;
                 (cost, [speeds.remove(0), speeds.remove(0)])
@@ -263,15 +265,43 @@ impl<'a> Plan<'a> {
 
     /// A's and B's sides of one pair with the inputs at `values` (the model's error drawn).
     pub fn sides(&self, count: &CountPlan, values: &[f64]) -> Result<[Side; 2], ConfigError> {
+        self.sides_in(count, values, &mut Default::default())
+    }
+
+    /// `sides`, with `scratch` what A's and B's designs keep between calls (`DesignScratch`).
+    fn sides_in(
+        &self,
+        count: &CountPlan,
+        values: &[f64],
+        scratch: &mut [DesignScratch; 2],
+    ) -> Result<[Side; 2], ConfigError> {
         let moved = self.timing_moved(values);
-        let [a, b] = [count.a, count.b].map(|i| self.evaluate(i, values, moved, &mut DesignScratch::default()));
-        Ok([a?.with_error, b?.with_error])
+        let [kept_a, kept_b] = scratch;
+        let a = self.evaluate(count.a, values, moved, kept_a)?;
+        let b = self.evaluate(count.b, values, moved, kept_b)?;
+        kept_a.recycle(a.no_error.speed);
+        kept_b.recycle(b.no_error.speed);
+        Ok([a.with_error, b.with_error])
     }
 
     /// The comparison of one pair with the inputs at `values`.
     pub fn compare(&self, count: &CountPlan, values: &[f64]) -> Result<Comparison, ConfigError> {
-        let [a, b] = self.sides(count, values)?;
-        Ok(compare(&a, &b, &self.problem.shares, &count.refs, &self.problem.options))
+        self.compare_in(count, values, &mut Default::default())
+    }
+
+    /// `compare`, with `scratch` what the pair's two designs keep between calls (`DesignScratch`).
+    pub fn compare_in(
+        &self,
+        count: &CountPlan,
+        values: &[f64],
+        scratch: &mut [DesignScratch; 2],
+    ) -> Result<Comparison, ConfigError> {
+        let [a, b] = self.sides_in(count, values, scratch)?;
+        let comparison = compare(&a, &b, &self.problem.shares, &count.refs, &self.problem.options);
+        let [kept_a, kept_b] = scratch;
+        kept_a.recycle(a.speed);
+        kept_b.recycle(b.speed);
+        Ok(comparison)
     }
 
     /// Every pair's outcome with the inputs at `values`, each design evaluated once.

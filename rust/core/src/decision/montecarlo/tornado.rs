@@ -1,8 +1,10 @@
 //! The tornado: each uncertain input moved alone over its range, and the value at which the verdict flips.
 
+use std::cell::RefCell;
+
 use rayon::prelude::*;
 
-use crate::decision::roi::Comparison;
+use crate::decision::roi::{Comparison, DesignScratch};
 use crate::error::ConfigError;
 
 use super::{CountPlan, Plan, UncertainInput};
@@ -51,17 +53,19 @@ const INERT: f64 = 1e-9;
 /// ties by input).
 pub fn tornado(plan: &Plan, count: &CountPlan) -> Result<Vec<TornadoBar>, ConfigError> {
     let typical = plan.typical_values().to_vec();
-    let at = |i: usize, x: f64| -> Result<Comparison, ConfigError> {
-        let mut v = typical.clone();
-        v[i] = x;
-        plan.compare(count, &v)
-    };
     let base = plan.compare(count, &typical)?;
     let inert = INERT * base.tco_b_usd.abs().max(1.0);
     let bars: Vec<Option<TornadoBar>> = (0..plan.inputs.len())
         .into_par_iter()
         .filter(|&i| plan.inputs[i].high > plan.inputs[i].low)
         .map(|i| {
+            // The pair's designs keep their configurations and layouts while this input moves (`DesignScratch`).
+            let scratch: RefCell<[DesignScratch; 2]> = RefCell::default();
+            let at = |i: usize, x: f64| -> Result<Comparison, ConfigError> {
+                let mut v = typical.clone();
+                v[i] = x;
+                plan.compare_in(count, &v, &mut scratch.borrow_mut())
+            };
             let input = &plan.inputs[i];
             let (lo, hi) = (at(i, input.low)?, at(i, input.high)?);
             if (hi.npv_usd - lo.npv_usd).abs() <= inert {

@@ -35,8 +35,8 @@ mod side;
 pub use cashflow::{payback_months, CashFlowYear, Flows};
 pub use lifecycle::{Phases, ServingRate, ServingSpeed};
 pub use side::{
-    shares_cluster, side_cost, side_cost_and_speeds, side_cost_and_speeds_in, side_speed, side_speeds, DesignScratch,
-    Lines, Side, SideCost, SideReport, SideSpeed, StepError,
+    shares_cluster, side_cost, side_cost_and_speeds, side_cost_and_speeds_in, side_cost_in, side_speed, side_speeds,
+    DesignScratch, Lines, Side, SideCost, SideReport, SideSpeed, StepError,
 };
 
 named_enum! {

@@ -4,7 +4,9 @@
 
 use crate::cost::economics::{ClusterCost, Discounting, Tco, HARDWARE_LINES, SECONDS_PER_DAY, SECONDS_PER_HOUR};
 use crate::error::ConfigError;
-use crate::evaluate::{cluster_cost, evaluate, finish, ClusterStage, Config, Evaluation, LayoutStage};
+use crate::evaluate::{
+    cluster_cost, evaluate, finish, ClusterParts, ClusterStage, Config, Evaluation, LayoutStage, ModelTerms,
+};
 use crate::prices::Economics;
 use crate::records::NamedValues;
 
@@ -276,16 +278,37 @@ pub struct DesignScratch {
     stages: Vec<Vec<Option<Option<LayoutStage>>>>,
     /// Speeds of an earlier sample, handed back (`recycle`) for the next one to fill: their buffers, not values.
     spare: Vec<SideSpeed>,
+    /// The cluster stage's terms of the model, GPU, framework, training run and GPU count (`ModelTerms`).
+    model: Option<ModelTerms>,
 }
 
 impl DesignScratch {
-    /// Hand back a speed this design's `side_cost_and_speeds_in` returned, once read: the next call fills its
-    /// buffers instead of allocating (a sample makes a dozen small vectors per design otherwise).
+    /// Hand back a speed this design's `side_cost_and_speeds_in` (or `copy_of`) returned, once read: the next call
+    /// fills its buffers instead of allocating (a sample makes a dozen small vectors per design otherwise).
     pub fn recycle(&mut self, speed: SideSpeed) {
         if self.spare.len() < SPARE_SPEEDS {
             self.spare.push(speed);
         }
     }
+
+    /// A copy of `speed` in a handed-back speed's buffers.
+    pub fn copy_of(&mut self, speed: &SideSpeed) -> SideSpeed {
+        let mut copy = self.spare.pop().unwrap_or_else(SideSpeed::empty);
+        copy.assign(speed);
+        copy
+    }
+}
+
+/// `side_cost`, on the design's configuration kept in `scratch` (as `side_cost_and_speeds_in` keeps it).
+pub fn side_cost_in(
+    scratch: &mut DesignScratch,
+    candidates: &[Vec<Config>],
+    edit: &dyn Fn(&mut Config) -> Result<(), ConfigError>,
+) -> Result<SideCost, ConfigError> {
+    let cfg = scratch.cfg.get_or_insert_with(|| candidates[0][0].clone());
+    edit(cfg)?;
+    cfg.prices.validate()?;
+    Ok(SideCost::new(cluster_cost(cfg)?, &cfg.prices.economics))
 }
 
 /// Speeds a design keeps for reuse: one per error a sample evaluates (with and without the model's error).
@@ -302,7 +325,8 @@ pub fn side_cost_and_speeds_in(
     let cfg = scratch.cfg.get_or_insert_with(|| candidates[0][0].clone());
     edit(cfg)?;
     cfg.prices.validate()?;
-    let cluster = ClusterStage::new(cfg)?;
+    let parts = ClusterParts::of(cfg);
+    let cluster = ClusterStage::from_parts_with(parts, scratch.model.get_or_insert_with(|| ModelTerms::of(&parts)))?;
     scratch.stages.resize_with(candidates.len(), Vec::new);
     let mut picks = BestSpeeds::new(errors, &mut scratch.spare);
     for (configs, stages) in candidates.iter().zip(&mut scratch.stages) {
