@@ -39,6 +39,7 @@ mod plan;
 mod report;
 mod run;
 mod session;
+mod step_error;
 mod tornado;
 
 pub use plan::{CountPlan, Outcome, Plan};

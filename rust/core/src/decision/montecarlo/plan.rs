@@ -9,6 +9,7 @@ use crate::decision::roi::{
 use crate::error::ConfigError;
 use crate::evaluate::Config;
 
+use super::step_error::{error_terms, step_error, step_error_of, ErrorTerms};
 use super::{accessor, group_draws, Override, Section, UncertainInput, Uncertainty};
 use crate::figures::Sample;
 
@@ -427,52 +428,6 @@ fn apply(
     cfg.fabric.validate()?;
     cfg.training.validate()?;
     cfg.prices.validate()
-}
-
-/// Which model-error factor a target scales.
-#[derive(Clone, Copy, Debug)]
-enum ErrorFactor {
-    Common,
-    Serving,
-    Collective,
-}
-
-/// Every model-error target, in input order: (input index, factor, side; None = both).
-type ErrorTerms = Vec<(usize, ErrorFactor, Option<u32>)>;
-
-fn error_terms(inputs: &[UncertainInput]) -> ErrorTerms {
-    let mut terms = Vec::new();
-    for (i, input) in inputs.iter().enumerate() {
-        for t in input.targets.iter().filter(|t| t.section == Section::ModelError) {
-            let factor = match t.field.as_str() {
-                "common" => ErrorFactor::Common,
-                "serving" => ErrorFactor::Serving,
-                "collective" => ErrorFactor::Collective,
-                _ => continue,
-            };
-            terms.push((i, factor, t.side));
-        }
-    }
-    terms
-}
-
-/// The model error factors of side `side` at `values`, from `terms` (`error_terms`).
-fn step_error_of(terms: &ErrorTerms, values: &[f64], side: u32) -> StepError {
-    let mut e = StepError::NONE;
-    for &(i, factor, on) in terms {
-        match factor {
-            ErrorFactor::Common => e.common *= values[i].exp(),
-            ErrorFactor::Serving => e.serving *= values[i].exp(),
-            ErrorFactor::Collective if on.is_none_or(|s| s == side) => e.collective *= values[i].exp(),
-            ErrorFactor::Collective => {}
-        }
-    }
-    e
-}
-
-/// The model error factors of side `side` at `values`.
-pub(super) fn step_error(inputs: &[UncertainInput], values: &[f64], side: u32) -> StepError {
-    step_error_of(&error_terms(inputs), values, side)
 }
 
 fn evaluate_side(
