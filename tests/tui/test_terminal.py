@@ -230,6 +230,11 @@ def test_the_roi_question_at_4096_gpus_and_a_quote_in_the_real_app(tmp_path):
         term.wait_for(lambda _: "at 4,096 GPUs" in shown(), 30, "the verdict at 4,096 GPUs")
         term.send(b"\r30\x1b")
         term.wait_for(lambda _: head in shown(), 60, f"the verdict with the +30% quote: {head!r}")
+        # A terminal app reads Esc and a key within ESCDELAY (Textual: 100 ms) as Alt+key: a q sent as soon as the
+        # verdict shows could land in the field as Alt+q. A second Esc settles the first at once and goes back to
+        # the Frontier tab, which shows only when both are read: then q quits.
+        term.send(b"\x1b")
+        term.wait_for(lambda _: "/ filter:" in shown(), 30, "the Frontier tab after a second Esc")
         term.send(b"q")
         status = term.finish(10)
         assert status == 0, f"exit status {status}; last output: {bytes(term.output[-600:])!r}"
