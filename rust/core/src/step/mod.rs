@@ -7,4 +7,5 @@ pub mod compute;
 pub mod memory;
 pub mod moe;
 pub mod parallelism;
+pub mod shard;
 pub mod workload;
