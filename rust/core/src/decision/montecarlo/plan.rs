@@ -9,7 +9,7 @@ use crate::decision::roi::{
 use crate::error::ConfigError;
 use crate::evaluate::Config;
 
-use super::step_error::{error_terms, step_error, step_error_of, ErrorTerms};
+use super::step_error::{error_terms, step_error_of, ErrorTerms};
 use super::{accessor, group_draws, Override, Section, UncertainInput, Uncertainty};
 use crate::figures::Sample;
 
@@ -156,6 +156,7 @@ impl<'a> Plan<'a> {
         let typical: Vec<f64> = inputs.iter().map(|i| i.typical).collect();
         let setters = setters(inputs);
         let overrides = resolve(overrides)?;
+        let error_terms = error_terms(inputs);
         let mut typical_speed = vec![None; problem.designs.len()];
         let mut counts = Vec::new();
         for (gpus, side_b) in problem.pairs() {
@@ -163,8 +164,8 @@ impl<'a> Plan<'a> {
             let here = |d: &crate::decision::roi::Design| d.gpus == gpus && (d.side == 0 || d.side == side_b);
             for (i, d) in problem.designs.iter().enumerate().filter(|(_, d)| here(d)) {
                 let edit = |cfg: &mut Config| apply(&setters, &overrides, &typical, d.side, cfg);
-                let mut side = evaluate_side(inputs, &typical, d.side, &d.candidates, &edit)?;
-                let error = step_error(inputs, &typical, d.side);
+                let error = step_error_of(&error_terms, &typical, d.side);
+                let mut side = evaluate_side(error, &d.candidates, &edit)?;
                 side.serving = d.serving.as_ref().map(|s| s.typical().delivered(error));
                 sides.push((i, side));
             }
@@ -179,7 +180,6 @@ impl<'a> Plan<'a> {
         }
         let shared = problem.designs.iter().map(|d| shares_cluster(&d.candidates)).collect();
         let groups = uncertainty.groups.len();
-        let error_terms = error_terms(inputs);
         Ok(Plan { problem, inputs, groups, counts, typical, typical_speed, setters, overrides, shared, error_terms })
     }
 
@@ -431,13 +431,11 @@ fn apply(
 }
 
 fn evaluate_side(
-    inputs: &[UncertainInput],
-    values: &[f64],
-    side: u32,
+    error: StepError,
     candidates: &[Vec<Config>],
     edit: &dyn Fn(&mut Config) -> Result<(), ConfigError>,
 ) -> Result<Side, ConfigError> {
-    let speed = side_speeds(candidates, &[step_error(inputs, values, side)], edit)?.remove(0);
+    let speed = side_speeds(candidates, &[error], edit)?.remove(0);
     let cost = side_cost(candidates, edit)?;
     Ok(Side { speed, cost, gpus: candidates[0][0].gpus, serving: None })
 }

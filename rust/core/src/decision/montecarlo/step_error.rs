@@ -45,8 +45,3 @@ pub(super) fn step_error_of(terms: &ErrorTerms, values: &[f64], side: u32) -> St
     }
     e
 }
-
-/// The model error factors of side `side` at `values`.
-pub(super) fn step_error(inputs: &[UncertainInput], values: &[f64], side: u32) -> StepError {
-    step_error_of(&error_terms(inputs), values, side)
-}

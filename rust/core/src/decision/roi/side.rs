@@ -419,10 +419,7 @@ pub fn side_cost(
     candidates: &[Vec<Config>],
     edit: &dyn Fn(&mut Config) -> Result<(), ConfigError>,
 ) -> Result<SideCost, ConfigError> {
-    let mut cfg = candidates[0][0].clone();
-    edit(&mut cfg)?;
-    cfg.prices.validate()?;
-    Ok(SideCost::new(cluster_cost(&cfg)?, &cfg.prices.economics))
+    side_cost_in(&mut DesignScratch::default(), candidates, edit)
 }
 
 /// One fabric's outcome on one design.
