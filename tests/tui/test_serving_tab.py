@@ -49,12 +49,18 @@ def tab_frontier(ui, app) -> list[tuple[str, ...]]:
     return out
 
 
+async def open_serving_tab(ui, app, pilot) -> ServingPane:
+    """Key 6 opens the Serving tab; its pane, once its first frontier is shown."""
+    await pilot.press("6")
+    pane = app.query_one(ServingPane)
+    await ui.wait_until(pilot, lambda: pane.updates >= 1, "the serving frontier")
+    return pane
+
+
 async def test_the_serving_tab_is_inferences_frontier_under_the_slos_typed(ui, tmp_path):
     app = ScalefrontApp(autostart=False)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("6")
-        pane = app.query_one(ServingPane)
-        await ui.wait_until(pilot, lambda: pane.updates >= 1, "the serving frontier")
+        pane = await open_serving_tab(ui, app, pilot)
         assert app.focused is app.query_one("#serving-table")
         headers = ui.table_headers(app, "#serving-table")
         assert headers == ["fabric", "layout", "batch", "TTFT ms", "TPOT ms", "tok/s/GPU", "$/Mtok"]
@@ -102,9 +108,7 @@ async def test_the_serving_tab_is_inferences_frontier_under_the_slos_typed(ui, t
 async def test_a_bad_slo_is_named_and_changes_nothing(ui):
     app = ScalefrontApp(autostart=False)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("6")
-        pane = app.query_one(ServingPane)
-        await ui.wait_until(pilot, lambda: pane.updates >= 1, "the serving frontier")
+        await open_serving_tab(ui, app, pilot)
         rows = ui.table_rows(app, "#serving-table")
         await pilot.press("s", *"fast", "enter")
         await pilot.pause()
@@ -128,9 +132,7 @@ async def test_a_rerun_serves_the_scenario_as_run(ui, tmp_path):
     cluster's cost, and is still `scalefront inference`'s frontier for the file it writes."""
     app = ScalefrontApp(autostart=False)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("6")
-        pane = app.query_one(ServingPane)
-        await ui.wait_until(pilot, lambda: pane.updates >= 1, "the serving frontier")
+        pane = await open_serving_tab(ui, app, pilot)
         rented = tab_frontier(ui, app)
         await pilot.press("o")
         await ui.wait_for_sweep(pilot)
@@ -149,9 +151,7 @@ async def test_e_exports_the_serving_frontier_as_shown(ui, tmp_path):
     app = ScalefrontApp(autostart=False)
     target = tmp_path / "serving.csv"
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("6")
-        pane = app.query_one(ServingPane)
-        await ui.wait_until(pilot, lambda: pane.updates >= 1, "the serving frontier")
+        pane = await open_serving_tab(ui, app, pilot)
         await pilot.press("s", *"20", "enter")
         await ui.wait_until(pilot, lambda: pane.updates >= 2, "the SLO applied")
         await pilot.press("e")
@@ -176,9 +176,7 @@ async def test_e_exports_the_serving_frontier_as_shown(ui, tmp_path):
 async def test_c_draws_the_frontier_as_a_chart_that_follows_the_cursor(ui):
     app = ScalefrontApp(autostart=False)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("6")
-        pane = app.query_one(ServingPane)
-        await ui.wait_until(pilot, lambda: pane.updates >= 1, "the serving frontier")
+        pane = await open_serving_tab(ui, app, pilot)
         await pilot.press("c")
         await pilot.pause()
         chart, table = app.query_one("#serving-chart"), app.query_one("#serving-table", DataTable)

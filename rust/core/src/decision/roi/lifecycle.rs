@@ -151,14 +151,7 @@ mod tests {
             ..ClusterCost::default()
         };
         Side {
-            speed: SideSpeed {
-                chosen: vec![0],
-                tokens_per_s: vec![tau],
-                days: vec![1.0],
-                goodput: vec![1.0],
-                rent_usd: vec![0.0],
-                comm_share: vec![0.0],
-            },
+            speed: SideSpeed::one_workload(tau),
             cost: SideCost::new(cost, &plain()),
             gpus: 1000,
             serving: Some(serving),

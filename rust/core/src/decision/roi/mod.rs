@@ -333,19 +333,7 @@ mod tests {
     use crate::prices::Economics;
 
     fn side(gpus: u32, tau: f64, cost: ClusterCost, econ: &Economics) -> Side {
-        Side {
-            speed: SideSpeed {
-                chosen: vec![0],
-                tokens_per_s: vec![tau],
-                days: vec![1.0],
-                goodput: vec![1.0],
-                rent_usd: vec![0.0],
-                comm_share: vec![0.0],
-            },
-            cost: SideCost::new(cost, econ),
-            gpus,
-            serving: None,
-        }
+        Side { speed: SideSpeed::one_workload(tau), cost: SideCost::new(cost, econ), gpus, serving: None }
     }
 
     /// No discounting, no residual, always busy, no facility, energy free: the arithmetic is plain.

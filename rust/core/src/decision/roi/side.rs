@@ -155,6 +155,20 @@ impl SideSpeed {
         self.comm_share.clear();
     }
 
+    /// One workload's first candidate at `tau` tokens/s, a day, full goodput, no rent, no communication (the
+    /// unit tests' side).
+    #[cfg(test)]
+    pub(crate) fn one_workload(tau: f64) -> Self {
+        SideSpeed {
+            chosen: vec![0],
+            tokens_per_s: vec![tau],
+            days: vec![1.0],
+            goodput: vec![1.0],
+            rent_usd: vec![0.0],
+            comm_share: vec![0.0],
+        }
+    }
+
     fn empty() -> Self {
         SideSpeed {
             chosen: vec![],
