@@ -300,6 +300,16 @@ impl fmt::Display for ConfigError {
             ConfigError::MoeSettingOnDenseModel { field } => {
                 write!(f, "{field} is an expert (mixture-of-experts) setting; this model is dense, it has no experts")
             }
+            serving_or_setting => serving_or_setting.fmt_setting(f),
+        }
+    }
+}
+
+impl ConfigError {
+    /// The messages of the serving layout and of settings the hardware or fabric lacks (`fmt` writes the
+    /// training layout's own).
+    fn fmt_setting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
             ConfigError::FabricTopology { feature, needs } => write!(f, "{feature} needs {needs}"),
             ConfigError::InstanceDoesNotDivideGpus { instance_gpus, gpus } => write!(
                 f,
@@ -325,6 +335,7 @@ impl fmt::Display for ConfigError {
             ConfigError::EpDoesNotDivideWidth { ep, width } => {
                 write!(f, "ep = {ep} must divide a pipeline stage's tp x dp_attention = {width} GPUs")
             }
+            other => write!(f, "{other:?}"),
         }
     }
 }
@@ -335,9 +346,9 @@ impl std::error::Error for ConfigError {}
 mod tests {
     use super::*;
 
-    #[test]
-    fn every_category_is_listed_once() {
-        let samples = [
+    /// One error of every kind (`every_category_is_listed_once` checks that none is missing).
+    fn one_of_each() -> Vec<ConfigError> {
+        vec![
             ConfigError::InvalidFigure { field: "x", value: 0.0, expected: "" },
             ConfigError::ZeroDegree { field: "tp" },
             ConfigError::GpuCountMismatch { tp: 1, pp: 1, dp: 1, cp: 1, product: 1, gpus: 2 },
@@ -363,8 +374,26 @@ mod tests {
             ConfigError::KvCacheDoesNotFit { field: "batch", batch: 9, max_batch: 8, free_gb: 1.0, needed_gb: 2.0 },
             ConfigError::FormatNotSupported { field: "precision", format: "fp4" },
             ConfigError::EpDoesNotDivideWidth { ep: 3, width: 8 },
-        ];
-        let categories: Vec<&str> = samples.iter().map(ConfigError::category).collect();
+        ]
+    }
+
+    #[test]
+    fn every_category_is_listed_once() {
+        let categories: Vec<&str> = one_of_each().iter().map(ConfigError::category).collect();
         assert_eq!(categories, CATEGORIES);
+    }
+
+    #[test]
+    fn every_error_has_a_message_of_its_own() {
+        // The messages are written by two functions (training layout; serving and settings): none may fall
+        // through to the debug form, which names the Rust variant instead of the user's input.
+        for e in one_of_each() {
+            let (message, debug) = (e.to_string(), format!("{e:?}"));
+            assert_ne!(message, debug, "{} has no message", e.category());
+        }
+        assert_eq!(
+            ConfigError::EpDoesNotDivideWidth { ep: 3, width: 8 }.to_string(),
+            "ep = 3 must divide a pipeline stage's tp x dp_attention = 8 GPUs"
+        );
     }
 }

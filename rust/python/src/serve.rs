@@ -87,29 +87,7 @@ pub fn serve_sweep<'py>(
         let cfg: ServingConfig = extract(config, "ServingConfig")?;
         cfg.validate_figures()?;
         let space = space(cfg.serving.clone(), axes)?;
-        if objectives.is_empty() || objectives.len() > 3 {
-            return Err(BindingsError::Usage("a serving sweep takes one to three objectives".into()));
-        }
-        let objectives = objectives
-            .iter()
-            .map(|n| {
-                let m = metric(n)?;
-                let maximise = m.direction == Some(Direction::Maximise);
-                Ok(Objective { value: m.value, maximise })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let slos = slos
-            .iter()
-            .map(|(n, op, limit)| {
-                let upper = match op.as_str() {
-                    "<=" => true,
-                    ">=" => false,
-                    _ => return Err(BindingsError::Usage(format!("{n}{op}{limit}: an SLO is <= or >="))),
-                };
-                Ok(Slo { value: metric(n)?.value, limit: *limit, upper })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        Ok((cfg, space, objectives, slos))
+        Ok((cfg, space, objectives_of(&objectives)?, slos_of(&slos)?))
     })?;
     let outcome = py.detach(|| {
         catch_unwind(AssertUnwindSafe(|| {
@@ -136,6 +114,36 @@ pub fn serve_sweep<'py>(
     out.set_item("rejected", frontier.rejected)?;
     out.set_item("over_slo", frontier.over_slo)?;
     Ok(out)
+}
+
+/// The serving sweep's objectives (one to three serving metric names), each minimised or maximised by its
+/// direction.
+fn objectives_of(names: &[String]) -> Result<Vec<Objective>> {
+    if names.is_empty() || names.len() > 3 {
+        return Err(BindingsError::Usage("a serving sweep takes one to three objectives".into()));
+    }
+    names
+        .iter()
+        .map(|n| {
+            let m = metric(n)?;
+            let maximise = m.direction == Some(Direction::Maximise);
+            Ok(Objective { value: m.value, maximise })
+        })
+        .collect()
+}
+
+/// The SLOs, (metric, "<=" or ">=", limit) each.
+fn slos_of(slos: &[(String, String, f64)]) -> Result<Vec<Slo>> {
+    slos.iter()
+        .map(|(n, op, limit)| {
+            let upper = match op.as_str() {
+                "<=" => true,
+                ">=" => false,
+                _ => return Err(BindingsError::Usage(format!("{n}{op}{limit}: an SLO is <= or >="))),
+            };
+            Ok(Slo { value: metric(n)?.value, limit: *limit, upper })
+        })
+        .collect()
 }
 
 /// A layout's swept values, by axis name.

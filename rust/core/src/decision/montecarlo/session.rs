@@ -195,56 +195,11 @@ impl Session {
         scratch: &mut [(Option<Config>, Option<[Side; 2]>)],
     ) -> Result<Vec<Outcome>, ConfigError> {
         let values = plan.draw(seed, s);
-        let designs = &plan.problem.designs;
-        let mut done = vec![false; designs.len()];
+        let mut done = vec![false; plan.problem.designs.len()];
         for c in &plan.counts {
             for i in [c.a, c.b] {
-                if std::mem::replace(&mut done[i], true) {
-                    continue;
-                }
-                let design = &designs[i];
-                let (cfg, slot) = &mut scratch[i];
-                let cfg = cfg.get_or_insert_with(|| design.candidates[0][0].clone());
-                plan.edit(&values, design.side, cfg)?;
-                let own;
-                let (parts, trays) = if self.parts_move {
-                    own = parts_of(cfg);
-                    (&own.0, own.1)
-                } else {
-                    (&parts[i].0, parts[i].1)
-                };
-                let cost = SideCost::new(
-                    ClusterCost::new(cfg.gpus, &cfg.gpu, &cfg.prices, parts, trays),
-                    &cfg.prices.economics,
-                );
-                let evaluated;
-                let [with, without] = match &self.speeds[s as usize][i] {
-                    Some(kept) => kept,
-                    None => {
-                        evaluated = plan.speeds(i, &values)?;
-                        &evaluated
-                    }
-                };
-                let rate = match &design.serving {
-                    Some(speed) => Some(speed.on(&cfg.fabric)?),
-                    None => None,
-                };
-                let serving = |e: StepError| rate.map(|r| r.delivered(e));
-                let error = plan.step_error(&values, design.side);
-                match slot {
-                    Some([a, b]) => {
-                        a.speed.assign(with);
-                        b.speed.assign(without);
-                        (a.cost, b.cost) = (cost.clone(), cost);
-                        (a.serving, b.serving) = (serving(error), serving(StepError::NONE));
-                    }
-                    None => {
-                        let gpus = design.gpus;
-                        *slot = Some([
-                            Side { speed: with.clone(), cost: cost.clone(), gpus, serving: serving(error) },
-                            Side { speed: without.clone(), cost, gpus, serving: serving(StepError::NONE) },
-                        ]);
-                    }
+                if !std::mem::replace(&mut done[i], true) {
+                    self.refresh(plan, &parts[i], (&values, s), i, &mut scratch[i])?;
                 }
             }
         }
@@ -260,5 +215,59 @@ impl Session {
                 Outcome::new(&with, &without)
             })
             .collect())
+    }
+
+    /// Design `i` in this sample: its configuration edited to the drawn values, its costs recomputed, its speeds
+    /// with and without model error (kept, or evaluated now) and its serving rate, into its two sides.
+    fn refresh(
+        &self,
+        plan: &Plan,
+        (parts, trays): &(NetworkParts, f64),
+        (values, s): (&[f64], u64),
+        i: usize,
+        (cfg, slot): &mut (Option<Config>, Option<[Side; 2]>),
+    ) -> Result<(), ConfigError> {
+        let design = &plan.problem.designs[i];
+        let cfg = cfg.get_or_insert_with(|| design.candidates[0][0].clone());
+        plan.edit(values, design.side, cfg)?;
+        let own;
+        let (parts, trays) = if self.parts_move {
+            own = parts_of(cfg);
+            (&own.0, own.1)
+        } else {
+            (parts, *trays)
+        };
+        let cost =
+            SideCost::new(ClusterCost::new(cfg.gpus, &cfg.gpu, &cfg.prices, parts, trays), &cfg.prices.economics);
+        let evaluated;
+        let [with, without] = match &self.speeds[s as usize][i] {
+            Some(kept) => kept,
+            None => {
+                evaluated = plan.speeds(i, values)?;
+                &evaluated
+            }
+        };
+        let rate = match &design.serving {
+            Some(speed) => Some(speed.on(&cfg.fabric)?),
+            None => None,
+        };
+        let serving = |e: StepError| rate.map(|r| r.delivered(e));
+        let error = plan.step_error(values, design.side);
+        match slot {
+            Some([a, b]) => {
+                a.speed.assign(with);
+                b.speed.assign(without);
+                (a.cost, b.cost) = (cost.clone(), cost);
+                (a.serving, b.serving) = (serving(error), serving(StepError::NONE));
+            }
+            None => {
+                let gpus = design.gpus;
+                *slot = Some([
+                    Side { speed: with.clone(), cost: cost.clone(), gpus, serving: serving(error) },
+                    Side { speed: without.clone(), cost, gpus, serving: serving(StepError::NONE) },
+                ]);
+            }
+        }
+        Ok(())
     }
 }
