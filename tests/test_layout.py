@@ -149,3 +149,38 @@ def test_rust_group_circles_are_found(tmp_path):
     edges = _rust_groups(tmp_path)
     assert edges == {"a": {"b"}, "b": {"a"}}
     assert _circles(edges) != []
+
+
+RUST = Path(__file__).resolve().parents[1] / "rust"
+
+
+def _rust_long_functions(text: str, limit: int = 60) -> list[str]:
+    """Functions of rustfmt-formatted code (outside its `#[cfg(test)]` module) longer than `limit` lines: from the
+    `fn` line to the closing brace at the same indentation."""
+    import re
+
+    lines = text.split("\n#[cfg(test)]", 1)[0].split("\n")
+    long, i = [], 0
+    while i < len(lines):
+        m = re.match(r"(\s*)(pub(\([^)]*\))? )?(const )?(unsafe )?fn (\w+)", lines[i])
+        if m and not lines[i].rstrip().endswith(";"):
+            end = next((j for j in range(i + 1, len(lines)) if lines[j] == m.group(1) + "}"), i)
+            if end - i + 1 > limit:
+                long.append(f"{m.group(6)}: {end - i + 1} lines")
+            i = end
+        i += 1
+    return long
+
+
+def test_rust_modules_and_functions_are_short():
+    files = sorted(p for p in RUST.rglob("*.rs") if "target" not in p.parts)
+    texts = {p.relative_to(RUST).as_posix(): p.read_text(encoding="utf-8") for p in files}
+    assert [f"{name}: {len(t.splitlines())} lines" for name, t in texts.items() if len(t.splitlines()) > 500] == []
+    assert [f"{name}: {fn}" for name, t in texts.items() for fn in _rust_long_functions(t)] == []
+
+
+def test_long_rust_functions_are_found():
+    body = "\n".join(f"    let x{i} = {i};" for i in range(60))
+    tests = f"#[cfg(test)]\nmod tests {{\n    fn t() {{\n{body}\n    }}\n}}\n"
+    text = f"pub fn short() {{\n}}\n\nfn long() {{\n{body}\n}}\n\n{tests}"
+    assert _rust_long_functions(text) == ["long: 62 lines"]

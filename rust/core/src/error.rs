@@ -287,6 +287,16 @@ impl fmt::Display for ConfigError {
             ConfigError::ZeroStageOutOfRange { stage } => write!(f, "ZeRO stage {stage} is not one of 0, 1, 2, 3"),
             ConfigError::Fp8NotSupported => write!(f, "precision fp8 needs a GPU with FP8 tensor cores"),
             ConfigError::UnevenStages { reason } => write!(f, "pipeline stages: {reason}"),
+            serving_or_setting => serving_or_setting.fmt_setting(f),
+        }
+    }
+}
+
+impl ConfigError {
+    /// The messages of whole servers, sequence parallelism, dense models, the serving layout and the settings
+    /// the hardware or fabric lacks (`fmt` writes the rest of the training layout's).
+    fn fmt_setting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
             ConfigError::PartialServer { gpus, server_gpus } => write!(
                 f,
                 "gpus = {gpus} is not a whole number of {server_gpus}-GPU servers (use a multiple of {server_gpus})"
@@ -300,16 +310,6 @@ impl fmt::Display for ConfigError {
             ConfigError::MoeSettingOnDenseModel { field } => {
                 write!(f, "{field} is an expert (mixture-of-experts) setting; this model is dense, it has no experts")
             }
-            serving_or_setting => serving_or_setting.fmt_setting(f),
-        }
-    }
-}
-
-impl ConfigError {
-    /// The messages of the serving layout and of settings the hardware or fabric lacks (`fmt` writes the
-    /// training layout's own).
-    fn fmt_setting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
             ConfigError::FabricTopology { feature, needs } => write!(f, "{feature} needs {needs}"),
             ConfigError::InstanceDoesNotDivideGpus { instance_gpus, gpus } => write!(
                 f,
