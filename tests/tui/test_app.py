@@ -1,15 +1,16 @@
 """The terminal UI driven headless with Textual's Pilot, as a user would: sweep, frontier table, detail and
-comparison, keys of well-liked terminal apps (j/k/g/G, columns, copy, palette, footer), charts, the ROI tab's
-what-ifs, tornado and export, the scenario form (numbers as people write them, save to TOML), and a sweep that
-keeps running while the UI answers keys (held at the engine's pause gate, not assumed to be slow)."""
+comparison, keys of well-liked terminal apps (j/k/g/G, columns, copy, palette, footer), charts, the scenario form
+(numbers as people write them, save to TOML), and a sweep that keeps running while the UI answers keys (held at the
+engine's pause gate, not assumed to be slow). The ROI tab's what-ifs, tornado and export: test_app_roi.py."""
 
 from __future__ import annotations
 
 import polars as pl
 import pytest
 from rich.table import Table
-from textual.widgets import DataTable, Footer, Input, Select, Static, TabbedContent
+from textual.widgets import DataTable, Footer, Input, Static
 
+from helpers.tui import active_tab, frontier_table, paste_into
 from scalefront import api
 from scalefront_tui.app import ScalefrontApp
 from scalefront_tui.screens import ColumnsScreen, HelpScreen, WriteFileScreen
@@ -18,24 +19,6 @@ from scalefront_tui.widgets.frame_table import MARK
 pytestmark = pytest.mark.asyncio
 
 SIZE = (100, 30)
-
-
-def frontier_table(app: ScalefrontApp):
-    return app.query_one("#frontier-table")
-
-
-def active_tab(app: ScalefrontApp) -> str:
-    return app.query_one(TabbedContent).active
-
-
-async def paste_into(pilot, selector: str, text: str) -> Input:
-    """Focus a text field and replace its text (as a paste: one event, faster than a key per character)."""
-    field = pilot.app.screen.query_one(selector, Input)
-    field.focus()
-    await pilot.pause()
-    field.value = text
-    await pilot.pause()
-    return field
 
 
 # ---------------------------------------------------------------------------------------------- frontier
@@ -285,81 +268,6 @@ async def test_the_frontier_shows_the_chart_beside_the_table_on_tall_terminals(u
     async with app.run_test(size=(80, 24)) as pilot:
         await ui.wait_for_sweep(pilot)
         assert "days to train" not in "\n".join(ui.screen_lines(app))
-
-
-# ---------------------------------------------------------------------------------------------- ROI
-async def test_roi_what_if_changes_the_numbers(ui):
-    """A quote of +100% (A's network at twice B's, above every catalog premium of the scenario) makes A dearer to
-    own: its total cost of ownership rises at every GPU count, and the verdict follows."""
-    app = ScalefrontApp()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await ui.wait_for_sweep(pilot)
-        await pilot.press("4")
-        await ui.wait_for_roi(pilot)
-        before = app.query_one("#roi-pane").view
-        a = before.fabric_a
-        shown = app.roi_updates
-        await paste_into(pilot, "#wi-premium", "+100%")
-        await ui.wait_for_roi(pilot, shown + 1)
-        after = app.query_one("#roi-pane").view
-        assert after.what_if.premium == 2.0 and (before.table["premium"] < 2.0).all()
-        old, new = before.table[f"cost_{a}"].to_list(), after.table[f"cost_{a}"].to_list()
-        assert all(n > o for n, o in zip(new, old, strict=True))
-        assert after.verdict != before.verdict
-        assert api.format_money(new[0]) in "\n".join(" ".join(r) for r in ui.table_rows(app, "#roi-table"))
-        # A bad value names its field and changes nothing.
-        shown = app.roi_updates
-        await paste_into(pilot, "#wi-pue", "0.5")
-        assert "PUE is 1 or more" in ui.text_of(app, "#roi-error")
-        assert app.roi_updates == shown and app.query_one("#roi-pane").view is after
-
-
-async def test_roi_compares_the_edited_scenario(ui):
-    app = ScalefrontApp()
-    async with app.run_test(size=SIZE) as pilot:
-        await ui.wait_for_sweep(pilot)
-        await pilot.press("5")
-        await paste_into(pilot, "#f-gpus", "1,024, 2,048")
-        await pilot.press("escape", "r")
-        await ui.wait_for_sweep(pilot, 2)
-        await pilot.press("4")
-        await ui.wait_for_roi(pilot)
-        assert [r[0] for r in ui.table_rows(app, "#roi-table")] == ["1,024", "2,048"]
-
-
-async def test_roi_tornado_and_export(ui, tmp_path):
-    app = ScalefrontApp()
-    async with app.run_test(size=(120, 45)) as pilot:
-        await ui.wait_for_sweep(pilot)
-        await pilot.press("4")
-        await ui.wait_for_roi(pilot)
-        shown = app.roi_updates
-        await pilot.press("T")
-        await ui.wait_for_roi(pilot, shown + 1)
-        tornado = ui.text_of(app, "#roi-tornado")
-        gpus = app.query_one("#roi-table").record()["gpus"]
-        assert f"tornado at {gpus:,} GPUs" in tornado and "lead time" in tornado
-        await pilot.press("e")
-        assert isinstance(app.screen, WriteFileScreen)
-        target = tmp_path / "roi.csv"
-        await paste_into(pilot, "#write-path", str(target))
-        await pilot.press("enter")
-        await ui.wait_until(pilot, target.exists, "the ROI export")
-        written = pl.read_csv(target)
-        assert written["gpus"].to_list() == app.query_one("#roi-pane").view.table["gpus"].to_list()
-        assert "break_even_premium" in written.columns
-
-
-async def test_roi_fabric_choice_recomputes(ui):
-    app = ScalefrontApp()
-    async with app.run_test(size=SIZE) as pilot:
-        await ui.wait_for_sweep(pilot)
-        await pilot.press("4")
-        await ui.wait_for_roi(pilot)
-        shown = app.roi_updates
-        app.query_one("#wi-b", Select).value = "eth-100g-tcp"
-        await ui.wait_for_roi(pilot, shown + 1)
-        assert "eth-100g-tcp" in ui.text_of(app, "#roi-verdict")
 
 
 # ---------------------------------------------------------------------------------------------- scenario

@@ -11,8 +11,9 @@ from __future__ import annotations
 import polars as pl
 import pytest
 from textual import events
-from textual.widgets import Input, TabbedContent
+from textual.widgets import Input
 
+from helpers.tui import active_tab, visible
 from scalefront import api
 from scalefront_tui.app import ScalefrontApp
 from scalefront_tui.screens import HelpScreen, WriteFileScreen
@@ -55,14 +56,6 @@ def burst(app: ScalefrontApp, *keys: str) -> None:
             app.post_message(events.Key(KEY_NAMES.get(key, key), key))
         else:
             app.post_message(events.Key(key, "\r" if key == "enter" else None))
-
-
-def visible(ui, app: ScalefrontApp) -> str:
-    return "\n".join(ui.screen_lines(app))
-
-
-def active_tab(app: ScalefrontApp) -> str:
-    return app.query_one(TabbedContent).active
 
 
 # ---------------------------------------------------------------------------------------------- task 3

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
-from textual.widgets import Input, TabbedContent
+from textual.widgets import Input
 
+from helpers.tui import active_tab, visible
 from scalefront import api
 from scalefront_tui.app import ScalefrontApp
 from scalefront_tui.screens import HelpScreen, WriteFileScreen
@@ -15,14 +16,6 @@ from scalefront_tui.widgets.frame_table import MARK
 pytestmark = pytest.mark.asyncio
 
 SMALL = (80, 24)
-
-
-def active_tab(app: ScalefrontApp) -> str:
-    return app.query_one(TabbedContent).active
-
-
-def visible(ui, app: ScalefrontApp) -> str:
-    return "\n".join(ui.screen_lines(app))
 
 
 async def type_text(pilot, text: str) -> None:
