@@ -64,9 +64,10 @@ what the estimates and the software on that GPU leave. What the model does not d
 
 - **Estimated kernels on Blackwell, AMD and Volta.** No B200, GB200, MI300X, MI325X or V100 was measured with
   `scalefront measure`; their GEMM efficiencies are published MAMF maxima times Hopper's sustained / best ratio,
-  their attention tables the H200's scaled by Hopper's attention / GEMM ratio or a published forward rate. Their
-  residuals are the largest: torchao's FP8 on MI300X (the FP8 GEMM efficiency is taken equal to BF16's, with no
-  published FP8 microbenchmark) and MXFP8 MoE on B200 come out far too fast.
+  their attention tables the H200's scaled to a published rate (MI300X FlashAttention-2: a forward+backward
+  measurement at 16,384 tokens) or by Hopper's attention / GEMM ratio. Their residuals are the largest: torchao's
+  FP8 on MI300X (FP8 gains 1.15x over BF16 there, the model's FP8 GEMM rate, AMD's published maximum through
+  Hopper's ratio, 1.34x) and MXFP8 MoE on B200 come out far too fast.
 - **MoE runs lose time the model does not itemise.** The grouped expert GEMMs run at the roofline with wave
   quantization (torchtitan's `torch._grouped_mm` at its own measured rate: on a B200 half the dense one), the
   permutation and router at their measured or stated cost; but Megatron-Core's MoE terms are not fitted: the
