@@ -41,11 +41,21 @@ pub struct FrameworkSpec {
     /// cuBLAS GEMMs per expert (Transformer Engine's GroupedLinear on several streams, MegaBlocks), at the dense
     /// layer-GEMM rate.
     pub torch_grouped_mm: bool,
+    /// ZeRO-3 gathers the weights and reduce-scatters the gradients one parameter tensor per collective, each a
+    /// ring over the whole data-parallel group with its own (n - 1) steps of latency (DeepSpeed before 2022-01:
+    /// partition_parameters.py `_allgather_param`, `_reduce_scatter_gradient`); false: one collective per flat
+    /// bucket or unit (PyTorch FSDP and FSDP2, Megatron's distributed optimizer, DeepSpeed since #1453).
+    pub zero3_gather_per_tensor: bool,
+    /// ZeRO-3's weight gathers run ahead of the compute that needs them and hide behind it as the data-parallel
+    /// overlap allows; false: each gather blocks until done (DeepSpeed before 2022-01 synchronises the device
+    /// before every gather and after every fetch), so the gathers are exposed.
+    pub zero3_prefetch: bool,
 }
 
 impl FrameworkSpec {
     /// No software cost beyond the kernels: fused permutation, grouped experts, Megatron's asynchronous TP
-    /// backward, Transformer Engine's cast (the core's own tests, and what a framework adds is measured from).
+    /// backward, Transformer Engine's cast, ZeRO-3 gathers by flat bucket ahead of the compute (the core's own
+    /// tests, and what a framework adds is measured from).
     pub fn kernels_only() -> Self {
         FrameworkSpec {
             layer_overhead: 0.0,
@@ -58,6 +68,8 @@ impl FrameworkSpec {
             moe_router_s: 0.0,
             grouped_gemm: true,
             torch_grouped_mm: false,
+            zero3_gather_per_tensor: false,
+            zero3_prefetch: true,
         }
     }
 

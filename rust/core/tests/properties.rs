@@ -82,6 +82,23 @@ proptest! {
     }
 
     #[test]
+    fn finer_grained_zero3_gathering_is_never_faster(c in config()) {
+        // One collective per weight tensor pays each ring's latency once per tensor for the same bytes; a
+        // framework that blocks on each gather hides none of them.
+        let mut flat = c.clone();
+        flat.parallelism.zero_stage = 3;
+        let mut by_tensor = flat.clone();
+        by_tensor.framework.zero3_gather_per_tensor = true;
+        let mut blocking = by_tensor.clone();
+        blocking.framework.zero3_prefetch = false;
+        let [f, t, b] = [&flat, &by_tensor, &blocking].map(|cfg| evaluate(cfg).unwrap());
+        prop_assert!(t.step_time_s >= f.step_time_s * (1.0 - 1e-12), "{} < {}", t.step_time_s, f.step_time_s);
+        prop_assert!(b.step_time_s >= t.step_time_s * (1.0 - 1e-12), "{} < {}", b.step_time_s, t.step_time_s);
+        let dp = |e: &Evaluation| e.breakdown.dp_comm_s + e.hidden.dp_comm_s;
+        prop_assert!(dp(&t) >= dp(&f) * (1.0 - 1e-12));
+    }
+
+    #[test]
     fn more_hbm_never_hurts(c in config(), extra in 0.0f64..200e9) {
         let base = evaluate(&c).unwrap();
         let mut big = c.clone();

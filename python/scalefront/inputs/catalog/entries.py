@@ -308,6 +308,8 @@ class FrameworkEntry(Entry):
     moe_router_s: NonNegative
     grouped_gemm: bool
     torch_grouped_mm: bool
+    zero3_gather_per_tensor: bool
+    zero3_prefetch: bool
 
 
 class TopologyEntry(Entry):

@@ -258,6 +258,10 @@ pub struct LayoutStage {
     pub(super) dp_all_reduce_s: f64,
     pub(super) dp_reduce_scatter_s: f64,
     pub(super) dp_all_gather_s: f64,
+    /// ZeRO-3's gradient reduce-scatter and weight all-gather of all the parameters, as the framework issues them
+    /// (one collective per weight tensor where it gathers by tensor, else the two above).
+    pub(super) zero3_reduce_scatter_s: f64,
+    pub(super) zero3_all_gather_s: f64,
     /// Activation bytes per token of one (dense, MoE) layer for recompute none, selective, full.
     pub(super) activation_bytes_per_token: [[f64; 3]; 2],
     pub(super) shard: Shard,
@@ -303,6 +307,8 @@ impl LayoutStage {
             dp_all_reduce_s: 0.0,
             dp_reduce_scatter_s: 0.0,
             dp_all_gather_s: 0.0,
+            zero3_reduce_scatter_s: 0.0,
+            zero3_all_gather_s: 0.0,
             activation_bytes_per_token: [false, true].map(|moe_layer| activation_per_token(model, &shard, moe_layer)),
             shard,
             layout: lay,
@@ -338,8 +344,14 @@ impl LayoutStage {
             (self.tp_forward_pass_s, self.tp_regather_s) = tp_comm_s(&links, model, shard, lay);
         }
         if again(&[&lay.dp, &lay.expert_dp]) {
-            [self.dp_all_reduce_s, self.dp_reduce_scatter_s, self.dp_all_gather_s] =
-                dp_comm_s(&links, c.training, &self.local, lay, zero);
+            let per_tensor = c.framework.zero3_gather_per_tensor;
+            [
+                self.dp_all_reduce_s,
+                self.dp_reduce_scatter_s,
+                self.dp_all_gather_s,
+                self.zero3_reduce_scatter_s,
+                self.zero3_all_gather_s,
+            ] = dp_comm_s(&links, c.training, &self.local, lay, zero, per_tensor);
         }
         if again(&[&lay.cp]) {
             self.cp_send_s = cp_send_s(&links, model, par, shard, lay);
@@ -415,7 +427,9 @@ fn ep_dispatch_s(
 }
 
 /// Data parallelism's collectives once per step: [gradient all-reduce, gradient reduce-scatter, weight
-/// all-gather]. Non-expert parameters reduce over dp x cp ranks, experts over their own data-parallel group. The
+/// all-gather, and ZeRO-3's reduce-scatter and all-gather: by weight tensor where the framework issues one
+/// collective per tensor (`per_tensor`), else the flat two]; NaN where `zero` does not read them. Non-expert
+/// parameters reduce over dp x cp ranks, experts over their own data-parallel group. The
 /// weights are gathered in BF16, or in FP8 when FP8 training gathers its FP8 copy (`fp8_param_gather`: torchao's
 /// enable_fsdp_float8_all_gather, Megatron-LM's --fp8-param-gather; one byte per element).
 fn dp_comm_s(
@@ -424,24 +438,44 @@ fn dp_comm_s(
     local: &LocalParams,
     lay: &Layout,
     zero: Option<u32>,
-) -> [f64; 3] {
+    per_tensor: bool,
+) -> [f64; 5] {
     let per_group = |op, bytes: f64| {
         links.collective_time_s(op, local.dense * bytes, &lay.dp)
             + links.collective_time_s(op, local.expert * bytes, &lay.expert_dp)
     };
+    // One collective per weight tensor: the count times one of the mean tensor's bytes (a ring's time is its
+    // latency plus its bytes over the bandwidth, so the mean tensor's time is the tensors' mean time).
+    let by_tensor = |op, bytes: f64| {
+        let one = |params: f64, tensors: f64, group| {
+            let tensors = tensors.max(1.0);
+            tensors * links.collective_time_s(op, params * bytes / tensors, group)
+        };
+        one(local.dense, local.dense_tensors, &lay.dp) + one(local.expert, local.expert_tensors, &lay.expert_dp)
+    };
     let grad_bytes = training.grad_reduce_dtype.bytes();
     let fp8_gather = training.fp8_param_gather && training.precision == Precision::Fp8;
     let weight_bytes = if fp8_gather { FP8_WEIGHT_BYTES } else { WEIGHT_BYTES };
-    // ZeRO 0 reduces with an all-reduce; 1 and above with a reduce-scatter and an all-gather.
-    let (reduce, shard) = match zero {
-        None => (true, true),
-        Some(z) => (z == 0, z >= 1),
+    // ZeRO 0 reduces with an all-reduce; 1 and 2 with a reduce-scatter and an all-gather, 3 with the framework's.
+    let (reduce, shard, zero3) = match zero {
+        None => (true, true, true),
+        Some(z) => (z == 0, z == 1 || z == 2, z >= 3),
     };
     let time = |wanted: bool, op, bytes| if wanted { per_group(op, bytes) } else { f64::NAN };
+    let (reduce_scatter_s, all_gather_s) =
+        (time(shard, Collective::ReduceScatter, grad_bytes), time(shard, Collective::AllGather, weight_bytes));
+    let zero3_s = |op, bytes, flat_s: f64| match (zero3, per_tensor) {
+        (false, _) => f64::NAN,
+        (true, true) => by_tensor(op, bytes),
+        (true, false) if flat_s.is_nan() => per_group(op, bytes),
+        (true, false) => flat_s,
+    };
     [
         time(reduce, Collective::AllReduce, grad_bytes),
-        time(shard, Collective::ReduceScatter, grad_bytes),
-        time(shard, Collective::AllGather, weight_bytes),
+        reduce_scatter_s,
+        all_gather_s,
+        zero3_s(Collective::ReduceScatter, grad_bytes, reduce_scatter_s),
+        zero3_s(Collective::AllGather, weight_bytes, all_gather_s),
     ]
 }
 

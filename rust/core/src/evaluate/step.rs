@@ -193,7 +193,7 @@ pub(super) fn step_time(
     // The interleaved schedule's drain also hides DP and PP traffic.
     let drain_s = if par.vpp > 1 { bubble_s / 2.0 } else { 0.0 };
     let (pp_exposed, pp_hidden) = pipeline_sends(s, par, overlap, compute_s);
-    let (dp_exposed, dp_hidden) = data_parallel(s, par, overlap, mb, drain_s);
+    let (dp_exposed, dp_hidden) = data_parallel(s, par, overlap, c.framework, mb, drain_s);
     // One compute budget for the step: what TP, CP and EP hide per micro-batch is spent; DP (and ZeRO-3
     // gathers) and PP share the rest (plus the interleaved drain). Without this the same compute would hide
     // several transfers, and faster compute could make a step slower.
@@ -241,12 +241,20 @@ fn pipeline_sends(s: &LayoutStage, par: &Parallelism, overlap: &Overlap, compute
 /// Data parallelism, (exposed, hidden): gradients reduced once per step (all-reduce; reduce-scatter + all-gather
 /// of the weights when optimizer states are sharded); ZeRO-3 also all-gathers the weights for every
 /// micro-batch's forward, and again for its backward when it reshards after the forward (FSDP
-/// reshard_after_forward; ZeRO paper Sec. 7). The last Megatron bucket is always exposed.
-fn data_parallel(s: &LayoutStage, par: &Parallelism, overlap: &Overlap, mb: &MicroBatch, drain_s: f64) -> (f64, f64) {
+/// reshard_after_forward; ZeRO paper Sec. 7), as the framework issues them (by tensor or by flat bucket), hidden
+/// only where it prefetches them. The last Megatron bucket is always exposed.
+fn data_parallel(
+    s: &LayoutStage,
+    par: &Parallelism,
+    overlap: &Overlap,
+    framework: &FrameworkSpec,
+    mb: &MicroBatch,
+    drain_s: f64,
+) -> (f64, f64) {
     let dp_step = match par.zero_stage {
         0 => s.dp_all_reduce_s,
         1 | 2 => s.dp_reduce_scatter_s + s.dp_all_gather_s,
-        _ => s.dp_reduce_scatter_s,
+        _ => s.zero3_reduce_scatter_s,
     };
     let bucket = DP_BUCKET_MIN_PARAMS.max(DP_BUCKET_PARAMS_PER_RANK * s.layout.dp.size as f64);
     let last_bucket = dp_step * (bucket / s.local.total()).min(1.0);
@@ -261,7 +269,9 @@ fn data_parallel(s: &LayoutStage, par: &Parallelism, overlap: &Overlap, mb: &Mic
     if par.zero_stage >= 3 {
         let m = s.layout.micro_batches as f64;
         let gathers = if par.reshard_after_forward { 2.0 } else { 1.0 };
-        let (e, h) = exposed_and_hidden(gathers * m * s.dp_all_gather_s, overlap.dp, m * mb.compute_s);
+        // A framework that waits for each gather (no prefetch) hides none of them, whatever the overlap setting.
+        let hides = if framework.zero3_prefetch { overlap.dp } else { 0.0 };
+        let (e, h) = exposed_and_hidden(gathers * m * s.zero3_all_gather_s, hides, m * mb.compute_s);
         exposed += e;
         hidden += h;
     }

@@ -40,4 +40,13 @@ pub(super) const FRAMEWORKS: &[Figure] = &[
         "the grouped GEMMs are PyTorch's `torch._grouped_mm`, at the GPU's `grouped_mm_efficiency` (`false`: cuBLAS \
             GEMMs per expert, as Transformer Engine's GroupedLinear, at the dense layer-GEMM rate)",
     ),
+    flag(W, "zero3_gather_per_tensor", core("zero3_gather_per_tensor")).doc(
+        "ZeRO-3 gathers weights and reduce-scatters gradients one parameter tensor per collective, each paying a \
+            ring's (n - 1) steps of latency over the data-parallel group (`false`: one collective per flat bucket or \
+            unit, as FSDP, FSDP2 and Megatron's distributed optimizer)",
+    ),
+    flag(W, "zero3_prefetch", core("zero3_prefetch")).doc(
+        "ZeRO-3's weight gathers run ahead of the compute that needs them and hide behind it as the data-parallel \
+            overlap allows (`false`: each gather blocks, and is exposed)",
+    ),
 ];

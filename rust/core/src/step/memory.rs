@@ -26,13 +26,27 @@ pub struct MemoryPerGpu {
     pub margin_bytes: f64,
 }
 
-/// Parameters one GPU holds, split by how they are replicated.
+/// Weight tensors of an attention block as Megatron-LM's modules hold them (the fused QKV projection and the
+/// output projection): what a framework that gathers by tensor issues one collective for. Biases and norms stay
+/// gathered (DeepSpeed keeps tensors under stage3_param_persistence_threshold, 1e5 elements, resident:
+/// zero/constants.py, v0.3.13).
+pub const ATTENTION_WEIGHT_TENSORS: f64 = 2.0;
+/// Weight tensors of an MLP, a dense layer's or one expert's (routed or shared): its first projection (the gate
+/// fused in, as Megatron-LM's linear_fc1) and its second.
+pub const MLP_WEIGHT_TENSORS: f64 = 2.0;
+
+/// Parameters one GPU holds, split by how they are replicated, and the weight tensors they come in.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LocalParams {
     /// Replicated over the dp x cp ranks (attention, norms, dense MLPs, shared experts, router, embeddings).
     pub dense: f64,
     /// Routed experts: replicated over dp x cp / ep ranks.
     pub expert: f64,
+    /// Weight tensors of `dense`: the attention's and the MLP's per dense layer; the attention's, the router and
+    /// the shared experts' per MoE layer; one per embedding table and multi-token-prediction projection.
+    pub dense_tensors: f64,
+    /// Weight tensors of `expert`: `MLP_WEIGHT_TENSORS` per local routed expert.
+    pub expert_tensors: f64,
 }
 
 impl LocalParams {
@@ -45,6 +59,9 @@ impl LocalParams {
         let experts_per_layer = model.moe.as_ref().map_or(0.0, |m| m.experts as f64) / par.ep as f64;
         let h = model.hidden as f64;
         let is_moe = model.moe.is_some();
+        let shared = model.moe.as_ref().map_or(0.0, |m| m.shared_experts as f64);
+        let dense_layer_tensors = ATTENTION_WEIGHT_TENSORS + MLP_WEIGHT_TENSORS;
+        let moe_layer_tensors = ATTENTION_WEIGHT_TENSORS + 1.0 + shared * MLP_WEIGHT_TENSORS;
         let stage = |index: usize, embeddings: f64, mtp: f64| {
             let dense_layers = split.dense[index].min(split.layers[index]) as f64 + if is_moe { 0.0 } else { mtp };
             let moe_layers = split.layers[index] as f64 - split.dense[index].min(split.layers[index]) as f64
@@ -55,7 +72,10 @@ impl LocalParams {
                 + mtp * 2.0 * h * h)
                 / par.tp as f64;
             let expert = moe_layers * experts_per_layer * model.expert_params() / par.expert_tp() as f64;
-            LocalParams { dense, expert }
+            let dense_tensors =
+                dense_layers * dense_layer_tensors + moe_layers * moe_layer_tensors + embeddings / table + mtp;
+            let expert_tensors = moe_layers * experts_per_layer * MLP_WEIGHT_TENSORS;
+            LocalParams { dense, expert, dense_tensors, expert_tensors }
         };
         let mtp = mtp_layers as f64;
         if par.pp == 1 {
@@ -64,7 +84,7 @@ impl LocalParams {
         [stage(StageSplit::FIRST, table, 0.0), stage(StageSplit::MIDDLE, 0.0, 0.0), stage(StageSplit::LAST, table, mtp)]
             .into_iter()
             .max_by(|a, b| a.total().total_cmp(&b.total()))
-            .unwrap_or(LocalParams { dense: 0.0, expert: 0.0 })
+            .unwrap_or(LocalParams { dense: 0.0, expert: 0.0, dense_tensors: 0.0, expert_tensors: 0.0 })
     }
 
     pub fn total(&self) -> f64 {
@@ -178,7 +198,7 @@ pub fn activation_bytes(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::examples::{gpt3_175b, llama3_70b};
+    use crate::examples::{gpt3_175b, llama3_70b, mixtral_8x7b};
 
     #[test]
     fn a_70b_model_has_140_gb_of_bf16_gradients() {
@@ -198,6 +218,27 @@ mod tests {
             let (w, g, o) = model_state_bytes(p, 64.0, stage, 2.0);
             assert!(((w + g + o) / 1e9 - expected_gb).abs() < 0.1, "stage {stage}: {}", (w + g + o) / 1e9);
         }
+    }
+
+    #[test]
+    fn weight_tensors_are_counted_as_megatrons_modules_hold_them() {
+        use crate::step::parallelism::{placement, Parallelism, Training};
+        let count = |model: &TransformerSpec, par: Parallelism, gpus: u32| {
+            let training = Training { global_batch: 1024, seq_len: 4096, ..Training::default() };
+            let layout = placement(model, &par, &training, gpus, 8).unwrap();
+            let local = LocalParams::on_busiest_stage(model, &par, &layout, 0);
+            (local.dense_tensors, local.expert_tensors)
+        };
+        // Llama 3 70B on one stage: 80 layers x (QKV, output, fc1, fc2) + 2 untied embedding tables = 322.
+        let one_stage = Parallelism { tp: 8, pp: 1, dp: 8, ..Parallelism::default() };
+        assert_eq!(count(&llama3_70b(), one_stage, 64), (322.0, 0.0));
+        // pp 4: 20 layers per stage, one table on the first and on the last: 81.
+        let four_stages = Parallelism { tp: 8, pp: 4, dp: 2, ..Parallelism::default() };
+        assert_eq!(count(&llama3_70b(), four_stages, 64), (81.0, 0.0));
+        // Mixtral 8x7B at ep 8: 32 layers x (QKV, output, router) + 2 tables = 98; one local expert per layer
+        // with its fc1 and fc2: 64.
+        let moe = Parallelism { tp: 1, pp: 1, dp: 8, ep: 8, ..Parallelism::default() };
+        assert_eq!(count(&mixtral_8x7b(), moe, 8), (98.0, 64.0));
     }
 
     #[test]
