@@ -8,8 +8,12 @@ The signals are delivered by calling the handler itself, in this process: no tim
 
 from __future__ import annotations
 
+import os
 import signal
+import subprocess
 import sys
+import time
+import types
 from collections.abc import Iterator
 
 import pytest
@@ -26,10 +30,17 @@ from scalefront.engine.sweep import Progress
 def handlers() -> Iterator[None]:
     """The test process's own handlers, put back afterwards (the console script installs its own for good)."""
     saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    hook = sys.unraisablehook
     yield
     for s, handler in saved.items():
         signal.signal(s, handler)
     signals._received.clear()
+    sys.unraisablehook = hook
+    signals._hide_on_signal[0] = False
+    while signals._real_stderr:  # put descriptor 2 back where a test's signal hid it
+        real = signals._real_stderr.pop()
+        os.dup2(real, 2)
+        os.close(real)
 
 
 class _ImportsInterrupted:
@@ -78,6 +89,62 @@ def test_whatever_the_interruption_became_the_signal_is_reported(handlers, monke
     monkeypatch.setattr(scalefront.cli, "_run_command", wrapped)
     code, out, err = run(["sweep"], capsys)
     assert (code, out, err) == (143, "", "scalefront: terminated; nothing was written\n")
+
+
+def test_a_signal_swallowed_where_it_landed_is_delivered_again(handlers):
+    """A signal that lands in a weakref callback (importlib's module-lock callback, 30 ms into `scalefront merge`)
+    raises there, and Python only reports the exception as ignored: the command went on with every later SIGINT
+    and SIGTERM ignored. The unraisable hook delivers it again, and it lands in the main thread's own code."""
+    signals.install()
+    signals._hide_on_signal[0] = False  # this process's stderr is pytest's
+    with pytest.raises(KeyboardInterrupt) as swallowed:
+        signals._on_signal(signal.SIGINT, None)
+    lost = types.SimpleNamespace(
+        exc_type=KeyboardInterrupt, exc_value=swallowed.value, exc_traceback=None, err_msg=None, object=None
+    )
+    with pytest.raises(KeyboardInterrupt):
+        sys.unraisablehook(lost)  # type: ignore[arg-type]
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:  # the event: the handler raising here
+            time.sleep(0.01)
+    assert signals.signalled() == signal.SIGINT
+
+
+def test_other_unraisable_errors_go_to_the_previous_hook(handlers, monkeypatch):
+    seen: list[object] = []
+    monkeypatch.setattr(sys, "unraisablehook", seen.append)
+    signals.install()
+    other = types.SimpleNamespace(exc_type=ValueError, exc_value=ValueError("x"), exc_traceback=None, object=None)
+    sys.unraisablehook(other)  # type: ignore[arg-type]
+    assert seen == [other]
+
+
+#: A command interrupted while a native library's thread writes to descriptor 2 as it winds down (polars' streaming
+#: CSV sink prints a Rust panic when the interruption aborts its tasks): in a real process, the console's handlers.
+_NATIVE_NOISE = """
+import os, signal, sys
+from scalefront import signals
+signals.install()
+if sys.argv[1] == "ui":
+    signals.keep_stderr()
+try:
+    signals._on_signal(signal.SIGINT, None)
+except KeyboardInterrupt:
+    os.write(2, b"thread 'async-executor-0' panicked at crates/polars-stream/src/nodes/io_sinks/writers/csv\\n")
+    code = signals.interrupted_exit()
+    os.write(2, b"note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\\n")
+    sys.exit(code)
+"""
+
+
+@pytest.mark.parametrize("mode", ["command", "ui"])
+def test_what_native_threads_print_after_a_signal_is_not_shown(mode):
+    done = subprocess.run([sys.executable, "-c", _NATIVE_NOISE, mode], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 130 and done.stdout == ""
+    if mode == "command":
+        assert done.stderr == "scalefront: interrupted; nothing was written\n"
+    else:  # the terminal UI keeps descriptor 2: Textual draws on it
+        assert "panicked" in done.stderr and "scalefront: interrupted; nothing was written" in done.stderr
 
 
 # ---------------------------------------------------------------- limits before any expensive work

@@ -8,13 +8,22 @@ also records the signal (`signalled`): whatever exception the unwinding ends in 
 interruption in its own error, as Dask does while a cluster starts), the command reports the signal. A second
 signal while the first unwinds is ignored, so that the clean-up itself is never cut short.
 
+Two ways the interruption could still go astray, closed from the console script's handlers on (`install`): the
+handler's exception raised where Python cannot pass it on (a weakref or finaliser callback, such as importlib's
+module-lock callback while the command's modules load) is only reported as "ignored", and the command would go on
+with every later signal ignored as if its clean-up ran: it is delivered again (`_redeliver`). And a native
+library's threads may print to descriptor 2 as the interruption winds them down (polars' streaming sinks print a
+Rust panic when it aborts their tasks): from the first signal on, descriptor 2 goes nowhere while Python's
+`sys.stderr` keeps the real one for the command's one line (`_hide_native_stderr`), except under the terminal UI,
+which draws on descriptor 2 (`keep_stderr`).
+
 This module imports only the standard library and `scalefront.errors` (`import scalefront` itself is lazy).
 """
 
 from __future__ import annotations
 
 import contextlib
-import logging
+import os
 import signal
 import sys
 import threading
@@ -28,6 +37,7 @@ __all__ = [
     "handling_signals",
     "install",
     "interrupted_exit",
+    "keep_stderr",
     "signalled",
 ]
 
@@ -41,13 +51,58 @@ class Terminated(KeyboardInterrupt):
 
 
 _received: list[int] = []
+#: Whether the first signal hides what native code writes to descriptor 2 (the console script's commands), and the
+#: process's real stderr once it did.
+_hide_on_signal: list[bool] = [False]
+_real_stderr: list[int] = []
+#: The unraisable hook `install` found, for everything but a swallowed interruption.
+_previous_unraisablehook: list[object] = []
 
 
 def _on_signal(signum: int, frame: FrameType | None) -> None:
     if _received:
         return  # the first signal is being handled: let its clean-up finish
     _received.append(signum)
+    _hide_native_stderr()
     raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+
+
+def _hide_native_stderr() -> None:
+    """Descriptor 2 to /dev/null, `sys.stderr` (when it is the process's own) to a copy of the real one: what
+    native threads print as they wind down is not shown, the command's own line is. Once; not under the UI."""
+    if _real_stderr or not _hide_on_signal[0]:
+        return
+    try:
+        sys.stderr.flush()
+        real = os.dup(2)
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 2)
+        os.close(null)
+    except (OSError, ValueError, AttributeError):
+        return
+    _real_stderr.append(real)
+    if sys.stderr is sys.__stderr__:
+        encoding = getattr(sys.stderr, "encoding", None) or "utf-8"
+        # The process's stderr from now until it exits: not a file to close at the end of a block.
+        sys.stderr = open(real, "w", buffering=1, encoding=encoding, errors="backslashreplace", closefd=False)  # noqa: SIM115
+
+
+def _redeliver(unraisable: sys.UnraisableHookArgs) -> None:
+    """The first signal's exception, swallowed where it was raised (reported as "Exception ignored in ..."),
+    delivered again from a thread of its own, so that it lands in the main thread's own code once the callback
+    returns; anything else goes to the previous hook."""
+    if isinstance(unraisable.exc_value, KeyboardInterrupt) and _received:
+        signum = _received.pop()
+        threading.Thread(target=signal.raise_signal, args=(signum,), daemon=True).start()
+        return
+    previous = _previous_unraisablehook[0] if _previous_unraisablehook else sys.__unraisablehook__
+    previous(unraisable)  # type: ignore[operator]
+
+
+def keep_stderr() -> None:
+    """Leave descriptor 2 alone when a signal comes (the terminal UI: Textual draws on it and restores the
+    terminal through it)."""
+    _hide_on_signal[0] = False
 
 
 def signalled() -> int | None:
@@ -66,9 +121,12 @@ def interrupted_exit(terminated: bool = False) -> int:
     start the signal cut short, asyncio's unretrieved task errors, ...) is the same interruption told again, with a
     traceback: it is not shown."""
     sys.unraisablehook = _unraisable_ignored
+    import logging  # here, not at the top: the handlers are installed before anything but the essentials loads
+
     logging.disable(logging.CRITICAL)  # asyncio's "Task exception was never retrieved" and the like
     term = terminated or signalled() == signal.SIGTERM
-    print(f"scalefront: {'terminated' if term else 'interrupted'}; nothing was written", file=sys.stderr)
+    print(f"scalefront: {'terminated' if term else 'interrupted'}; nothing was written", file=sys.stderr, flush=True)
+    _hide_native_stderr()  # what native threads print after it, as the process winds down
     return EXIT_TERMINATED if term else EXIT_INTERRUPTED
 
 
@@ -93,3 +151,7 @@ def install() -> None:
     if threading.current_thread() is threading.main_thread():
         for s in (signal.SIGINT, signal.SIGTERM):
             signal.signal(s, _on_signal)
+        _hide_on_signal[0] = True
+        if sys.unraisablehook is not _redeliver:
+            _previous_unraisablehook[:] = [sys.unraisablehook]
+            sys.unraisablehook = _redeliver

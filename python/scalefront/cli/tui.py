@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from scalefront import api
+from scalefront import api, signals
 from scalefront.engine.limits import DEFAULT_MAX_CONFIGS, check_size
 from scalefront.errors import UsageError
 from scalefront.inputs.scenario.build import load_scenario
@@ -40,5 +40,6 @@ def run(args: argparse.Namespace) -> int:
             "the terminal UI needs a terminal; for a browser: scalefront serve SCENARIO; "
             "for batch work: scalefront sweep SCENARIO --out F"
         )
+    signals.keep_stderr()  # the UI draws on descriptor 2: a signal must not take it away from Textual
     ui.run(args.scenario)
     return 0
