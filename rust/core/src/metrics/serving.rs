@@ -121,6 +121,19 @@ pub const SERVING_METRICS: &[Metric<ServingEvaluation>] = &[
     metric!("decode_kernel_overhead_s", "s", Float, Decode, "decode step: kernel launch, ramp and tail", |e| e
         .decode_step
         .overhead_s),
+    metric!("prefill_gemm_s", "s", Float, Decode, "prefill step: weight GEMMs, one stage", |e| e.prefill_step.gemm_s),
+    metric!("prefill_attention_s", "s", Float, Decode, "prefill step: core attention (fused kernel)", |e| e
+        .prefill_step
+        .attention_s),
+    metric!("prefill_elementwise_s", "s", Float, Decode, "prefill step: norms, activations, permutation", |e| e
+        .prefill_step
+        .elementwise_s),
+    metric!("prefill_comm_s", "s", Float, Decode, "prefill step: exposed TP all-reduces and MoE all-to-all", |e| e
+        .prefill_step
+        .comm_s),
+    metric!("prefill_kernel_overhead_s", "s", Float, Decode, "prefill step: kernel launch, ramp and tail", |e| e
+        .prefill_step
+        .overhead_s),
     metric!("weights_bytes", "bytes", Float, Memory, "weights on one GPU of the busiest stage", |e| e
         .memory
         .weights_bytes),

@@ -239,6 +239,9 @@ pub struct ServingEvaluation {
     pub kv_transfer_s: f64,
     /// The decode step (co-located: with its share of prefill tokens), by kind of work.
     pub decode_step: StepTime,
+    /// The step that prefills a mean prompt's chunk (disaggregated: `max_num_tokens` prompt tokens; co-located:
+    /// the chunk with the running sequences' decode tokens), by kind of work.
+    pub prefill_step: StepTime,
     pub output_tokens_per_s: f64,
     pub output_tokens_per_s_per_gpu: f64,
     pub input_tokens_per_s_per_gpu: f64,

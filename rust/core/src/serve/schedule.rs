@@ -83,13 +83,20 @@ fn instance_step_s(c: &ServingCluster, p: &PhaseLayout, stage: &StepTime, tokens
 }
 
 /// Prefill time of a prompt of `prompt` tokens whose chunks of `chunk` tokens ride with `decode_seqs` decode
-/// tokens: ceil(prompt / chunk) instance steps.
-fn prefill_s(c: &ServingCluster, p: &PhaseLayout, s: &Serving, decode_seqs: f64, chunk: f64, prompt: f64) -> f64 {
+/// tokens: ceil(prompt / chunk) instance steps; and the stage step of one chunk.
+fn prefill_s(
+    c: &ServingCluster,
+    p: &PhaseLayout,
+    s: &Serving,
+    decode_seqs: f64,
+    chunk: f64,
+    prompt: f64,
+) -> (f64, StepTime) {
     let tokens = chunk.min(prompt);
     let context = s.input_tokens + s.output_tokens / 2.0;
     let w = StepWork { decode_seqs, context, prefill_tokens: tokens, prompt };
     let stage = step_time(c, p, s, &w);
-    (prompt / chunk).ceil().max(1.0) * instance_step_s(c, p, &stage, decode_seqs + tokens)
+    ((prompt / chunk).ceil().max(1.0) * instance_step_s(c, p, &stage, decode_seqs + tokens), stage)
 }
 
 fn colocated(c: &ServingCluster, l: &ServingLayout, s: &Serving, batch: f64) -> ServingEvaluation {
@@ -105,14 +112,15 @@ fn colocated(c: &ServingCluster, l: &ServingLayout, s: &Serving, batch: f64) -> 
     let tpot_s = instance_step_s(c, p, &stage, b + w.prefill_tokens);
     let chunk = budget - b;
     let isl_p99 = lognormal_quantile(isl, s.input_tokens_cv, LATENCY_PERCENTILE);
-    let ttft_s = prefill_s(c, p, s, b, chunk, isl);
+    let (ttft_s, prefill_step) = prefill_s(c, p, s, b, chunk, isl);
     ServingEvaluation {
         batch: b * replicas,
         ttft_s,
-        ttft_p99_s: prefill_s(c, p, s, b, chunk, isl_p99),
+        ttft_p99_s: prefill_s(c, p, s, b, chunk, isl_p99).0,
         tpot_s,
         prefill_s: ttft_s,
         decode_step: stage,
+        prefill_step,
         requests_per_s: l.instances as f64 * b * replicas / (osl * tpot_s),
         prefill_tokens_per_s_per_gpu: b * replicas * isl / osl / tpot_s / p.gpus as f64,
         decode_tokens_per_s_per_gpu: b * replicas / tpot_s / p.gpus as f64,
@@ -148,7 +156,8 @@ fn disaggregated(
     memory(c.gpu, c.model, p, s, isl.min(context))?;
     let chunk = s.max_num_tokens as f64;
     let pw = StepWork { decode_seqs: 0.0, context: 0.0, prefill_tokens: chunk, prompt: isl };
-    let prefill_step = instance_step_s(c, p, &step_time(c, p, s, &pw), chunk);
+    let prefill_stage = step_time(c, p, s, &pw);
+    let prefill_step = instance_step_s(c, p, &prefill_stage, chunk);
     // pp micro-batches in flight keep every stage busy: an instance finishes dp_attention x pp chunks a step.
     let prefill_tokens_per_s = (p.dp_attention * p.pp) as f64 * chunk / prefill_step;
     let b = batch / (d.dp_attention * d.pp) as f64;
@@ -169,6 +178,7 @@ fn disaggregated(
         prefill_s: prompt_s(isl),
         kv_transfer_s: transfer,
         decode_step: stage,
+        prefill_step: prefill_stage,
         requests_per_s: requests,
         prefill_tokens_per_s_per_gpu: prefill_tokens_per_s / p.gpus as f64,
         decode_tokens_per_s_per_gpu: batch / tpot_s / d.gpus as f64,
