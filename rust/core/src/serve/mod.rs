@@ -19,6 +19,7 @@
 //! rates), `evaluate_layout` one layout on it; a sweep (`sweep`) reuses the cluster over many layouts.
 
 mod cluster;
+mod comm;
 mod layout;
 mod memory;
 mod schedule;

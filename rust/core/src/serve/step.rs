@@ -8,20 +8,16 @@
 //! 2023; FlashInfer, Ye et al. 2025): max(bytes / HBM, FLOPs / attention rate), its FLOPs 4 x head_dim per key
 //! and head (QK^T and AV), or with MLA's absorbed weights 2 (kv_lora + rope) + 2 kv_lora per key and head, which
 //! FlashMLA runs compute-bound (DeepSeek-V2 App. C weight absorption; deepseek-ai/FlashMLA README, 2025-02).
-//! Collectives use the NCCL protocol model: TP all-reduces of the step's tokens, the experts' dispatch and combine
-//! by `step::moe::dispatch_time_s`, DeepEP's low-latency mode (one message per routed copy, `alltoall`) in
-//! decode steps and its hierarchical normal mode (`flex`) in prefill-only steps (deepseek-ai/DeepEP README).
+//! Communication, and what of it two-batch overlap hides, is `comm`'s.
 
-use crate::network::collectives::Collective;
 use crate::step::compute::{
-    attention_forward, elementwise_forward_s, logits_forward_s, permutation_s, Shard, Throughput, ACTIVATION_BYTES,
+    attention_forward, elementwise_forward_s, logits_forward_s, permutation_s, Shard, Throughput,
 };
-use crate::step::moe::{dispatch_time_s, Dispatch};
-use crate::step::parallelism::Dispatcher;
 use crate::step::workload::TransformerSpec;
 
+use super::comm::layer_comm_s;
 use super::layout::PhaseLayout;
-use super::memory::{kv_bytes_per_token, stage_layers, weight_bytes};
+use super::memory::{kv_bytes_per_token, stage_layers};
 use super::{Quantization, Serving, ServingCluster, StepTime};
 
 /// Fixed time a kernel of a CUDA-graph-launched serving step costs beyond its roofline: launch, the first wave's
@@ -69,7 +65,7 @@ pub struct StepWork {
 }
 
 impl StepWork {
-    fn tokens(&self) -> f64 {
+    pub(super) fn tokens(&self) -> f64 {
         self.decode_seqs + self.prefill_tokens
     }
 }
@@ -109,17 +105,6 @@ pub fn busiest_rank_experts(experts: f64, hit: f64, ep: f64) -> f64 {
     busiest.max(hit / ep)
 }
 
-/// Bytes of one token's hidden state in the dispatch: FP8 with one FP32 scale per 128 elements and 16 bytes of
-/// routing data (DeepEP tests/test_low_latency.py: hidden + hidden / 128 x 4 + 16), NVFP4 (the TensorRT-LLM
-/// one-sided all-to-all blog's 4,032 B for hidden 7,168: 0.5625 B an element), or BF16; combine sends BF16 back.
-fn dispatch_bytes(q: Quantization, h: f64) -> f64 {
-    match q {
-        Quantization::Bf16 => 2.0 * h,
-        Quantization::Fp8 => h + h / 128.0 * 4.0 + 16.0,
-        Quantization::Fp4 => h * weight_bytes(Quantization::Fp4),
-    }
-}
-
 /// Time of the decode tokens' core attention over their KV cache, on one GPU of a tp-way replica, one layer.
 fn decode_attention_s(model: &TransformerSpec, w: &StepWork, s: &Serving, tp: f64, tput: &Throughput) -> f64 {
     if w.decode_seqs <= 0.0 {
@@ -138,32 +123,19 @@ fn decode_attention_s(model: &TransformerSpec, w: &StepWork, s: &Serving, tp: f6
 }
 
 /// Compute of one layer (GEMMs, attention, element-wise) for the step's tokens on one GPU.
-struct LayerCompute {
-    gemm_s: f64,
-    attention_s: f64,
-    elementwise_s: f64,
+pub(super) struct LayerCompute {
+    pub gemm_s: f64,
+    pub attention_s: f64,
+    pub elementwise_s: f64,
     /// The attention block's share of the three (projections and attention): what runs before the dispatch.
-    attention_block_s: f64,
+    pub attention_block_s: f64,
 }
 
 impl LayerCompute {
-    fn total_s(&self) -> f64 {
+    pub fn total_s(&self) -> f64 {
         self.gemm_s + self.attention_s + self.elementwise_s
     }
 }
-
-/// SMs DeepEP's high-throughput (normal-mode) kernels occupy while they run: `Buffer.num_sms = 20`
-/// (deepseek-ai/DeepEP deep_ep/buffer.py @04b06f7; Megatron-Core's `moe_deepep_num_sms` default is also 20).
-const DEEPEP_NORMAL_SMS: f64 = 20.0;
-
-/// Share of a decode (low-latency) dispatch or combine during which its kernels hold every SM: sending and
-/// receiving. In between, while the RDMA messages are in flight, the SMs are free ("after RDMA messages are issued,
-/// all GPU SMs are freed", deepseek-ai/profile-data README, Decoding); the SGLang blog of 2025-05-05 saw decode
-/// communication kernels "either fully utilize SMs (during send/receive) or none (during inflight waiting)", and
-/// "dispatch times of ~0.17ms per layer" in SGLang's and DeepSeek's decode profiles, where "unit tests with
-/// DeepEP reveal a potential of 0.06ms occupying SMs": 0.06 / 0.17 = 0.35 of a dispatch's time. EST: the same share
-/// for combine (the blog gives none) and for NVLink-only groups (no figure found).
-const DEEPEP_LOW_LATENCY_SM_SHARE: f64 = 0.06 / 0.17;
 
 fn attention_block(
     model: &TransformerSpec,
@@ -253,56 +225,6 @@ fn moe_layer(model: &TransformerSpec, p: &PhaseLayout, s: &Serving, w: &StepWork
     l.elementwise_s = elementwise_forward_s(model, &shard, tput, activation).0
         + permutation_s(t, top_k, s.moe_imbalance, h, tp, tput);
     l
-}
-
-/// Communication of one layer beyond what overlaps its compute: the TP all-reduces (after attention and after the
-/// MLP or the experts) and, in a MoE layer whose experts span attention replicas, dispatch and combine over the
-/// expert-parallel group. With one attention replica (`dp_attention` 1) the expert-parallel group lies inside the
-/// TP group, whose all-reduce after attention has left every token on every GPU: each GPU runs its experts on them
-/// and the all-reduce after the experts sums the outputs, with no all-to-all (TensorRT-LLM tech blog 1, 2025-05:
-/// the sparse-experts flow "dispatches input tokens to their designated experts, then applies indexed local
-/// reduction on each expert's outputs before a global allreduce"; its permute and un-permute are kernels of
-/// `layer_kernels`).
-fn layer_comm_s(c: &ServingCluster, p: &PhaseLayout, s: &Serving, w: &StepWork, moe: bool, l: &LayerCompute) -> f64 {
-    let links = c.links();
-    let (t, h) = (w.tokens(), c.model.hidden as f64);
-    let tp_s = 2.0 * links.collective_time_s(Collective::AllReduce, t * h * ACTIVATION_BYTES, &p.tp_group);
-    let Some(m) = c.model.moe.as_ref().filter(|_| moe && p.ep > 1 && p.dp_attention > 1) else {
-        return tp_s;
-    };
-    let decode = w.decode_seqs > 0.0;
-    let dispatcher = if decode { Dispatcher::AllToAll } else { Dispatcher::Flex };
-    let batches = if s.two_batch_overlap { 2.0 } else { 1.0 };
-    let d = |token_bytes| Dispatch {
-        tokens_per_rank: t / p.tp as f64 / batches,
-        top_k: m.top_k as f64,
-        token_bytes,
-        node_limit: m.node_limit,
-        imbalance: s.moe_imbalance,
-    };
-    // Both micro-batches' dispatches, and their combines (one each without two-batch overlap).
-    let dispatch_s = batches * dispatch_time_s(&links, &d(dispatch_bytes(s.quantization, h)), &p.ep_group, dispatcher);
-    let combine_s = batches * dispatch_time_s(&links, &d(2.0 * h), &p.ep_group, dispatcher);
-    if !s.two_batch_overlap {
-        return tp_s + dispatch_s + combine_s;
-    }
-    let sm_share =
-        if decode { DEEPEP_LOW_LATENCY_SM_SHARE } else { (DEEPEP_NORMAL_SMS / c.gpu.sm_count as f64).min(1.0) };
-    let attention_s = l.attention_block_s.min(l.total_s());
-    tp_s + two_batch_exposed_s(attention_s, l.total_s() - attention_s, dispatch_s, combine_s, sm_share)
-}
-
-/// Two-batch overlap of one MoE layer: "two micro-batches to overlap computation and all-to-all communication"
-/// (deepseek-ai/profile-data README, Prefilling); SGLang runs each micro-batch as attention, yield, dispatch,
-/// experts, yield, combine (lm-sys blog 2025-05-05, "Two-batch Overlap"), so the two take turns and a layer is
-/// four stages of half the work each: B's attention beside A's dispatch, A's experts beside B's dispatch, B's
-/// experts beside A's combine, A's next attention beside B's combine. A stage takes max(comm, compute + share x comm): compute runs
-/// on the SMs the communication kernels leave it (`sm_share` of them busy while they run). Returns the time the
-/// layer takes beyond its compute `attention_s` + `experts_s`; never more than running them one after the other.
-fn two_batch_exposed_s(attention_s: f64, experts_s: f64, dispatch_s: f64, combine_s: f64, sm_share: f64) -> f64 {
-    let stage = |compute: f64, comm: f64| comm.max(compute + sm_share * comm);
-    let (a, e, d, c) = (attention_s / 2.0, experts_s / 2.0, dispatch_s / 2.0, combine_s / 2.0);
-    stage(a, d) + stage(e, d) + stage(e, c) + stage(a, c) - (attention_s + experts_s)
 }
 
 /// One step on one GPU of the busiest stage of the phase's instance: every layer of the stage, and the output
@@ -409,37 +331,5 @@ mod tests {
         assert_eq!(layer_kernels(&deepseek_v3(), false), 17.0); // its three dense layers: 6 + 2 + 2 + 7
                                                                 // Mixtral: no shared expert.
         assert_eq!(layer_kernels(&mixtral_8x7b(), true), 15.0);
-    }
-
-    #[test]
-    fn two_batch_overlap_pairs_each_communication_with_the_other_batch_compute() {
-        // Attention 2, experts 4, dispatch 2, combine 4 (both micro-batches), halves 1/2/1/2. With the SMs free:
-        // stages max(1,1) + max(2,1) + max(2,2) + max(1,2) = 7 against 6 of compute: 1 exposed (B's combine
-        // outlasts A's next attention), where hiding the sum behind the sum would say 0.
-        assert!((two_batch_exposed_s(2.0, 4.0, 2.0, 4.0, 0.0) - 1.0).abs() < 1e-12);
-        // A quarter of the SMs busy while communication runs: 1.25 + 2.25 + 2.5 + 2 = 8, 2 exposed.
-        assert!((two_batch_exposed_s(2.0, 4.0, 2.0, 4.0, 0.25) - 2.0).abs() < 1e-12);
-        // Communication shorter than the compute beside it, no SMs taken: all hidden.
-        assert_eq!(two_batch_exposed_s(2.0, 4.0, 1.0, 1.0, 0.0), 0.0);
-        assert_eq!(two_batch_exposed_s(2.0, 4.0, 0.0, 0.0, 0.15), 0.0);
-    }
-
-    #[test]
-    fn two_batch_overlap_never_costs_more_than_running_one_after_the_other() {
-        for &(a, e, d, c) in &[(1.0, 3.0, 5.0, 0.5), (0.2, 0.1, 3.0, 4.0), (3.0, 3.0, 3.0, 3.0), (0.0, 2.0, 1.0, 1.0)] {
-            for &share in &[0.0, 0.15, 0.5, 1.0] {
-                let exposed = two_batch_exposed_s(a, e, d, c, share);
-                assert!(exposed >= -1e-12 && exposed <= d + c + 1e-12, "{a} {e} {d} {c} {share}: {exposed}");
-            }
-        }
-    }
-
-    #[test]
-    fn dispatch_bytes_match_deepep_and_trtllm() {
-        // DeepEP low-latency test: 7,168 + 7,168 / 128 x 4 + 16 = 7,408 B per FP8 token; TensorRT-LLM's NVFP4
-        // dispatch 4,032 B (blog 18's table); BF16 14,336 B.
-        assert_eq!(dispatch_bytes(Quantization::Fp8, 7168.0), 7408.0);
-        assert_eq!(dispatch_bytes(Quantization::Fp4, 7168.0), 4032.0);
-        assert_eq!(dispatch_bytes(Quantization::Bf16, 7168.0), 14336.0);
     }
 }
