@@ -57,21 +57,6 @@ fn low_latency_dispatch_s(links: &Interconnect, d: &Dispatch, g: &GroupPlacement
         + copies_bytes / links.network_bytes_per_s(g, Traffic::AllToAll)
 }
 
-/// How the compute of a two-batch-overlapped layer shares the SMs with its communication kernels.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum SmSharing {
-    /// Decode (low-latency kernels): the communication holds every SM for this share of its time, none while its
-    /// messages are in flight; a stage takes max(comm, compute + share x comm).
-    WhileSending(f64),
-    /// Prefill (normal kernels): the computation runs on the SMs the communication kernels leave it for the whole
-    /// overlapped layer, this share of them taken: "Computation 108 SMs / Communication 24 SMs" in DeepSeek's
-    /// prefill profile (deepseek-ai/profile-data README, assets/prefill.jpg, 2025-02), and SGLang launches its
-    /// DeepGEMM GEMMs on `total_num_sms - DeepEPConfig.num_sms` SMs around the whole two-batch forward
-    /// (sglang operations_strategy.py `_compute_moe_deepseek_blog_prefill`, two_batch_overlap.py
-    /// `configure_deep_gemm_num_sms`, 2025-05); a stage takes max(comm, compute / (1 - share)).
-    Partitioned(f64),
-}
-
 /// Communication of one layer beyond what overlaps its compute: the TP all-reduces (after attention and after the
 /// MLP or the experts) and, in a MoE layer whose experts span attention replicas, dispatch and combine over the
 /// expert-parallel group. With one attention replica (`dp_attention` 1) the expert-parallel group lies inside the
@@ -116,27 +101,45 @@ pub(super) fn layer_comm_s(
     if !s.two_batch_overlap {
         return tp_s + dispatch_s + combine_s;
     }
-    let sharing = if decode {
-        SmSharing::WhileSending(DEEPEP_LOW_LATENCY_SM_SHARE)
-    } else {
-        SmSharing::Partitioned((DEEPEP_NORMAL_SMS / c.gpu.sm_count as f64).min(0.5))
-    };
+    if decode {
+        return tp_s + decode_two_batch_exposed_s(l, dispatch_s, combine_s, DEEPEP_LOW_LATENCY_SM_SHARE);
+    }
+    let comm_sms = (DEEPEP_NORMAL_SMS / c.gpu.sm_count as f64).min(0.5);
     let attention_s = l.attention_block_s.min(l.total_s());
-    tp_s + two_batch_exposed_s(attention_s, l.total_s() - attention_s, dispatch_s, combine_s, sharing)
+    tp_s + two_batch_exposed_s(attention_s, l.total_s() - attention_s, dispatch_s, combine_s, comm_sms)
 }
 
-/// Two-batch overlap of one MoE layer: "two micro-batches to overlap computation and all-to-all communication"
-/// (deepseek-ai/profile-data README, Prefilling); SGLang runs each micro-batch as attention, yield, dispatch,
-/// experts, yield, combine (lm-sys blog 2025-05-05, "Two-batch Overlap"), so the two take turns and a layer is
-/// four stages of half the work each: B's attention beside A's dispatch, A's experts beside B's dispatch, B's
-/// experts beside A's combine, A's next attention beside B's combine. A stage takes the longer of its
-/// communication and its compute, the compute slowed by the SMs the communication kernels hold (`SmSharing`).
+/// Two-batch overlap of one MoE layer in a decode step, as DeepSeek's decode profile lays it out
+/// (deepseek-ai/profile-data assets/decode.jpg, 2025-02) and SGLang's decode strategy runs it (operations_strategy.py
+/// `_compute_moe_deepseek_blog_decode`, yields after the attention preparation, the core attention, the dispatch
+/// send and the experts, micro-batches two stages apart; 2025-05): one micro-batch's dispatch is in flight beside
+/// its own shared experts and the other's projections before attention (ATTN-0), its combine beside the other's
+/// core attention, output projection and gate (ATTN-1), and its routed experts (MLP) wait for its dispatch with no
+/// communication beside them. Per micro-batch (half the work): max(d, shared + pre) + experts + max(c, post), the
+/// compute slowed by the share of the communication's time its kernels hold the SMs. Returns the time beyond the
+/// layer's compute.
+fn decode_two_batch_exposed_s(l: &LayerCompute, dispatch_s: f64, combine_s: f64, sm_share: f64) -> f64 {
+    let total = l.total_s();
+    let before_dispatch = (l.shared_experts_s + l.pre_attention_s).min(total);
+    let beside_combine = l.post_attention_s.min(total - before_dispatch);
+    let experts = total - before_dispatch - beside_combine;
+    let stage = |compute: f64, comm: f64| comm.max(compute + sm_share * comm);
+    stage(before_dispatch, dispatch_s) + experts + stage(beside_combine, combine_s) - total
+}
+
+/// Two-batch overlap of one MoE layer in a prefill step: "two micro-batches to overlap computation and all-to-all
+/// communication" (deepseek-ai/profile-data README, Prefilling); SGLang runs each micro-batch as attention, yield,
+/// dispatch, experts, yield, combine (lm-sys blog 2025-05-05, "Two-batch Overlap"), so the two take turns and a
+/// layer is four stages of half the work each: B's attention beside A's dispatch, A's experts beside B's dispatch,
+/// B's experts beside A's combine, A's next attention beside B's combine (DeepSeek's prefill profile,
+/// assets/prefill.jpg, the same pairs). The computation runs on the SMs DeepEP's normal kernels leave it, this
+/// share `comm_sms` of them taken, for the whole overlapped layer: "Computation 108 SMs / Communication 24 SMs" in
+/// DeepSeek's prefill profile, and SGLang launches its DeepGEMM GEMMs on `total_num_sms - DeepEPConfig.num_sms` SMs
+/// around the whole two-batch forward (sglang operations_strategy.py `_compute_moe_deepseek_blog_prefill`,
+/// two_batch_overlap.py `configure_deep_gemm_num_sms`, 2025-05). A stage takes max(comm, compute / (1 - share)).
 /// Returns the time the layer takes beyond its compute `attention_s` + `experts_s`.
-fn two_batch_exposed_s(attention_s: f64, experts_s: f64, dispatch_s: f64, combine_s: f64, sm: SmSharing) -> f64 {
-    let stage = |compute: f64, comm: f64| match sm {
-        SmSharing::WhileSending(share) => comm.max(compute + share * comm),
-        SmSharing::Partitioned(share) => comm.max(compute / (1.0 - share)),
-    };
+fn two_batch_exposed_s(attention_s: f64, experts_s: f64, dispatch_s: f64, combine_s: f64, comm_sms: f64) -> f64 {
+    let stage = |compute: f64, comm: f64| comm.max(compute / (1.0 - comm_sms));
     let (a, e, d, c) = (attention_s / 2.0, experts_s / 2.0, dispatch_s / 2.0, combine_s / 2.0);
     stage(a, d) + stage(e, d) + stage(e, c) + stage(a, c) - (attention_s + experts_s)
 }
@@ -147,16 +150,12 @@ mod tests {
 
     #[test]
     fn two_batch_overlap_pairs_each_communication_with_the_other_batch_compute() {
-        let share = SmSharing::WhileSending;
         // Attention 2, experts 4, dispatch 2, combine 4 (both micro-batches), halves 1/2/1/2. With the SMs free:
         // stages max(1,1) + max(2,1) + max(2,2) + max(1,2) = 7 against 6 of compute: 1 exposed (B's combine
         // outlasts A's next attention), where hiding the sum behind the sum would say 0.
-        assert!((two_batch_exposed_s(2.0, 4.0, 2.0, 4.0, share(0.0)) - 1.0).abs() < 1e-12);
-        // A quarter of the SMs busy while communication runs: 1.25 + 2.25 + 2.5 + 2 = 8, 2 exposed.
-        assert!((two_batch_exposed_s(2.0, 4.0, 2.0, 4.0, share(0.25)) - 2.0).abs() < 1e-12);
+        assert!((two_batch_exposed_s(2.0, 4.0, 2.0, 4.0, 0.0) - 1.0).abs() < 1e-12);
         // Communication shorter than the compute beside it, no SMs taken: all hidden.
-        assert_eq!(two_batch_exposed_s(2.0, 4.0, 1.0, 1.0, share(0.0)), 0.0);
-        assert_eq!(two_batch_exposed_s(2.0, 4.0, 0.0, 0.0, share(0.15)), 0.0);
+        assert_eq!(two_batch_exposed_s(2.0, 4.0, 1.0, 1.0, 0.0), 0.0);
     }
 
     #[test]
@@ -164,21 +163,45 @@ mod tests {
         // The same layer with a fifth of the SMs given to communication for the whole layer: compute halves
         // 1 and 2 take 1.25 and 2.5; stages max(1, 1.25) + max(1, 2.5) + max(2, 2.5) + max(2, 1.25) = 8.25, 2.25
         // beyond the 6 of compute.
-        let part = SmSharing::Partitioned(0.2);
-        assert!((two_batch_exposed_s(2.0, 4.0, 2.0, 4.0, part) - 2.25).abs() < 1e-12);
-        // Short communication still costs the SMs it holds: 6 / 0.8 - 6 = 1.5, where sharing them only while
-        // sending would cost 0.2 x (0.5 + 0.5 + 0.5 + 0.5) = 0.4.
-        assert!((two_batch_exposed_s(2.0, 4.0, 1.0, 1.0, part) - 1.5).abs() < 1e-12);
-        let sending = two_batch_exposed_s(2.0, 4.0, 1.0, 1.0, SmSharing::WhileSending(0.2));
-        assert!((sending - 0.4).abs() < 1e-12, "{sending}");
+        assert!((two_batch_exposed_s(2.0, 4.0, 2.0, 4.0, 0.2) - 2.25).abs() < 1e-12);
+        // Short communication still costs the SMs it holds: 6 / 0.8 - 6 = 1.5.
+        assert!((two_batch_exposed_s(2.0, 4.0, 1.0, 1.0, 0.2) - 1.5).abs() < 1e-12);
     }
 
     #[test]
-    fn two_batch_overlap_never_costs_more_than_running_one_after_the_other() {
+    fn decode_experts_hide_no_communication() {
+        // Projections 1, attention + output projection + gate 2, shared experts 1, routed experts and the rest 4;
+        // dispatch 4, combine 2 (both micro-batches). Each micro-batch: max(2, 0.5 + 0.5) + 2 + max(1, 1) = 5; the
+        // layer 10 against 8 of compute: 2 exposed. The prefill layout would hide dispatch behind the experts too:
+        // attention 3, experts 5: max(1.5, 2) + max(2.5, 2) + max(2.5, 1) + max(1.5, 1) - 8 = 0.5.
+        let l = LayerCompute {
+            gemm_s: 6.0,
+            attention_s: 1.5,
+            elementwise_s: 0.5,
+            attention_block_s: 3.0,
+            pre_attention_s: 1.0,
+            post_attention_s: 2.0,
+            shared_experts_s: 1.0,
+        };
+        assert!((decode_two_batch_exposed_s(&l, 4.0, 2.0, 0.0) - 2.0).abs() < 1e-12);
+        let prefill_layout = two_batch_exposed_s(3.0, 5.0, 4.0, 2.0, 0.0);
+        assert!((prefill_layout - 0.5).abs() < 1e-12, "{prefill_layout}");
+        // With a third of the communication's time on the SMs: dispatch stage max(2, 1 + 2/3) = 2, combine stage
+        // max(1, 1 + 1/3) = 4/3 per micro-batch: 2 x (2 + 2 + 4/3) - 8 = 2 2/3.
+        assert!((decode_two_batch_exposed_s(&l, 4.0, 2.0, 1.0 / 3.0) - 8.0 / 3.0).abs() < 1e-12);
+        // No communication: nothing exposed.
+        assert_eq!(decode_two_batch_exposed_s(&l, 0.0, 0.0, 0.35), 0.0);
+    }
+
+    #[test]
+    fn two_batch_overlap_costs_at_most_the_sms_it_takes_beyond_running_one_after_the_other() {
+        // Each stage is at most its communication plus its compute on the SMs left: exposed <= d + c + (a + e) x
+        // share / (1 - share); with no SMs taken, never more than running the two one after the other.
         for &(a, e, d, c) in &[(1.0, 3.0, 5.0, 0.5), (0.2, 0.1, 3.0, 4.0), (3.0, 3.0, 3.0, 3.0), (0.0, 2.0, 1.0, 1.0)] {
-            for &share in &[0.0, 0.15, 0.5, 1.0] {
-                let exposed = two_batch_exposed_s(a, e, d, c, SmSharing::WhileSending(share));
-                assert!(exposed >= -1e-12 && exposed <= d + c + 1e-12, "{a} {e} {d} {c} {share}: {exposed}");
+            for &share in &[0.0, 0.15, 0.5] {
+                let exposed = two_batch_exposed_s(a, e, d, c, share);
+                let bound = d + c + (a + e) * share / (1.0 - share);
+                assert!(exposed >= -1e-12 && exposed <= bound + 1e-12, "{a} {e} {d} {c} {share}: {exposed}");
             }
         }
     }

@@ -122,13 +122,21 @@ fn decode_attention_s(model: &TransformerSpec, w: &StepWork, s: &Serving, tp: f6
     (keys * heads * per_key / rate).max(bytes / tput.hbm_bytes_per_s)
 }
 
-/// Compute of one layer (GEMMs, attention, element-wise) for the step's tokens on one GPU.
+/// Compute of one layer (GEMMs, attention, element-wise) for the step's tokens on one GPU, and the parts of it
+/// that two-batch overlap schedules apart (`comm`).
 pub(super) struct LayerCompute {
     pub gemm_s: f64,
     pub attention_s: f64,
     pub elementwise_s: f64,
     /// The attention block's share of the three (projections and attention): what runs before the dispatch.
     pub attention_block_s: f64,
+    /// The projections before core attention (DeepSeek's decode profile's ATTN-0: "MLA down/up projection").
+    pub pre_attention_s: f64,
+    /// Core attention, the output projection and the router (its ATTN-1: "Core attention, attention output
+    /// projection and MoE routing gate").
+    pub post_attention_s: f64,
+    /// The shared experts (its SHARED).
+    pub shared_experts_s: f64,
 }
 
 impl LayerCompute {
@@ -162,7 +170,16 @@ fn attention_block(
     // The fused kernel's time is proportional to the tokens it runs: keep the prefill tokens' share.
     let prefill_core = if t > 0.0 { core * w.prefill_tokens / t } else { 0.0 };
     let attention_s = prefill_core + decode_attention_s(model, w, s, p.tp as f64, tput);
-    LayerCompute { gemm_s: projections, attention_s, elementwise_s: 0.0, attention_block_s: projections + attention_s }
+    let output_projection = tput.gemm_time_s(t, model.hidden as f64, model.attention_shapes().out_in / p.tp as f64);
+    LayerCompute {
+        gemm_s: projections,
+        attention_s,
+        elementwise_s: 0.0,
+        attention_block_s: projections + attention_s,
+        pre_attention_s: projections - output_projection,
+        post_attention_s: attention_s + output_projection,
+        shared_experts_s: 0.0,
+    }
 }
 
 /// One dense layer: attention, then the MLP split over tp.
@@ -208,7 +225,10 @@ fn moe_layer(model: &TransformerSpec, p: &PhaseLayout, s: &Serving, w: &StepWork
         0.0
     };
     let busiest = busiest_rank_experts(experts, hit, p.ep as f64);
-    l.gemm_s += tput.gemm_time_s(t, experts, h) + busiest * one_expert + shared_mlp;
+    let router = tput.gemm_time_s(t, experts, h);
+    l.gemm_s += router + busiest * one_expert + shared_mlp;
+    l.post_attention_s += router;
+    l.shared_experts_s = shared_mlp;
     let shard = Shard {
         tokens: t,
         seq_len: 1.0,
