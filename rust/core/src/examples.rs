@@ -17,7 +17,9 @@ use crate::hardware::{
     TopologySpec,
 };
 use crate::prices::{CostMode, Economics, FacilityMode, GpuPrices, NetworkPrices, Prices, ScaleUpPrices};
-use crate::serve::{KvAdmission, KvCacheDtype, Quantization, Serving, ServingConfig, ServingMode};
+use crate::serve::{
+    AttentionQuantization, KvAdmission, KvCacheDtype, Quantization, Serving, ServingConfig, ServingMode,
+};
 use crate::software::FrameworkSpec;
 use crate::step::parallelism::{Overlap, Parallelism, Recompute, Training};
 use crate::step::workload::{MlaSpec, MoeSpec, TransformerSpec};
@@ -345,6 +347,7 @@ pub fn serving() -> Serving {
         input_tokens_cv: 0.0,
         output_tokens_cv: 0.0,
         quantization: Quantization::Fp8,
+        attention_quantization: AttentionQuantization::Same,
         kv_cache_dtype: KvCacheDtype::Fp8,
         kv_cache_fraction: 0.9,
         kv_block_tokens: 32,

@@ -17,7 +17,7 @@ use crate::hardware::{Forwarding, Generation, LoadBalancing, RailPlanes, Topolog
 use crate::names::EnumInfo;
 use crate::network::collectives::Collective;
 use crate::prices::{CostMode, FacilityMode};
-use crate::serve::{KvAdmission, KvCacheDtype, Quantization, ServingMode};
+use crate::serve::{AttentionQuantization, KvAdmission, KvCacheDtype, Quantization, ServingMode};
 use crate::step::parallelism::{AttentionKernel, Dispatcher, GradDtype, Precision, Recompute};
 use crate::sweep::Axis;
 
@@ -380,6 +380,15 @@ pub const PARAMS: &[Param] = &[
         .default("\"fp8\"")
         .serving("quantization")
         .on(SERVE),
+    choice(
+        "attention_quantization",
+        Serving,
+        AttentionQuantization::INFO,
+        "format of the attention projections where the checkpoint keeps them apart (same: as quantization)",
+    )
+    .default("\"same\"")
+    .serving("attention_quantization")
+    .on(SERVE),
     choice("kv_cache_dtype", Serving, KvCacheDtype::INFO, "format of the KV cache")
         .default("\"fp8\"")
         .serving("kv_cache_dtype")
@@ -451,6 +460,7 @@ pub const ENUMS: &[EnumInfo] = &[
     Collective::INFO,
     ServingMode::INFO,
     Quantization::INFO,
+    AttentionQuantization::INFO,
     KvCacheDtype::INFO,
     KvAdmission::INFO,
     Generation::INFO,

@@ -68,8 +68,10 @@ pub(super) fn stage_layers(model: &TransformerSpec, pp: u32) -> f64 {
 
 /// Weight bytes on one GPU of the busiest stage: each layer's attention split over tp (MLA's down-projections
 /// whole on every rank), dense MLPs and shared experts over tp, routed experts over the stage's width (ep x etp),
-/// the router and norms whole; the embedding and the output layer in BF16 (quantized checkpoints, ModelOpt's
-/// FP8/NVFP4 among them, leave them unquantized), vocabulary-parallel over tp, both on a one-stage instance.
+/// the router and norms whole; the attention projections in their own format where the checkpoint keeps them
+/// apart (`Serving::attention_format`), the rest in `quantization`; the embedding and the output layer in BF16
+/// (quantized checkpoints, ModelOpt's FP8/NVFP4 among them, leave them unquantized), vocabulary-parallel over tp,
+/// both on a one-stage instance.
 fn weights_bytes(model: &TransformerSpec, p: &PhaseLayout, s: &Serving) -> f64 {
     let (tp, h) = (p.tp as f64, model.hidden as f64);
     let a = model.attention_shapes();
@@ -84,10 +86,15 @@ fn weights_bytes(model: &TransformerSpec, p: &PhaseLayout, s: &Serving) -> f64 {
         + shared * model.expert_params() / tp
         + experts * model.expert_params() / p.width as f64;
     let per_layer = (model.dense_layers() as f64 * dense + model.moe_layers() as f64 * moe) / model.layers as f64;
+    let (format, attention_format) = (s.quantization, s.attention_format());
+    let layer_bytes = if attention_format == format {
+        per_layer * weight_bytes(format)
+    } else {
+        attention * weight_bytes(attention_format) + (per_layer - attention) * weight_bytes(format)
+    };
     let table = model.vocab as f64 * h / tp;
     let embeddings = if p.pp == 1 && !model.tied_embeddings { 2.0 * table } else { table };
-    stage_layers(model, p.pp) * (per_layer * weight_bytes(s.quantization) + model.norm_params_per_layer() * 2.0)
-        + embeddings * 2.0
+    stage_layers(model, p.pp) * (layer_bytes + model.norm_params_per_layer() * 2.0) + embeddings * 2.0
 }
 
 /// Activation elements per token of one layer's widest point: the hidden state in and out, plus the widest of the
@@ -143,6 +150,34 @@ pub(super) fn memory(
 mod tests {
     use super::*;
     use crate::examples::{deepseek_v3, llama3_70b};
+
+    #[test]
+    fn attention_projections_in_their_own_format() {
+        use crate::error::ConfigError;
+        use crate::examples::serving_config;
+        use crate::serve::{serve, AttentionQuantization, Quantization};
+        // Llama 3 70B at TP 8, FP8: a layer's attention projections are QKV 8,192 -> 10,240 and O 8,192 -> 8,192,
+        // 150,994,944 weights, 18,874,368 a GPU; over 80 layers 1,509,949,440, one byte more each in BF16.
+        let mut fp8 = serving_config();
+        fp8.serving.batch = 64; // the same batch on both (the bigger weights would leave a smaller KV cache)
+        let mut bf16 = fp8.clone();
+        bf16.serving.attention_quantization = AttentionQuantization::Bf16;
+        let (a, b) = (serve(&fp8).unwrap(), serve(&bf16).unwrap());
+        let extra = b.memory.weights_bytes - a.memory.weights_bytes;
+        assert!((extra - 1_509_949_440.0).abs() < 1e-6 * extra, "{extra}");
+        // Wider attention weights are read and multiplied more slowly: decode GEMMs and TPOT never shrink.
+        assert!(b.decode_step.gemm_s > a.decode_step.gemm_s && b.tpot_s > a.tpot_s, "{} {}", b.tpot_s, a.tpot_s);
+        // Naming the format the rest has is the same as `same`.
+        let mut named = fp8.clone();
+        named.serving.attention_quantization = AttentionQuantization::Fp8;
+        assert_eq!(serve(&named).unwrap(), a);
+        // A format the GPU lacks is refused by its own field.
+        let mut fp4 = fp8.clone();
+        fp4.serving.attention_quantization = AttentionQuantization::Fp4;
+        let refused = ConfigError::FormatNotSupported { field: "attention_quantization", format: "fp4" };
+        assert_eq!(serve(&fp4).unwrap_err(), refused);
+        assert_eq!(bf16.serving.attention_format(), Quantization::Bf16);
+    }
 
     #[test]
     fn kv_cache_per_token_follows_the_attention_kind() {

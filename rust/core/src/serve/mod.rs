@@ -61,6 +61,24 @@ crate::named_enum! {
 }
 
 crate::named_enum! {
+    /// The format of the attention projections' weights and GEMMs where a checkpoint keeps them apart from the
+    /// rest: NVIDIA's NVFP4 checkpoints of MoE models quantize the experts and leave attention in BF16
+    /// (nvidia/DeepSeek-R1-FP4, ModelOpt's exclude_modules "*self_attn*"; its v2 quantizes only attention's output
+    /// projection more), as the TensorRT-LLM DeepSeek-R1 blog's precision table runs them ("64x Attention Modules
+    /// | bf16", the MoE and dense FFN layers NVFP4).
+    pub enum AttentionQuantization {
+        /// As `quantization`: one format for every weight.
+        Same = "same",
+        /// BF16 attention projections.
+        Bf16 = "bf16",
+        /// FP8 attention projections (DeepSeek-V3's own checkpoint is FP8 throughout).
+        Fp8 = "fp8",
+        /// NVFP4 attention projections.
+        Fp4 = "fp4",
+    }
+}
+
+crate::named_enum! {
     /// How the scheduler admits a sequence against the KV cache.
     pub enum KvAdmission {
         /// Pages allocated as tokens arrive: a sequence holds its prompt and what it has generated (vLLM, SGLang,
@@ -113,6 +131,8 @@ pub struct Serving {
     pub input_tokens_cv: f64,
     pub output_tokens_cv: f64,
     pub quantization: Quantization,
+    /// The attention projections' format where it differs from `quantization`.
+    pub attention_quantization: AttentionQuantization,
     pub kv_cache_dtype: KvCacheDtype,
     /// Share of the HBM left after weights and activations that the KV cache takes.
     pub kv_cache_fraction: f64,
@@ -129,6 +149,16 @@ pub struct Serving {
 }
 
 impl Serving {
+    /// The format of the attention projections' weights and GEMMs.
+    pub fn attention_format(&self) -> Quantization {
+        match self.attention_quantization {
+            AttentionQuantization::Same => self.quantization,
+            AttentionQuantization::Bf16 => Quantization::Bf16,
+            AttentionQuantization::Fp8 => Quantization::Fp8,
+            AttentionQuantization::Fp4 => Quantization::Fp4,
+        }
+    }
+
     /// Reject lengths and shares the formulas cannot use (the layout is checked by `ServingLayout::new`).
     pub fn validate(&self) -> Result<(), ConfigError> {
         let bad = |field: &'static str, value: f64, expected: &'static str| {

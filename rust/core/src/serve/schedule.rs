@@ -43,6 +43,10 @@ pub fn evaluate_layout(c: &ServingCluster, s: &Serving) -> Result<ServingEvaluat
     if !c.supports(s.quantization) {
         return Err(ConfigError::FormatNotSupported { field: "quantization", format: s.quantization.name() });
     }
+    if !c.supports(s.attention_format()) {
+        let format = s.attention_format().name();
+        return Err(ConfigError::FormatNotSupported { field: "attention_quantization", format });
+    }
     if s.kv_cache_dtype == KvCacheDtype::Fp8 && !c.supports(Quantization::Fp8) {
         return Err(ConfigError::FormatNotSupported { field: "kv_cache_dtype", format: "fp8" });
     }

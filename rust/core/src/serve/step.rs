@@ -182,9 +182,14 @@ fn attention_block(
     }
 }
 
+/// The kernel rates of a layer: its GEMMs in `quantization`, its attention projections in their own format
+/// (`Serving::attention_format`; the attention core and HBM rates are the same in both).
+type Rates<'a> = (&'a Throughput, &'a Throughput);
+
 /// One dense layer: attention, then the MLP split over tp.
-fn dense_layer(model: &TransformerSpec, p: &PhaseLayout, s: &Serving, w: &StepWork, tput: &Throughput) -> LayerCompute {
-    let mut l = attention_block(model, p, s, w, tput);
+fn dense_layer(model: &TransformerSpec, p: &PhaseLayout, s: &Serving, w: &StepWork, rates: Rates) -> LayerCompute {
+    let (tput, attention_tput) = rates;
+    let mut l = attention_block(model, p, s, w, attention_tput);
     let (t, tp, h, f) = (w.tokens(), p.tp as f64, model.hidden as f64, model.ffn_hidden as f64);
     l.gemm_s += tput.gemm_time_s(t, (model.mlp_matrices() - 1.0) * f / tp, h) + tput.gemm_time_s(t, h, f / tp);
     let shard = Shard {
@@ -205,11 +210,12 @@ fn dense_layer(model: &TransformerSpec, p: &PhaseLayout, s: &Serving, w: &StepWo
 
 /// One MoE layer: attention, router, the routed experts this GPU holds (only those the stage's tokens select),
 /// the shared experts split over tp, and the token permutation around the experts.
-fn moe_layer(model: &TransformerSpec, p: &PhaseLayout, s: &Serving, w: &StepWork, tput: &Throughput) -> LayerCompute {
+fn moe_layer(model: &TransformerSpec, p: &PhaseLayout, s: &Serving, w: &StepWork, rates: Rates) -> LayerCompute {
     let Some(m) = &model.moe else {
-        return dense_layer(model, p, s, w, tput);
+        return dense_layer(model, p, s, w, rates);
     };
-    let mut l = attention_block(model, p, s, w, tput);
+    let (tput, attention_tput) = rates;
+    let mut l = attention_block(model, p, s, w, attention_tput);
     let (t, tp, h, fe) = (w.tokens(), p.tp as f64, model.hidden as f64, m.ffn_hidden as f64);
     // Redundant replicas spread the routed copies over more physical experts (DeepSeek's EPLB).
     let experts = (m.experts + s.redundant_experts) as f64;
@@ -252,6 +258,7 @@ fn moe_layer(model: &TransformerSpec, p: &PhaseLayout, s: &Serving, w: &StepWork
 pub fn step_time(c: &ServingCluster, p: &PhaseLayout, s: &Serving, w: &StepWork) -> StepTime {
     let model = c.model;
     let tput = c.rate(s.quantization);
+    let rates = (tput, c.rate(s.attention_format()));
     let layers = stage_layers(model, p.pp);
     let share = |n: u32| layers * n as f64 / model.layers as f64;
     let mut out = StepTime::default();
@@ -259,7 +266,7 @@ pub fn step_time(c: &ServingCluster, p: &PhaseLayout, s: &Serving, w: &StepWork)
         if n == 0 {
             continue;
         }
-        let l = if moe { moe_layer(model, p, s, w, tput) } else { dense_layer(model, p, s, w, tput) };
+        let l = if moe { moe_layer(model, p, s, w, rates) } else { dense_layer(model, p, s, w, rates) };
         let k = share(n);
         out.gemm_s += k * l.gemm_s;
         out.attention_s += k * l.attention_s;
