@@ -73,12 +73,26 @@ def test_a_larger_batch_trades_latency_for_throughput():
         (["--batch", "100000"], ["batch = 100000"]),
         (["--gpu", "h100-nope"], ["h100-nope"]),
         (["--quantization", "fp4"], ["quantization fp4"]),
+        (["--attention-quantization", "fp4"], ["attention_quantization fp4"]),
         (["--ep", "8"], ["ep = 8"]),
         (["--slo", "tpot_s<=0.05"], ["--slo goes with --scenario"]),
     ],
 )
 def test_bad_serving_inputs_are_one_line_naming_the_input(capsys, argv, mentions):
     assert_one_line_error(*run(["inference", *argv], capsys), *mentions)
+
+
+def test_attention_in_its_own_format_is_shown_and_costs_bytes(capsys):
+    # Llama 3 70B at TP 8: BF16 attention projections hold 18,874,368 weights a layer a GPU one byte wider than
+    # FP8, over 80 layers 1,509,949,440 bytes more (the core's test works it through).
+    same = serve_model(batch=64)
+    bf16 = serve_model(batch=64, attention_quantization="bf16")
+    assert bf16["weights_bytes"] - same["weights_bytes"] == pytest.approx(1_509_949_440, rel=1e-9)
+    assert bf16["tpot_s"] > same["tpot_s"]
+    code, out, _ = run(["inference", "--attention-quantization", "bf16"], capsys)
+    assert code == 0 and "fp8 weights (attention bf16), fp8 KV cache" in out
+    code, out, _ = run(["inference", "--attention-quantization", "fp8"], capsys)
+    assert code == 0 and "fp8 weights, fp8 KV cache" in out
 
 
 def test_the_core_names_the_input_of_an_impossible_layout():

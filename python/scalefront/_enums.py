@@ -12,6 +12,7 @@ __all__ = [
     "AXES",
     "OBJECTIVES",
     "AttentionKernel",
+    "AttentionQuantization",
     "Axis",
     "CatalogSection",
     "CatalogUnit",
@@ -71,6 +72,7 @@ Section = Literal["fabric", "network", "gpu", "scale_up", "economics", "model_er
 Collective = Literal["all_reduce", "reduce_scatter", "all_gather", "all_to_all"]
 ServingMode = Literal["colocated", "disaggregated"]
 Quantization = Literal["bf16", "fp8", "fp4"]
+AttentionQuantization = Literal["same", "bf16", "fp8", "fp4"]
 KvCacheDtype = Literal["bf16", "fp8"]
 KvAdmission = Literal["on-demand", "reserve"]
 Generation = Literal["volta", "ampere", "hopper", "blackwell", "cdna2", "cdna3"]

@@ -86,6 +86,12 @@ def _design(c: dict[str, Any]) -> str:
     return f"{c['gpus']:,} x {c['gpu']} ({c['scale_up']}) over {c['fabric']}, {c['topology']}"
 
 
+def _attention_format(inputs: dict[str, Any]) -> str:
+    """ " (attention bf16)" where the attention projections have a format of their own."""
+    own = inputs.get("attention_quantization", "same")
+    return "" if own in ("same", inputs["quantization"]) else f" (attention {own})"
+
+
 def render(r: ServingResult) -> str:
     """The text of one serving evaluation."""
     i, m = r.inputs, r.metrics
@@ -100,7 +106,7 @@ def render(r: ServingResult) -> str:
         f"  layout     {m['instances']} instance(s) of {m['instance_gpus']} GPUs: tp {i['tp']} x dp_attention "
         f"{i['dp_attention']} x pp {i['pp']}, ep {i['ep']}; {mode}",
         f"  workload   {i['input_tokens']:,.0f} tokens in, {i['output_tokens']:,.0f} out; {i['quantization']} "
-        f"weights, {i['kv_cache_dtype']} KV cache; batch {m['concurrent_sequences']:,.0f} "
+        f"weights{_attention_format(i)}, {i['kv_cache_dtype']} KV cache; batch {m['concurrent_sequences']:,.0f} "
         f"(the KV cache holds {m['max_batch']:,.0f})",
         "",
         f"TTFT {m['ttft_s'] * 1e3:,.1f} ms (p99 {m['ttft_p99_s'] * 1e3:,.1f} ms)   TPOT {m['tpot_s'] * 1e3:,.2f} ms   "
