@@ -286,7 +286,7 @@ impl LayoutStage {
         let shard = Shard::new(par, c.training);
         let h = model.hidden as f64;
         let dense = dense_layer_forward(model, &shard, &c.tput);
-        let moe = moe_layer_forward(model, &shard, &c.tput, c.framework);
+        let moe = moe_layer_forward(model, &shard, &c.tput, c.framework, c.training.moe_dispatcher);
         let local = LocalParams::on_busiest_stage(model, par, &lay, c.training.mtp_layers);
         let logits_forward_s = logits_forward_s(model, &shard, &c.bf16);
         // Multi-token prediction: per module one layer, a 2h -> h projection and another output layer.

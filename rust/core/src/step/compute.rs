@@ -17,7 +17,8 @@
 use crate::hardware::{AttentionTable, GpuSpec};
 use crate::software::FrameworkSpec;
 use crate::step::attention::{attention_fraction, MLA_ATTENTION_FACTOR};
-use crate::step::parallelism::{AttentionKernel, Precision};
+use crate::step::moe::token_reorders;
+use crate::step::parallelism::{AttentionKernel, Dispatcher, Precision};
 pub use crate::step::shard::Shard;
 use crate::step::workload::TransformerSpec;
 
@@ -328,12 +329,15 @@ pub fn dense_layer_forward(model: &TransformerSpec, shard: &Shard, tput: &Throug
     }
 }
 
-/// Time of the token permutation around a MoE layer's experts for `tokens` tokens: permute before and unpermute
-/// after, each reading and writing top_k copies (times the busiest rank's `imbalance`) of a token's h / tp BF16
-/// elements, at HBM speed [derived].
+/// Time of the token permutation around a MoE layer's experts for `tokens` tokens: `PERMUTATION_REORDERS`
+/// reorders, permute before and unpermute after, each reading and writing top_k copies (times the busiest rank's
+/// `imbalance`) of a token's h / tp BF16 elements, at HBM speed [derived].
 pub fn permutation_s(tokens: f64, top_k: f64, imbalance: f64, h: f64, tp: f64, tput: &Throughput) -> f64 {
     tokens * 4.0 * top_k * imbalance * h / tp * ACTIVATION_BYTES / tput.hbm_bytes_per_s
 }
+
+/// Reorders of the routed copies `permutation_s` prices: the permute and the unpermute.
+pub const PERMUTATION_REORDERS: f64 = 2.0;
 
 /// Forward time of one MoE layer: attention, router, routed experts and shared experts, plus the token
 /// permutation copies around the all-to-all. With MoE parallel folding (Megatron-Core) the expert layers run
@@ -341,12 +345,14 @@ pub fn permutation_s(tokens: f64, top_k: f64, imbalance: f64, h: f64, tp: f64, t
 /// are routed top_k times over `experts` experts, `experts / ep` of them local, each GEMM split etp ways. The
 /// busiest rank sees `imbalance` times the mean of routed tokens and sets the pace. The framework decides how the
 /// experts run (grouped GEMMs or a loop), what the permutation costs over its bytes and the router's fixed time
-/// (measured for eager PyTorch: design note Sec. 2.6).
+/// (measured for eager PyTorch: design note Sec. 2.6), the dispatcher how many times the routed copies are
+/// reordered (`token_reorders`).
 pub fn moe_layer_forward(
     model: &TransformerSpec,
     shard: &Shard,
     tput: &Throughput,
     framework: &FrameworkSpec,
+    dispatcher: Dispatcher,
 ) -> LayerForward {
     let Some(moe) = &model.moe else {
         return dense_layer_forward(model, shard, tput);
@@ -372,10 +378,11 @@ pub fn moe_layer_forward(
     let activation = (top_k * shard.imbalance + shared) * model.mlp_matrices() * fe / tp;
     let (mut elementwise_s, recomputable) = elementwise_forward_s(model, shard, tput, activation);
     let selective_recompute_s = if shard.flash_attention { recomputable } else { attention_s };
-    // Permute before and unpermute after the experts at the framework's factor over HBM speed; the router's
+    // The dispatcher's reorders of the routed copies at the framework's factor over HBM speed; the router's
     // fixed kernels.
-    elementwise_s +=
-        framework.moe_permute_factor * permutation_s(t, top_k, shard.imbalance, h, tp, tput) + framework.moe_router_s;
+    let reorders = token_reorders(dispatcher, local_experts) / PERMUTATION_REORDERS;
+    elementwise_s += framework.moe_permute_factor * reorders * permutation_s(t, top_k, shard.imbalance, h, tp, tput)
+        + framework.moe_router_s;
     LayerForward {
         gemm_s: attn_gemm + router + routed + shared_mlp,
         attention_s,
