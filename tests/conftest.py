@@ -5,6 +5,7 @@ tests/helpers/; test modules import from there, never from conftest or from one 
 
 from __future__ import annotations
 
+import signal
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -27,6 +28,12 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile("scalefront")
+
+# The tests that interrupt a real `scalefront` send it SIGINT. A suite started as a shell script's background job
+# inherits SIGINT ignored (POSIX), and so would its children, which keep an ignored signal ignored as Python does:
+# give the suite Python's own Ctrl-C handler, so that the processes it starts begin with the default.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # ---------------------------------------------------------------- tiers
 

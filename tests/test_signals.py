@@ -110,6 +110,14 @@ def test_a_signal_swallowed_where_it_landed_is_delivered_again(handlers):
     assert signals.signalled() == signal.SIGINT
 
 
+def test_a_signal_the_parent_ignores_stays_ignored(handlers):
+    # A shell script's background job starts with SIGINT ignored (POSIX), and Python leaves it so.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signals.install()
+    assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    assert signal.getsignal(signal.SIGTERM) is signals._on_signal
+
+
 def test_other_unraisable_errors_go_to_the_previous_hook(handlers, monkeypatch):
     seen: list[object] = []
     monkeypatch.setattr(sys, "unraisablehook", seen.append)

@@ -150,7 +150,10 @@ def install() -> None:
     """Handle SIGINT and SIGTERM as the module says from now on, for good (the console script's first step)."""
     if threading.current_thread() is threading.main_thread():
         for s in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(s, _on_signal)
+            # A signal the parent ignores stays ignored, as Python itself leaves it (a shell script's background
+            # job ignores SIGINT, so that a Ctrl-C meant for the script's foreground does not stop it).
+            if signal.getsignal(s) is not signal.SIG_IGN:
+                signal.signal(s, _on_signal)
         _hide_on_signal[0] = True
         if sys.unraisablehook is not _redeliver:
             _previous_unraisablehook[:] = [sys.unraisablehook]
