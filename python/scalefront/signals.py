@@ -72,8 +72,9 @@ def _hide_native_stderr() -> None:
     native threads print as they wind down is not shown, the command's own line is. Once; not under the UI."""
     if _real_stderr or not _hide_on_signal[0]:
         return
-    try:
+    with contextlib.suppress(Exception):  # a write the signal interrupted makes the flush reentrant: skip it
         sys.stderr.flush()
+    try:
         real = os.dup(2)
         null = os.open(os.devnull, os.O_WRONLY)
         os.dup2(null, 2)
