@@ -53,6 +53,13 @@ async def wait_for_roi(pilot: Any, count: int = 1) -> None:
     await pilot.pause()
 
 
+async def open_roi(pilot: Any) -> None:
+    """After the first sweep, key 4 opens the ROI tab: wait until it shows its first fabric comparison."""
+    await wait_for_sweep(pilot)
+    await pilot.press("4")
+    await wait_for_roi(pilot)
+
+
 def text_of(app: Any, selector: str, width: int = 250) -> str:
     """The plain text a Static shows (a rich renderable is rendered at `width` columns)."""
     from rich.console import Console
@@ -150,12 +157,13 @@ def _steady_cursor(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def ui() -> SimpleNamespace:
-    """The helpers above: ui.wait_until, ui.wait_for_sweep, ui.wait_for_roi, ui.text_of, ui.status,
+    """The helpers above: ui.wait_until, ui.wait_for_sweep, ui.wait_for_roi, ui.open_roi, ui.text_of, ui.status,
     ui.screen_lines, ui.table_rows, ui.table_headers."""
     return SimpleNamespace(
         wait_until=wait_until,
         wait_for_sweep=wait_for_sweep,
         wait_for_roi=wait_for_roi,
+        open_roi=open_roi,
         text_of=text_of,
         status=status,
         screen_lines=screen_lines,

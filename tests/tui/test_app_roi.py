@@ -23,9 +23,7 @@ async def test_roi_what_if_changes_the_numbers(ui):
     own: its total cost of ownership rises at every GPU count, and the verdict follows."""
     app = ScalefrontApp()
     async with app.run_test(size=(100, 30)) as pilot:
-        await ui.wait_for_sweep(pilot)
-        await pilot.press("4")
-        await ui.wait_for_roi(pilot)
+        await ui.open_roi(pilot)
         before = app.query_one("#roi-pane").view
         a = before.fabric_a
         shown = app.roi_updates
@@ -60,9 +58,7 @@ async def test_roi_compares_the_edited_scenario(ui):
 async def test_roi_tornado_and_export(ui, tmp_path):
     app = ScalefrontApp()
     async with app.run_test(size=(120, 45)) as pilot:
-        await ui.wait_for_sweep(pilot)
-        await pilot.press("4")
-        await ui.wait_for_roi(pilot)
+        await ui.open_roi(pilot)
         shown = app.roi_updates
         await pilot.press("T")
         await ui.wait_for_roi(pilot, shown + 1)
@@ -83,9 +79,7 @@ async def test_roi_tornado_and_export(ui, tmp_path):
 async def test_roi_fabric_choice_recomputes(ui):
     app = ScalefrontApp()
     async with app.run_test(size=SIZE) as pilot:
-        await ui.wait_for_sweep(pilot)
-        await pilot.press("4")
-        await ui.wait_for_roi(pilot)
+        await ui.open_roi(pilot)
         shown = app.roi_updates
         app.query_one("#wi-b", Select).value = "eth-100g-tcp"
         await ui.wait_for_roi(pilot, shown + 1)

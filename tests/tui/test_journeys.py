@@ -201,9 +201,7 @@ async def test_the_roi_tab_has_a_verdict_and_one_cost_mode(ui):
     """Confusing: no verdict; rent and own costs mixed in one table."""
     app = ScalefrontApp()
     async with app.run_test(size=SMALL) as pilot:
-        await ui.wait_for_sweep(pilot)
-        await pilot.press("4")
-        await ui.wait_for_roi(pilot)
+        await ui.open_roi(pilot)
         verdict = " ".join(ui.text_of(app, "#roi-verdict").split())
         # The verdict names B and A's family, what A costs over B and how often it pays back.
         assert "roce-400g" in verdict and "InfiniBand costs $" in verdict and "of the scenarios" in verdict

@@ -94,9 +94,7 @@ async def test_task2_a_gpu_change_resets_the_what_ifs_and_equals_a_fresh_run(ui,
     GB200's catalog figure with a notice, and the verdict and table equal a fresh run of the same scenario."""
     app = ScalefrontApp()
     async with app.run_test(size=SMALL) as pilot:
-        await ui.wait_for_sweep(pilot)
-        await pilot.press("4")
-        await ui.wait_for_roi(pilot)
+        await ui.open_roi(pilot)
         shown = app.roi_updates
         app.query_one("#wi-server").value = "$400k"
         await ui.wait_for_roi(pilot, shown + 1)
@@ -130,9 +128,7 @@ async def test_task5_a_quote_of_30_percent_is_roi_premium_1_3(ui, tmp_path, caps
     cli = json.loads(capsys.readouterr().out)
     app = ScalefrontApp()
     async with app.run_test(size=SMALL) as pilot:
-        await ui.wait_for_sweep(pilot)
-        await pilot.press("4")
-        await ui.wait_for_roi(pilot)
+        await ui.open_roi(pilot)
         catalog = app.query_one("#roi-pane").view
         await pilot.press("p")  # pin the catalog answer
         shown = app.roi_updates

@@ -160,5 +160,22 @@ macro_rules! metric {
 mod serving;
 mod training;
 
+/// The metric of `list` with this name.
+fn find<E>(list: &'static [Metric<E>], name: &str) -> Option<&'static Metric<E>> {
+    list.iter().find(|m| m.name == name)
+}
+
+/// Every metric of `list` named once, each name carrying its unit's suffix (`what`: the list, for the message).
+#[cfg(test)]
+fn assert_named_once_with_units<E>(list: &[Metric<E>], what: &str) {
+    let mut names: Vec<&str> = list.iter().map(|m| m.name).collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), list.len(), "a {what} is defined twice");
+    for m in list {
+        assert!(named_for_unit(m.name, m.unit), "{} is in {} but not named so", m.name, m.unit);
+    }
+}
+
 pub use serving::{serving_metric, SERVING_METRICS};
 pub use training::{metric, METRICS};

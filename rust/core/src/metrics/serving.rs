@@ -151,23 +151,16 @@ pub const SERVING_METRICS: &[Metric<ServingEvaluation>] = &[
 
 /// The serving metric with this name.
 pub fn serving_metric(name: &str) -> Option<&'static Metric<ServingEvaluation>> {
-    SERVING_METRICS.iter().find(|m| m.name == name)
+    super::find(SERVING_METRICS, name)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::named_for_unit;
 
     #[test]
     fn serving_names_are_unique_and_carry_their_units() {
-        let mut names: Vec<&str> = SERVING_METRICS.iter().map(|m| m.name).collect();
-        names.sort_unstable();
-        names.dedup();
-        assert_eq!(names.len(), SERVING_METRICS.len(), "a serving metric is defined twice");
-        for m in SERVING_METRICS {
-            assert!(named_for_unit(m.name, m.unit), "{} is in {} but not named so", m.name, m.unit);
-        }
+        crate::metrics::assert_named_once_with_units(SERVING_METRICS, "serving metric");
         let e = crate::serve::serve(&crate::examples::serving_config()).unwrap();
         let get = |name| (serving_metric(name).unwrap().value)(&e);
         assert_eq!(get("tpot_s"), e.tpot_s);

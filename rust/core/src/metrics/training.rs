@@ -167,7 +167,7 @@ pub const METRICS: &[Metric] = &[
 
 /// The metric with this name.
 pub fn metric(name: &str) -> Option<&'static Metric> {
-    METRICS.iter().find(|m| m.name == name)
+    super::find(METRICS, name)
 }
 
 #[cfg(test)]
@@ -179,13 +179,7 @@ mod tests {
 
     #[test]
     fn names_are_unique_and_carry_their_units() {
-        let mut names: Vec<&str> = METRICS.iter().map(|m| m.name).collect();
-        names.sort_unstable();
-        names.dedup();
-        assert_eq!(names.len(), METRICS.len(), "a metric is defined twice");
-        for m in METRICS {
-            assert!(named_for_unit(m.name, m.unit), "{} is in {} but not named so", m.name, m.unit);
-        }
+        crate::metrics::assert_named_once_with_units(METRICS, "metric");
         // The rule itself: interval ends carry the unit before _lo / _hi; units without a suffix ask for none.
         assert!(named_for_unit("step_time_s_hi", "s") && !named_for_unit("step_time", "s"));
         assert!(named_for_unit("mfu", "fraction") && named_for_unit("interruptions_per_day", "1/day"));
