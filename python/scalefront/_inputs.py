@@ -99,6 +99,8 @@ class Inputs:
     """busiest expert rank's routed tokens / mean (1 = balanced)"""
     fp8_param_gather: bool = False
     """FP8 training all-gathers its sharded weights in FP8 (FSDP float8 all-gather)"""
+    gradient_accumulation_fusion: bool = True
+    """weight-gradient GEMMs accumulate into the main gradient (off: Megatron's --no-gradient-accumulation-fusion)"""
     mtp_layers: int = 0
     """multi-token-prediction modules (DeepSeek-V3: 1)"""
     tokens: float = 1000000000000.0
@@ -153,6 +155,7 @@ class Settings(TypedDict, total=False):
     moe_dispatcher: Dispatcher
     moe_imbalance: float
     fp8_param_gather: bool
+    gradient_accumulation_fusion: bool
     mtp_layers: int
     tokens: float
     cost_mode: CostMode

@@ -15,6 +15,7 @@ use crate::software::FrameworkSpec;
 use crate::step::compute::{
     dense_layer_forward, logits_forward_s, moe_layer_forward, LayerForward, Shard, Throughput, ACTIVATION_BYTES,
 };
+use crate::step::gradients::unfused_accumulation_s;
 use crate::step::memory::{activation_bytes_per_token_per_layer, LocalParams, WEIGHT_BYTES};
 use crate::step::moe::{dispatch_time_s, Dispatch};
 use crate::step::parallelism::{placement, stage_split, Layout, Parallelism, Precision, Recompute, Training};
@@ -254,6 +255,8 @@ pub struct LayoutStage {
     pub(super) ep_dispatch_s: f64,
     pub(super) pp_send_s: f64,
     pub(super) local: LocalParams,
+    /// What each micro-batch's gradient accumulation costs outside the GEMMs: 0 with gradient accumulation fusion.
+    pub(super) grad_accumulation_s: f64,
     /// Gradient all-reduce; gradient reduce-scatter; weight all-gather, for (non-expert, expert) parameters.
     pub(super) dp_all_reduce_s: f64,
     pub(super) dp_reduce_scatter_s: f64,
@@ -288,6 +291,12 @@ impl LayoutStage {
         let dense = dense_layer_forward(model, &shard, &c.tput);
         let moe = moe_layer_forward(model, &shard, &c.tput, c.framework, c.training.moe_dispatcher);
         let local = LocalParams::on_busiest_stage(model, par, &lay, c.training.mtp_layers);
+        // ZeRO-2/3 reduce-scatter each micro-batch's gradients and accumulate only the rank's 1/dp shard: left out.
+        let grad_accumulation_s = if c.training.gradient_accumulation_fusion || par.zero_stage >= 2 {
+            0.0
+        } else {
+            unfused_accumulation_s(local.total(), c.training.grad_reduce_dtype.bytes(), &c.tput)
+        };
         let logits_forward_s = logits_forward_s(model, &shard, &c.bf16);
         // Multi-token prediction: per module one layer, a 2h -> h projection and another output layer.
         let mtp_layer = if model.moe.is_some() { moe.total_s() } else { dense.total_s() };
@@ -304,6 +313,7 @@ impl LayoutStage {
             ep_dispatch_s: 0.0,
             pp_send_s: 0.0,
             local,
+            grad_accumulation_s,
             dp_all_reduce_s: 0.0,
             dp_reduce_scatter_s: 0.0,
             dp_all_gather_s: 0.0,

@@ -96,9 +96,12 @@ fn micro_batch_time(
     let moe_layers = layers - dense_layers;
     let (logits_s, mtp_s) = if last_stage { (s.logits_forward_s, s.mtp_forward_s) } else { (0.0, 0.0) };
     let layers_forward_s = dense_layers * dense.total_s() + moe_layers * moe.total_s();
-    // Forward plus backward: 2x for GEMMs and element-wise work, 2.5x for fused attention (compute.rs).
-    let compute_s =
-        dense_layers * dense.forward_backward_s() + moe_layers * moe.forward_backward_s() + 3.0 * (logits_s + mtp_s);
+    // Forward plus backward: 2x for GEMMs and element-wise work, 2.5x for fused attention (compute.rs); the
+    // gradients' accumulation where the framework does not fuse it into the weight-gradient GEMMs.
+    let compute_s = dense_layers * dense.forward_backward_s()
+        + moe_layers * moe.forward_backward_s()
+        + 3.0 * (logits_s + mtp_s)
+        + s.grad_accumulation_s;
     let recompute_s = match par.recompute {
         Recompute::None => 0.0,
         Recompute::Selective => dense_layers * dense.selective_recompute_s + moe_layers * moe.selective_recompute_s,

@@ -4,6 +4,7 @@
 
 pub mod attention;
 pub mod compute;
+pub mod gradients;
 pub mod memory;
 pub mod moe;
 pub mod parallelism;

@@ -219,6 +219,13 @@ pub struct Training {
     /// enable_fsdp_float8_all_gather under FSDP2, Megatron-LM's --fp8-param-gather.
     #[cfg_attr(feature = "python", pyo3(default))]
     pub fp8_param_gather: bool,
+    /// The weight-gradient GEMMs accumulate into the FP32 (or BF16) main gradient in their epilogue (Megatron-LM's
+    /// gradient_accumulation_fusion, Transformer Engine's fuse_wgrad_accumulation; on by default where apex is
+    /// installed). Off (`--no-gradient-accumulation-fusion`), each weight gradient is written apart and a separate
+    /// kernel adds it to the main gradient every micro-batch (`step::gradients::unfused_accumulation_s`). It
+    /// describes Megatron's gradient path (ZeRO 0/1); ZeRO-2/3 accumulate only the rank's shard.
+    #[cfg_attr(feature = "python", pyo3(default = true))]
+    pub gradient_accumulation_fusion: bool,
 }
 
 impl Default for Training {
@@ -236,6 +243,7 @@ impl Default for Training {
             mtp_layers: 0,
             placement: 0.0,
             fp8_param_gather: false,
+            gradient_accumulation_fusion: true,
         }
     }
 }
