@@ -100,7 +100,7 @@ class Inputs:
     fp8_param_gather: bool = False
     """FP8 training all-gathers its sharded weights in FP8 (FSDP float8 all-gather)"""
     gradient_accumulation_fusion: bool = True
-    """weight-gradient GEMMs accumulate into the main gradient (off: Megatron's --no-gradient-accumulation-fusion)"""
+    """GEMMs add each weight gradient into the main gradient (apex, TE)"""
     mtp_layers: int = 0
     """multi-token-prediction modules (DeepSeek-V3: 1)"""
     tokens: float = 1000000000000.0

@@ -352,3 +352,27 @@ fn zero3_by_tensor_pays_one_ring_latency_per_weight_tensor_and_without_prefetch_
     let total = |e: &Evaluation| e.breakdown.dp_comm_s + e.hidden.dp_comm_s;
     assert!((total(&blocking) / total(&by_tensor) - 1.0).abs() < 1e-9);
 }
+
+#[test]
+fn unfused_gradient_accumulation_costs_each_micro_batch_its_parameters_bytes() {
+    // Llama 3 70B at TP 8, PP 4: each micro-batch adds the busiest stage's parameters x (2 + 2 + 2 x 4) bytes at
+    // the GPU's HBM rate (step::gradients); 1024 / 32 = 32 micro-batches, and the bubble scales with the
+    // micro-batch's compute, so compare the compute alone.
+    let fused = eval(&reference());
+    let mut cfg = reference();
+    cfg.training.gradient_accumulation_fusion = false;
+    let unfused = eval(&cfg);
+    let added_s = unfused.breakdown.compute_s - fused.breakdown.compute_s;
+    let hbm = cfg.gpu.hbm_bytes_per_s * cfg.gpu.hbm_efficiency;
+    let per_micro_batch_s = added_s / fused.micro_batches as f64;
+    let params = per_micro_batch_s * hbm / 12.0;
+    // 70.6B / (8 x 4) = 2.2B a GPU, a little more on the stage holding the output layer.
+    assert!(params > 2.2e9 && params < 2.6e9, "{params}");
+    assert!(unfused.step_time_s > fused.step_time_s);
+    // ZeRO-3 accumulates only the rank's shard: the setting changes nothing.
+    let mut z3 = reference();
+    z3.parallelism.zero_stage = 3;
+    let before = eval(&z3).step_time_s;
+    z3.training.gradient_accumulation_fusion = false;
+    assert_eq!(eval(&z3).step_time_s, before);
+}

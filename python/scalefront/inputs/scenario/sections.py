@@ -41,7 +41,7 @@ class Workload(Strict):
     fp8_param_gather: bool = False
     """FP8 training all-gathers its sharded weights in FP8 (FSDP float8 all-gather)"""
     gradient_accumulation_fusion: bool = True
-    """weight-gradient GEMMs accumulate into the main gradient (off: Megatron's --no-gradient-accumulation-fusion)"""
+    """GEMMs add each weight gradient into the main gradient (apex, TE)"""
     mtp_layers: Annotated[int, Field(ge=0, le=2147483648)] = 0
     """multi-token-prediction modules (DeepSeek-V3: 1)"""
     tokens: Annotated[float, Field(gt=0, allow_inf_nan=False)]

@@ -276,15 +276,11 @@ pub const PARAMS: &[Param] = &[
         .on(EVAL)
         .core(training("fp8_param_gather"))
         .shared(Table::Workload),
-    flag(
-        "gradient_accumulation_fusion",
-        Software,
-        "weight-gradient GEMMs accumulate into the main gradient (off: Megatron's --no-gradient-accumulation-fusion)",
-    )
-    .default("true")
-    .on(EVAL)
-    .core(training("gradient_accumulation_fusion"))
-    .shared(Table::Workload),
+    flag("gradient_accumulation_fusion", Software, "GEMMs add each weight gradient into the main gradient (apex, TE)")
+        .default("true")
+        .on(EVAL)
+        .core(training("gradient_accumulation_fusion"))
+        .shared(Table::Workload),
     size("mtp_layers", Software, "multi-token-prediction modules (DeepSeek-V3: 1)")
         .default("0")
         .on(EVAL)
