@@ -71,13 +71,14 @@ what the estimates and the software on that GPU leave. What the model does not d
 - **MoE runs lose time the model does not itemise.** The grouped expert GEMMs run at the roofline with wave
   quantization (torchtitan's `torch._grouped_mm` at its own measured rate: on a B200 half the dense one), the
   permutation and router at their measured or stated cost; but Megatron-Core's MoE terms are not fitted: the
-  calibration rule picks dense rows only, so its router and permutation stay at their fused, estimated cost. Runs
-  that force the router to balance (Megatron-MoE-ModelZoo's forced-balance Qwen3-235B and Mixtral rows) land
-  within -7% to +9%; runs that route freely come out too fast where experts are small or many (Qwen3-30B -15% to
-  -43%; seven of ten DeepSeek-V3 rows -13% to -32%): no source publishes their expert load, so `moe_imbalance`
-  stays 1 (the likely missing term). torchao's 2-layer Llama 4 Scout on 4 B200s is -35% (its output layer and
-  loss over a 202,048-token vocabulary are most of its FLOPs); Grok-1 (dgxc) and Mixtral 8x22B under MoE Parallel
-  Folding's mapping come out 12-39% too slow.
+  calibration rule picks dense rows only, so its router and permutation stay at their fused, estimated cost.
+  Nearly every judged MoE row forces the router to balance or caps and pads each expert at capacity 1, so the
+  expert load is even as the model takes it. Megatron-MoE-ModelZoo's Qwen3-235B rows (128 experts of 1,536) land
+  within -5% to +10% where little communication is exposed (TP 4: -41%, PP 32: -20%), but Qwen3-30B (128 experts
+  of 768: -15% to -43%) and seven of ten DeepSeek-V3 rows (256 of 2,048: -13% to -32%) come out too fast: the
+  small experts' grouped GEMMs, permutation and router are the likely missing time. torchao's 2-layer Llama 4
+  Scout on 4 B200s is -35% (its output layer and loss over a 202,048-token vocabulary are most of its FLOPs);
+  Grok-1 (dgxc) and Mixtral 8x22B under MoE Parallel Folding's mapping come out 12-39% too slow.
 - **The framework's layer term is a share of the layer's compute.** Fitted on H100 rows (Megatron-Core's
   calibration rows run on measured GPUs), it overshoots slower GPUs: A100's residual is +7.8%, MosaicML's A100
   rows +23%, SC21's +10%. Across A100, H100 and H200 the Megatron-Core rows' time beyond the kernels is about
