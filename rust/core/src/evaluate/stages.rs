@@ -15,7 +15,7 @@ use crate::software::FrameworkSpec;
 use crate::step::compute::{
     dense_layer_forward, logits_forward_s, moe_layer_forward, LayerForward, Shard, Throughput, ACTIVATION_BYTES,
 };
-use crate::step::gradients::unfused_accumulation_s;
+use crate::step::gradients::accumulation_s;
 use crate::step::memory::{activation_bytes_per_token_per_layer, LocalParams, WEIGHT_BYTES};
 use crate::step::moe::{dispatch_time_s, Dispatch};
 use crate::step::parallelism::{placement, stage_split, Layout, Parallelism, Precision, Recompute, Training};
@@ -291,12 +291,7 @@ impl LayoutStage {
         let dense = dense_layer_forward(model, &shard, &c.tput);
         let moe = moe_layer_forward(model, &shard, &c.tput, c.framework, c.training.moe_dispatcher);
         let local = LocalParams::on_busiest_stage(model, par, &lay, c.training.mtp_layers);
-        // ZeRO-2/3 reduce-scatter each micro-batch's gradients and accumulate only the rank's 1/dp shard: left out.
-        let grad_accumulation_s = if c.training.gradient_accumulation_fusion || par.zero_stage >= 2 {
-            0.0
-        } else {
-            unfused_accumulation_s(local.total(), c.training.grad_reduce_dtype.bytes(), &c.tput)
-        };
+        let grad_accumulation_s = accumulation_s(c.training, par, local.total(), &c.tput);
         let logits_forward_s = logits_forward_s(model, &shard, &c.bf16);
         // Multi-token prediction: per module one layer, a 2h -> h projection and another output layer.
         let mtp_layer = if model.moe.is_some() { moe.total_s() } else { dense.total_s() };

@@ -1,6 +1,8 @@
 //! Gradient accumulation outside the weight-gradient GEMMs.
 
-use super::compute::{Throughput, ACTIVATION_BYTES};
+use super::compute::Throughput;
+use super::memory::WEIGHT_BYTES;
+use super::parallelism::{Parallelism, Training};
 
 /// Time one micro-batch's unfused gradient accumulation takes on a GPU holding `params` parameters whose main
 /// gradient has `main_grad_bytes` per element (4 in FP32, 2 in BF16): without gradient accumulation fusion each
@@ -11,7 +13,17 @@ use super::compute::{Throughput, ACTIVATION_BYTES};
 /// and read (2 + 2 bytes), the main gradient read and written (2 x its bytes), at HBM speed. With fusion the GEMM's
 /// epilogue accumulates in place (`wgrad_gemm_accum_fp32`), inside a compute-bound kernel [derived].
 pub fn unfused_accumulation_s(params: f64, main_grad_bytes: f64, tput: &Throughput) -> f64 {
-    params * (2.0 * ACTIVATION_BYTES + 2.0 * main_grad_bytes) / tput.hbm_bytes_per_s
+    params * (2.0 * WEIGHT_BYTES + 2.0 * main_grad_bytes) / tput.hbm_bytes_per_s
+}
+
+/// What each micro-batch's gradient accumulation costs outside the GEMMs on a GPU holding `params` parameters:
+/// nothing where the run fuses it, nor under ZeRO-2/3, which reduce-scatter each micro-batch's gradients and
+/// accumulate only the rank's 1/dp shard.
+pub fn accumulation_s(training: &Training, par: &Parallelism, params: f64, tput: &Throughput) -> f64 {
+    if training.gradient_accumulation_fusion || par.zero_stage >= 2 {
+        return 0.0;
+    }
+    unfused_accumulation_s(params, training.grad_reduce_dtype.bytes(), tput)
 }
 
 #[cfg(test)]
