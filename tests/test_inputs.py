@@ -45,6 +45,14 @@ def test_an_enum_input_takes_its_names_and_nothing_else(p):
         Inputs(**{p.name: "bogus"})
 
 
+@pytest.mark.parametrize("p", [p for p in PARAMS if p.kind == "flag" and p.takes("api")], ids=lambda p: p.name)
+def test_a_flag_takes_true_or_false_and_nothing_else(p):
+    # Not Python's truthiness: "no", 0 or None would otherwise reach the core as whatever bool() makes of them.
+    for bad in ("no", 1, None):
+        with pytest.raises(UsageError, match=rf"^{p.name}={bad!r}: expected true or false$"):
+            Inputs(**{p.name: bad})
+
+
 def test_the_command_line_offers_each_input_with_its_doc_and_default(capsys):
     code, out, _ = run(["eval", "--help"], capsys)
     assert code == 0

@@ -108,6 +108,8 @@ class Param:
         """What a value must be, as an error message says it."""
         if self.kind == "enum":
             return f"one of {', '.join(self.choices)}"
+        if self.kind == "flag":
+            return "true or false"
         if self.kind == "count":
             if self.ge == 1 and self.le is not None:
                 return f"a positive integer up to {int(self.le):,}"
@@ -137,6 +139,8 @@ class Param:
             return
         if self.kind == "enum":
             ok = value in self.choices
+        elif self.kind == "flag":
+            ok = isinstance(value, bool)
         elif self.kind == "count":
             ok = not isinstance(value, bool) and isinstance(value, int) and self._within(value)
         elif self.kind in ("tokens", "float", "ratio", "level"):
