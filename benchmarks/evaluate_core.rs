@@ -1,8 +1,10 @@
 //! Cost of one `scalefront_core::evaluate` call, in the Rust core, single-threaded.
 //! Run: `cargo bench --bench evaluate`. Prints the median of 9 runs of 1,000,000 evaluations, cycling through
-//! 16 parallel layouts so nothing is computed once and reused, and one JSON line last.
+//! 16 parallel layouts so nothing is computed once and reused, every other one in FP8 (whose layer overhead needs
+//! the layers at BF16 rates too), and one JSON line last.
 
 use scalefront_core::examples as common;
+use scalefront_core::step::parallelism::Precision;
 use scalefront_core::{evaluate, Config, Recompute};
 use std::hint::black_box;
 use std::time::Instant;
@@ -26,6 +28,9 @@ fn configs() -> Vec<Config> {
         let mut c = common::reference();
         c.parallelism.zero_stage = (out.len() % 4) as u32;
         out.push(c);
+    }
+    for c in out.iter_mut().skip(1).step_by(2) {
+        c.training.precision = Precision::Fp8;
     }
     out
 }

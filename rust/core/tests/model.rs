@@ -376,3 +376,20 @@ fn unfused_gradient_accumulation_costs_each_micro_batch_its_parameters_bytes() {
     z3.training.gradient_accumulation_fusion = false;
     assert_eq!(eval(&z3).step_time_s, before);
 }
+
+#[test]
+fn the_framework_layer_overhead_does_not_shrink_with_fp8_gemms() {
+    // A framework adding 20% of the layers' compute at BF16 rates: the same seconds whether the GEMMs run in BF16 or
+    // FP8 (the norms, casts and launch gaps it stands for do not change format); the FP8 step is faster by its
+    // kernels only. No interference, so nothing else enters the framework's time.
+    let mut cfg = reference();
+    cfg.framework.layer_overhead = 0.2;
+    let bf16 = eval(&cfg);
+    cfg.training.precision = Precision::Fp8;
+    let fp8 = eval(&cfg);
+    assert!(fp8.breakdown.compute_s < 0.8 * bf16.breakdown.compute_s);
+    assert!((fp8.breakdown.framework_s / bf16.breakdown.framework_s - 1.0).abs() < 1e-9);
+    // In BF16 it is 20% of the compute and recomputation.
+    let base = bf16.breakdown.compute_s + bf16.breakdown.recompute_s;
+    assert!((bf16.breakdown.framework_s / base - 0.2).abs() < 1e-9, "{}", bf16.breakdown.framework_s / base);
+}

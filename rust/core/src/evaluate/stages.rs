@@ -16,11 +16,11 @@ use crate::step::compute::{
     dense_layer_forward, logits_forward_s, moe_layer_forward, LayerForward, Shard, Throughput, ACTIVATION_BYTES,
 };
 use crate::step::gradients::accumulation_s;
-use crate::step::memory::{activation_bytes_per_token_per_layer, LocalParams, WEIGHT_BYTES};
-use crate::step::moe::{dispatch_time_s, Dispatch};
+use crate::step::memory::{activation_bytes_per_token_per_layer, LocalParams};
 use crate::step::parallelism::{placement, stage_split, Layout, Parallelism, Precision, Recompute, Training};
 use crate::step::workload::TransformerSpec;
 
+use super::stage_comm::{cp_send_s, dp_comm_s, ep_dispatch_s, tp_comm_s};
 use super::Config;
 
 /// Small all-reduces every step waits for over all GPUs: the gradient norm for clipping and the loss
@@ -241,6 +241,9 @@ pub struct LayoutStage {
     pub layout: Layout,
     pub(super) dense: LayerForward,
     pub(super) moe: LayerForward,
+    /// The same (dense, MoE) layers at BF16 rates (the layers themselves when the run is BF16): what the framework's
+    /// layer overhead is a fraction of (`step::with_framework`).
+    pub(super) bf16_layers: [LayerForward; 2],
     pub(super) logits_forward_s: f64,
     /// Multi-token-prediction modules' forward on the last stage (their layers, projections, output layers).
     pub(super) mtp_forward_s: f64,
@@ -288,10 +291,11 @@ impl LayoutStage {
         let lay = placement(model, par, c.training, c.gpus, c.scale_up.domain_gpus)?;
         let shard = Shard::new(par, c.training);
         let h = model.hidden as f64;
-        let dense = dense_layer_forward(model, &shard, &c.tput);
-        let moe = moe_layer_forward(model, &shard, &c.tput, c.framework, c.training.moe_dispatcher);
+        let [dense, moe] = layer_kinds(c, &shard, &c.tput);
         let local = LocalParams::on_busiest_stage(model, par, &lay, c.training.mtp_layers);
         let grad_accumulation_s = accumulation_s(c.training, par, local.total(), &c.tput);
+        let bf16_layers =
+            if c.training.precision == Precision::Bf16 { [dense, moe] } else { layer_kinds(c, &shard, &c.bf16) };
         let logits_forward_s = logits_forward_s(model, &shard, &c.bf16);
         // Multi-token prediction: per module one layer, a 2h -> h projection and another output layer.
         let mtp_layer = if model.moe.is_some() { moe.total_s() } else { dense.total_s() };
@@ -300,6 +304,7 @@ impl LayoutStage {
         Ok(LayoutStage {
             dense,
             moe,
+            bf16_layers,
             logits_forward_s,
             mtp_forward_s,
             tp_forward_pass_s: 0.0,
@@ -382,110 +387,14 @@ impl LayoutStage {
     }
 }
 
-/// Tensor parallelism, (one forward pass of a layer, the sequence-parallel re-gather): two all-reduces of the
-/// layer's activations per forward pass (Shoeybi et al. 2019 Sec. 3); with sequence parallelism an all-gather
-/// and a reduce-scatter of the same total (Korthikanti et al. 2022 Sec. 4).
-fn tp_comm_s(links: &Interconnect, model: &TransformerSpec, shard: &Shard, lay: &Layout) -> (f64, f64) {
-    let tp_message = shard.tokens * model.hidden as f64 * ACTIVATION_BYTES;
-    let all_gather_s = links.collective_time_s(Collective::AllGather, tp_message, &lay.tp);
-    let forward_pass_s = 2.0
-        * if shard.sequence_parallel {
-            all_gather_s + links.collective_time_s(Collective::ReduceScatter, tp_message, &lay.tp)
-        } else {
-            links.collective_time_s(Collective::AllReduce, tp_message, &lay.tp)
-        };
-    let regather_s = if shard.sequence_parallel { 2.0 * all_gather_s } else { 0.0 };
-    (forward_pass_s, regather_s)
-}
-
-/// Context parallelism: ring exchange of this rank's K and V chunk (Megatron-LM context_parallel.rst).
-fn cp_send_s(links: &Interconnect, model: &TransformerSpec, par: &Parallelism, shard: &Shard, lay: &Layout) -> f64 {
-    if par.cp <= 1 {
-        return 0.0;
-    }
-    let kv = model.attention_shapes().kv_elements;
-    links.send_time_s(shard.tokens * kv / shard.tp * ACTIVATION_BYTES, &lay.cp)
-}
-
-/// Expert parallelism: one dispatch (or combine) of top_k copies of each local token (moe.rs).
-fn ep_dispatch_s(
-    links: &Interconnect,
-    training: &Training,
-    model: &TransformerSpec,
-    par: &Parallelism,
-    shard: &Shard,
-    lay: &Layout,
-) -> f64 {
-    match &model.moe {
-        Some(moe_spec) if par.ep > 1 => {
-            let dispatch = Dispatch {
-                tokens_per_rank: shard.tokens / shard.hidden_split(),
-                top_k: moe_spec.top_k as f64,
-                token_bytes: model.hidden as f64 * ACTIVATION_BYTES,
-                node_limit: moe_spec.node_limit,
-                imbalance: shard.imbalance,
-            };
-            dispatch_time_s(links, &dispatch, &lay.ep, training.moe_dispatcher)
-        }
-        _ => 0.0,
+/// The forward of a dense and of a MoE layer at `tput`'s rates (a dense model's "MoE layer" is its dense layer).
+fn layer_kinds(c: &ClusterStage, shard: &Shard, tput: &Throughput) -> [LayerForward; 2] {
+    let dense = dense_layer_forward(c.model, shard, tput);
+    match c.model.moe {
+        Some(_) => [dense, moe_layer_forward(c.model, shard, tput, c.framework, c.training.moe_dispatcher)],
+        None => [dense, dense],
     }
 }
-
-/// Data parallelism's collectives once per step: [gradient all-reduce, gradient reduce-scatter, weight
-/// all-gather, and ZeRO-3's reduce-scatter and all-gather: by weight tensor where the framework issues one
-/// collective per tensor (`per_tensor`), else the flat two]; NaN where `zero` does not read them. Non-expert
-/// parameters reduce over dp x cp ranks, experts over their own data-parallel group. The
-/// weights are gathered in BF16, or in FP8 when FP8 training gathers its FP8 copy (`fp8_param_gather`: torchao's
-/// enable_fsdp_float8_all_gather, Megatron-LM's --fp8-param-gather; one byte per element).
-fn dp_comm_s(
-    links: &Interconnect,
-    training: &Training,
-    local: &LocalParams,
-    lay: &Layout,
-    zero: Option<u32>,
-    per_tensor: bool,
-) -> [f64; 5] {
-    let per_group = |op, bytes: f64| {
-        links.collective_time_s(op, local.dense * bytes, &lay.dp)
-            + links.collective_time_s(op, local.expert * bytes, &lay.expert_dp)
-    };
-    // One collective per weight tensor: the count times one of the mean tensor's bytes (a ring's time is its
-    // latency plus its bytes over the bandwidth, so the mean tensor's time is the tensors' mean time).
-    let by_tensor = |op, bytes: f64| {
-        let one = |params: f64, tensors: f64, group| {
-            let tensors = tensors.max(1.0);
-            tensors * links.collective_time_s(op, params * bytes / tensors, group)
-        };
-        one(local.dense, local.dense_tensors, &lay.dp) + one(local.expert, local.expert_tensors, &lay.expert_dp)
-    };
-    let grad_bytes = training.grad_reduce_dtype.bytes();
-    let fp8_gather = training.fp8_param_gather && training.precision == Precision::Fp8;
-    let weight_bytes = if fp8_gather { FP8_WEIGHT_BYTES } else { WEIGHT_BYTES };
-    // ZeRO 0 reduces with an all-reduce; 1 and 2 with a reduce-scatter and an all-gather, 3 with the framework's.
-    let (reduce, shard, zero3) = match zero {
-        None => (true, true, true),
-        Some(z) => (z == 0, z == 1 || z == 2, z >= 3),
-    };
-    let time = |wanted: bool, op, bytes| if wanted { per_group(op, bytes) } else { f64::NAN };
-    let (reduce_scatter_s, all_gather_s) =
-        (time(shard, Collective::ReduceScatter, grad_bytes), time(shard, Collective::AllGather, weight_bytes));
-    let zero3_s = |op, bytes, flat_s: f64| match (zero3, per_tensor) {
-        (false, _) => f64::NAN,
-        (true, true) => by_tensor(op, bytes),
-        (true, false) if flat_s.is_nan() => per_group(op, bytes),
-        (true, false) => flat_s,
-    };
-    [
-        time(reduce, Collective::AllReduce, grad_bytes),
-        reduce_scatter_s,
-        all_gather_s,
-        zero3_s(Collective::ReduceScatter, grad_bytes, reduce_scatter_s),
-        zero3_s(Collective::AllGather, weight_bytes, all_gather_s),
-    ]
-}
-
-/// Bytes of one weight element gathered in FP8.
-pub const FP8_WEIGHT_BYTES: f64 = 1.0;
 
 /// Activation bytes per token of one dense (or MoE) layer for recompute none, selective, full.
 fn activation_per_token(model: &TransformerSpec, shard: &Shard, moe_layer: bool) -> [f64; 3] {

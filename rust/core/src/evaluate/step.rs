@@ -5,6 +5,7 @@
 
 use crate::network::collectives::exposed_and_hidden;
 use crate::software::FrameworkSpec;
+use crate::step::compute::LayerForward;
 use crate::step::parallelism::{Overlap, Parallelism, Recompute, StageSplit};
 
 use super::stages::{ClusterStage, LayoutStage};
@@ -27,6 +28,8 @@ pub(super) struct MicroBatch {
     /// The framework's time: its layer overhead, its fixed time per micro-batch, and the compute lost to the TP,
     /// CP and EP traffic hidden behind it.
     framework_s: f64,
+    /// What the layer overhead is a fraction of: the compute and recomputation with the layers at BF16 rates.
+    overhead_base_s: f64,
 }
 
 impl MicroBatch {
@@ -95,18 +98,16 @@ fn micro_batch_time(
     let dense_layers = (dense_layers as f64).min(layers);
     let moe_layers = layers - dense_layers;
     let (logits_s, mtp_s) = if last_stage { (s.logits_forward_s, s.mtp_forward_s) } else { (0.0, 0.0) };
-    let layers_forward_s = dense_layers * dense.total_s() + moe_layers * moe.total_s();
-    // Forward plus backward: 2x for GEMMs and element-wise work, 2.5x for fused attention (compute.rs); the
-    // gradients' accumulation where the framework does not fuse it into the weight-gradient GEMMs.
-    let compute_s = dense_layers * dense.forward_backward_s()
-        + moe_layers * moe.forward_backward_s()
-        + 3.0 * (logits_s + mtp_s)
-        + s.grad_accumulation_s;
-    let recompute_s = match par.recompute {
-        Recompute::None => 0.0,
-        Recompute::Selective => dense_layers * dense.selective_recompute_s + moe_layers * moe.selective_recompute_s,
-        Recompute::Full => layers_forward_s + mtp_s,
-    };
+    // The output layer and MTP modules (forward and backward), and the gradients' accumulation where the framework
+    // does not fuse it into the weight-gradient GEMMs; the MTP modules' forward again under full recomputation.
+    let beyond_layers_s = 3.0 * (logits_s + mtp_s) + s.grad_accumulation_s;
+    let mtp_recompute_s = if par.recompute == Recompute::Full { mtp_s } else { 0.0 };
+    let counts = (dense_layers, moe_layers, par.recompute);
+    let (layers_s, layers_recompute_s) = layers_compute_s([dense, moe], counts);
+    let compute_s = layers_s + beyond_layers_s;
+    let recompute_s = layers_recompute_s + mtp_recompute_s;
+    let (bf16_s, bf16_recompute_s) = layers_compute_s([&s.bf16_layers[0], &s.bf16_layers[1]], counts);
+    let overhead_base_s = bf16_s + bf16_recompute_s + beyond_layers_s + mtp_recompute_s;
     let own = framework.tp_backward_overlap;
     let (tp_exposed_s, tp_hidden_s) = tensor_parallel(s, par, overlap, own, layers, dense_layers);
     // CP: (c - 1) ring steps forward and twice that backward, overlapped with attention by design.
@@ -131,7 +132,24 @@ fn micro_batch_time(
         ep_exposed_s,
         ep_hidden_s,
         framework_s: 0.0,
+        overhead_base_s,
     }
+}
+
+/// Forward and backward, and recomputation, of `dense_layers` dense and `moe_layers` MoE layers of the given kinds:
+/// 2x forward for GEMMs and element-wise work, 2.5x for fused attention (compute.rs); selective recomputation reruns
+/// what `selective_recompute_s` names, full recomputation the layers' forward.
+fn layers_compute_s(
+    [dense, moe]: [&LayerForward; 2],
+    (dense_layers, moe_layers, recompute): (f64, f64, Recompute),
+) -> (f64, f64) {
+    let compute_s = dense_layers * dense.forward_backward_s() + moe_layers * moe.forward_backward_s();
+    let recompute_s = match recompute {
+        Recompute::None => 0.0,
+        Recompute::Selective => dense_layers * dense.selective_recompute_s + moe_layers * moe.selective_recompute_s,
+        Recompute::Full => dense_layers * dense.total_s() + moe_layers * moe.total_s(),
+    };
+    (compute_s, recompute_s)
 }
 
 /// Tensor parallelism of one micro-batch on `layers` layers, (exposed, hidden): two collectives per layer and
@@ -166,12 +184,15 @@ fn tensor_parallel(
     (exposed, hidden)
 }
 
-/// The micro-batch with the framework's time: its layer overhead on the layers' compute (recomputation
-/// included), its fixed time per micro-batch, and the compute lost to the traffic hidden behind it.
+/// The micro-batch with the framework's time: its layer overhead, its fixed time per micro-batch, and the compute
+/// lost to the traffic hidden behind it. The layer overhead (norms, casts and element-wise work split over more
+/// kernels than the model counts, launch gaps) is a fraction of the layers' compute at BF16 rates, recomputation
+/// included: that work is set by the layer's shapes, not by its GEMMs' format, so FP8 GEMMs, which halve the GEMMs'
+/// time, leave it as it is (validated: with the fraction on the run's own compute, Megatron-Core's judged rows
+/// came out 3-17 points slower in BF16 than in FP8 on the same GPU, docs/design/fidelity-v3.md Sec. 13).
 fn with_framework(f: &FrameworkSpec, mb: MicroBatch) -> MicroBatch {
-    let framework_s = f.layer_overhead * (mb.compute_s + mb.recompute_s)
-        + f.microbatch_overhead_s
-        + f.overlap_interference * mb.hidden_s();
+    let framework_s =
+        f.layer_overhead * mb.overhead_base_s + f.microbatch_overhead_s + f.overlap_interference * mb.hidden_s();
     MicroBatch { framework_s, ..mb }
 }
 

@@ -10,9 +10,10 @@ pub(super) const FRAMEWORKS: &[Figure] = &[
     text(W, "family", NOT_IN_CORE)
         .doc("the software the terms describe, as validation rows name it (Megatron-Core, NeMo, Megatron-Bridge, ...)"),
     num(W, "layer_overhead", Fraction, NON_NEGATIVE, core("layer_overhead"), "framework layer overhead").doc(
-        "time a layer spends beyond its kernels, as a fraction of its forward and backward compute (copies and \
-            casts, element-wise work in several kernels, launch gaps); fitted per framework on named calibration \
-            rows (`scalefront validate --calibrate`)",
+        "time a layer spends beyond its kernels, as a fraction of its forward and backward compute at BF16 rates \
+            (copies and casts, element-wise work in several kernels, launch gaps: set by the layer's shapes, so FP8 \
+            GEMMs do not shrink it); fitted per framework on named calibration rows (`scalefront validate \
+            --calibrate`)",
     ),
     num(W, "microbatch_overhead_s", S, NON_NEGATIVE, core("microbatch_overhead_s"), "framework micro-batch overhead")
         .doc("fixed time per micro-batch on each pipeline stage (schedule bookkeeping, point-to-point waits)"),
