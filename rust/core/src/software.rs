@@ -9,9 +9,9 @@ use crate::hardware::{non_negative, not_below_one};
 #[derive(Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "python", derive(pyo3::FromPyObject), pyo3(from_item_all))]
 pub struct FrameworkSpec {
-    /// Time a layer spends beyond its kernels, as a fraction of the layer's forward and backward compute: copies
-    /// and casts around the kernels, element-wise work the model counts once but the framework runs in several
-    /// kernels, launch gaps.
+    /// Time a layer spends beyond its kernels, as a fraction of the layer's forward and backward compute at BF16
+    /// rates: copies and casts around the kernels, element-wise work the model counts once but the framework runs
+    /// in several kernels, launch gaps (set by the layer's shapes, so FP8 GEMMs leave it as it is).
     pub layer_overhead: f64,
     /// Fixed time per micro-batch on each pipeline stage: the schedule's bookkeeping, point-to-point launches and
     /// waits, data loading.
