@@ -74,24 +74,27 @@ what the estimates and the software on that GPU leave. What the model does not d
   calibration rule picks dense rows only, so its router and permutation stay at their fused, estimated cost.
   Nearly every judged MoE row forces the router to balance or caps and pads each expert at capacity 1, so the
   expert load is even as the model takes it. Megatron-MoE-ModelZoo's Qwen3-235B rows (128 experts of 1,536) land
-  within -5% to +10% where little communication is exposed (TP 4: -41%, PP 32: -20%), but Qwen3-30B (128 experts
-  of 768: -15% to -43%) and seven of ten DeepSeek-V3 rows (256 of 2,048: -13% to -32%) come out too fast: the
-  small experts' grouped GEMMs, permutation and router are the likely missing time. torchao's 2-layer Llama 4
-  Scout on 4 B200s is -35% (its output layer and loss over a 202,048-token vocabulary are most of its FLOPs);
-  Grok-1 (dgxc) and Mixtral 8x22B under MoE Parallel Folding's mapping come out 12-39% too slow.
-- **The framework's layer term is a share of the layer's compute.** Fitted on H100 rows (Megatron-Core's
-  calibration rows run on measured GPUs), it overshoots slower GPUs: A100's residual is +7.8%, MosaicML's A100
-  rows +23%, SC21's +10%. Across A100, H100 and H200 the Megatron-Core rows' time beyond the kernels is about
-  1.2 ms a layer and micro-batch while its share of their compute runs from 6% to 13%: a fixed time per layer
-  describes Megatron-Core and MosaicML better (a trial: judged median 6.7%), but not torchtitan's long-context
-  rows nor DeepSpeed's ZeRO-3 rows (worst 59%, beyond the test's 50%), so the model keeps the share. Both kinds
-  of framework time need more calibration rows per framework than the rule gives most frameworks (one).
+  within -13% to +12% (TP 4: -43%, PP 32: -24%, all-to-all overlap on: -23%), but Qwen3-30B (128 experts of 768:
+  -18% to -44%) and seven of ten DeepSeek-V3 rows (256 of 2,048: -15% to -32%) come out too fast. Published
+  profiles put that time on the host: eager layers launching the small experts' kernels one by one, the GPU idle
+  between them (the same Qwen3-30B job on a B200 went from 20 to 12.6 ms a layer and micro-batch with newer
+  software and CUDA graphs; docs/design/fidelity-v3.md Sec. 14). The model has no host time yet. torchao's 2-layer
+  Llama 4 Scout on 4 B200s is -38% (its output layer and loss over a 202,048-token vocabulary are most of its
+  FLOPs); Grok-1 (dgxc) and Mixtral 8x22B under MoE Parallel Folding's mapping come out 6-33% too slow.
+- **The framework's layer term is a share of the layers' compute at BF16 rates** (FP8 GEMMs do not shrink the
+  norms, casts and launch gaps it stands for; as a share of the run's own compute it left Megatron-Core's BF16
+  rows 3-17 points slower than its FP8 rows on the same GPU). Fitted on H100 rows (Megatron-Core's calibration
+  rows run on measured GPUs), it leaves A100's residual at +3.1%, SC21's Table 1 rows at +4%, MosaicML's A100
+  rows at +23%. A fixed time per layer, tried before the BF16 base (judged median 6.7%), described Megatron-Core
+  and MosaicML better but not torchtitan's long-context rows nor DeepSpeed's ZeRO-3 rows (worst 59%, beyond the
+  test's 50%), so the model keeps the share. Both kinds of framework time need more calibration rows per
+  framework than the rule gives most frameworks (one).
 - **DeepSpeed ZeRO-3 at scale** (SC21 Table 2): the measured step stays near 67 s from 768 to 1,536 GPUs while
   the work per GPU halves, so something fixed per step grows with the GPU count. The model gathers by tensor and
   waits for each gather, as DeepSpeed v0.3 did (`zero3_gather_per_tensor`, `zero3_prefetch`), which closed about
   a third of the gap; the rest is not explained: 48-50% too fast at 1,536 and 2,240 GPUs.
 - **Data-parallel traffic with one GPU of each node in a group** (Megatron-LM's README weak scaling, 32B on 384
-  H100 at TP 8 and DP 48: +27%): the FP32 gradient reduce-scatter of 4B parameters a GPU over its one 400G NIC
+  H100 at TP 8 and DP 48: +28%): the FP32 gradient reduce-scatter of 4B parameters a GPU over its one 400G NIC
   takes about 0.35 s against 0.11 s of the last micro-batch's backward, and the model exposes 0.33 s of the data-
   parallel traffic; the measured step, 0.89 s against 0.64 s of kernels, leaves no room for it. Not explained.
 - **Megatron-LM 2019 on V100** is its own framework family (apex FP16, unfused kernels); its layer overhead fits at
