@@ -393,3 +393,21 @@ fn the_framework_layer_overhead_does_not_shrink_with_fp8_gemms() {
     let base = bf16.breakdown.compute_s + bf16.breakdown.recompute_s;
     assert!((bf16.breakdown.framework_s / base - 0.2).abs() < 1e-9, "{}", bf16.breakdown.framework_s / base);
 }
+
+#[test]
+fn the_layer_overhead_of_the_mtp_modules_does_not_shrink_with_fp8_gemms() {
+    // The same with a multi-token-prediction module on the last stage: its layer, like the others, enters the
+    // overhead's base at BF16 rates, so the framework's seconds stay equal across formats and are 20% of the BF16
+    // run's compute and recomputation, the module's included; the module does add to them.
+    let mut cfg = reference();
+    cfg.framework.layer_overhead = 0.2;
+    let without = eval(&cfg);
+    cfg.training.mtp_layers = 1;
+    let bf16 = eval(&cfg);
+    cfg.training.precision = Precision::Fp8;
+    let fp8 = eval(&cfg);
+    assert!(bf16.breakdown.framework_s > without.breakdown.framework_s);
+    assert!((fp8.breakdown.framework_s / bf16.breakdown.framework_s - 1.0).abs() < 1e-9);
+    let base = bf16.breakdown.compute_s + bf16.breakdown.recompute_s;
+    assert!((bf16.breakdown.framework_s / base - 0.2).abs() < 1e-9, "{}", bf16.breakdown.framework_s / base);
+}

@@ -247,6 +247,8 @@ pub struct LayoutStage {
     pub(super) logits_forward_s: f64,
     /// Multi-token-prediction modules' forward on the last stage (their layers, projections, output layers).
     pub(super) mtp_forward_s: f64,
+    /// The same with their layers at BF16 rates: their share of the layer overhead's base (`bf16_layers`).
+    pub(super) mtp_forward_bf16_s: f64,
     /// One layer's TP collectives for one forward pass (two all-reduces or AG + RS pairs).
     pub(super) tp_forward_pass_s: f64,
     /// With sequence parallelism, the backward pass all-gathers the inputs of the attention's and the MLP's
@@ -298,15 +300,19 @@ impl LayoutStage {
             if c.training.precision == Precision::Bf16 { [dense, moe] } else { layer_kinds(c, &shard, &c.bf16) };
         let logits_forward_s = logits_forward_s(model, &shard, &c.bf16);
         // Multi-token prediction: per module one layer, a 2h -> h projection and another output layer.
-        let mtp_layer = if model.moe.is_some() { moe.total_s() } else { dense.total_s() };
         let mtp_projection = c.bf16.gemm_time_s(shard.tokens, h / shard.tp, 2.0 * h);
-        let mtp_forward_s = c.training.mtp_layers as f64 * (mtp_layer + mtp_projection + logits_forward_s);
+        let mtp_forward = |[dense, moe]: &[LayerForward; 2]| {
+            let layer = if model.moe.is_some() { moe.total_s() } else { dense.total_s() };
+            c.training.mtp_layers as f64 * (layer + mtp_projection + logits_forward_s)
+        };
+        let (mtp_forward_s, mtp_forward_bf16_s) = (mtp_forward(&[dense, moe]), mtp_forward(&bf16_layers));
         Ok(LayoutStage {
             dense,
             moe,
             bf16_layers,
             logits_forward_s,
             mtp_forward_s,
+            mtp_forward_bf16_s,
             tp_forward_pass_s: 0.0,
             tp_regather_s: 0.0,
             cp_send_s: 0.0,

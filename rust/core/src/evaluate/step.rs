@@ -97,17 +97,21 @@ fn micro_batch_time(
     let layers = layers as f64;
     let dense_layers = (dense_layers as f64).min(layers);
     let moe_layers = layers - dense_layers;
-    let (logits_s, mtp_s) = if last_stage { (s.logits_forward_s, s.mtp_forward_s) } else { (0.0, 0.0) };
+    let (logits_s, [mtp_s, mtp_bf16_s]) =
+        if last_stage { (s.logits_forward_s, [s.mtp_forward_s, s.mtp_forward_bf16_s]) } else { (0.0, [0.0; 2]) };
     // The output layer and MTP modules (forward and backward), and the gradients' accumulation where the framework
     // does not fuse it into the weight-gradient GEMMs; the MTP modules' forward again under full recomputation.
-    let beyond_layers_s = 3.0 * (logits_s + mtp_s) + s.grad_accumulation_s;
-    let mtp_recompute_s = if par.recompute == Recompute::Full { mtp_s } else { 0.0 };
+    let full = if par.recompute == Recompute::Full { 1.0 } else { 0.0 };
+    let beyond_layers = |mtp: f64| (3.0 * (logits_s + mtp) + s.grad_accumulation_s, full * mtp);
+    let (beyond_layers_s, mtp_recompute_s) = beyond_layers(mtp_s);
     let counts = (dense_layers, moe_layers, par.recompute);
     let (layers_s, layers_recompute_s) = layers_compute_s([dense, moe], counts);
     let compute_s = layers_s + beyond_layers_s;
     let recompute_s = layers_recompute_s + mtp_recompute_s;
+    // The layer overhead's base: the same work with every layer, the MTP modules' included, at BF16 rates.
     let (bf16_s, bf16_recompute_s) = layers_compute_s([&s.bf16_layers[0], &s.bf16_layers[1]], counts);
-    let overhead_base_s = bf16_s + bf16_recompute_s + beyond_layers_s + mtp_recompute_s;
+    let (bf16_beyond_s, bf16_mtp_recompute_s) = beyond_layers(mtp_bf16_s);
+    let overhead_base_s = bf16_s + bf16_recompute_s + bf16_beyond_s + bf16_mtp_recompute_s;
     let own = framework.tp_backward_overlap;
     let (tp_exposed_s, tp_hidden_s) = tensor_parallel(s, par, overlap, own, layers, dense_layers);
     // CP: (c - 1) ring steps forward and twice that backward, overlapped with attention by design.
