@@ -203,10 +203,11 @@ Judged rows: dense serving of Llama 3 8B, 70B and 405B in one node (TP 1-8) on H
 and NVFP4 weights at maximum load, from prefill-heavy (5,000/500) to long-context (20,000/2,000) and decode-heavy
 (128/2,048) shapes, where the KV-cache capacity sets the batch (TensorRT-LLM's perf-overview rows: the model holds
 them within 27%); DeepSeek-V3 with attention data parallelism and wide expert parallelism, as phase benchmarks:
-decode over 72 H100s across 9 nodes of InfiniBand (the only judged rows whose model traffic crosses a scale-out
-fabric) and over 48 GB200s inside one NVL72, prefill over 32 H100s across 4 nodes (SGLang's rows: the model is
-10-67% too fast on every one, so wide-EP serving is checked but not validated); one small-batch latency row
-(DeepSeek-R1 on 8 B200s at batch 1: 58% too fast).
+decode over 72 H100s across 9 nodes of InfiniBand and prefill over 32 H100s across 4 (the only judged rows whose
+model traffic crosses a scale-out fabric), decode over 48 GB200s inside one NVL72 (SGLang's rows: decode 11% too
+slow to 15% too fast; prefill 26-33% too fast with the router's own expert distribution, whose imbalance the rows
+do not give the model, 13% with the router replaced by random experts, so wide-EP serving is checked but not
+validated); one small-batch latency row (DeepSeek-R1 on 8 B200s at batch 1: 50% too fast).
 
 Not validated: throughput at a stated latency bound (the MLPerf Server and Interactive rows are reference: the
 datasets' mean input lengths are not published in any source read); disaggregated serving end to end (no published
