@@ -13,7 +13,7 @@ import math
 import statistics
 
 from scalefront.fidelity.validation.tables import load_table
-from scalefront.fidelity.validation.training import evaluate_row, training_checks
+from scalefront.fidelity.validation.training import evaluate_row, row_model_entry, training_checks
 from scalefront.inputs.catalog.loader import builtin_catalog
 
 
@@ -24,9 +24,8 @@ def layer_times(catalog) -> list[tuple[float, float, str]]:
     out = []
     for c in checks:
         row = rows[c.id]
-        dims = row.get("model_dims")
-        layers = dims["layers"] if dims else catalog.model(row["model"]).layers
-        e = evaluate_row(row)
+        layers = row_model_entry(row, catalog).layers
+        e = evaluate_row(row, catalog)
         out.append((1e3 * e.compute_s / e.micro_batches / (layers / e.pp), 100.0 * c.error, c.id))
     return sorted(out)
 

@@ -24,6 +24,7 @@ __all__ = [
     "judged_training",
     "measured_step_time_s",
     "row_model",
+    "row_model_entry",
     "training_checks",
 ]
 
@@ -116,6 +117,11 @@ ATTENTION_KERNELS: dict[str, AttentionKernel] = {
 }
 
 
+def row_model_entry(row: dict[str, Any], catalog: Catalog) -> ModelEntry:
+    """A row's model as a catalog entry: the catalog's for a model id, else the one its `model_dims` describe."""
+    return catalog.model(row["model"]) if "model" in row else ModelEntry.model_validate(row["model_dims"])
+
+
 def evaluate_row(row: dict[str, Any], catalog: Catalog | None = None) -> Evaluation:
     """The model's evaluation of one validation row: every input the row gives by its name (a missing one takes
     `evaluate`'s default), with the model, overlap, attention and topology as the row records them."""
@@ -159,7 +165,7 @@ def training_checks(catalog: Catalog | None = None, rows: list[dict[str, Any]] |
         _, model_name = row_model(row)
         r = evaluate_row(row, cat)
         metric, measured = measured_step_time_s(row, r, cat)
-        model = cat.model(row["model"]) if "model" in row else ModelEntry.model_validate(row["model_dims"])
+        model = row_model_entry(row, cat)
         out.append(
             TrainingCheck(
                 id=row["id"],
