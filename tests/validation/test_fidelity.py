@@ -187,6 +187,23 @@ def test_collective_bus_bandwidth_is_within_the_gate_at_every_size_from_64_kib(c
     assert large["worst_ape_pct"] <= validation.COLLECTIVE_LARGE_WORST_LIMIT_PCT, large
 
 
+def test_a_ring_of_whole_nodes_pays_the_network_step_on_every_step(collectives):
+    # An all-gather is always a ring. Over 8 (64 GPUs) and 32 (256 GPUs) p5 nodes on EFA, the held-out curves'
+    # 32 MiB points take S / (n x busbw) = 33,554,432 / (64 x 46.29 GB/s) = 11.33 us and 33,554,432 / (256 x
+    # 12.38 GB/s) = 10.59 us a step, though 7 of every 8 steps stay inside a node: each network edge carries a
+    # chunk on every step, so the ring advances at the network step's pace. A form that charged the network only
+    # on the chain's inter-node edges (NCCL's tuner: 31 x 14 us + 224 x 3.4 us at 256 GPUs) gives about 5-6 us a
+    # step (docs/design/fidelity-v3.md, Sec. 16); 35% separates the two.
+    for curve, gpus, step_us in (
+        ("h100-efa-64gpu-8node-p5-allgather", 64, 11.33),
+        ("h100-efa-256gpu-32node-p5-allgather", 256, 10.59),
+    ):
+        point = next(c for c in collectives if c.id == curve and c.size_bytes == 2**25)
+        assert point.measured_busbw_gbytes_per_s * gpus * step_us * 1e-6 * 1e9 == pytest.approx(2**25, rel=2e-3)
+        predicted_step_us = 2**25 / (gpus * point.predicted_busbw_gbytes_per_s * 1e9) * 1e6
+        assert abs(predicted_step_us / step_us - 1.0) <= 0.35, (curve, predicted_step_us)
+
+
 def test_calibration_and_forced_algorithm_curves_are_not_judged(collectives):
     roles = {c.id: c.role for c in collectives}
     assert roles["h100-efa-32gpu-4node-p5"] == "calibration"

@@ -10,7 +10,10 @@ impl Interconnect<'_> {
     /// per NIC: each NIC carries (n-1)/n of the message per pass whatever the number of domains (bus bandwidth =
     /// the domain's NICs: 2 x 8 H100 with NCCL_ALGO=Ring reach 392 GB/s on 8 x 400G, NVIDIA/nccl-tests #309), and
     /// every one of its steps moves a chunk on every edge at once, so each step lasts as long as the slower of a
-    /// network and a domain step (the same curve takes ~157 us from 1 to 8 MiB: 30 steps of ~5.2 us).
+    /// network and a domain step (the same curve takes ~157 us from 1 to 8 MiB: 30 steps of ~5.2 us; EFA
+    /// all-gathers of whole nodes take 11.3 us a step at 64 GPUs and 10.6 at 256, though 7 steps in 8 stay inside a
+    /// node; charging the network only on a chunk's chain of inter-node edges, as NCCL's tuner does, halves that:
+    /// docs/design/fidelity-v3.md Sec. 16).
     pub fn ring_s(&self, c: &Call) -> Option<f64> {
         if c.op == Collective::AllToAll {
             return None;
