@@ -17,6 +17,7 @@ __all__ = [
     "CatalogSection",
     "CatalogUnit",
     "Collective",
+    "CollectiveTuner",
     "CostMode",
     "DesignRule",
     "Dispatcher",
@@ -78,6 +79,7 @@ KvAdmission = Literal["on-demand", "reserve"]
 Generation = Literal["volta", "ampere", "hopper", "blackwell", "cdna2", "cdna3"]
 LoadBalancing = Literal["ecmp", "dlb", "adaptive", "spraying"]
 Forwarding = Literal["cut-through", "store-and-forward"]
+CollectiveTuner = Literal["nccl", "aws-ofi-p5"]
 TopologyKind = Literal["fat-tree", "rail-fat-tree", "dragonfly", "torus-3d"]
 RailPlanes = Literal["shared", "per-rail"]
 CatalogSection = Literal[

@@ -13,8 +13,8 @@ use crate::cost::reliability::ReliabilitySpec;
 use crate::cost::uncertainty::ErrorModel;
 use crate::evaluate::Config;
 use crate::hardware::{
-    AttentionTable, FabricSpec, Forwarding, Generation, GpuSpec, LoadBalancing, RailPlanes, ScaleUpSpec, TopologyKind,
-    TopologySpec,
+    AttentionTable, CollectiveTuner, FabricSpec, Forwarding, Generation, GpuSpec, LoadBalancing, RailPlanes,
+    ScaleUpSpec, TopologyKind, TopologySpec,
 };
 use crate::prices::{CostMode, Economics, FacilityMode, GpuPrices, NetworkPrices, Prices, ScaleUpPrices};
 use crate::serve::{
@@ -205,6 +205,7 @@ pub fn ib_ndr() -> FabricSpec {
         ll128_step_saving_s: 1.0e-6,
         uplink_speedup: 1.0,
         dual_tor: false,
+        collective_tuner: CollectiveTuner::Nccl,
     }
 }
 

@@ -123,6 +123,18 @@ crate::named_enum! {
 }
 
 crate::named_enum! {
+    /// Who picks each collective's algorithm and protocol.
+    pub enum CollectiveTuner {
+        /// NCCL's own tuner: the fastest algorithm and protocol by its cost model (scalefront takes the fastest by
+        /// its own).
+        Nccl = "nccl",
+        /// aws-ofi-nccl's region tuner for p5 and p5e (NCCL_TUNER_PLUGIN=libnccl-ofi-tuner.so): a fixed algorithm
+        /// and protocol by message size and ranks, measured on those instances, NCCL's choice outside its regions.
+        AwsOfiP5 = "aws-ofi-p5",
+    }
+}
+
+crate::named_enum! {
     /// How a switch forwards a packet: once its header is in (cut-through) or once all of it is (store-and-forward,
     /// one serialisation time per hop).
     pub enum Forwarding {
@@ -189,6 +201,9 @@ pub struct FabricSpec {
     /// Each NIC port split over two top-of-rack leaves (Alibaba HPN dual-ToR): the same leaf bandwidth per GPU,
     /// twice the host links, and a leaf failure no longer stops the job. Needs leaves (not a torus).
     pub dual_tor: bool,
+    /// Who picks each collective's algorithm and protocol: NCCL's cost model, or a tuner plugin the fabric's
+    /// software stack ships (AWS EFA's aws-ofi-nccl).
+    pub collective_tuner: CollectiveTuner,
 }
 
 impl ScaleUpSpec {

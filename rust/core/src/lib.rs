@@ -30,7 +30,8 @@ pub use cost::uncertainty::{ErrorModel, ErrorRegime};
 pub use error::ConfigError;
 pub use evaluate::{evaluate, Config, Evaluation, HiddenComm, StepBreakdown};
 pub use hardware::{
-    FabricSpec, Forwarding, Generation, GpuSpec, LoadBalancing, RailPlanes, ScaleUpSpec, TopologyKind, TopologySpec,
+    CollectiveTuner, FabricSpec, Forwarding, Generation, GpuSpec, LoadBalancing, RailPlanes, ScaleUpSpec, TopologyKind,
+    TopologySpec,
 };
 pub use prices::{CostMode, Economics, FacilityMode, GpuPrices, NetworkPrices, Prices, ScaleUpPrices};
 pub use software::FrameworkSpec;

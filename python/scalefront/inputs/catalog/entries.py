@@ -261,6 +261,7 @@ class FabricEntry(Entry):
     load_balance_efficiency: Fraction
     qps_per_connection: AtLeastOne
     tail_latency_factor: AtLeastOne
+    collective_tuner: Literal["nccl", "aws-ofi-p5"]
     forwarding: Literal["cut-through", "store-and-forward"]
     mtu_bytes: Positive
     header_bytes: NonNegative = 0.0

@@ -5,7 +5,7 @@ use super::{
     choice, core, fact, flag, grid, int, names, num, sampled, table, text, CatalogSection, CatalogUnit::*, Figure,
     AT_LEAST_ONE, COUNT, FRACTION, GAIN, NON_NEGATIVE, NOT_IN_CORE, POSITIVE, RADIX, RELATIVE, SHARE, SIZE, SPREAD,
 };
-use crate::hardware::{Forwarding, Generation, LoadBalancing, RailPlanes, TopologyKind};
+use crate::hardware::{CollectiveTuner, Forwarding, Generation, LoadBalancing, RailPlanes, TopologyKind};
 
 const G: CatalogSection = CatalogSection::Gpus;
 pub(super) const GPUS: &[Figure] = &[
@@ -200,6 +200,10 @@ pub(super) const FABRICS: &[Figure] = &[
             "latency-bound network time under load / unloaded (PFC pauses, incast, congestion control); multiplies \
             every network message's latency",
         ),
+    choice(F, "collective_tuner", core("collective_tuner"), || CollectiveTuner::INFO.names()).doc(
+        "who picks each collective's algorithm and protocol: `nccl` (NCCL's cost model: the fastest) or \
+            `aws-ofi-p5` (aws-ofi-nccl's region tuner on p5/p5e, fixed choices by message size and ranks)",
+    ),
     choice(F, "forwarding", core("forwarding"), || Forwarding::INFO.names())
         .doc("how a switch forwards a packet: `store-and-forward` adds one `mtu_bytes` serialisation per switch"),
     num(F, "mtu_bytes", Bytes, POSITIVE, sampled!(fabric, mtu_bytes), "MTU").doc("largest packet"),

@@ -13,7 +13,7 @@ use super::{input, Bounds, Choices, Core, Form, Group, Param, Table};
 use crate::decision::montecarlo::Section;
 use crate::decision::roi::{DesignRule, Payback};
 use crate::figures::{CatalogSection, CatalogUnit, FigureKind};
-use crate::hardware::{Forwarding, Generation, LoadBalancing, RailPlanes, TopologyKind};
+use crate::hardware::{CollectiveTuner, Forwarding, Generation, LoadBalancing, RailPlanes, TopologyKind};
 use crate::names::EnumInfo;
 use crate::network::collectives::Collective;
 use crate::prices::{CostMode, FacilityMode};
@@ -471,6 +471,7 @@ pub const ENUMS: &[EnumInfo] = &[
     Generation::INFO,
     LoadBalancing::INFO,
     Forwarding::INFO,
+    CollectiveTuner::INFO,
     TopologyKind::INFO,
     RailPlanes::INFO,
     CatalogSection::INFO,

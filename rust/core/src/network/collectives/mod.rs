@@ -11,9 +11,10 @@
 //! One file per NCCL algorithm, each an `Interconnect` method that returns the algorithm's time or None where
 //! NCCL would not offer it: `ring`, `tree` (double binary tree across domains), `nvls` (NVLink SHARP inside a
 //! domain, and NVLSTree across domains), `collnet` (in-network reduction, SHARP). `collective_time_s` takes the
-//! minimum of those that apply.
+//! minimum of those that apply, or, where the fabric's software stack ships a tuner plugin that picks instead of
+//! NCCL's cost model (`tuner`: aws-ofi-nccl on EFA), the algorithm and protocol the plugin picks.
 
-use crate::hardware::{FabricSpec, ScaleUpSpec, NCCL_CHANNELS_PER_NIC};
+use crate::hardware::{CollectiveTuner, FabricSpec, ScaleUpSpec, NCCL_CHANNELS_PER_NIC};
 use crate::network::nccl::{self, StepLatency};
 use crate::network::placement::GroupPlacement;
 use crate::network::topology::{Network, Traffic};
@@ -22,6 +23,7 @@ mod collnet;
 mod nvls;
 mod ring;
 mod tree;
+pub mod tuner;
 
 pub use nvls::{NVLS_LATENCY_S, NVLS_TREE_NET_LATENCY_S, TREE_BANDWIDTH_FRACTION};
 
@@ -132,6 +134,11 @@ impl Interconnect<'_> {
         if op == Collective::AllToAll {
             return self.all_to_all_time_s(message_bytes, g);
         }
+        if g.domains > 1 && self.fabric.collective_tuner != CollectiveTuner::Nccl {
+            if let Some(t) = self.tuned_s(op, message_bytes, g) {
+                return t;
+            }
+        }
         let c = self.call(op, message_bytes, g);
         let ring = self.ring_s(&c).unwrap_or(f64::INFINITY);
         // Each algorithm says itself where it applies; the minimum is taken per case so that the compiler can
@@ -141,6 +148,23 @@ impl Interconnect<'_> {
             (Collective::AllReduce, None) => best([self.nvls_s(&c), None, None]),
             (Collective::AllReduce, Some(_)) => best([self.tree_s(&c), self.nvls_tree_s(&c), self.collnet_s(&c)]),
             _ => ring,
+        }
+    }
+
+    /// The time of the algorithm and protocol aws-ofi-nccl's p5 tuner picks for the call (`tuner`), or None where it
+    /// leaves the choice to NCCL (or picks an algorithm the group cannot run). Kept out of line: no fabric but EFA
+    /// takes it, and the common path stays as short as before.
+    #[cold]
+    #[inline(never)]
+    fn tuned_s(&self, op: Collective, message_bytes: f64, g: &GroupPlacement) -> Option<f64> {
+        let c = &self.call(op, message_bytes, g);
+        let x = c.across.as_ref()?;
+        let nvls = self.scale_up.in_switch_allreduce_efficiency > 0.0 && x.per_domain > 1.0;
+        let choice = tuner::aws_ofi_p5(c.op, c.message_bytes, g.size, g.domains, nvls)?;
+        match choice.algorithm {
+            tuner::Algorithm::Ring => Some(self.ring(c)?.time_s(choice.protocol, c.message_bytes)),
+            tuner::Algorithm::Tree => Some(self.tree(c)?.time_s(choice.protocol, c.message_bytes)),
+            tuner::Algorithm::NvlsTree => self.nvls_tree_s(c),
         }
     }
 

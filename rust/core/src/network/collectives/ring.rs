@@ -15,6 +15,12 @@ impl Interconnect<'_> {
     /// node; charging the network only on a chunk's chain of inter-node edges, as NCCL's tuner does, halves that:
     /// docs/design/fidelity-v3.md Sec. 16).
     pub fn ring_s(&self, c: &Call) -> Option<f64> {
+        Some(self.ring(c)?.best_time_s(c.message_bytes))
+    }
+
+    /// The ring NCCL would run for the call (`ring_s`), to time at any protocol; None for an all-to-all.
+    #[inline(always)]
+    pub fn ring(&self, c: &Call) -> Option<nccl::Ring> {
         if c.op == Collective::AllToAll {
             return None;
         }
@@ -42,6 +48,6 @@ impl Interconnect<'_> {
                 }
             }
         };
-        Some(ring.best_time_s(c.message_bytes))
+        Some(ring)
     }
 }

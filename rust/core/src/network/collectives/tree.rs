@@ -8,6 +8,12 @@ impl Interconnect<'_> {
     /// Tree all-reduce, each protocol at NCCL's bandwidth and latency (`nccl::Tree`); None for another
     /// operation or a group inside one domain (NCCL's tree needs more than one node).
     pub fn tree_s(&self, c: &Call) -> Option<f64> {
+        Some(self.tree(c)?.best_time_s(c.message_bytes))
+    }
+
+    /// The tree NCCL would run for the call (`tree_s`), to time at any protocol.
+    #[inline(always)]
+    pub fn tree(&self, c: &Call) -> Option<nccl::Tree> {
         if c.op != Collective::AllReduce {
             return None;
         }
@@ -22,6 +28,6 @@ impl Interconnect<'_> {
             net_step: x.network_step,
             compute_capability: self.scale_up.compute_capability,
         };
-        Some(tree.best_time_s(c.message_bytes))
+        Some(tree)
     }
 }
