@@ -152,11 +152,16 @@ impl Interconnect<'_> {
     }
 
     /// The time of the algorithm and protocol aws-ofi-nccl's p5 tuner picks for the call (`tuner`), or None where it
-    /// leaves the choice to NCCL (or picks an algorithm the group cannot run). Kept out of line: no fabric but EFA
-    /// takes it, and the common path stays as short as before.
+    /// leaves the choice to NCCL (or picks an algorithm the group cannot run). The p5 tables are the Hopper
+    /// instances' (p5, p5e): on another GPU generation the plugin runs other tables, which the model does not hold,
+    /// so NCCL's choice stands. Kept out of line: no fabric but EFA takes it, and the common path stays as short as
+    /// before.
     #[cold]
     #[inline(never)]
     fn tuned_s(&self, op: Collective, message_bytes: f64, g: &GroupPlacement) -> Option<f64> {
+        if self.scale_up.compute_capability != tuner::P5_COMPUTE_CAPABILITY {
+            return None;
+        }
         let c = &self.call(op, message_bytes, g);
         let x = c.across.as_ref()?;
         let nvls = self.scale_up.in_switch_allreduce_efficiency > 0.0 && x.per_domain > 1.0;

@@ -28,6 +28,9 @@ pub struct Choice {
     pub protocol: Protocol,
 }
 
+/// The GPUs of p5 and p5e (H100, H200): compute capability 9. The plugin runs other tables on p5en, p6 and p6-b300.
+pub const P5_COMPUTE_CAPABILITY: u32 = 9;
+
 /// The tuner's far corner: TUNER_MAX_SIZE 100 GiB, TUNER_MAX_RANKS 2^20 (include/tuner/nccl_ofi_tuner_region.h).
 const MAX_SIZE: f64 = 100.0 * 1024.0 * 1024.0 * 1024.0;
 const MAX_RANKS: f64 = 1024.0 * 1024.0;
@@ -198,6 +201,15 @@ mod tests {
                 assert_eq!(tuned, fastest, "two nodes: NCCL's choice");
             }
         }
+        // On Blackwell the plugin runs the p6 tables, not these: NCCL's choice stands.
+        let blackwell = crate::hardware::ScaleUpSpec { compute_capability: 10, ..su.clone() };
+        let g = GroupPlacement::new(256, 1, 8);
+        let net = Network::new(&aws, &topo, 256, 8);
+        let ic = Interconnect { scale_up: &blackwell, fabric: &aws, network: &net };
+        let mut plain = ic.clone();
+        plain.fabric = &nccl;
+        let t = |i: &Interconnect| i.collective_time_s(Collective::AllReduce, 32.0 * MIB, &g);
+        assert_eq!(t(&ic), t(&plain));
     }
 
     #[test]
