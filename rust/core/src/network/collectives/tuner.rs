@@ -1,5 +1,5 @@
 //! The algorithm and protocol a tuner plugin picks in place of NCCL's cost model: aws-ofi-nccl's region tuner on
-//! p5 and p5e (H100 / H200 with 32 x 100G EFA), which AWS's images load with NCCL_TUNER_PLUGIN.
+//! p5 and p5e (H100 / H200 with 32 x 100G EFA), which AWS's benchmark jobs load with NCCL_TUNER_PLUGIN.
 //!
 //! The tuner maps (message bytes, ranks) to a fixed algorithm and protocol through polygons drawn in log2 space from
 //! AWS's own measurements, one table per collective and ranks per node; a point in no polygon, a communicator of two
