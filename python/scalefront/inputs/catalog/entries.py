@@ -15,7 +15,7 @@ from typing import Annotated, Any, ClassVar, Literal, NamedTuple, cast
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel, TypeAdapter, ValidationError, model_validator
 
-from scalefront._enums import Generation
+from scalefront._enums import CollectiveTuner, Forwarding, Generation, LoadBalancing, RailPlanes, TopologyKind
 from scalefront.inputs.catalog.figures import FIGURES, core_spec
 from scalefront.inputs.catalog.measured import Measured
 from scalefront.inputs.catalog.modes import check_modes, in_mode
@@ -257,12 +257,12 @@ class FabricEntry(Entry):
     switch_hop_latency_us: NonNegative
     switch_radix: Annotated[int, Field(ge=4, le=2**31)]
     in_network_reduction_efficiency: ReductionGain
-    load_balancing: Literal["ecmp", "dlb", "adaptive", "spraying"]
+    load_balancing: LoadBalancing
     load_balance_efficiency: Fraction
     qps_per_connection: AtLeastOne
     tail_latency_factor: AtLeastOne
-    collective_tuner: Literal["nccl", "aws-ofi-p5"]
-    forwarding: Literal["cut-through", "store-and-forward"]
+    collective_tuner: CollectiveTuner
+    forwarding: Forwarding
     mtu_bytes: Positive
     header_bytes: NonNegative = 0.0
     in_network_groups_per_leaf: Size
@@ -318,10 +318,10 @@ class TopologyEntry(Entry):
 
     SECTION = "topologies"
     name: str
-    kind: Literal["fat-tree", "rail-fat-tree", "dragonfly", "torus-3d"]
+    kind: TopologyKind
     oversubscription: AtLeastOne
     rail_group_nodes: Count = 32
-    rail_planes: Literal["shared", "per-rail"] = "shared"
+    rail_planes: RailPlanes = "shared"
     #: Default: optical (beyond any copper reach).
     host_link_m: NonNegative = 30.0
 
