@@ -205,6 +205,12 @@ def test_bad_fabric_kind_and_bad_price_entry(write, raw):
     wanted = r"^.*fab\.toml: \[my-net\] kind: expected one of infiniband, .*, got 'ethernet'$"
     with pytest.raises(CatalogError, match=wanted):
         Catalog.load(path)
+    # Who picks a collective's algorithm is a name from the core's list, checked like any other.
+    fab = {**raw("fabrics.toml")["efa"], "collective_tuner": "aws-ofi-p6"}
+    path = write("tuner.toml", toml_table("fabrics.my-efa", fab))
+    wanted = r"^.*tuner\.toml: \[my-efa\] collective_tuner: expected one of nccl or aws-ofi-p5, got 'aws-ofi-p6'$"
+    with pytest.raises(CatalogError, match=wanted):
+        Catalog.load(path)
     price = {**raw("prices.toml")["gpu"]["h100-sxm"], "rent_usd_per_gpu_hour": -1.0}
     path = write("price.toml", toml_table("prices.gpu.h100-sxm", price))
     with pytest.raises(CatalogError, match=r"price\.toml: \[gpu\.h100-sxm\] rent_usd_per_gpu_hour: "):
