@@ -75,12 +75,6 @@ fn pts(raw: &[(f64, f64)]) -> Vec<Point> {
     raw.iter().map(|&(b, r)| pt(b, r)).collect()
 }
 
-/// Vertices given as points, mixed with extended ones.
-fn with(mut v: Vec<Point>, more: &[Point]) -> Vec<Point> {
-    v.extend_from_slice(more);
-    v
-}
-
 mod geometry;
 mod p5;
 

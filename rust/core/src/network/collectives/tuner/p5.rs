@@ -3,7 +3,7 @@
 //! reduce-scatter at 1; every vertex (message bytes, ranks) as written there.
 
 use super::Algorithm::{NvlsTree, Ring, Tree};
-use super::{ext, pt, pts, region, with, Region, Tables, MAX_RANKS, MAX_SIZE};
+use super::{ext, pt, pts, region, Region, Tables, MAX_RANKS, MAX_SIZE};
 use crate::network::nccl::Protocol::{Ll128, Simple};
 
 const ALL_REDUCE_8_TREE: [(f64, f64); 10] = [
@@ -117,21 +117,19 @@ fn all_reduce_8() -> Vec<Region> {
     let tree_ll128 = ext((402653184.0, 2048.0), (402653184.0, 4096.0));
     let nvls_tree = ext((8053063680.0, 160.0), (9663676416.0, 192.0));
     vec![
-        region(Tree, Ll128, with(pts(&ALL_REDUCE_8_TREE), &[tree_ll128, (0.0, tree_ll128.1)])),
+        region(Tree, Ll128, [pts(&ALL_REDUCE_8_TREE), vec![tree_ll128, (0.0, tree_ll128.1)]].concat()),
         region(NvlsTree, Simple, pts(&[(31457281.0, 16.0), (MAX_SIZE, 16.0), (31457281.0, 16.0)])),
         region(Ring, Ll128, pts(&ALL_REDUCE_8_RING_LL128)),
         region(
             NvlsTree,
             Simple,
-            with(with(pts(&ALL_REDUCE_8_NVLS_HEAD), &[nvls_tree, tree_ll128]), &pts(&ALL_REDUCE_8_NVLS_TAIL)),
+            [pts(&ALL_REDUCE_8_NVLS_HEAD), vec![nvls_tree, tree_ll128], pts(&ALL_REDUCE_8_NVLS_TAIL)].concat(),
         ),
         region(
             Ring,
             Simple,
-            with(
-                with(pts(&[(1073741824.0, 17.0)]), &[(nvls_tree.0, 17f64.log2()), nvls_tree]),
-                &pts(&ALL_REDUCE_8_RING_TAIL),
-            ),
+            [pts(&[(1073741824.0, 17.0)]), vec![(nvls_tree.0, 17f64.log2()), nvls_tree], pts(&ALL_REDUCE_8_RING_TAIL)]
+                .concat(),
         ),
     ]
 }
@@ -141,7 +139,7 @@ fn all_reduce_2() -> Vec<Region> {
     let tree_simple_1 = ext((787480576.0, 128.0), (1073741824.0, 256.0));
     let tree_simple_2 = ext((257114112.0, 128.0), (269484032.0, 256.0));
     vec![
-        region(Tree, Ll128, with(pts(&ALL_REDUCE_2_TREE), &[tree_ll128, (0.0, tree_ll128.1)])),
+        region(Tree, Ll128, [pts(&ALL_REDUCE_2_TREE), vec![tree_ll128, (0.0, tree_ll128.1)]].concat()),
         region(Ring, Ll128, pts(&ALL_REDUCE_2_RING_LL128)),
         region(NvlsTree, Simple, pts(&ALL_REDUCE_2_NVLS)),
         region(Tree, Ll128, pts(&[(81844224.0, 4.0), (269484032.0, 4.0), (81844224.0, 4.0)])),
@@ -150,12 +148,14 @@ fn all_reduce_2() -> Vec<Region> {
         region(
             Tree,
             Simple,
-            with(
-                with(pts(&ALL_REDUCE_2_TREE_SIMPLE_HEAD), &[tree_simple_1, tree_simple_2]),
-                &pts(&[(269484032.0, 256.0), (257114112.0, 128.0)]),
-            ),
+            [
+                pts(&ALL_REDUCE_2_TREE_SIMPLE_HEAD),
+                vec![tree_simple_1, tree_simple_2],
+                pts(&[(269484032.0, 256.0), (257114112.0, 128.0)]),
+            ]
+            .concat(),
         ),
-        region(NvlsTree, Simple, with(vec![tree_simple_1], &pts(&ALL_REDUCE_2_NVLS_TAIL))),
+        region(NvlsTree, Simple, [vec![tree_simple_1], pts(&ALL_REDUCE_2_NVLS_TAIL)].concat()),
     ]
 }
 
@@ -163,19 +163,21 @@ fn all_reduce_1() -> Vec<Region> {
     let tree_ll128 = ext((9999360.0, 64.0), (119477248.0, 128.0));
     let ring_ll128 = ext((4736000.0, 2.0), (269484032.0, 128.0));
     vec![
-        region(Tree, Ll128, with(pts(&ALL_REDUCE_1_TREE), &[tree_ll128, pt(0.0, MAX_RANKS)])),
+        region(Tree, Ll128, [pts(&ALL_REDUCE_1_TREE), vec![tree_ll128, pt(0.0, MAX_RANKS)]].concat()),
         region(
             Ring,
             Ll128,
-            with(
-                with(pts(&[(0.0, 2.0), (4736000.0, 2.0), (269484032.0, 128.0)]), &[ring_ll128, tree_ll128]),
-                &pts(&ALL_REDUCE_1_RING_TAIL),
-            ),
+            [
+                pts(&[(0.0, 2.0), (4736000.0, 2.0), (269484032.0, 128.0)]),
+                vec![ring_ll128, tree_ll128],
+                pts(&ALL_REDUCE_1_RING_TAIL),
+            ]
+            .concat(),
         ),
         region(
             Ring,
             Simple,
-            with(pts(&[(4736000.0, 2.0), (MAX_SIZE, 2.0)]), &with(vec![ring_ll128], &pts(&[(269484032.0, 128.0)]))),
+            [pts(&[(4736000.0, 2.0), (MAX_SIZE, 2.0)]), vec![ring_ll128], pts(&[(269484032.0, 128.0)])].concat(),
         ),
     ]
 }
@@ -183,5 +185,5 @@ fn all_reduce_1() -> Vec<Region> {
 /// The one region of the all-gather and reduce-scatter tables at one rank a node: Ring Simple above the line
 /// through `a` and `b` (NCCL's choice below it).
 fn ring_simple_1(a: (f64, f64), b: (f64, f64)) -> Region {
-    region(Ring, Simple, with(pts(&[a, (MAX_SIZE, 2.0)]), &with(vec![ext(a, b)], &pts(&[b]))))
+    region(Ring, Simple, [pts(&[a, (MAX_SIZE, 2.0)]), vec![ext(a, b)], pts(&[b])].concat())
 }
