@@ -58,6 +58,12 @@ def add(sub: Commands) -> None:
     p.add_argument(
         "--quick", action="store_true", help="the sequence length only, the default attention backend, short repeats"
     )
+    p.add_argument(
+        "--host",
+        action="store_true",
+        help="also the host's time per kernel launch and each MoE layer in eager PyTorch, host time against GPU "
+        "busy time (printed and recorded; no catalog figure)",
+    )
     p.add_argument("--replay", action="append", metavar="FILE", help="fit a recorded run of one GPU (repeatable)")
     p.add_argument("--date", type=arg.day, help="date to cite for a recorded run without one (default: today)")
     p.add_argument(
@@ -84,7 +90,8 @@ def _check(args: argparse.Namespace) -> str:
     if not _GPU_ID.match(name):
         raise UsageError(f"--name {name!r}: a GPU id is letters, digits, '.', '_' and '-'; pass --name")
     if args.replay:
-        given = [o for o in _MEASURE_ONLY if getattr(args, o) is not None] + (["quick"] if args.quick else [])
+        given = [o for o in _MEASURE_ONLY if getattr(args, o) is not None]
+        given += [flag for flag in ("quick", "host") if getattr(args, flag)]
         if given:
             raise UsageError(f"--replay fits a recorded run: --{given[0].replace('_', '-')} measures (leave it out)")
     if args.scenario is not None and args.model is not None:
@@ -106,7 +113,7 @@ def _command(args: argparse.Namespace) -> str:
             words += [f"--{option}", ",".join(map(str, value)) if isinstance(value, list) else str(value)]
     words += [w for f in args.replay or [] for w in ("--replay", f)]
     flags = {"--fp8": args.fp8 is True, "--no-fp8": args.fp8 is False, "--no-experts": args.no_experts}
-    words += [flag for flag, on in (*flags.items(), ("--quick", args.quick)) if on]
+    words += [flag for flag, on in (*flags.items(), ("--quick", args.quick), ("--host", args.host)) if on]
     return shlex.join(words)
 
 
@@ -122,7 +129,7 @@ def _measure(args: argparse.Namespace, catalog: Catalog, command: str) -> tuple[
     if args.gpu is not None:
         catalog.gpu(args.gpu)
     fp8 = wanted.fp8 if args.fp8 is None else args.fp8
-    plan = build_plan(wanted.requests, fp8=fp8, experts=not args.no_experts, quick=args.quick)
+    plan = build_plan(wanted.requests, fp8=fp8, experts=not args.no_experts, quick=args.quick, host=args.host)
     device = open_device(plan.rep_ms)
     info = device.describe()
     # The card in hand, not the scenario's GPU, is what was measured.

@@ -42,6 +42,7 @@ from .cases import (
     Case,
     ExpertCase,
     GemmCase,
+    HostCase,
     ModelShape,
     Plan,
     Request,
@@ -84,6 +85,13 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also every cell of the catalog's attention table (heads per GPU x sequence length), both backends",
     )
+    p.add_argument("--ep", type=_ints, default=(1,), help="expert-parallel degrees of the MoE models, e.g. 8,64")
+    p.add_argument(
+        "--host",
+        action="store_true",
+        help="also the host's kernel-launch times and each MoE model's layer in eager PyTorch, host against GPU",
+    )
+    p.add_argument("--only-host", action="store_true", help="the host probe alone (--host without the GPU kernels)")
     p.add_argument("--models-dir", type=Path, default=MODELS_DIR, help="folder of the model TOML files")
     p.add_argument("--out", type=Path, help="folder for measure-run.json (default: $OUT, else .)")
     return p
@@ -99,7 +107,7 @@ def _requests(args: argparse.Namespace) -> list[Request]:
         s = model.seq_len
         tokens = args.tokens or ((s,) if args.quick else (s // 2, s, 2 * s))
         tps = tuple(tp for tp in args.tp if model.heads % tp == 0 and model.kv_heads % tp == 0)
-        out.append(Request(model, tps, tokens))
+        out.append(Request(model, tps, tokens, eps=args.ep))
     return out
 
 
@@ -157,7 +165,10 @@ def main(argv: Sequence[str] | None = None, device: Callable[[int], Device] | No
         experts=not args.no_experts,
         quick=args.quick,
         attention_grid=args.attention_grid,
+        host=args.host or args.only_host,
     )
+    if args.only_host:
+        plan = Plan(tuple(c for c in plan.cases if isinstance(c, HostCase)), plan.rep_ms, plan.quick)
     out_dir = args.out or Path(os.environ.get("OUT") or ".")
     if device is None:
         from .torch_device import TorchDevice

@@ -26,6 +26,7 @@ __all__ = [
     "GemmCase",
     "GemmUse",
     "HbmCase",
+    "HostCase",
     "Mla",
     "ModelShape",
     "Plan",
@@ -230,7 +231,40 @@ class ExpertCase:
         return f"experts {self.model} {self.experts_local} x {self.hidden}->{self.ffn}, {self.tokens_per_expert} tokens"
 
 
-Case = HbmCase | GemmCase | AttentionCase | ExpertCase
+@dataclass(frozen=True)
+class HostCase:
+    """What the host spends launching kernels. ``kind="launch"``: eager PyTorch's host time per launch of a tiny
+    element-wise kernel, a tiny GEMM and a small linear layer's forward and backward (GPU work negligible, so the
+    loop runs at the host's pace). ``kind="moe_layer"``: one dropless MoE layer in eager PyTorch, forward and
+    backward, as an expert-parallel rank runs it after the dispatch (its `tokens` routed over all `experts`, the
+    copies for its `experts_local` experts computed): router, top-k, sort by expert, the tokens-per-expert copy to
+    the host that a loop of per-expert GEMMs needs (a device-to-host sync), the experts (``grouped``:
+    ``torch._grouped_mm``, no sync), the weighted un-permutation. Host time against GPU busy time tells whether
+    the layer is host-bound on this node (docs/design/fidelity-v3.md, section 14)."""
+
+    kind: str
+    model: str = ""
+    hidden: int = 0
+    ffn: int = 0
+    experts: int = 0
+    top_k: int = 0
+    experts_local: int = 0
+    tokens: int = 0
+    gated: bool = True
+    grouped: bool = False
+
+    @property
+    def label(self) -> str:
+        if self.kind == "launch":
+            return "host launch: element-wise, GEMM, linear forward+backward"
+        how = "grouped_mm" if self.grouped else "per-expert loop"
+        return (
+            f"host moe layer {self.model}: {self.tokens} tokens, {self.experts_local}/{self.experts} experts local, "
+            f"top {self.top_k}, {how}"
+        )
+
+
+Case = HbmCase | GemmCase | AttentionCase | ExpertCase | HostCase
 
 
 def attention_fwd_flops(c: AttentionCase) -> float:
@@ -309,6 +343,30 @@ def _expert_cases(r: Request) -> list[ExpertCase]:
     return out
 
 
+def _host_cases(r: Request) -> list[HostCase]:
+    """The MoE layer's host probe at each expert-parallel degree and tokens per micro-batch, looped and grouped."""
+    m = r.model
+    if not m.is_moe:
+        return []
+    return [
+        HostCase(
+            "moe_layer",
+            m.name,
+            m.hidden,
+            m.moe_ffn_hidden,
+            m.moe_experts,
+            m.moe_top_k,
+            max(1, m.moe_experts // ep),
+            t,
+            m.gated_mlp,
+            grouped,
+        )
+        for ep in r.eps
+        for t in r.tokens
+        for grouped in (False, True)
+    ]
+
+
 def attention_grid_cases(backends: tuple[str, ...]) -> list[AttentionCase]:
     """Every cell of the catalog's attention table: one sequence of each length, head dim 128, grouped-query
     attention with one key-value head per eight query heads (Llama 3's ratio), by backend."""
@@ -332,10 +390,12 @@ def build_plan(
     quick: bool,
     attention_backends: tuple[str, ...] = ("default", "flash"),
     attention_grid: bool = False,
+    host: bool = False,
 ) -> Plan:
     """Every case the requests need, each shape once: HBM, GEMMs (BF16, and FP8 when asked), attention, experts.
     `quick`: PyTorch's default attention backend only, smaller HBM buffers, 25 ms of repeats instead of 100.
-    `attention_grid`: also every cell of the catalog's attention table with every backend (`attention_grid_cases`)."""
+    `attention_grid`: also every cell of the catalog's attention table with every backend (`attention_grid_cases`).
+    `host`: also the host's launch times and each MoE model's layer in eager PyTorch (`HostCase`)."""
     requests = list(requests)
     backends = attention_backends[:1] if quick else attention_backends
     cases: list[Case] = [HbmCase(1 << 28 if quick else 1 << 30)]
@@ -345,4 +405,6 @@ def build_plan(
         cases += [c for c in attention_grid_cases(attention_backends) if c not in cases]
     if experts:
         cases += _unique(c for r in requests for c in _expert_cases(r))
+    if host:
+        cases += [HostCase("launch"), *_unique(c for r in requests for c in _host_cases(r))]
     return Plan(tuple(cases), 25 if quick else 100, quick)

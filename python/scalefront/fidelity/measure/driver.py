@@ -23,6 +23,7 @@ from .cases import (
     ExpertCase,
     GemmCase,
     HbmCase,
+    HostCase,
     Plan,
     attention_fwd_flops,
     expert_fwd_flops,
@@ -74,10 +75,23 @@ def _gemm_text(c: GemmCase, v: dict[str, Any]) -> str:
     return f"{c.label} ({u.model} tp {u.tp} {u.gemm}{more}): {rates} TF/s"
 
 
+def _host_text(c: HostCase, v: dict[str, Any]) -> str:
+    if c.kind == "launch":
+        per = ", ".join(f"{n} {v[f'{n}_host_us']:.1f}" for n in ("elementwise", "gemm", "linear_fwdbwd"))
+        return f"{c.label}: host us per kernel {per}"
+    each_us = v["host_ms"] * 1e3 / v["kernels"]
+    return (
+        f"{c.label}: {v['kernels']} kernels, host {v['host_ms']:.2f} ms ({each_us:.1f} us each), "
+        f"GPU busy {v['gpu_busy_ms']:.2f} ms, wall {v['wall_ms']:.2f} ms"
+    )
+
+
 def result_text(case: Case, v: dict[str, Any]) -> str:
     """One line for a finished case."""
     if "error" in v:
         return f"{case.label}: not available: {v['error']}"
+    if isinstance(case, HostCase):
+        return _host_text(case, v)
     if isinstance(case, HbmCase):
         return f"{case.label}: copy {v['copy_GBps']:.0f} GB/s, triad {v['triad_GBps']:.0f} GB/s"
     if isinstance(case, GemmCase):
@@ -121,9 +135,10 @@ def _rows(case: Case, values: dict[str, Any]) -> tuple[str, list[dict[str, Any]]
         return "gemms", [
             {"model": u.model, "tp": u.tp, "tokens": u.tokens, "gemm": u.gemm, **shape, **values} for u in case.uses
         ]
-    if isinstance(case, AttentionCase | ExpertCase):
+    if isinstance(case, AttentionCase | ExpertCase | HostCase):
         # The case's fields (its dataclass fields) name the row's keys, as gpu_bench.py and moe_bench.py did.
-        return ("attention" if isinstance(case, AttentionCase) else "experts"), [dataclasses.asdict(case) | values]
+        name = {AttentionCase: "attention", ExpertCase: "experts", HostCase: "host"}[type(case)]
+        return name, [dataclasses.asdict(case) | values]
     return "hbm", [values]
 
 
@@ -137,12 +152,14 @@ def record_of(
     command: str,
 ) -> dict[str, Any]:
     """The record of a finished run (see the module's docstring)."""
-    sections: dict[str, list[dict[str, Any]]] = {"hbm": [], "gemms": [], "attention": [], "experts": []}
+    sections: dict[str, list[dict[str, Any]]] = {"hbm": [], "gemms": [], "attention": [], "experts": [], "host": []}
     for case, values in results:
         name, rows = _rows(case, values)
         sections[name] += rows
     record: dict[str, Any] = {"tool": TOOL, "format": FORMAT, **info, "date": date, "command": command}
     record |= {"quick": plan.quick, "rep_ms": plan.rep_ms}
+    if not sections["host"]:  # the host probe is asked for; a record without it keeps gpu_bench.py's layout
+        del sections["host"]
     record["plan"] = {name: len(rows) for name, rows in sections.items()}
     for hbm in sections.pop("hbm"):
         record |= {"hbm_error": hbm["error"]} if "error" in hbm else {k: hbm[k] for k in ("copy_GBps", "triad_GBps")}

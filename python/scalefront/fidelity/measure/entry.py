@@ -11,6 +11,7 @@ from typing import Any
 from scalefront._core import __version__
 from scalefront.fidelity.catalog_toml import entry_lines, toml_value
 from scalefront.fidelity.measure.fit import Fit, gemm_tflops, run_text
+from scalefront.fidelity.measure.host_rows import host_lines
 from scalefront.inputs.catalog.loader import Catalog
 
 __all__ = ["render", "render_toml"]
@@ -44,7 +45,8 @@ def _curves_text(fit: Fit) -> list[str]:
 def render(fit: Fit) -> str:
     """The fitted figures (base -> measured), the curves in brief, what was not fitted and why."""
     run = fit.run
-    lines = [f"measured {run_text(run)}, {fit.date}: {', '.join(run.files)}", *_curves_text(fit), ""]
+    lines = [f"measured {run_text(run)}, {fit.date}: {', '.join(run.files)}", *_curves_text(fit)]
+    lines += [*host_lines(run.host_launch, list(run.host)), ""]
     lines.append(f"fitted figures ({fit.base_id} -> measured):")
     for name, f in fit.figures.items():
         if f.cells is not None:

@@ -19,6 +19,7 @@ from typing import Any
 
 from scalefront.errors import UsageError
 from scalefront.fidelity.measure.driver import FORMAT, TOOL
+from scalefront.fidelity.measure.host_rows import HostLaunch, HostLayer, host_section
 from scalefront.fidelity.measure.rows import (
     AttentionRow,
     ExpertRow,
@@ -62,6 +63,9 @@ class Run:
     attention: tuple[AttentionRow, ...] = ()
     experts: tuple[ExpertRow, ...] = ()
     routing: tuple[RoutingRow, ...] = ()
+    #: The host probe (`measure --host`): launch times and MoE layers in eager PyTorch.
+    host_launch: HostLaunch | None = None
+    host: tuple[HostLayer, ...] = ()
     #: Kernels the run recorded as unavailable, one line each.
     failed: tuple[str, ...] = field(default=())
 
@@ -89,7 +93,7 @@ def _check_plan(doc: dict[str, Any], bad: Problem) -> dict[str, int]:
     if not isinstance(plan, dict):
         raise bad("plan", "missing: the record does not say what was planned")
     counts = {}
-    for section in ("gemms", "attention", "experts"):
+    for section in ("gemms", "attention", "experts", "host"):
         planned = plan.get(section, 0)
         if isinstance(planned, bool) or not isinstance(planned, int) or planned < 0:
             raise bad("plan", f"{section}: expected a count of rows, got {json.dumps(planned)}")
@@ -114,7 +118,9 @@ def _read_measure(doc: dict[str, Any], bad: Problem) -> Run:
     gemms, failed = gemm_rows(doc, bad) if planned["gemms"] else ([], [])
     attention, att_failed = attention_rows(doc, bad) if planned["attention"] else ([], [])
     experts, exp_failed = expert_rows(doc, bad, required=bool(planned["experts"]))
-    failed = failed + att_failed + exp_failed + ([f"hbm: {doc['hbm_error']}"] if "hbm_error" in doc else [])
+    host_launch, host, host_failed = host_section(doc, bad)
+    failed = failed + att_failed + exp_failed + host_failed
+    failed += [f"hbm: {doc['hbm_error']}"] if "hbm_error" in doc else []
     return Run(
         files=(bad.name,),
         **_header(doc, bad, TOOL),
@@ -123,6 +129,8 @@ def _read_measure(doc: dict[str, Any], bad: Problem) -> Run:
         gemms=tuple(gemms),
         attention=tuple(attention),
         experts=tuple(experts),
+        host_launch=host_launch,
+        host=tuple(host),
         failed=tuple(failed),
     )
 
@@ -205,7 +213,18 @@ def _merge(a: Run, b: Run) -> Run:
         )
     join = {
         name: getattr(a, name) + getattr(b, name)
-        for name in ("files", "tools", "commands", "gemms", "large", "attention", "experts", "routing", "failed")
+        for name in (
+            "files",
+            "tools",
+            "commands",
+            "gemms",
+            "large",
+            "attention",
+            "experts",
+            "routing",
+            "host",
+            "failed",
+        )
     }
     return Run(
         **join,
@@ -215,6 +234,7 @@ def _merge(a: Run, b: Run) -> Run:
         date=a.date or b.date,
         copy_gbytes_per_s=a.copy_gbytes_per_s or b.copy_gbytes_per_s,
         triad_gbytes_per_s=a.triad_gbytes_per_s or b.triad_gbytes_per_s,
+        host_launch=a.host_launch or b.host_launch,
     )
 
 

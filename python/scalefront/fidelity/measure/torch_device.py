@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 from triton.testing import do_bench
 
-from .cases import AttentionCase, Case, ExpertCase, GemmCase, HbmCase
+from .cases import AttentionCase, Case, ExpertCase, GemmCase, HbmCase, HostCase
 
 __all__ = ["TorchDevice"]
 
@@ -81,6 +81,10 @@ class TorchDevice:
                 return self._gemm_fp8(case) if case.dtype == "fp8" else self._gemm_bf16(case)
             if isinstance(case, AttentionCase):
                 return self._attention(case)
+            if isinstance(case, HostCase):
+                from .torch_host import measure_host
+
+                return measure_host(case, self.dev)
             return self._experts(case)
         except (RuntimeError, NotImplementedError, ValueError) as e:  # no kernel here, out of memory: go on
             return {"error": repr(e)[:200]}

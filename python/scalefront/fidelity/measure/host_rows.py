@@ -1,0 +1,106 @@
+"""The host probe of a recorded run (`scalefront measure --host`, the record's ``host`` section), read, checked and
+shown: eager PyTorch's host time per kernel launch on the node, and each MoE layer's launches, host time and GPU
+busy time. These are figures of the node's CPU and the framework's software, not of the GPU: `measure` prints them
+and writes no catalog figure from them (a framework's host terms cite such a run: data/frameworks.toml)."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+from scalefront.fidelity.measure.rows import Problem, number, text
+
+__all__ = ["HostLaunch", "HostLayer", "host_lines", "host_section"]
+
+#: The launch probe's loops: a tiny element-wise kernel, a tiny GEMM, a small linear layer forward and backward.
+LAUNCH_LOOPS = ("elementwise", "gemm", "linear_fwdbwd")
+
+
+@dataclass(frozen=True)
+class HostLaunch:
+    """Host microseconds per kernel of each launch loop, on `cpu`."""
+
+    cpu: str
+    host_us: dict[str, float]
+
+
+@dataclass(frozen=True)
+class HostLayer:
+    """One dropless MoE layer, forward and backward, in eager PyTorch: kernels launched, host and GPU busy time."""
+
+    model: str
+    tokens: int
+    experts_local: int
+    grouped: bool
+    kernels: int
+    host_ms: float
+    gpu_busy_ms: float
+    wall_ms: float
+
+    @property
+    def host_us_per_kernel(self) -> float:
+        return self.host_ms * 1e3 / self.kernels
+
+
+def _launch(where: str, row: dict[str, Any], bad: Problem) -> HostLaunch:
+    host = {loop: number(row, f"{loop}_host_us", where, bad) for loop in LAUNCH_LOOPS}
+    return HostLaunch(text(row, "cpu", where, bad, ""), host)
+
+
+def _layer(where: str, row: dict[str, Any], bad: Problem) -> HostLayer:
+    where = f"{where} ({text(row, 'model', where, bad, '')})"
+    return HostLayer(
+        model=text(row, "model", where, bad, ""),
+        tokens=number(row, "tokens", where, bad, whole=True),
+        experts_local=number(row, "experts_local", where, bad, whole=True),
+        grouped=row.get("grouped") is True,
+        kernels=number(row, "kernels", where, bad, whole=True),
+        host_ms=number(row, "host_ms", where, bad),
+        gpu_busy_ms=number(row, "gpu_busy_ms", where, bad),
+        wall_ms=number(row, "wall_ms", where, bad),
+    )
+
+
+def host_section(doc: dict[str, Any], bad: Problem) -> tuple[HostLaunch | None, list[HostLayer], list[str]]:
+    """The record's host rows (none when it has no ``host`` section), and those the run could not measure."""
+    rows = doc.get("host", [])
+    if not isinstance(rows, list):
+        raise bad("host", f"expected a list of measurements, got {str(rows)[:40]}")
+    launch, layers, failed = None, [], []
+    for i, row in enumerate(rows):
+        where = f"host[{i}]"
+        if not isinstance(row, dict):
+            raise bad(where, f"expected an object, got {str(row)[:40]}")
+        kind = row.get("kind")
+        if "error" in row:
+            failed.append(f"{where} host {kind}: {row['error']}")
+        elif kind == "launch":
+            launch = _launch(where, row, bad)
+        elif kind == "moe_layer":
+            layers.append(_layer(where, row, bad))
+        else:
+            raise bad(where, f"kind: expected 'launch' or 'moe_layer', got {kind!r}")
+    return launch, layers, failed
+
+
+def host_lines(launch: HostLaunch | None, layers: list[HostLayer]) -> list[str]:
+    """The host probe as `measure` prints it: per-launch times, then each MoE layer, host against GPU busy."""
+    lines = []
+    if launch is not None:
+        per = ", ".join(f"{loop.replace('_', ' ')} {launch.host_us[loop]:.1f}" for loop in LAUNCH_LOOPS)
+        lines.append(f"  host ({launch.cpu or 'CPU not named'}), eager PyTorch, us per kernel launched: {per}")
+    if layers:
+        bound = sum(r.host_ms > r.gpu_busy_ms for r in layers)
+        median = statistics.median(r.host_us_per_kernel for r in layers)
+        lines.append(
+            f"  MoE layers forward+backward in eager PyTorch, {len(layers)}: {median:.1f} us of host time per kernel "
+            f"(median); host-bound (host time over GPU busy time) in {bound}"
+        )
+        for r in layers:
+            how = "grouped_mm" if r.grouped else "loop"
+            lines.append(
+                f"    {r.model} {r.tokens} tokens, {r.experts_local} experts local, {how}: {r.kernels} kernels, "
+                f"host {r.host_ms:.2f} ms, GPU busy {r.gpu_busy_ms:.2f} ms, wall {r.wall_ms:.2f} ms"
+            )
+    return lines
