@@ -35,6 +35,17 @@ pub struct FrameworkSpec {
     pub moe_permute_factor: f64,
     /// Fixed time of the router per MoE layer and pass beside its GEMM (softmax, top-k, load-balancing loss).
     pub moe_router_s: f64,
+    /// Host time per kernel the framework launches in a MoE layer: PyTorch's dispatch from Python in eager mode.
+    /// A dropless MoE layer copies its token counts to the host (the dispatch's split sizes), so the host cannot
+    /// run ahead of the GPU past it; where its launches take longer than the layer's GPU work, the GPU waits.
+    /// 0: the host keeps ahead (CUDA graphs, fused kernels), or not measured for the framework.
+    pub host_s_per_kernel: f64,
+    /// Kernels a MoE layer launches forward and backward beside the per-expert ones: router, top-k, permutation,
+    /// the grouped experts, un-permutation, and their gradients.
+    pub moe_host_kernels: f64,
+    /// More kernels per local expert where the experts run as a loop (`grouped_gemm` false): each expert's GEMMs,
+    /// activation and their gradients.
+    pub moe_host_kernels_per_expert: f64,
     /// The routed experts run as one grouped GEMM per projection; false: a loop of per-expert GEMMs.
     pub grouped_gemm: bool,
     /// The grouped GEMMs are PyTorch's `torch._grouped_mm` kernel, at the GPU's `grouped_mm_efficiency`; false:
@@ -66,6 +77,9 @@ impl FrameworkSpec {
             fp8_cast_bytes: 3.0,
             moe_permute_factor: 1.0,
             moe_router_s: 0.0,
+            host_s_per_kernel: 0.0,
+            moe_host_kernels: 0.0,
+            moe_host_kernels_per_expert: 0.0,
             grouped_gemm: true,
             torch_grouped_mm: false,
             zero3_gather_per_tensor: false,
@@ -87,6 +101,38 @@ impl FrameworkSpec {
         }
         non_negative("fp8_cast_bytes", self.fp8_cast_bytes)?;
         not_below_one("moe_permute_factor", self.moe_permute_factor)?;
-        non_negative("moe_router_s", self.moe_router_s)
+        non_negative("moe_router_s", self.moe_router_s)?;
+        non_negative("host_s_per_kernel", self.host_s_per_kernel)?;
+        non_negative("moe_host_kernels", self.moe_host_kernels)?;
+        non_negative("moe_host_kernels_per_expert", self.moe_host_kernels_per_expert)
+    }
+
+    /// Host time of one MoE layer's launches, forward and backward, with `local_experts` experts on the rank.
+    pub fn moe_host_s(&self, local_experts: f64) -> f64 {
+        let per_expert = if self.grouped_gemm { 0.0 } else { self.moe_host_kernels_per_expert * local_experts };
+        self.host_s_per_kernel * (self.moe_host_kernels + per_expert)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FrameworkSpec;
+
+    #[test]
+    fn a_moe_layers_host_time_counts_its_launches() {
+        // Eager PyTorch on the lent H100 (data/measurements/h100-host-probe.json): 33.4 us a kernel, 80 kernels
+        // beside the experts and 16.4 more per local expert looped. Qwen3-30B-A3B at EP 8 (16 local experts):
+        // 33.4 us x (80 + 16.4 x 16) = 33.4 us x 342.4 = 11.436 ms; grouped, 80 x 33.4 us = 2.672 ms.
+        let eager = FrameworkSpec {
+            host_s_per_kernel: 33.4e-6,
+            moe_host_kernels: 80.0,
+            moe_host_kernels_per_expert: 16.4,
+            grouped_gemm: false,
+            ..FrameworkSpec::kernels_only()
+        };
+        assert!((eager.moe_host_s(16.0) - 11.43616e-3).abs() < 1e-12);
+        let grouped = FrameworkSpec { grouped_gemm: true, ..eager };
+        assert!((grouped.moe_host_s(16.0) - 2.672e-3).abs() < 1e-12);
+        assert_eq!(FrameworkSpec::kernels_only().moe_host_s(16.0), 0.0);
     }
 }

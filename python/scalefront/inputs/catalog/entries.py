@@ -307,6 +307,9 @@ class FrameworkEntry(Entry):
     fp8_cast_bytes: NonNegative
     moe_permute_factor: AtLeastOne
     moe_router_s: NonNegative
+    host_s_per_kernel: NonNegative
+    moe_host_kernels: NonNegative
+    moe_host_kernels_per_expert: NonNegative
     grouped_gemm: bool
     torch_grouped_mm: bool
     zero3_gather_per_tensor: bool

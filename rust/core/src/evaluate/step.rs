@@ -25,8 +25,8 @@ pub(super) struct MicroBatch {
     cp_hidden_s: f64,
     ep_exposed_s: f64,
     ep_hidden_s: f64,
-    /// The framework's time: its layer overhead, its fixed time per micro-batch, and the compute lost to the TP,
-    /// CP and EP traffic hidden behind it.
+    /// The framework's time: the MoE layers' waits on the host, its layer overhead, its fixed time per
+    /// micro-batch, and the compute lost to the TP, CP and EP traffic hidden behind it.
     framework_s: f64,
     /// What the layer overhead is a fraction of: the compute and recomputation with the layers at BF16 rates.
     overhead_base_s: f64,
@@ -135,7 +135,8 @@ fn micro_batch_time(
         cp_hidden_s,
         ep_exposed_s,
         ep_hidden_s,
-        framework_s: 0.0,
+        // The GPU's waits on the host's launches in the MoE layers (the framework's time, added to below).
+        framework_s: moe_layers * moe.host_wait_s,
         overhead_base_s,
     }
 }
@@ -195,8 +196,10 @@ fn tensor_parallel(
 /// time, leave it as it is (validated: with the fraction on the run's own compute, Megatron-Core's judged rows
 /// came out 3-17 points slower in BF16 than in FP8 on the same GPU, docs/design/fidelity-v3.md Sec. 13).
 fn with_framework(f: &FrameworkSpec, mb: MicroBatch) -> MicroBatch {
-    let framework_s =
-        f.layer_overhead * mb.overhead_base_s + f.microbatch_overhead_s + f.overlap_interference * mb.hidden_s();
+    let framework_s = mb.framework_s
+        + f.layer_overhead * mb.overhead_base_s
+        + f.microbatch_overhead_s
+        + f.overlap_interference * mb.hidden_s();
     MicroBatch { framework_s, ..mb }
 }
 

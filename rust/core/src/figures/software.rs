@@ -35,6 +35,22 @@ pub(super) const FRAMEWORKS: &[Figure] = &[
         .doc("token permutation and un-permutation time over their bytes at HBM speed (1: fused kernels)"),
     num(W, "moe_router_s", S, NON_NEGATIVE, core("moe_router_s"), "MoE router time")
         .doc("fixed time of the router per MoE layer forward, beside its GEMM (softmax, top-k, auxiliary loss)"),
+    num(W, "host_s_per_kernel", S, NON_NEGATIVE, core("host_s_per_kernel"), "host time per kernel").doc(
+        "host time per kernel the framework launches in a MoE layer (eager PyTorch's dispatch from Python); a \
+            dropless layer syncs with the host, so launches slower than the layer's GPU work leave the GPU waiting \
+            (0: the host keeps ahead, or not measured); `scalefront measure --host` measures it",
+    ),
+    num(W, "moe_host_kernels", Count, NON_NEGATIVE, core("moe_host_kernels"), "MoE layer kernels")
+        .doc("kernels a MoE layer launches forward and backward beside the per-expert ones"),
+    num(
+        W,
+        "moe_host_kernels_per_expert",
+        Count,
+        NON_NEGATIVE,
+        core("moe_host_kernels_per_expert"),
+        "kernels per expert",
+    )
+    .doc("more kernels per local expert where the experts run as a loop (`grouped_gemm` false)"),
     flag(W, "grouped_gemm", core("grouped_gemm"))
         .doc("routed experts as one grouped GEMM per projection (`false`: a loop of per-expert GEMMs)"),
     flag(W, "torch_grouped_mm", core("torch_grouped_mm")).doc(

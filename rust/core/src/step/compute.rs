@@ -227,6 +227,8 @@ pub struct LayerForward {
     /// The GEMMs whose input the sequence-parallel backward all-gathers again (QKV or MLA up-projections'
     /// input and the MLP's first GEMM): their data-gradient GEMMs hide that all-gather.
     pub regather_window_s: f64,
+    /// Forward and backward, the time the GPU waits for the host's launches (`FrameworkSpec::moe_host_s`).
+    pub host_wait_s: f64,
 }
 
 impl LayerForward {
@@ -326,6 +328,7 @@ pub fn dense_layer_forward(model: &TransformerSpec, shard: &Shard, tput: &Throug
         elementwise_s,
         selective_recompute_s,
         regather_window_s: attn_window + up,
+        host_wait_s: 0.0,
     }
 }
 
@@ -383,14 +386,17 @@ pub fn moe_layer_forward(
     let reorders = token_reorders(dispatcher, local_experts) / PERMUTATION_REORDERS;
     elementwise_s += framework.moe_permute_factor * reorders * permutation_s(t, top_k, shard.imbalance, h, tp, tput)
         + framework.moe_router_s;
-    LayerForward {
+    let layer = LayerForward {
         gemm_s: attn_gemm + router + routed + shared_mlp,
         attention_s,
         attention_backward_s,
         elementwise_s,
         selective_recompute_s,
         regather_window_s: attn_window + if shared > 0.0 { shared_up } else { 0.0 },
-    }
+        host_wait_s: 0.0,
+    };
+    // The host's launches against the whole layer's GPU work (the attention's own few launches left out).
+    LayerForward { host_wait_s: (framework.moe_host_s(local_experts) - layer.forward_backward_s()).max(0.0), ..layer }
 }
 
 /// Forward time of the output projection and the loss for one micro-batch (on the last pipeline stage):
