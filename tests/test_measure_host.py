@@ -127,3 +127,20 @@ def test_host_is_a_measuring_option_not_a_replay_one(tmp_path, capsys):
     code, out, err = run(["measure", "--replay", str(record), "--host", "--out", str(tmp_path / "x.toml")], capsys)
     assert_one_line_error(code, out, err, "--host measures (leave it out)")
     assert files_in(tmp_path) == []
+
+
+def test_the_eager_frameworks_host_terms_are_the_recorded_probes():
+    # benchmarks/host_terms.py reproduces data/frameworks.toml's eager-pytorch host figures from the record.
+    import importlib.util
+
+    path = DATA.parent / "benchmarks" / "host_terms.py"
+    spec = importlib.util.spec_from_file_location("host_terms", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    doc = json.loads((DATA / "measurements" / "h100-host-probe.json").read_text(encoding="utf-8"))
+    terms = module.host_terms(doc)
+    eager = builtin_catalog().framework("eager-pytorch")
+    for name, value in terms.items():
+        assert getattr(eager, name) == float(f"{value:.3g}"), name
+    assert builtin_catalog().framework("megatron-core").host_s_per_kernel == 0.0
