@@ -43,8 +43,8 @@ pub struct FrameworkSpec {
     /// Kernels a MoE layer launches forward and backward beside the per-expert ones: router, top-k, permutation,
     /// the grouped experts, un-permutation, and their gradients.
     pub moe_host_kernels: f64,
-    /// More kernels per local expert where the experts run as a loop (`grouped_gemm` false): each expert's GEMMs,
-    /// activation and their gradients.
+    /// More kernels per local expert where the experts launch one by one (a loop, or cuBLAS GEMMs per expert;
+    /// not `torch._grouped_mm`, one kernel for all): each expert's GEMMs, activation and their gradients.
     pub moe_host_kernels_per_expert: f64,
     /// The routed experts run as one grouped GEMM per projection; false: a loop of per-expert GEMMs.
     pub grouped_gemm: bool,
@@ -109,7 +109,8 @@ impl FrameworkSpec {
 
     /// Host time of one MoE layer's launches, forward and backward, with `local_experts` experts on the rank.
     pub fn moe_host_s(&self, local_experts: f64) -> f64 {
-        let per_expert = if self.grouped_gemm { 0.0 } else { self.moe_host_kernels_per_expert * local_experts };
+        let one_kernel = self.grouped_gemm && self.torch_grouped_mm;
+        let per_expert = if one_kernel { 0.0 } else { self.moe_host_kernels_per_expert * local_experts };
         self.host_s_per_kernel * (self.moe_host_kernels + per_expert)
     }
 }
@@ -131,8 +132,11 @@ mod tests {
             ..FrameworkSpec::kernels_only()
         };
         assert!((eager.moe_host_s(16.0) - 11.43616e-3).abs() < 1e-12);
-        let grouped = FrameworkSpec { grouped_gemm: true, ..eager };
+        let grouped = FrameworkSpec { grouped_gemm: true, torch_grouped_mm: true, ..eager };
         assert!((grouped.moe_host_s(16.0) - 2.672e-3).abs() < 1e-12);
+        // Transformer Engine's GroupedLinear launches a cuBLAS GEMM per expert: each expert's kernels count.
+        let per_expert_cublas = FrameworkSpec { grouped_gemm: true, torch_grouped_mm: false, ..eager };
+        assert_eq!(per_expert_cublas.moe_host_s(16.0), eager.moe_host_s(16.0));
         assert_eq!(FrameworkSpec::kernels_only().moe_host_s(16.0), 0.0);
     }
 }

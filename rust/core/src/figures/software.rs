@@ -50,7 +50,7 @@ pub(super) const FRAMEWORKS: &[Figure] = &[
         core("moe_host_kernels_per_expert"),
         "kernels per expert",
     )
-    .doc("more kernels per local expert where the experts run as a loop (`grouped_gemm` false)"),
+    .doc("more kernels per local expert where the experts launch one by one (a loop, or cuBLAS GEMMs per expert)"),
     flag(W, "grouped_gemm", core("grouped_gemm"))
         .doc("routed experts as one grouped GEMM per projection (`false`: a loop of per-expert GEMMs)"),
     flag(W, "torch_grouped_mm", core("torch_grouped_mm")).doc(
