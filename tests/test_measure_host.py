@@ -5,6 +5,8 @@ probe read back; bad host rows refused in one line."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -12,10 +14,10 @@ import pytest
 from helpers import DATA, assert_one_line_error, files_in, run
 from scalefront.cli import measure as measure_cli
 from scalefront.fidelity.measure.cases import Case, HostCase, build_plan
-from scalefront.fidelity.measure.host_rows import host_section
+from scalefront.fidelity.measure.host_rows import host_section, host_terms
 from scalefront.fidelity.measure.plan import model_request
 from scalefront.fidelity.measure.rows import Problem
-from scalefront.inputs.catalog.loader import builtin_catalog
+from scalefront.inputs.catalog.loader import Catalog, builtin_catalog
 from test_measure_run import FakeDevice
 
 #: The fake node: 30 us of host time per kernel; a grouped layer launches 120 kernels, a loop 80 plus 15 per local
@@ -78,6 +80,11 @@ def test_measure_host_prints_records_and_replays_the_probe(tmp_path, capsys, fak
     assert code == 0, err
     assert line in again
     assert "--host" in out.read_text(encoding="utf-8")  # the command the entry cites
+    # One local-expert count (EP 8: 1 of 8) fixes no line: only the time per kernel is measured, the kernel counts
+    # stay eager PyTorch's, with their sources.
+    eager, built_in = Catalog.load(out).framework("poc-eager"), builtin_catalog().framework("eager-pytorch")
+    assert eager.host_s_per_kernel == 3e-05 and eager.moe_host_kernels == built_in.moe_host_kernels
+    assert eager.sources["moe_host_kernels"] == built_in.sources["moe_host_kernels"]
 
 
 def test_the_recorded_h100_probe_reads_back_host_bound_small_expert_layers():
@@ -130,17 +137,46 @@ def test_host_is_a_measuring_option_not_a_replay_one(tmp_path, capsys):
 
 
 def test_the_eager_frameworks_host_terms_are_the_recorded_probes():
-    # benchmarks/host_terms.py reproduces data/frameworks.toml's eager-pytorch host figures from the record.
-    import importlib.util
-
-    path = DATA.parent / "benchmarks" / "host_terms.py"
-    spec = importlib.util.spec_from_file_location("host_terms", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    # data/frameworks.toml's eager-pytorch host figures are host_terms of the recorded probe (what
+    # benchmarks/host_terms.py prints), to three significant figures.
     doc = json.loads((DATA / "measurements" / "h100-host-probe.json").read_text(encoding="utf-8"))
-    terms = module.host_terms(doc)
+    terms = host_terms(host_section(doc, Problem("h100-host-probe.json"))[1])
+    assert terms is not None and (terms.layers, terms.looped) == (56, 28)
     eager = builtin_catalog().framework("eager-pytorch")
-    for name, value in terms.items():
-        assert getattr(eager, name) == float(f"{value:.3g}"), name
+    for name in ("host_s_per_kernel", "moe_host_kernels", "moe_host_kernels_per_expert"):
+        assert getattr(eager, name) == float(f"{getattr(terms, name):.3g}"), name
     assert builtin_catalog().framework("megatron-core").host_s_per_kernel == 0.0
+    script = DATA.parent / "benchmarks" / "host_terms.py"
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True)
+    assert "host_s_per_kernel = 3.34e-05" in done.stdout and "moe_host_kernels_per_expert = 16.4" in done.stdout
+
+
+def test_a_run_with_two_expert_counts_writes_every_host_term_and_a_host_only_run_only_them(tmp_path, capsys, fake):
+    # Mixtral's 8 experts over EP 2 and 8: 4 and 1 local. The fake loop launches 80 + 15 x 4 = 140 and 95 kernels:
+    # the line through them has intercept 80 and slope 15; every layer takes 30 us of host time a kernel.
+    record = tmp_path / "poc.json"
+    argv = ["measure", "--model", "mixtral-8x7b", "--tp", "1", "--ep", "2,8", "--host", "--quick", "--no-fp8"]
+    code, stdout, err = run([*argv, "--out", str(tmp_path / "poc.toml"), "--record", str(record)], capsys)
+    assert code == 0, err
+    assert "[frameworks.poc-eager]; use it with --catalog" in stdout
+    eager = Catalog.load(tmp_path / "poc.toml").framework("poc-eager")
+    assert (eager.host_s_per_kernel, eager.moe_host_kernels, eager.moe_host_kernels_per_expert) == (3e-05, 80.0, 15.0)
+    assert eager.sources["moe_host_kernels"].startswith("measured: kernels beside the experts")
+    assert eager.layer_overhead == builtin_catalog().framework("eager-pytorch").layer_overhead
+    # The host probe alone (bench.py --only-host): a catalog file with the framework entry and no GPU.
+    doc = json.loads(record.read_text(encoding="utf-8"))
+    only = {k: v for k, v in doc.items() if k not in ("copy_GBps", "triad_GBps")}
+    only |= {
+        "gemms": [],
+        "attention": [],
+        "experts": [],
+        "plan": {"hbm": 0, "gemms": 0, "attention": 0, "experts": 0, "host": 5},
+    }
+    path = tmp_path / "only.json"
+    path.write_text(json.dumps(only), encoding="utf-8")
+    code, stdout, err = run(["measure", "--replay", str(path), "--out", str(tmp_path / "only.toml")], capsys)
+    assert code == 0, err
+    catalog = Catalog.load(tmp_path / "only.toml")
+    assert catalog.framework("only-eager").moe_host_kernels_per_expert == 15.0
+    assert "[gpus." not in (tmp_path / "only.toml").read_text(encoding="utf-8")
+    assert "host-bound (host time over GPU busy time) in 4" in stdout

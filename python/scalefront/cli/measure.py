@@ -19,8 +19,9 @@ from scalefront.engine.progress import ProgressLine
 from scalefront.errors import UsageError
 from scalefront.fidelity.measure.cases import Case, build_plan
 from scalefront.fidelity.measure.driver import Status, result_text
-from scalefront.fidelity.measure.entry import render, render_toml
+from scalefront.fidelity.measure.entry import framework_id, host_only, render, render_host_toml, render_toml
 from scalefront.fidelity.measure.fit import Fit, fit_run
+from scalefront.fidelity.measure.host_rows import host_lines, host_terms
 from scalefront.fidelity.measure.plan import Wanted, model_request, scenario_requests
 from scalefront.fidelity.measure.replay import Run, read_runs
 from scalefront.fidelity.measure.session import gpu_for, measure, open_device, today
@@ -62,7 +63,7 @@ def add(sub: Commands) -> None:
         "--host",
         action="store_true",
         help="also the host's time per kernel launch and each MoE layer in eager PyTorch, host time against GPU "
-        "busy time (printed and recorded; no catalog figure)",
+        "busy time, written as [frameworks.<name>-eager] for --framework",
     )
     p.add_argument("--replay", action="append", metavar="FILE", help="fit a recorded run of one GPU (repeatable)")
     p.add_argument("--date", type=arg.day, help="date to cite for a recorded run without one (default: today)")
@@ -160,13 +161,25 @@ def run(args: argparse.Namespace) -> int:
         base = args.gpu or gpu_for(data.gpu, catalog)
     else:
         record, data, base = _measure(args, catalog, command)
-    fit: Fit = fit_run(data, base, catalog.gpu(base), args.date or today())
-    text = render_toml(fit, name, catalog, command)
-    print(render(fit))
+    if host_only(data):
+        text = render_host_toml(data, name, catalog, command, args.date or today())
+        print(
+            "\n".join(
+                [f"host probe on {data.gpu}: {', '.join(data.files)}", *host_lines(data.host_launch, [*data.host])]
+            )
+        )
+    else:
+        fit: Fit = fit_run(data, base, catalog.gpu(base), args.date or today())
+        text = render_toml(fit, name, catalog, command)
+        print(render(fit))
     if record is not None and args.record is not None:
         write_text(json.dumps(record, indent=1) + "\n", args.record, args.force)
         print(f"wrote {args.record}: the run's measurements (scalefront measure --replay {args.record} ...)")
     write_text(text, args.out, args.force)
-    print(f"wrote {args.out}: [gpus.{name}]; use it with --catalog {args.out} --gpu {name}")
+    if not host_only(data):
+        print(f"wrote {args.out}: [gpus.{name}]; use it with --catalog {args.out} --gpu {name}")
+    if host_terms([*data.host]) is not None:
+        fw = framework_id(name)
+        print(f"wrote {args.out}: [frameworks.{fw}]; use it with --catalog {args.out} --framework {fw}")
     sys.stdout.flush()
     return 0

@@ -11,10 +11,16 @@ from typing import Any
 from scalefront._core import __version__
 from scalefront.fidelity.catalog_toml import entry_lines, toml_value
 from scalefront.fidelity.measure.fit import Fit, gemm_tflops, run_text
-from scalefront.fidelity.measure.host_rows import host_lines
+from scalefront.fidelity.measure.host_rows import host_lines, host_terms
+from scalefront.fidelity.measure.replay import Run
 from scalefront.inputs.catalog.loader import Catalog
 
-__all__ = ["render", "render_toml"]
+__all__ = ["EAGER_BASE", "framework_id", "framework_lines", "host_only", "render", "render_host_toml", "render_toml"]
+
+#: The framework whose terms a measured host's entry keeps beside the host figures: the probe times eager PyTorch.
+EAGER_BASE = "eager-pytorch"
+#: The host terms a run can identify (`host_rows.HostTerms`), in the catalog's order.
+HOST_TERMS = ("host_s_per_kernel", "moe_host_kernels", "moe_host_kernels_per_expert")
 
 
 def _spread(values: Sequence[float], unit: str) -> str:
@@ -109,4 +115,54 @@ def render_toml(fit: Fit, name: str, catalog: Catalog, command: str) -> str:
     price = catalog.gpu_prices.get(fit.base_id)
     if price is not None:
         lines += ["", *entry_lines(f"prices.gpu.{name}", price, {}, dict(price.sources))]
+    host = framework_lines(fit.run, name, catalog, command, fit.date)
+    return "\n".join([*lines, *(["", *host] if host else [])]) + "\n"
+
+
+def framework_id(name: str) -> str:
+    """The id of the framework entry a run with a host probe writes beside GPU `name`."""
+    return f"{name}-eager"
+
+
+def framework_lines(run: Run, name: str, catalog: Catalog, command: str, date: str) -> list[str]:
+    """The run's host terms as `[frameworks.<name>-eager]`: eager PyTorch's other terms kept (its entry's sources),
+    the host figures the run identifies sourced to it; none without a MoE layer in the host probe."""
+    terms = host_terms(list(run.host))
+    if terms is None:
+        return []
+    base = catalog.framework(EAGER_BASE)
+    where = f"{run_text(run)}, record: {', '.join(run.files)}; `{command}`; {run.date or date}"
+    how = {
+        "host_s_per_kernel": f"measured: median host time per kernel over {terms.layers} MoE layers forward and "
+        "backward in eager PyTorch",
+        "moe_host_kernels": f"measured: kernels beside the experts, the intercept of a line through {terms.looped} "
+        "looped MoE layers against their local experts",
+        "moe_host_kernels_per_expert": "measured: kernels per looped expert, that line's slope",
+    }
+    fitted = {k: float(f"{v:.3g}") for k in HOST_TERMS if (v := getattr(terms, k)) is not None}
+    sources = {k: f"{how[k]}; {where}" if k in fitted else v for k, v in base.sources.items()}
+    overrides = {**fitted, "name": f"{base.name}, host measured on {run.gpu}"}
+    header = [
+        f"# Framework entry from the run's host probe: {EAGER_BASE}'s terms with the host figures measured",
+        f"# ({', '.join(fitted)}). Use: scalefront eval --catalog FILE --framework {framework_id(name)} ...",
+        "",
+    ]
+    return header + entry_lines(f"frameworks.{framework_id(name)}", base, overrides, sources)
+
+
+def host_only(run: Run) -> bool:
+    """The run holds a host probe and no GPU kernel (`bench.py --only-host`): no GPU entry can be fitted."""
+    gpu = run.gemms or run.large or run.attention or run.experts or run.copy_gbytes_per_s is not None
+    return not gpu and bool(run.host)
+
+
+def render_host_toml(run: Run, name: str, catalog: Catalog, command: str, date: str) -> str:
+    """A host-only run as a catalog file: its framework entry alone."""
+    lines = [
+        f"# Framework catalog entry written by scalefront measure ({__version__}) from a host probe on {run.gpu}:",
+        *[f"#   {file}" for file in run.files],
+        f"# Command: {command}",
+        "",
+        *framework_lines(run, name, catalog, command, date),
+    ]
     return "\n".join(lines) + "\n"

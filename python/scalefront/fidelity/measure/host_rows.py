@@ -1,7 +1,8 @@
 """The host probe of a recorded run (`scalefront measure --host`, the record's ``host`` section), read, checked and
 shown: eager PyTorch's host time per kernel launch on the node, and each MoE layer's launches, host time and GPU
-busy time. These are figures of the node's CPU and the framework's software, not of the GPU: `measure` prints them
-and writes no catalog figure from them (a framework's host terms cite such a run: data/frameworks.toml)."""
+busy time. These are figures of the node's CPU and the framework's software, not of the GPU: `host_terms` gives the
+framework terms they identify (data/frameworks.toml `host_s_per_kernel`, `moe_host_kernels`,
+`moe_host_kernels_per_expert`), which `measure` writes as an eager-PyTorch framework entry beside the GPU's."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 
 from scalefront.fidelity.measure.rows import Problem, number, text
 
-__all__ = ["HostLaunch", "HostLayer", "host_lines", "host_section"]
+__all__ = ["HostLaunch", "HostLayer", "HostTerms", "host_lines", "host_section", "host_terms"]
 
 #: The launch probe's loops: a tiny element-wise kernel, a tiny GEMM, a small linear layer forward and backward.
 LAUNCH_LOOPS = ("elementwise", "gemm", "linear_fwdbwd")
@@ -60,6 +61,31 @@ def _layer(where: str, row: dict[str, Any], bad: Problem) -> HostLayer:
         gpu_busy_ms=number(row, "gpu_busy_ms", where, bad),
         wall_ms=number(row, "wall_ms", where, bad),
     )
+
+
+@dataclass(frozen=True)
+class HostTerms:
+    """The framework's host terms a run identifies: the median host time per kernel over its MoE layers, and,
+    where its looped layers cover two or more local-expert counts, the least-squares line of their kernels against
+    the local experts (intercept: the kernels beside the experts; slope: each looped expert's)."""
+
+    host_s_per_kernel: float
+    moe_host_kernels: float | None
+    moe_host_kernels_per_expert: float | None
+    layers: int
+    looped: int
+
+
+def host_terms(layers: list[HostLayer]) -> HostTerms | None:
+    """The host terms of `layers` (see `HostTerms`), or None without a MoE layer."""
+    if not layers:
+        return None
+    per_kernel = statistics.median(r.host_ms * 1e-3 / r.kernels for r in layers)
+    loop = [(float(r.experts_local), float(r.kernels)) for r in layers if not r.grouped]
+    if len({x for x, _ in loop}) < 2:
+        return HostTerms(per_kernel, None, None, len(layers), len(loop))
+    slope, intercept = statistics.linear_regression([x for x, _ in loop], [y for _, y in loop])
+    return HostTerms(per_kernel, intercept, slope, len(layers), len(loop))
 
 
 def host_section(doc: dict[str, Any], bad: Problem) -> tuple[HostLaunch | None, list[HostLayer], list[str]]:

@@ -114,7 +114,8 @@ def _read_measure(doc: dict[str, Any], bad: Problem) -> Run:
         )
     planned = _check_plan(doc, bad)
     text(doc, "date", "", bad)
-    copy, triad = hbm(doc, bad)
+    # A run without the HBM case (`bench.py --only-host`) says so in its plan.
+    copy, triad = hbm(doc, bad) if doc["plan"].get("hbm", 1) != 0 else (None, None)
     gemms, failed = gemm_rows(doc, bad) if planned["gemms"] else ([], [])
     attention, att_failed = attention_rows(doc, bad) if planned["attention"] else ([], [])
     experts, exp_failed = expert_rows(doc, bad, required=bool(planned["experts"]))

@@ -3,9 +3,9 @@ PyTorch, alone and in a dropless MoE layer, against the GPU's busy time for the 
 
 Host time is read on the host's clock around the launching code, before the final synchronisation: a CUDA launch
 returns when the kernel is queued, so while the GPU keeps up the loop runs at the host's pace. A MoE layer's host
-time includes the waits at its own syncs (the count copies to the host), as a real layer's host thread does. GPU busy time and the kernel
-count come from one pass under PyTorch's profiler (the kernels' own durations, summed: one stream, so they do not
-overlap). Imported only when a run starts: PyTorch is the optional ``measure`` extra.
+time includes the waits at its own syncs (the count copies to the host), as a real layer's host thread does. GPU
+busy time and the kernel count come from one pass under PyTorch's profiler (the kernels' own durations, summed: one
+stream, so they do not overlap). Imported only when a run starts: PyTorch is the optional ``measure`` extra.
 """
 
 from __future__ import annotations
