@@ -14,7 +14,7 @@ import os
 import platform
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -44,20 +44,31 @@ def _gpu_kernels(fn: Callable[[], object]) -> tuple[int, float]:
     return len(kernels), busy_us / 1e3
 
 
+def _median_phases(phases: Sequence[Callable[[Any], Any]]) -> tuple[list[float], float]:
+    """Median host milliseconds of each phase (each given the previous one's result) until it returns, and of the
+    wall time until the GPU has run them all, over the timed repeats after the warm-up ones."""
+    host: list[list[float]] = [[] for _ in phases]
+    wall: list[float] = []
+    for repeat in range(_WARMUP + _REPEATS):
+        torch.cuda.synchronize()
+        out: Any = None
+        marks = [time.perf_counter()]
+        for phase in phases:
+            out = phase(out)
+            marks.append(time.perf_counter())
+        torch.cuda.synchronize()
+        end = time.perf_counter()
+        if repeat >= _WARMUP:
+            for k, times in enumerate(host):
+                times.append((marks[k + 1] - marks[k]) * 1e3)
+            wall.append((end - marks[0]) * 1e3)
+    return [statistics.median(times) for times in host], statistics.median(wall)
+
+
 def _timed(fn: Callable[[], object]) -> tuple[float, float]:
     """Median host milliseconds until `fn` returns (kernels queued) and until the GPU has run them."""
-    host, wall = [], []
-    for i in range(_WARMUP + _REPEATS):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        fn()
-        t1 = time.perf_counter()
-        torch.cuda.synchronize()
-        t2 = time.perf_counter()
-        if i >= _WARMUP:
-            host.append((t1 - t0) * 1e3)
-            wall.append((t2 - t0) * 1e3)
-    return statistics.median(host), statistics.median(wall)
+    (host_ms,), wall_ms = _median_phases([lambda _: fn()])
+    return host_ms, wall_ms
 
 
 def _per_launch(fn: Callable[[], object]) -> dict[str, float]:
@@ -172,25 +183,8 @@ def _moe_forward(c: HostCase, w: dict[str, Any]) -> Callable[[], torch.Tensor]:
 
 def _phases(forward: Callable[[], torch.Tensor], grad: torch.Tensor) -> dict[str, float]:
     """Median host milliseconds of the forward and of the backward, and the wall time of both."""
-    fwd, bwd, wall = [], [], []
-    for i in range(_WARMUP + _REPEATS):
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        out = forward()
-        t1 = time.perf_counter()
-        out.backward(grad)
-        t2 = time.perf_counter()
-        torch.cuda.synchronize()
-        t3 = time.perf_counter()
-        if i >= _WARMUP:
-            fwd.append((t1 - t0) * 1e3)
-            bwd.append((t2 - t1) * 1e3)
-            wall.append((t3 - t0) * 1e3)
-    return {
-        "host_fwd_ms": statistics.median(fwd),
-        "host_bwd_ms": statistics.median(bwd),
-        "wall_ms": statistics.median(wall),
-    }
+    (fwd_ms, bwd_ms), wall_ms = _median_phases([lambda _: forward(), lambda out: out.backward(grad)])
+    return {"host_fwd_ms": fwd_ms, "host_bwd_ms": bwd_ms, "wall_ms": wall_ms}
 
 
 def measure_host(c: HostCase, dev: torch.device) -> dict[str, Any]:
