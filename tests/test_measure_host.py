@@ -58,6 +58,11 @@ def test_the_plan_probes_each_moe_layer_looped_and_grouped_at_its_local_experts(
     assert host[0].kind == "launch"
     assert [(c.experts_local, c.grouped) for c in host[1:]] == [(4, False), (4, True), (1, False), (1, True)]
     assert {(c.hidden, c.ffn, c.experts, c.top_k, c.tokens) for c in host[1:]} == {(4096, 14336, 8, 2, 4096)}
+    # DeepSeek-V3's experts hold 4 x 3 x 7,168 x 2,048 = 176 MB of weights and gradients each: 16 GB hold 90 of
+    # them, so EP 1 probes 90 of its 256 (the kernels per expert extrapolate) and EP 8 its 32.
+    dsv3 = model_request("deepseek-v3", catalog, tps=[1], tokens=[4096], eps=[1, 8]).requests
+    plan = build_plan(dsv3, fp8=False, experts=False, quick=True, host=True)
+    assert [c.experts_local for c in plan.cases if isinstance(c, HostCase)][1::2] == [90, 32]
     dense = model_request("llama3-8b", catalog, tps=[1]).requests
     plan = build_plan(dense, fp8=False, experts=False, quick=True, host=True)
     assert [c.kind for c in plan.cases if isinstance(c, HostCase)] == ["launch"]

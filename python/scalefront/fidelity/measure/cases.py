@@ -45,6 +45,8 @@ EXPERT_TOKENS_LADDER = (128, 512, 2048)
 #: Local experts x tokens per expert at most in one grouped GEMM case: the buffers of a DeepSeek-V3-sized expert
 #: layer at 64K tokens take about 20 GB.
 MAX_EXPERT_TOKENS = 65536
+#: Bytes of expert weights and gradients one host-probe MoE layer holds at most (on a 40 GB card, room to spare).
+HOST_WEIGHT_BYTES = 16e9
 #: The fused-attention table of the GPU catalog (`attention_efficiency`: the core's `ATTENTION_HEADS` and
 #: `ATTENTION_SEQS`, rust/core/src/step/attention.rs; a test holds them equal): heads per GPU times sequences per
 #: micro-batch, and sequence lengths. `bench.py --attention-grid` measures every cell with both backends.
@@ -344,10 +346,14 @@ def _expert_cases(r: Request) -> list[ExpertCase]:
 
 
 def _host_cases(r: Request) -> list[HostCase]:
-    """The MoE layer's host probe at each expert-parallel degree and tokens per micro-batch, looped and grouped."""
+    """The MoE layer's host probe at each expert-parallel degree and tokens per micro-batch, looped and grouped;
+    the local experts at most as many as `HOST_WEIGHT_BYTES` of weights and gradients hold (the kernel counts
+    per expert extrapolate beyond)."""
     m = r.model
     if not m.is_moe:
         return []
+    # Weights and gradients of an expert: up (with the gate) and down projections, BF16, twice.
+    held = max(1, int(HOST_WEIGHT_BYTES // (2 * 2 * (m.up_matrices + 1) * m.hidden * m.moe_ffn_hidden)))
     return [
         HostCase(
             "moe_layer",
@@ -356,7 +362,7 @@ def _host_cases(r: Request) -> list[HostCase]:
             m.moe_ffn_hidden,
             m.moe_experts,
             m.moe_top_k,
-            max(1, m.moe_experts // ep),
+            min(max(1, m.moe_experts // ep), held),
             t,
             m.gated_mlp,
             grouped,
