@@ -118,6 +118,7 @@ def test_the_recorded_h100_probe_reads_back_host_bound_small_expert_layers():
         ({"host_ms": float("nan")}, "host[1] (mixtral-8x7b): host_ms: NaN: expected a positive time or rate"),
         ({"kernels": 0}, "host[1] (mixtral-8x7b): kernels: 0: expected a positive whole number"),
         ({"kind": "disk"}, "host[1]: kind: expected 'launch' or 'moe_layer', got 'disk'"),
+        ({"kernels": 95.5}, "host[1] (mixtral-8x7b): kernels: expected a whole number, got 95.5"),
     ],
 )
 def test_a_bad_host_row_is_one_line_and_nothing_is_written(tmp_path, capsys, fake, change, message):
@@ -185,3 +186,37 @@ def test_a_run_with_two_expert_counts_writes_every_host_term_and_a_host_only_run
     assert catalog.framework("only-eager").moe_host_kernels_per_expert == 15.0
     assert "[gpus." not in (tmp_path / "only.toml").read_text(encoding="utf-8")
     assert "host-bound (host time over GPU busy time) in 4" in stdout
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda doc: doc.update(host={"kind": "launch"}), "host: expected a list of measurements"),
+        (lambda doc: doc["host"].pop(), "host: 2 rows, but the run planned 3 (a partial run)"),
+        (lambda doc: doc["host"].__setitem__(0, "launch"), 'host[0]: expected an object, got "launch"'),
+    ],
+)
+def test_a_cut_or_malformed_host_section_is_one_line(tmp_path, capsys, fake, edit, message):
+    record = tmp_path / "poc.json"
+    argv = ["measure", "--model", "mixtral-8x7b", "--tp", "1", "--ep", "8", "--host", "--quick", "--no-fp8"]
+    assert run([*argv, "--out", str(tmp_path / "a.toml"), "--record", str(record)], capsys)[0] == 0
+    doc = json.loads(record.read_text(encoding="utf-8"))
+    edit(doc)
+    bad = tmp_path / "bad" / "run.json"
+    bad.parent.mkdir()
+    bad.write_text(json.dumps(doc), encoding="utf-8")
+    code, out, err = run(["measure", "--replay", str(bad), "--out", str(bad.parent / "x.toml")], capsys)
+    assert_one_line_error(code, out, err, message)
+    assert files_in(bad.parent) == ["run.json"]
+
+
+def test_a_host_row_the_run_could_not_measure_is_listed_not_refused(tmp_path, capsys, fake):
+    record = tmp_path / "poc.json"
+    argv = ["measure", "--model", "mixtral-8x7b", "--tp", "1", "--ep", "8", "--host", "--quick", "--no-fp8"]
+    assert run([*argv, "--out", str(tmp_path / "a.toml"), "--record", str(record)], capsys)[0] == 0
+    doc = json.loads(record.read_text(encoding="utf-8"))
+    doc["host"][2] = {k: v for k, v in doc["host"][2].items() if k in ("kind", "model")} | {"error": "OOM"}
+    record.write_text(json.dumps(doc), encoding="utf-8")
+    code, out, err = run(["measure", "--replay", str(record), "--out", str(tmp_path / "r.toml")], capsys)
+    assert code == 0, err
+    assert "not available in the run" in out and "host[2] host moe_layer: OOM" in out

@@ -6,6 +6,7 @@ framework terms they identify (data/frameworks.toml `host_s_per_kernel`, `moe_ho
 
 from __future__ import annotations
 
+import json
 import statistics
 from dataclasses import dataclass
 from typing import Any
@@ -92,12 +93,12 @@ def host_section(doc: dict[str, Any], bad: Problem) -> tuple[HostLaunch | None, 
     """The record's host rows (none when it has no ``host`` section), and those the run could not measure."""
     rows = doc.get("host", [])
     if not isinstance(rows, list):
-        raise bad("host", f"expected a list of measurements, got {str(rows)[:40]}")
+        raise bad("host", f"expected a list of measurements, got {json.dumps(rows)[:40]}")
     launch, layers, failed = None, [], []
     for i, row in enumerate(rows):
         where = f"host[{i}]"
         if not isinstance(row, dict):
-            raise bad(where, f"expected an object, got {str(row)[:40]}")
+            raise bad(where, f"expected an object, got {json.dumps(row)[:40]}")
         kind = row.get("kind")
         if "error" in row:
             failed.append(f"{where} host {kind}: {row['error']}")

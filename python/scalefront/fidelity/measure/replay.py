@@ -98,7 +98,9 @@ def _check_plan(doc: dict[str, Any], bad: Problem) -> dict[str, int]:
         if isinstance(planned, bool) or not isinstance(planned, int) or planned < 0:
             raise bad("plan", f"{section}: expected a count of rows, got {json.dumps(planned)}")
         rows = doc.get(section, [])
-        got = len(rows) if isinstance(rows, list) else 0
+        if not isinstance(rows, list):
+            raise bad(section, f"expected a list of measurements, got {json.dumps(rows)[:40]}")
+        got = len(rows)
         if got != planned:
             raise bad(section, f"{got} rows, but the run planned {planned} (a partial run)")
         counts[section] = planned
