@@ -114,6 +114,7 @@ def test_json_has_the_documented_keys(capsys):
         "optimizer_s",
         "overhead_s",
         "framework_s",
+        "host_wait_s",
     ]
     assert all(isinstance(doc[k], float) for k in step)
     assert sum(doc[k] for k in step) == pytest.approx(doc["step_time_s"], rel=1e-12)

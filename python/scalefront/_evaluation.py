@@ -37,6 +37,8 @@ class Breakdown:
     """per-step overhead: waiting for the slowest GPU, synchronising all-reduces"""
     framework_s: float
     """what the training framework adds to the kernels: per layer, micro-batch and step, and overlap interference"""
+    host_wait_s: float
+    """MoE layers waiting for the host's kernel launches (launches slower than the GPU's work)"""
 
 
 @dataclass(frozen=True)
@@ -190,6 +192,8 @@ class Evaluation:
     """per-step overhead: waiting for the slowest GPU, synchronising all-reduces [s]"""
     framework_s: float
     """what the training framework adds to the kernels: per layer, micro-batch and step, and overlap interference [s]"""
+    host_wait_s: float
+    """MoE layers waiting for the host's kernel launches (launches slower than the GPU's work) [s]"""
     tp_comm_hidden_s: float
     """TP communication hidden behind compute [s]"""
     pp_comm_hidden_s: float
@@ -280,6 +284,7 @@ class Evaluation:
             optimizer_s=self.optimizer_s,
             overhead_s=self.overhead_s,
             framework_s=self.framework_s,
+            host_wait_s=self.host_wait_s,
         )
 
     @property

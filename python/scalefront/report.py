@@ -28,6 +28,7 @@ _COMPONENTS = [
     ("optimizer step", "optimizer_s"),
     ("step overhead", "overhead_s"),
     ("framework", "framework_s"),
+    ("host wait", "host_wait_s"),
 ]
 
 

@@ -52,7 +52,7 @@ def frontier(order: list[str]) -> pl.DataFrame:
                     "scaling_efficiency": 0.5 + 0.1 * i,
                     **{c: 0.1 * (i + 1) for c in ("compute_s", "dp_comm_s")},
                     **{c: 0.0 for c in ("recompute_s", "tp_comm_s", "pp_comm_s", "cp_comm_s", "ep_comm_s")},
-                    **{c: 0.0 for c in ("bubble_s", "optimizer_s", "overhead_s", "framework_s")},
+                    **{c: 0.0 for c in ("bubble_s", "optimizer_s", "overhead_s", "framework_s", "host_wait_s")},
                 }
             )
     return pl.DataFrame(rows)

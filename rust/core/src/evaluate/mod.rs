@@ -95,6 +95,9 @@ pub struct StepBreakdown {
     /// What the training framework adds to the kernels (`crate::software`): its per-layer, per-micro-batch and
     /// per-step time, and the compute that overlapped communication slows.
     pub framework_s: f64,
+    /// MoE layers waiting for the host's kernel launches (`FrameworkSpec::host_s_per_kernel`): a dropless layer
+    /// syncs with the host, so the GPU idles while the host launches more slowly than the GPU runs.
+    pub host_wait_s: f64,
 }
 
 impl StepBreakdown {
@@ -110,6 +113,7 @@ impl StepBreakdown {
             + self.optimizer_s
             + self.overhead_s
             + self.framework_s
+            + self.host_wait_s
     }
 }
 

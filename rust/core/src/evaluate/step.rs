@@ -25,9 +25,12 @@ pub(super) struct MicroBatch {
     cp_hidden_s: f64,
     ep_exposed_s: f64,
     ep_hidden_s: f64,
-    /// The framework's time: the MoE layers' waits on the host, its layer overhead, its fixed time per
-    /// micro-batch, and the compute lost to the TP, CP and EP traffic hidden behind it.
+    /// The framework's time: its layer overhead, its fixed time per micro-batch, and the compute lost to the TP,
+    /// CP and EP traffic hidden behind it.
     framework_s: f64,
+    /// The MoE layers' waits for the host's launches (`LayerForward::host_wait_s`): the GPU idles, and hides
+    /// nothing behind it.
+    host_wait_s: f64,
     /// What the layer overhead is a fraction of: the compute and recomputation with the layers at BF16 rates.
     overhead_base_s: f64,
 }
@@ -35,7 +38,13 @@ pub(super) struct MicroBatch {
 impl MicroBatch {
     /// Wall time of the micro-batch: compute, recomputation, exposed communication and the framework's time.
     fn total_s(&self) -> f64 {
-        self.compute_s + self.recompute_s + self.tp_exposed_s + self.cp_exposed_s + self.ep_exposed_s + self.framework_s
+        self.compute_s
+            + self.recompute_s
+            + self.tp_exposed_s
+            + self.cp_exposed_s
+            + self.ep_exposed_s
+            + self.framework_s
+            + self.host_wait_s
     }
     /// Compute time not yet spent hiding this micro-batch's own TP, CP and EP traffic.
     /// (The framework's time is GPU time too: its kernels and gaps hide traffic as the model's own kernels do.)
@@ -135,8 +144,8 @@ fn micro_batch_time(
         cp_hidden_s,
         ep_exposed_s,
         ep_hidden_s,
-        // The GPU's waits on the host's launches in the MoE layers (the framework's time, added to below).
-        framework_s: moe_layers * moe.host_wait_s,
+        framework_s: 0.0,
+        host_wait_s: moe_layers * moe.host_wait_s,
         overhead_base_s,
     }
 }
@@ -196,10 +205,8 @@ fn tensor_parallel(
 /// time, leave it as it is (validated: with the fraction on the run's own compute, Megatron-Core's judged rows
 /// came out 3-17 points slower in BF16 than in FP8 on the same GPU, docs/design/fidelity-v3.md Sec. 13).
 fn with_framework(f: &FrameworkSpec, mb: MicroBatch) -> MicroBatch {
-    let framework_s = mb.framework_s
-        + f.layer_overhead * mb.overhead_base_s
-        + f.microbatch_overhead_s
-        + f.overlap_interference * mb.hidden_s();
+    let framework_s =
+        f.layer_overhead * mb.overhead_base_s + f.microbatch_overhead_s + f.overlap_interference * mb.hidden_s();
     MicroBatch { framework_s, ..mb }
 }
 
@@ -248,6 +255,7 @@ pub(super) fn step_time(
         optimizer_s: optimizer_step_s(c, s, par),
         overhead_s: c.straggler_fraction * (compute_s + recompute_s + bubble_s) + c.sync_s,
         framework_s,
+        host_wait_s: m * mb.host_wait_s,
     };
     let hidden = HiddenComm {
         tp_comm_s: m * mb.tp_hidden_s,

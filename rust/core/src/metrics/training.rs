@@ -61,6 +61,14 @@ pub const METRICS: &[Metric] = &[
         "what the training framework adds to the kernels: per layer, micro-batch and step, and overlap interference",
         |e| e.breakdown.framework_s
     ),
+    metric!(
+        "host_wait_s",
+        "s",
+        Float,
+        Step,
+        "MoE layers waiting for the host's kernel launches (launches slower than the GPU's work)",
+        |e| e.breakdown.host_wait_s
+    ),
     metric!("tp_comm_hidden_s", "s", Float, Hidden, "TP communication hidden behind compute", |e| e.hidden.tp_comm_s),
     metric!("pp_comm_hidden_s", "s", Float, Hidden, "PP sends hidden behind compute", |e| e.hidden.pp_comm_s),
     metric!("dp_comm_hidden_s", "s", Float, Hidden, "DP communication hidden behind compute", |e| e.hidden.dp_comm_s),
