@@ -13,6 +13,7 @@ import pytest
 
 from helpers import DATA, assert_one_line_error, files_in, run
 from scalefront.cli import measure as measure_cli
+from scalefront.fidelity.measure import bench
 from scalefront.fidelity.measure.cases import Case, HostCase, build_plan
 from scalefront.fidelity.measure.host_rows import host_section, host_terms
 from scalefront.fidelity.measure.plan import model_request
@@ -220,3 +221,22 @@ def test_a_host_row_the_run_could_not_measure_is_listed_not_refused(tmp_path, ca
     code, out, err = run(["measure", "--replay", str(record), "--out", str(tmp_path / "r.toml")], capsys)
     assert code == 0, err
     assert "not available in the run" in out and "host[2] host moe_layer: OOM" in out
+
+
+def test_bench_only_host_records_the_probe_alone_and_summarises_it(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["bench.py"])
+    argv = ["--quick", "--only-host", "--model", "mixtral-8x7b", "--tp", "1", "--ep", "2,8"]
+    code = bench.main([*argv, "--models-dir", str(DATA / "models"), "--out", str(tmp_path)], device=HostFake)
+    assert code == 0
+    out, err = capsys.readouterr()
+    summary = json.loads(out.strip().splitlines()[-1])
+    # The launch loops and 4 MoE layers (2 EP degrees, looped and grouped) at 30 us a kernel; no GPU kernel.
+    assert summary["cases"] == 5 and summary["host_moe_us_per_kernel_median"] == 30.0
+    assert summary["gemm_bf16_median_tflops"] is None and summary["hbm_copy_gbytes_per_s"] is None
+    doc = json.loads((tmp_path / "measure-run.json").read_text(encoding="utf-8"))
+    assert doc["plan"] == {"hbm": 0, "gemms": 0, "attention": 0, "experts": 0, "host": 5}
+    code, stdout, err = run(
+        ["measure", "--replay", str(tmp_path / "measure-run.json"), "--out", str(tmp_path / "n.toml")], capsys
+    )
+    assert code == 0, err
+    assert Catalog.load(tmp_path / "n.toml").framework("n-eager").moe_host_kernels_per_expert == 15.0

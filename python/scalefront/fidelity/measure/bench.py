@@ -132,6 +132,7 @@ def summary(plan: Plan, record: dict[str, Any], results: list[tuple[Case, dict[s
         for c, v in ok
         if isinstance(c, ExpertCase) and "grouped_fwd_ms" in v
     ]
+    host = [v["host_ms"] * 1e3 / v["kernels"] for c, v in ok if isinstance(c, HostCase) and c.kind == "moe_layer"]
     return {
         "device": record.get("gpu"),
         "torch": record.get("torch"),
@@ -145,6 +146,7 @@ def summary(plan: Plan, record: dict[str, Any], results: list[tuple[Case, dict[s
         "gemm_fp8_median_tflops": _median(gemm["fp8"]),
         "attention_fwdbwd_median_tflops": {backend: _median(rates) for backend, rates in att.items()},
         "experts_grouped_fwd_median_tflops": _median(grouped),
+        "host_moe_us_per_kernel_median": _median(host),
     }
 
 
