@@ -235,7 +235,7 @@ def test_bench_only_host_records_the_probe_alone_and_summarises_it(tmp_path, cap
     assert summary["gemm_bf16_median_tflops"] is None and summary["hbm_copy_gbytes_per_s"] is None
     doc = json.loads((tmp_path / "measure-run.json").read_text(encoding="utf-8"))
     assert doc["plan"] == {"hbm": 0, "gemms": 0, "attention": 0, "experts": 0, "host": 5}
-    code, stdout, err = run(
+    code, _, err = run(
         ["measure", "--replay", str(tmp_path / "measure-run.json"), "--out", str(tmp_path / "n.toml")], capsys
     )
     assert code == 0, err
