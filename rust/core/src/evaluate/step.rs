@@ -36,7 +36,8 @@ pub(super) struct MicroBatch {
 }
 
 impl MicroBatch {
-    /// Wall time of the micro-batch: compute, recomputation, exposed communication and the framework's time.
+    /// Wall time of the micro-batch: compute, recomputation, exposed communication, the framework's time and the
+    /// waits for the host.
     fn total_s(&self) -> f64 {
         self.compute_s
             + self.recompute_s
