@@ -23,11 +23,11 @@ MOE = json.loads((DATA / "measurements" / "h100-moe-fp8-bench.json").read_text(e
 
 def _measure_record() -> dict[str, Any]:
     """A small record in this tool's format: what `scalefront measure --record` writes."""
+    from helpers.measure import FakeDevice
     from scalefront.fidelity.measure.cases import build_plan
     from scalefront.fidelity.measure.driver import run_plan
     from scalefront.fidelity.measure.plan import model_request
     from scalefront.inputs.catalog.loader import builtin_catalog
-    from test_measure_run import FakeDevice
 
     wanted = model_request("llama3-8b", builtin_catalog(), tps=[1, 2])
     plan = build_plan(wanted.requests, fp8=False, experts=False, quick=True)

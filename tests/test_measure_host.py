@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from helpers import DATA, assert_one_line_error, files_in, run
+from helpers.measure import FakeDevice
 from scalefront.cli import measure as measure_cli
 from scalefront.fidelity.measure import bench
 from scalefront.fidelity.measure.cases import Case, HostCase, build_plan
@@ -19,7 +20,6 @@ from scalefront.fidelity.measure.host_rows import host_section, host_terms
 from scalefront.fidelity.measure.plan import model_request
 from scalefront.fidelity.measure.rows import Problem
 from scalefront.inputs.catalog.loader import Catalog, builtin_catalog
-from test_measure_run import FakeDevice
 
 #: The fake node: 30 us of host time per kernel; a grouped layer launches 120 kernels, a loop 80 plus 15 per local
 #: expert; the GPU is busy 2 ms a layer.

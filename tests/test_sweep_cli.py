@@ -251,7 +251,7 @@ def test_written_files_get_the_usual_permissions(small, tmp_path, capsys):
         (["--out", "x.xlsx"], ["x.xlsx", "'.xlsx'", ".csv or .parquet"]),
         (["--all", "x.xlsx"], ["x.xlsx", "'.xlsx'"]),
         (["--out", "nodir/f.csv"], ["nodir", "does not exist"]),
-        (["--out", "same.csv", "--all", "same.csv"], ["--out and --all must be different files"]),
+        (["--out", "same.csv", "--all", "same.csv"], ["--out and --all name the same file, same.csv"]),
         (["nosuch"], ["nosuch", "cannot read"]),
         (["--max-configs", "many"], ["--max-configs"]),
     ],

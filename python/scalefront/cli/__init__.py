@@ -57,10 +57,21 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         description="Plan GPU training clusters with numbers: step time, scaling, memory and cost.",
     )
     parser.add_argument("--version", action="version", version=f"scalefront {__version__}")
-    sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser)
+    sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser, dest="command")
     for command in _modules(argv):
         command.add(sub)
     return parser
+
+
+def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """The arguments; an unknown one is refused by the command's own parser, so that the line names the command
+    and its --help (argparse reports it from the top-level parser, whatever command it follows)."""
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        commands = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        own = commands.choices.get(getattr(args, "command", None) or "") if commands is not None else None
+        (own or parser).error(f"unrecognized arguments: {' '.join(extras)}")
+    return args
 
 
 def _run_default(args: argparse.Namespace) -> int:
@@ -96,7 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run_command_line(argv: Sequence[str] | None = None) -> int:
     """Parse and run one command; its exit status. Every error is one line (see the module doc)."""
     parser = build_parser(sys.argv[1:] if argv is None else argv)
-    args = parser.parse_args(argv)
+    args = _parse(parser, argv)
     if not hasattr(args, "run"):
         args = argparse.Namespace(run=_run_default, scenario=DEFAULT_SCENARIO)
     try:

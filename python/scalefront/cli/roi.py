@@ -40,7 +40,9 @@ def add(sub: Commands) -> None:
         formatter_class=Help,
     )
     p.add_argument("scenario", nargs="?", default=DEFAULT_SCENARIO, help="built-in scenario id or TOML file")
-    p.add_argument("--a", default="ib-ndr", dest="fabric_a", help="the fabric whose premium is in question")
+    p.add_argument(
+        "--a", default="ib-ndr", dest="fabric_a", type=_design, help="the fabric whose premium is in question"
+    )
     p.add_argument(
         "--b",
         dest="fabric_b",
@@ -150,6 +152,13 @@ def _check_outputs(args: argparse.Namespace) -> None:
         *(report.resolve() / n for n in REPORT_FILES),
     }:
         raise UsageError(f"--out {args.out} and --report {args.report} overlap; give the table another name")
+
+
+def _design(text: str) -> str:
+    name = text.strip()
+    if not name:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a fabric id (ib-ndr) or FABRIC@MODE")
+    return name
 
 
 def _designs(text: str) -> list[str]:

@@ -75,7 +75,10 @@ def _check_path(p: Path, force: bool) -> Path:
         raise UsageError(f"{p} already exists; pass --force to replace it")
     if not p.parent.exists():
         raise UsageError(f"{p.parent} does not exist")
-    check_writable_dir(p.parent)
+    try:
+        check_writable_dir(p.parent)
+    except UsageError as err:
+        raise UsageError(f"{p}: {err}") from None
     return p
 
 

@@ -100,9 +100,11 @@ def check_outputs(force: bool, **paths: str | None) -> None:
             check_target(path, force)
         except UsageError as err:
             raise UsageError(f"{option}: {err}") from None
-    resolved = [Path(p).resolve() for p in given.values()]
-    if len(set(resolved)) < len(resolved):
-        raise UsageError(f"{' and '.join(given)} must be different files")
+    seen: dict[Path, str] = {}
+    for option, path in given.items():
+        first = seen.setdefault(Path(path).resolve(), option)
+        if first != option:
+            raise UsageError(f"{first} and {option} name the same file, {path}; give each its own")
 
 
 def _check_sweep_outputs(r: SweepRequest) -> None:

@@ -163,9 +163,14 @@ def unknown_key(key: str, known: Sequence[str], missing: Sequence[str] = ()) -> 
 
 def describe(err: ValidationError, model_cls: type[BaseModel], raw: Any) -> tuple[list[str | int], str]:
     """(location parts, message) of the most telling error. An unknown key comes first: a misspelt key also shows
-    up as the real one missing. The message ends with the value found, when there is one."""
+    up as the real one missing. Then a value the file gives that is wrong, before a field it leaves out (a user
+    catalog's partial copy of a built-in entry with a bad figure hears of the figure first). The message ends with
+    the value found, when there is one."""
     errors = err.errors()
-    e = next((x for x in errors if x["type"] == "extra_forbidden"), errors[0])
+    e = next(
+        (x for x in errors if x["type"] == "extra_forbidden"),
+        next((x for x in errors if x["type"] != "missing"), errors[0]),
+    )
     parts = located(raw, e["loc"], keep_last=e["type"] == "missing")
     if e["type"] == "extra_forbidden":
         table = _model_at(model_cls, parts[:-1])

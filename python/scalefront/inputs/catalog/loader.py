@@ -5,6 +5,7 @@ unknown id with a suggestion; a model file (``--model PATH.toml``) read on its o
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -60,10 +61,13 @@ FABRIC_FAMILIES = {
 }
 
 
-def _unknown(kind: str, name: str, known: dict[str, Any]) -> CatalogError:
+def _unknown(kind: str, name: str, known: dict[str, Any], files: Sequence[str] = ()) -> CatalogError:
+    """An unknown name, the closest known one, every known one, and the user catalogs searched beside the
+    built-in one (a name expected from a --catalog file that does not define it)."""
     hint = did_you_mean(name, list(known)).removeprefix("; ")
     close = f" ({hint})" if hint else ""
-    return CatalogError(f"unknown {kind} {name!r}{close}; known: {', '.join(sorted(known))}")
+    searched = f" (searched the built-in catalog and {', '.join(files)})" if files else ""
+    return CatalogError(f"unknown {kind} {name!r}{close}; known: {', '.join(sorted(known))}{searched}")
 
 
 def load_model_file(path: str | Path) -> ModelEntry:
@@ -235,10 +239,10 @@ class Catalog:
 
     # Look-ups with a clear error for an unknown name.
     def gpu(self, name: str) -> GpuEntry:
-        return self.gpus.get(name) or _raise(_unknown("GPU", name, self.gpus))
+        return self.gpus.get(name) or _raise(_unknown("GPU", name, self.gpus, self.files))
 
     def scale_up_domain(self, name: str) -> ScaleUpEntry:
-        return self.scale_up.get(name) or _raise(_unknown("scale-up domain", name, self.scale_up))
+        return self.scale_up.get(name) or _raise(_unknown("scale-up domain", name, self.scale_up, self.files))
 
     def fabric(self, name: str) -> FabricEntry:
         """The fabric `name` (`FABRIC` or `FABRIC@MODE`), in its default mode when it has modes and none is named.
@@ -251,7 +255,7 @@ class Catalog:
     def _fabric_mode(self, name: str) -> tuple[str, str | None]:
         """(fabric id, mode: the named one, the default one, or None for a fabric without modes), checked."""
         base = name.partition("@")[0]
-        entry = self.fabrics.get(base) or _raise(_unknown("fabric", base, self.fabrics))
+        entry = self.fabrics.get(base) or _raise(_unknown("fabric", base, self.fabrics, self.files))
         _, mode = split_id(name, entry.mode_names)
         if mode is None or self.is_price_variant(name):
             return base, entry.default_mode
@@ -298,13 +302,13 @@ class Catalog:
         return sorted(ids + [b for b, e in self.fabrics.items() if not e.mode_names])
 
     def topology(self, name: str) -> TopologyEntry:
-        return self.topologies.get(name) or _raise(_unknown("topology", name, self.topologies))
+        return self.topologies.get(name) or _raise(_unknown("topology", name, self.topologies, self.files))
 
     def framework(self, name: str) -> FrameworkEntry:
-        return self.frameworks.get(name) or _raise(_unknown("framework", name, self.frameworks))
+        return self.frameworks.get(name) or _raise(_unknown("framework", name, self.frameworks, self.files))
 
     def model(self, name: str) -> ModelEntry:
-        return self.models.get(name) or _raise(_unknown("model", name, self.models))
+        return self.models.get(name) or _raise(_unknown("model", name, self.models, self.files))
 
     def _no_price(self, kind: str, name: str, priced: dict[str, Any]) -> CatalogError:
         """No [prices.<kind>.<name>] anywhere: the files searched, and the closest priced id (a misspelt one)."""
@@ -332,7 +336,7 @@ class Catalog:
         return ScaleUpPrice.model_construct(switch_tray_usd=0.0, switch_tray_w=0.0, sources={})
 
     def reliability_profile(self, name: str) -> ReliabilityEntry:
-        return self.reliability.get(name) or _raise(_unknown("reliability profile", name, self.reliability))
+        return self.reliability.get(name) or _raise(_unknown("reliability profile", name, self.reliability, self.files))
 
     def economics_or_error(self) -> Economics:
         return self.economics or _raise(CatalogError("the price catalog has no [economics] table"))

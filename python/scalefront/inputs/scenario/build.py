@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from scalefront._core import data_files, space_size
-from scalefront.errors import CatalogError, ConfigurationError, UsageError
+from scalefront.errors import CatalogError, ConfigurationError, ScalefrontError, UsageError, message_of
 from scalefront.inputs.catalog.entries import FabricEntry, GpuEntry, ModelEntry, TopologyEntry
 from scalefront.inputs.catalog.loader import Catalog, builtin_catalog, error_model_spec, load_model_file
 from scalefront.inputs.files import parse_toml, read_text
@@ -150,11 +150,11 @@ class _Problem:
         return CatalogError(f"{self.file}: {where}: {msg}")
 
     def looked_up(self, where: str, fn: Callable[[str], _T], name: str) -> _T:
-        """`fn(name)`, an unknown name reported at `where`."""
+        """`fn(name)`, an unknown name (or a model file that cannot be read) reported at `where`."""
         try:
             return fn(name)
-        except CatalogError as err:
-            raise self(where, str(err)) from None
+        except ScalefrontError as err:
+            raise self(where, message_of(err)) from None
 
 
 def _chosen_workload(spec: ScenarioFile, name: str | None, bad: _Problem) -> Workload:
@@ -186,12 +186,12 @@ def _check_no_repeats(sections: dict[str, BaseModel], bad: _Problem) -> None:
 
 
 def _scenario_model(wl: Workload, file: str, cat: Catalog, bad: _Problem) -> ModelEntry:
-    if wl.model.endswith(".toml"):
-        path = Path(wl.model)
-        if not path.is_absolute() and Path(file).is_file():  # a scenario file: relative to its folder
-            path = Path(file).parent / path
-        return load_model_file(path)
-    return bad.looked_up("[workload] model", cat.model, wl.model)
+    if not wl.model.endswith(".toml"):
+        return bad.looked_up("[workload] model", cat.model, wl.model)
+    path = Path(wl.model)
+    if not path.is_absolute() and Path(file).is_file():  # a scenario file: relative to its folder
+        path = Path(file).parent / path
+    return bad.looked_up("[workload] model", load_model_file, str(path))  # its own line, behind this entry
 
 
 def _objectives(
