@@ -86,6 +86,11 @@ def render(e: Evaluation) -> str:
             continue
         share = value / e.step_time_s
         lines.append(f"  {label:<16}{_seconds(value)} {share:6.1%}  {_bar(share)}")
+    if e.breakdown.host_wait_s > 0:  # what the line means and how to measure it, within 80 columns
+        lines += [
+            "  host wait: MoE layers launch kernels slower than the GPU runs them (the",
+            "  framework's host_s_per_kernel); `scalefront measure --host` times your node",
+        ]
     hidden = [(k.removesuffix("_comm_hidden_s").upper(), v) for k, v in vars(e.hidden).items() if v > 0]
     if hidden:
         lines.append("  hidden behind compute: " + ", ".join(f"{k} {_seconds(v).strip()}" for k, v in hidden))
