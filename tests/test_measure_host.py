@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -113,6 +114,25 @@ def test_the_recorded_h100_probe_reads_back_host_bound_small_expert_layers():
     assert big.gpu_busy_ms > 5 * big.host_ms
 
 
+def _recorded(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, dict[str, Any]]:
+    """A recorded --host run of Mixtral 8x7B at EP 8 on the fake device: the record's path and its JSON (HBM, the
+    GEMMs, attention, experts, and the host probe's launch row and two MoE layers)."""
+    record = tmp_path / "poc.json"
+    argv = ["measure", "--model", "mixtral-8x7b", "--tp", "1", "--ep", "8", "--host", "--quick", "--no-fp8"]
+    assert run([*argv, "--out", str(tmp_path / "a.toml"), "--record", str(record)], capsys)[0] == 0
+    return record, json.loads(record.read_text(encoding="utf-8"))
+
+
+def _refused_on_replay(tmp_path: Path, capsys: pytest.CaptureFixture[str], doc: dict[str, Any], message: str) -> None:
+    """`doc` written as a record and replayed: one line with `message`, exit 2, nothing written beside it."""
+    bad = tmp_path / "bad" / "run.json"
+    bad.parent.mkdir()
+    bad.write_text(json.dumps(doc), encoding="utf-8")
+    code, out, err = run(["measure", "--replay", str(bad), "--out", str(bad.parent / "x.toml")], capsys)
+    assert_one_line_error(code, out, err, message)
+    assert files_in(bad.parent) == ["run.json"]
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
@@ -123,17 +143,9 @@ def test_the_recorded_h100_probe_reads_back_host_bound_small_expert_layers():
     ],
 )
 def test_a_bad_host_row_is_one_line_and_nothing_is_written(tmp_path, capsys, fake, change, message):
-    record = tmp_path / "poc.json"
-    argv = ["measure", "--model", "mixtral-8x7b", "--tp", "1", "--ep", "8", "--host", "--quick", "--no-fp8"]
-    assert run([*argv, "--out", str(tmp_path / "a.toml"), "--record", str(record)], capsys)[0] == 0
-    doc = json.loads(record.read_text(encoding="utf-8"))
+    _, doc = _recorded(tmp_path, capsys)
     doc["host"][1] |= change
-    bad = tmp_path / "bad" / "run.json"
-    bad.parent.mkdir()
-    bad.write_text(json.dumps(doc), encoding="utf-8")
-    code, out, err = run(["measure", "--replay", str(bad), "--out", str(bad.parent / "x.toml")], capsys)
-    assert_one_line_error(code, out, err, message)
-    assert files_in(bad.parent) == ["run.json"]
+    _refused_on_replay(tmp_path, capsys, doc, message)
 
 
 def test_host_is_a_measuring_option_not_a_replay_one(tmp_path, capsys):
@@ -198,24 +210,13 @@ def test_a_run_with_two_expert_counts_writes_every_host_term_and_a_host_only_run
     ],
 )
 def test_a_cut_or_malformed_host_section_is_one_line(tmp_path, capsys, fake, edit, message):
-    record = tmp_path / "poc.json"
-    argv = ["measure", "--model", "mixtral-8x7b", "--tp", "1", "--ep", "8", "--host", "--quick", "--no-fp8"]
-    assert run([*argv, "--out", str(tmp_path / "a.toml"), "--record", str(record)], capsys)[0] == 0
-    doc = json.loads(record.read_text(encoding="utf-8"))
+    _, doc = _recorded(tmp_path, capsys)
     edit(doc)
-    bad = tmp_path / "bad" / "run.json"
-    bad.parent.mkdir()
-    bad.write_text(json.dumps(doc), encoding="utf-8")
-    code, out, err = run(["measure", "--replay", str(bad), "--out", str(bad.parent / "x.toml")], capsys)
-    assert_one_line_error(code, out, err, message)
-    assert files_in(bad.parent) == ["run.json"]
+    _refused_on_replay(tmp_path, capsys, doc, message)
 
 
 def test_a_host_row_the_run_could_not_measure_is_listed_not_refused(tmp_path, capsys, fake):
-    record = tmp_path / "poc.json"
-    argv = ["measure", "--model", "mixtral-8x7b", "--tp", "1", "--ep", "8", "--host", "--quick", "--no-fp8"]
-    assert run([*argv, "--out", str(tmp_path / "a.toml"), "--record", str(record)], capsys)[0] == 0
-    doc = json.loads(record.read_text(encoding="utf-8"))
+    record, doc = _recorded(tmp_path, capsys)
     doc["host"][2] = {k: v for k, v in doc["host"][2].items() if k in ("kind", "model")} | {"error": "OOM"}
     record.write_text(json.dumps(doc), encoding="utf-8")
     code, out, err = run(["measure", "--replay", str(record), "--out", str(tmp_path / "r.toml")], capsys)

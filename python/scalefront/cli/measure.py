@@ -21,7 +21,7 @@ from scalefront.fidelity.measure.cases import Case, build_plan
 from scalefront.fidelity.measure.driver import Status, result_text
 from scalefront.fidelity.measure.entry import framework_id, host_only, render, render_host_toml, render_toml
 from scalefront.fidelity.measure.fit import Fit, fit_run
-from scalefront.fidelity.measure.host_rows import host_lines, host_terms
+from scalefront.fidelity.measure.host_rows import host_lines
 from scalefront.fidelity.measure.plan import Wanted, model_request, scenario_requests
 from scalefront.fidelity.measure.replay import Run, read_runs
 from scalefront.fidelity.measure.session import gpu_for, measure, open_device, today
@@ -178,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
     write_text(text, args.out, args.force)
     if not host_only(data):
         print(f"wrote {args.out}: [gpus.{name}]; use it with --catalog {args.out} --gpu {name}")
-    if host_terms([*data.host]) is not None:
+    if data.host:  # a framework entry was written (host_terms finds terms in any MoE layer)
         fw = framework_id(name)
         print(f"wrote {args.out}: [frameworks.{fw}]; use it with --catalog {args.out} --framework {fw}")
     sys.stdout.flush()

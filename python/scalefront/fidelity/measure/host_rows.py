@@ -6,12 +6,11 @@ framework terms they identify (data/frameworks.toml `host_s_per_kernel`, `moe_ho
 
 from __future__ import annotations
 
-import json
 import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from scalefront.fidelity.measure.rows import Problem, number, text
+from scalefront.fidelity.measure.rows import Problem, number, section_rows, text
 
 __all__ = ["HostLaunch", "HostLayer", "HostTerms", "host_lines", "host_section", "host_terms"]
 
@@ -91,14 +90,8 @@ def host_terms(layers: list[HostLayer]) -> HostTerms | None:
 
 def host_section(doc: dict[str, Any], bad: Problem) -> tuple[HostLaunch | None, list[HostLayer], list[str]]:
     """The record's host rows (none when it has no ``host`` section), and those the run could not measure."""
-    rows = doc.get("host", [])
-    if not isinstance(rows, list):
-        raise bad("host", f"expected a list of measurements, got {json.dumps(rows)[:40]}")
     launch, layers, failed = None, [], []
-    for i, row in enumerate(rows):
-        where = f"host[{i}]"
-        if not isinstance(row, dict):
-            raise bad(where, f"expected an object, got {json.dumps(row)[:40]}")
+    for where, row in section_rows(doc, "host", bad, required=False):
         kind = row.get("kind")
         if "error" in row:
             failed.append(f"{where} host {kind}: {row['error']}")

@@ -30,6 +30,7 @@ __all__ = [
     "large_gemms",
     "number",
     "routing_rows",
+    "section_rows",
     "text",
 ]
 
@@ -139,16 +140,17 @@ def text(row: dict[str, Any], key: str, where: str, bad: Problem, default: str |
     return v
 
 
-def _rows(
+def section_rows(
     doc: dict[str, Any], section: str, bad: Problem, *, required: bool = True
 ) -> list[tuple[str, dict[str, Any]]]:
-    """`(where, row)` of a list of objects; missing and empty are errors when `required`."""
+    """`(where, row)` of a record's section, a list of objects; missing and empty are errors when `required`."""
     rows = doc.get(section)
     if rows is None and not required:
         return []
     if not isinstance(rows, list) or (required and not rows):
         got = "missing" if rows is None else f"{json.dumps(rows)[:40]}"
-        raise bad(section, f"expected a non-empty list of measurements, got {got} (a partial run?)")
+        what = "a non-empty list" if required else "a list"
+        raise bad(section, f"expected {what} of measurements, got {got} (a partial run?)")
     for i, row in enumerate(rows):
         if not isinstance(row, dict):
             raise bad(f"{section}[{i}]", f"expected an object, got {json.dumps(row)[:40]}")
@@ -183,7 +185,7 @@ def _gemm(where: str, row: dict[str, Any], bad: Problem, dtype: str, passes: Seq
 
 def gemm_rows(doc: dict[str, Any], bad: Problem) -> tuple[list[GemmRow], list[str]]:
     rows, failed = [], []
-    for where, row in _rows(doc, "gemms", bad):
+    for where, row in section_rows(doc, "gemms", bad):
         if "error" in row:
             failed.append(f"{where} {_label(row, 'model', 'tp', 'tokens', 'gemm', 'dtype')}: {row['error']}")
         else:
@@ -211,7 +213,7 @@ def _check_complete(rows: Sequence[GemmRow], bad: Problem) -> None:
 
 def attention_rows(doc: dict[str, Any], bad: Problem) -> tuple[list[AttentionRow], list[str]]:
     rows, failed = [], []
-    for where, row in _rows(doc, "attention", bad):
+    for where, row in section_rows(doc, "attention", bad):
         label = _label(row, "heads", "kv_heads", "seq", "batch", "backend")
         if "error" in row:
             failed.append(f"{where} attention {label}: {row['error']}")
@@ -238,7 +240,7 @@ def attention_rows(doc: dict[str, Any], bad: Problem) -> tuple[list[AttentionRow
 def large_gemms(doc: dict[str, Any], bad: Problem) -> list[LargeGemm]:
     out = []
     for section, dtype in (("mamf_bf16", "bf16"), ("mamf_fp8", "fp8")):
-        for where, row in _rows(doc, section, bad, required=section == "mamf_bf16" and "fp8_error" not in doc):
+        for where, row in section_rows(doc, section, bad, required=section == "mamf_bf16" and "fp8_error" not in doc):
             m, k, n = (number(row, key, where, bad, whole=True) for key in ("m", "k", "n"))
             out.append(LargeGemm(dtype=dtype, m=m, k=k, n=n, tflops=number(row, "tflops", where, bad)))
     return out
@@ -273,7 +275,7 @@ def _expert_row(where: str, row: dict[str, Any], bad: Problem) -> ExpertRow:
 
 def expert_rows(doc: dict[str, Any], bad: Problem, required: bool) -> tuple[list[ExpertRow], list[str]]:
     rows, failed = [], []
-    for where, row in _rows(doc, "experts", bad, required=required):
+    for where, row in section_rows(doc, "experts", bad, required=required):
         label = _label(row, "model", "experts_local", "tokens_per_expert")
         where = f"{where} ({label})"
         if "error" in row:
@@ -287,7 +289,7 @@ def expert_rows(doc: dict[str, Any], bad: Problem, required: bool) -> tuple[list
 
 def routing_rows(doc: dict[str, Any], bad: Problem) -> list[RoutingRow]:
     out = []
-    for where, row in _rows(doc, "plumbing", bad):
+    for where, row in section_rows(doc, "plumbing", bad):
         where = f"{where} ({_label(row, 'model', 'tokens')})"
         tokens, experts, top_k, moved = (
             number(row, k, where, bad, whole=True) for k in ("tokens", "experts", "top_k", "moved_bytes_each_way")
@@ -303,7 +305,7 @@ def routing_rows(doc: dict[str, Any], bad: Problem) -> list[RoutingRow]:
 def fp8_layer_gemms(doc: dict[str, Any], bad: Problem) -> tuple[list[GemmRow], list[str]]:
     """moe_bench.py's FP8 forward GEMMs of dense layers at 8,192 tokens (their BF16 twins are not kept)."""
     rows, failed = [], []
-    for where, row in _rows(doc, "fp8_layer_gemms", bad):
+    for where, row in section_rows(doc, "fp8_layer_gemms", bad):
         if "error" in row:
             failed.append(f"{where} {_label(row, 'model', 'tp', 'gemm')} fp8: {row['error']}")
             continue
