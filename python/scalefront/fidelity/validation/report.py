@@ -78,14 +78,18 @@ what the estimates and the software on that GPU leave. What the model does not d
   -18% to -44%) and seven of ten DeepSeek-V3 rows (256 of 2,048: -15% to -32%) come out too fast. Published
   profiles put that time on the host: eager layers launching the small experts' kernels one by one, the GPU idle
   between them (the same Qwen3-30B job on a B200 went from 20 to 12.6 ms a layer and micro-batch with newer
-  software and CUDA graphs; docs/design/fidelity-v3.md Sec. 14). The model has no host time yet. torchao's 2-layer
+  software and CUDA graphs; docs/design/fidelity-v3.md Sec. 14). The model charges the host's launches where they
+  are measured, eager PyTorch's (Sec. 17); Megatron-Core's host time per kernel is not, so its rows wait for none
+  (Sec. 18 sizes what a term would take: per-row CUDA-graph scopes and measured counts). torchao's 2-layer
   Llama 4 Scout on 4 B200s is -38% (its output layer and loss over a 202,048-token vocabulary are most of its
   FLOPs); Grok-1 (dgxc) and Mixtral 8x22B under MoE Parallel Folding's mapping come out 6-33% too slow.
 - **The framework's layer term is a share of the layers' compute at BF16 rates** (FP8 GEMMs do not shrink the
   norms, casts and launch gaps it stands for; as a share of the run's own compute it left Megatron-Core's BF16
   rows 3-17 points slower than its FP8 rows on the same GPU). Fitted on H100 rows (Megatron-Core's calibration
   rows run on measured GPUs), it leaves A100's residual at +3.1%, SC21's Table 1 rows at +4%, MosaicML's A100
-  rows at +23%. A fixed time per layer, tried before the BF16 base (judged median 6.7%), described Megatron-Core
+  rows at +23% (llm-foundry ran its A100 and H100 rows from one image, so the term fitted on its H100 row does not
+  carry to A100 as a share of compute; neither HBM-time form tried carries across the table: Sec. 18). A fixed
+  time per layer, tried before the BF16 base (judged median 6.7%), described Megatron-Core
   and MosaicML better but not torchtitan's long-context rows nor DeepSpeed's ZeRO-3 rows (worst 59%, beyond the
   test's 50%), so the model keeps the share. Both kinds of framework time need more calibration rows per
   framework than the rule gives most frameworks (one).
