@@ -447,3 +447,36 @@ fn a_dropless_moe_layer_waits_for_a_host_slower_than_its_gpu_work() {
     let saved_s = slower.breakdown.host_wait_s - grouped.breakdown.host_wait_s;
     assert!((saved_s - 32.0 * 8.0 * 20.0 * 2e-3).abs() < 0.05 * saved_s, "{saved_s}");
 }
+
+#[test]
+fn one_evaluation_equals_the_staged_sweep_path_for_every_zero_stage() {
+    // `evaluate` links only the collectives its ZeRO stage reads (`LayoutStage::link_schedule`); a sweep links all
+    // of them once and finishes each ZeRO stage from the same stage. Both must give the same evaluation, to the bit,
+    // for dense and MoE layouts, across and within scale-up domains, in BF16 and FP8.
+    let mut moe = reference();
+    moe.model = mixtral_8x7b();
+    moe.gpus = 64;
+    moe.parallelism = Parallelism { tp: 2, pp: 1, dp: 32, ep: 8, vpp: 1, ..moe.parallelism.clone() };
+    moe.training.global_batch = 256;
+    let mut small = reference();
+    small.gpus = 8;
+    small.parallelism = Parallelism { tp: 8, pp: 1, dp: 1, vpp: 1, ..small.parallelism.clone() };
+    let mut checked = 0;
+    for base in [reference(), moe, small] {
+        for zero in 0..4 {
+            for fp8 in [false, true] {
+                let mut cfg = base.clone();
+                cfg.parallelism.zero_stage = zero;
+                if fp8 {
+                    cfg.training.precision = Precision::Fp8;
+                }
+                let cluster = evaluate::ClusterStage::new(&cfg).unwrap();
+                let stage = evaluate::LayoutStage::new(&cluster, &cfg.parallelism).unwrap();
+                let staged = evaluate::finish(&cluster, &stage, &cfg.parallelism, &cfg.overlap).unwrap();
+                assert_eq!(evaluate(&cfg).unwrap(), staged, "zero {zero}, fp8 {fp8}, {} GPUs", cfg.gpus);
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 24);
+}

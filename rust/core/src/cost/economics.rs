@@ -153,33 +153,41 @@ pub struct Discounting {
     pub monthly_factor: f64,
     /// Months of the life (12 x years; may be fractional).
     pub months: f64,
+    /// monthly_factor ^ months, the end-of-life factor, computed once (`life_annuity` and `end_factor` read it).
+    life_factor: f64,
 }
 
 impl Discounting {
     pub fn new(yearly_rate: f64, years: f64) -> Self {
-        Discounting { monthly_factor: (1.0 + yearly_rate).powf(-1.0 / 12.0), months: 12.0 * years }
+        let (monthly_factor, months) = ((1.0 + yearly_rate).powf(-1.0 / 12.0), 12.0 * years);
+        Discounting { monthly_factor, months, life_factor: monthly_factor.powf(months) }
+    }
+
+    /// v (1 - v^m) / (1 - v) with v^m given; m at no discounting.
+    fn annuity_of(&self, months: f64, factor: f64) -> f64 {
+        let v = self.monthly_factor;
+        if (1.0 - v).abs() < 1e-15 {
+            months
+        } else {
+            v * (1.0 - factor) / (1.0 - v)
+        }
     }
 
     /// Present value of 1 paid at the end of each of the first `months` months: v (1 - v^m) / (1 - v); m at no
     /// discounting (the ordinary annuity-immediate, e.g. Brealey, Myers & Allen, Principles of Corporate Finance,
     /// ch. 2).
     pub fn annuity(&self, months: f64) -> f64 {
-        let v = self.monthly_factor;
-        if (1.0 - v).abs() < 1e-15 {
-            months
-        } else {
-            v * (1.0 - v.powf(months)) / (1.0 - v)
-        }
+        self.annuity_of(months, self.monthly_factor.powf(months))
     }
 
     /// The annuity over the whole life.
     pub fn life_annuity(&self) -> f64 {
-        self.annuity(self.months)
+        self.annuity_of(self.months, self.life_factor)
     }
 
     /// Present value of 1 paid at the end of the life.
     pub fn end_factor(&self) -> f64 {
-        self.monthly_factor.powf(self.months)
+        self.life_factor
     }
 }
 

@@ -62,16 +62,15 @@ impl LocalParams {
         let shared = model.moe.as_ref().map_or(0.0, |m| m.shared_experts as f64);
         let dense_layer_tensors = ATTENTION_WEIGHT_TENSORS + MLP_WEIGHT_TENSORS;
         let moe_layer_tensors = ATTENTION_WEIGHT_TENSORS + 1.0 + shared * MLP_WEIGHT_TENSORS;
+        let (dense_layer, moe_layer, expert) =
+            (model.dense_layer_params(), model.moe_layer_non_expert_params(), model.expert_params());
         let stage = |index: usize, embeddings: f64, mtp: f64| {
             let dense_layers = split.dense[index].min(split.layers[index]) as f64 + if is_moe { 0.0 } else { mtp };
             let moe_layers = split.layers[index] as f64 - split.dense[index].min(split.layers[index]) as f64
                 + if is_moe { mtp } else { 0.0 };
-            let dense = (dense_layers * model.dense_layer_params()
-                + moe_layers * model.moe_layer_non_expert_params()
-                + embeddings
-                + mtp * 2.0 * h * h)
-                / par.tp as f64;
-            let expert = moe_layers * experts_per_layer * model.expert_params() / par.expert_tp() as f64;
+            let dense =
+                (dense_layers * dense_layer + moe_layers * moe_layer + embeddings + mtp * 2.0 * h * h) / par.tp as f64;
+            let expert = moe_layers * experts_per_layer * expert / par.expert_tp() as f64;
             let dense_tensors =
                 dense_layers * dense_layer_tensors + moe_layers * moe_layer_tensors + embeddings / table + mtp;
             let expert_tensors = moe_layers * experts_per_layer * MLP_WEIGHT_TENSORS;
