@@ -150,9 +150,9 @@ impl ClusterCost {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Discounting {
     /// Discount factor of one month: (1 + r)^(-1/12).
-    pub monthly_factor: f64,
+    monthly_factor: f64,
     /// Months of the life (12 x years; may be fractional).
-    pub months: f64,
+    months: f64,
     /// monthly_factor ^ months, the end-of-life factor, computed once (`life_annuity` and `end_factor` read it).
     life_factor: f64,
 }
@@ -161,6 +161,16 @@ impl Discounting {
     pub fn new(yearly_rate: f64, years: f64) -> Self {
         let (monthly_factor, months) = ((1.0 + yearly_rate).powf(-1.0 / 12.0), 12.0 * years);
         Discounting { monthly_factor, months, life_factor: monthly_factor.powf(months) }
+    }
+
+    /// Discount factor of one month: (1 + r)^(-1/12).
+    pub fn monthly_factor(&self) -> f64 {
+        self.monthly_factor
+    }
+
+    /// Months of the life (12 x years; may be fractional).
+    pub fn months(&self) -> f64 {
+        self.months
     }
 
     /// v (1 - v^m) / (1 - v) with v^m given; m at no discounting.

@@ -101,7 +101,7 @@ impl Flows {
         }
         let t = self.training_months;
         let rest = self.upfront_usd - self.monthly_usd * d.annuity(t);
-        t + payback_months(rest / d.monthly_factor.powf(t), self.serving_monthly_usd, d)
+        t + payback_months(rest / d.monthly_factor().powf(t), self.serving_monthly_usd, d)
     }
 
     /// The benefit at the end of month `m` (1 ..): the first phase's up to its last month, then the second's.
@@ -138,7 +138,7 @@ impl Flows {
             } else {
                 self.monthly_usd * months.len() as f64
             };
-            let discounted: f64 = months.iter().map(|&m| flows[m] * d.monthly_factor.powi(m as i32)).sum();
+            let discounted: f64 = months.iter().map(|&m| flows[m] * d.monthly_factor().powi(m as i32)).sum();
             let before = years.last().map_or(0.0, |r| r.cumulative_discounted_usd);
             years.push(year_row(y as u32 + 1, 0.0, benefit, residual, discounted, before));
         }
@@ -278,7 +278,7 @@ pub fn payback_months(upfront: f64, monthly: f64, d: &Discounting) -> f64 {
     if monthly <= 0.0 {
         return f64::INFINITY;
     }
-    let v = d.monthly_factor;
+    let v = d.monthly_factor();
     let x = upfront / monthly; // annuity(m) = x
     if (1.0 - v).abs() < 1e-15 {
         return x;
@@ -300,8 +300,8 @@ pub(super) fn payback(flows: &Flows, npv: f64, d: &Discounting) -> (Payback, f64
     let d_capex = flows.upfront_usd;
     let monthly = flows.level_monthly_usd(d);
     let mut months = flows.payback_months(d);
-    if months > d.months && monthly > 0.0 && npv >= 0.0 {
-        months = d.months;
+    if months > d.months() && monthly > 0.0 && npv >= 0.0 {
+        months = d.months();
     }
     let payback = if d_capex <= 0.0 {
         if monthly >= 0.0 {
@@ -311,7 +311,7 @@ pub(super) fn payback(flows: &Flows, npv: f64, d: &Discounting) -> (Payback, f64
         }
     } else if monthly <= 0.0 {
         Payback::Never
-    } else if months > d.months {
+    } else if months > d.months() {
         Payback::BeyondLife
     } else {
         Payback::Months
@@ -405,7 +405,7 @@ mod tests {
         let d = Discounting::new(irr, 1.0);
         assert!(f.npv(&d).abs() < 1e-4, "{}", f.npv(&d));
         // The same by the month-by-month flows, the definition the table's IRR follows.
-        let x = d.monthly_factor;
+        let x = d.monthly_factor();
         let by_hand: f64 = f.by_month().iter().enumerate().map(|(m, v)| v * x.powi(m as i32)).sum();
         assert!(by_hand.abs() < 1e-4, "{by_hand}");
     }

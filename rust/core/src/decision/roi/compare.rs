@@ -113,7 +113,7 @@ impl Valuation {
             upfront_usd: la.capex_usd - lb.capex_usd + delay_usd,
             monthly_usd: extra_per_month - d_opex_per_month,
             residual_usd: la.residual_usd - lb.residual_usd,
-            months: d.months,
+            months: d.months(),
             training_months: phases.training_months,
             serving_monthly_usd: serving_per_month - d_opex_per_month,
         };
@@ -185,7 +185,7 @@ pub fn compare(a: &Side, b: &Side, shares: &[f64], refs: &[f64], options: &RoiOp
         speed_value_serving_usd: speed_serving,
         payback,
         payback_months: months,
-        life_months: d.months,
+        life_months: d.months(),
         usd_per_mtoken_a: usd_per_mtoken(a, tco_a, annuity),
         usd_per_mtoken_b: usd_per_mtoken(b, tco_b, annuity),
         usd_per_useful_gpu_hour_a: usd_per_useful_gpu_hour(a, shares, tco_a, annuity),

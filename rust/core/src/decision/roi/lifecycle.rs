@@ -90,7 +90,7 @@ impl Phases {
     /// stall).
     pub fn new(training_months: Option<f64>, d: &Discounting, a: &Side, b: &Side, rho_t: f64) -> Phases {
         let whole = Phases {
-            training_months: d.months,
+            training_months: d.months(),
             training_annuity: d.life_annuity(),
             serving_annuity: 0.0,
             training_ratio: rho_t,
@@ -99,7 +99,7 @@ impl Phases {
         let (Some(t), Some(sa), Some(sb)) = (training_months, a.serving, b.serving) else {
             return whole;
         };
-        if t >= d.months {
+        if t >= d.months() {
             return whole;
         }
         let t = t.max(0.0);
