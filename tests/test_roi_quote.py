@@ -5,6 +5,7 @@ counts. A bad quote is one line naming the file, the line and the field, exit 2,
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import polars as pl
 import pytest
@@ -140,3 +141,42 @@ def test_the_quoted_table_rows_match_the_pairs(write):
     r = compare(roi_problem(), options=RoiOptions(samples=10, quote=str(write("q.toml", text))))
     assert (r.table["quoted_share"] == 0).all()
     assert r.table.filter(pl.col("gpus") == 16384).height == 1
+
+
+MODE_QUOTE = '[[line]]\nfabric = "roce-400g@tuned"\nitem = "switch"\nunit_price = 20000.0\n'
+
+
+def test_a_quote_for_a_fabric_in_a_mode_prices_the_fabrics_parts(write, capsys, tmp_path):
+    # A mode runs the same parts: the line is the fabric's, in every mode; a price variant keeps its own.
+    q = load_quote(str(write("quote.toml", MODE_QUOTE)), CAT)
+    assert [(x.entry, x.item, x.usd) for x in q.lines] == [("roce-400g", "switch_usd", 20_000.0)]
+    cat = apply_quote(CAT, q)
+    for name in ("roce-400g@tuned", "roce-400g", "roce-400g@untuned"):
+        assert (
+            cat.fabric_price(name).switch_usd == 20_000.0 and cat.fabric_price(name).status_of("switch_usd") == "quoted"
+        )
+    assert cat.fabric_price("roce-400g@branded") == CAT.fabric_price("roce-400g@branded")
+    # End to end (it raised a KeyError before): a comparison runs on it.
+    code, _, err = run(["roi", "--quote", str(tmp_path / "quote.toml"), "--samples", "5", "--json"], capsys)
+    assert code == 0 and err == ""
+
+
+def test_the_same_line_quoted_for_a_fabric_and_its_mode_is_quoted_twice(capsys, tmp_path):
+    path = tmp_path / "quote.toml"
+    path.write_text('[[line]]\nfabric = "roce-400g"\nitem = "switch"\nunit_price = 1.0\n' + MODE_QUOTE, "utf-8")
+    code, stdout, err = run(["roi", "--quote", str(path), "--samples", "5"], capsys)
+    assert_one_line_error(code, stdout, err, f"{path}: line 7: item: roce-400g switch_usd is quoted twice (line 1)")
+
+
+def test_a_line_a_mode_prices_itself_is_refused(write):
+    # No built-in mode prices a quotable line; a user's could, and the fabric's entry it would price is not read then.
+    entry = CAT.fabric_prices["roce-400g"]
+    tuned = {"switch_usd": 99_000.0, "sources": {"switch_usd": "a test's own mode price; 2026-11"}}
+    modes = {**(entry.modes.root if entry.modes is not None else {}), "tuned": tuned}
+    priced = type(entry).model_validate({**entry.model_dump(), "sources": entry.sources, "modes": modes})
+    cat = replace(CAT, fabric_prices={**CAT.fabric_prices, "roce-400g": priced})
+    assert cat.fabric_price("roce-400g@tuned").switch_usd == 99_000.0
+    with pytest.raises(
+        UsageError, match=re.escape("line 3: item: roce-400g@tuned's mode prices switch_usd itself (99000)")
+    ):
+        load_quote(str(write("quote.toml", MODE_QUOTE)), cat)

@@ -8,7 +8,7 @@ TOML::
     currency = "EUR"            # optional, USD by default; any other currency needs usd_per_unit
     usd_per_unit = 1.08         # USD per unit of the currency
     [[line]]
-    fabric = "ib-ndr"           # a fabric of the catalog (or gpu = "h100-sxm" for a server line)
+    fabric = "ib-ndr"           # a fabric of the catalog, in any mode (or gpu = "h100-sxm" for a server line)
     item = "switch"             # a price line (switch_usd) or its short name (switch)
     unit_price = 33500.0
     quantity = 795              # optional, for the record
@@ -119,18 +119,33 @@ def _item(path: str, line: int, raw: Any, kind: str) -> str:
 
 
 def _entry(path: str, line: int, row: dict[str, Any], catalog: Catalog) -> tuple[str, str]:
-    """(entry id, kind) of a line: exactly one of `fabric` and `gpu`, known to the catalog."""
+    """(price book entry, kind) of a line: exactly one of `fabric` and `gpu`, known to the catalog. A fabric named in
+    an operating mode (`roce-400g@tuned`) is priced by its fabric's entry: the mode runs the same parts."""
     given = [k for k in ("fabric", "gpu") if row.get(k) not in (None, "")]
     if len(given) != 1:
         raise _fail(path, line, "fabric", "give one of fabric = <id> or gpu = <id>")
     kind = given[0]
     entry = row[kind]
     try:
-        catalog.fabric_price(entry) if kind == "fabric" else catalog.gpu_price(entry)
+        if kind == "fabric":
+            return catalog.fabric_price_key(str(entry)), kind
+        catalog.gpu_price(entry)
     except CatalogError:
         known = list(catalog.fabric_prices if kind == "fabric" else catalog.gpu_prices)
         raise _fail(path, line, kind, f"unknown {kind} {entry!r}{did_you_mean(str(entry), known)}") from None
     return str(entry), kind
+
+
+def _mode_keeps_line(path: str, line: int, catalog: Catalog, fabric: str, item: str) -> None:
+    """Refuse a line the named fabric's operating mode prices itself: the quote would price the fabric's entry, which
+    that mode does not read."""
+    entry = catalog.fabric_price_key(fabric)
+    own, named = getattr(catalog.fabric_prices[entry], item), getattr(catalog.fabric_price(fabric), item)
+    if own != named:
+        message = (
+            f"{fabric}'s mode prices {item} itself ({named:g}): a quote on {entry}'s line ({own:g}) would not reach it"
+        )
+        raise _fail(path, line, "item", message)
 
 
 def _rate(path: str, line: int, currency: Any, rate: Any) -> float:
@@ -244,6 +259,8 @@ def load_quote(path: str, catalog: Catalog) -> Quote:
         at = r.field_lines.get
         entry, kind = _entry(path, at("fabric", at("gpu", r.line)), r.fields, catalog)
         item = _item(path, at("item", r.line), r.fields.get("item"), kind)
+        if kind == "fabric":
+            _mode_keeps_line(path, at("item", r.line), catalog, str(r.fields["fabric"]), item)
         if (entry, item) in seen:
             raise _fail(
                 path, at("item", r.line), "item", f"{entry} {item} is quoted twice (line {seen[(entry, item)]})"

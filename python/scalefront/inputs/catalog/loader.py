@@ -318,6 +318,12 @@ class Catalog:
     def gpu_price(self, name: str) -> GpuPrice:
         return self.gpu_prices.get(name) or _raise(self._no_price("GPU", name, self.gpu_prices))
 
+    def fabric_price_key(self, name: str) -> str:
+        """The price book entry that holds fabric `name`'s lines: a price variant's own (`roce-400g@branded`), else
+        its fabric's (`roce-400g` for `roce-400g@tuned`: a mode runs the same parts); CatalogError as `fabric_price`."""
+        self.fabric_price(name)
+        return name if self.is_price_variant(name) else name.partition("@")[0]
+
     def fabric_price(self, name: str) -> FabricPrice:
         """The parts of fabric `name` (`FABRIC@MODE` or `FABRIC`), as its mode prices them; a price variant's own."""
         if self.is_price_variant(name):
