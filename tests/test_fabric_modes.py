@@ -74,12 +74,14 @@ def test_dual_tor_doubles_host_links_not_switches_and_keeps_the_speed():
 @pytest.mark.parametrize(
     "name, mentions",
     [
-        ("roce-400g@", ["roce-400g@", "no mode after '@'", "tuned"]),
+        ("roce-400g@", ["roce-400g@", "no mode or variant after '@'", "tuned", "branded"]),
         ("roce-400g@tunned", ["'tunned'", "roce-400g", "did you mean 'tuned'"]),
         ("roce-400g@sharp", ["'sharp'", "roce-400g", "untuned"]),
         ("spectrum-x@tuned", ["spectrum-x has no operating modes"]),
         ("roce-400g@Tuned", ["'Tuned' is not a mode name"]),
-        ("roce-400g@a@b", ["more than one '@'"]),
+        ("roce-400g@tuned@b", ["'b' is not a price variant of roce-400g", "branded"]),
+        ("roce-400g@bogus@branded", ["unknown mode 'bogus'", "untuned", "branded"]),
+        ("roce-400g@tuned@branded@x", ["more than two '@'"]),
     ],
 )
 def test_bad_modes_are_one_line_naming_fabric_and_mode(capsys, name, mentions):
@@ -176,3 +178,24 @@ def test_nics_shared_by_fabrics_have_one_set_of_nic_figures():
         by_nic.setdefault(f.nic, set()).add(figures)
     assert {nic: len(v) for nic, v in by_nic.items()} == dict.fromkeys(by_nic, 1)
     assert {f.nic for f in (CAT.fabric("ib-ndr"), CAT.fabric("roce-400g"))} == {"connectx-7-400g"}
+
+
+def test_a_mode_and_a_price_variant_together_run_the_mode_and_buy_the_variant(capsys):
+    # Tuned RoCE on branded boxes: the tuned mode's physics, the branded entry's prices; in the default mode the
+    # variant keeps its short name, and a mode's own price lines (hyperscale's deep-buffer spines) still apply.
+    cat = builtin_catalog()
+    both = "roce-400g@tuned@branded"
+    assert cat.fabric(both) == cat.fabric("roce-400g@tuned")
+    assert cat.fabric_price(both) == cat.fabric_price("roce-400g@branded") != cat.fabric_price("roce-400g@tuned")
+    assert cat.fabric_id(both) == both and cat.fabric_price_key(both) == "roce-400g@branded"
+    assert cat.fabric_id("roce-400g@untuned@branded") == "roce-400g@branded"
+    spines = cat.fabric_price("roce-400g@hyperscale@branded")
+    assert spines.switch_usd == cat.fabric_price("roce-400g@branded").switch_usd
+    assert spines.spine_switch_premium_usd == cat.fabric_price("roce-400g@hyperscale").spine_switch_premium_usd > 0
+    code, out, _ = run(["eval", "--fabric", both, "--gpus", "1024", "--json"], capsys)
+    tuned = json.loads(run(["eval", "--fabric", "roce-400g@tuned", "--gpus", "1024", "--json"], capsys)[1])
+    doc = json.loads(out)
+    assert code == 0 and doc["step_time_s"] == tuned["step_time_s"]
+    assert doc["network_capex_usd"] > tuned["network_capex_usd"]
+    code, out, _ = run(["roi", "--b", f"roce-400g@tuned,{both}", "--samples", "20", "--json"], capsys)
+    assert code == 0 and json.loads(out)["fabrics_b"] == ["roce-400g@tuned", both]

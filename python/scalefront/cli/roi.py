@@ -48,8 +48,8 @@ def add(sub: Commands) -> None:
         dest="fabric_b",
         type=_designs,
         metavar="FABRIC[,FABRIC...]",
-        help="the designs it is compared with: fabric ids or FABRIC@MODE, comma-separated (each a column of the "
-        "verdict); default: the scenario's [cluster] compare_with, else roce-400g",
+        help="the designs it is compared with: fabric ids, FABRIC@MODE or FABRIC@MODE@VARIANT, comma-separated "
+        "(each a column of the verdict); default: the scenario's [cluster] compare_with, else roce-400g",
     )
     _add_comparison_options(p.add_argument_group("comparison"))
     _add_uncertainty_options(p.add_argument_group("uncertainty"))

@@ -26,7 +26,7 @@ from scalefront.inputs.catalog.entries import (
     is_dated,
 )
 from scalefront.inputs.catalog.error_model import NO_ERRORS, ErrorModelFile, load_error_model
-from scalefront.inputs.catalog.modes import split_id, unknown_mode
+from scalefront.inputs.catalog.fabric_names import FabricName, parse_fabric_name
 from scalefront.inputs.catalog.prices import Correlation, Economics, FabricPrice, GpuPrice, ScaleUpPrice
 from scalefront.inputs.files import parse_builtin_toml, parse_toml, read_text, validated
 from scalefront.inputs.messages import did_you_mean, toml_repr
@@ -245,37 +245,37 @@ class Catalog:
         return self.scale_up.get(name) or _raise(_unknown("scale-up domain", name, self.scale_up, self.files))
 
     def fabric(self, name: str) -> FabricEntry:
-        """The fabric `name` (`FABRIC` or `FABRIC@MODE`), in its default mode when it has modes and none is named.
-        A price variant (`FABRIC@VARIANT` with a price entry of its own and no such mode: `roce-400g@branded`, a
-        branded box instead of a white box) is FABRIC's physics in its default mode, bought another way."""
-        base, mode = self._fabric_mode(name)
-        entry = self.fabrics[base]
-        return entry if mode is None else entry.in_mode(mode)
+        """The fabric `name` (`FABRIC`, `FABRIC@MODE`, `FABRIC@VARIANT` or `FABRIC@MODE@VARIANT`: fabric_names), in
+        its default mode when it has modes and none is named. A price variant (a price entry of its own and no mode
+        of that name: `roce-400g@branded`, a branded box instead of a white box) changes what it costs, not how it
+        runs."""
+        n = self._fabric_name(name)
+        entry = self.fabrics[n.base]
+        return entry if n.mode is None else entry.in_mode(n.mode)
 
-    def _fabric_mode(self, name: str) -> tuple[str, str | None]:
-        """(fabric id, mode: the named one, the default one, or None for a fabric without modes), checked."""
+    def _fabric_name(self, name: str) -> FabricName:
+        """`name` resolved against its fabric's modes and its price variants, checked."""
         base = name.partition("@")[0]
         entry = self.fabrics.get(base) or _raise(_unknown("fabric", base, self.fabrics, self.files))
-        _, mode = split_id(name, entry.mode_names)
-        if mode is None or self.is_price_variant(name):
-            return base, entry.default_mode
-        if mode not in entry.mode_names:
-            raise unknown_mode(base, mode, entry.mode_names)
-        return base, mode
+        variants = sorted(
+            k.partition("@")[2]
+            for k in self.fabric_prices
+            if k.partition("@")[0] == base and "@" in k and k.partition("@")[2] not in entry.mode_names
+        )
+        return parse_fabric_name(name, entry.mode_names, entry.default_mode, variants)
 
     def fabric_id(self, name: str) -> str:
         """The canonical id of fabric `name`, as every output names it: `roce-400g@untuned` for `roce-400g` (its
-        default mode), the id alone for a fabric without modes."""
-        if self.is_price_variant(name):
-            return name
-        base, mode = self._fabric_mode(name)
-        return base if mode is None else f"{base}@{mode}"
+        default mode), the id alone for a fabric without modes, `roce-400g@tuned@branded` for tuned RoCE on branded
+        boxes and `roce-400g@branded` for them in the default mode."""
+        return self._fabric_name(name).canonical
 
     def is_price_variant(self, name: str) -> bool:
-        """Whether `name` is FABRIC@VARIANT: a price entry of its own for a fabric that has no mode of that name."""
-        base, _, variant = name.partition("@")
-        entry = self.fabrics.get(base)
-        return bool(variant) and entry is not None and name in self.fabric_prices and variant not in entry.mode_names
+        """Whether `name` names a price variant (`roce-400g@branded`, `roce-400g@tuned@branded`)."""
+        try:
+            return self._fabric_name(name).variant is not None
+        except CatalogError:
+            return False
 
     def design_problem(self, fabric: str, topology: str, oversubscription: float | None = None) -> str | None:
         """Why topology `topology` cannot carry fabric `fabric`'s features, naming both (SHARP needs rail-aligned
@@ -292,9 +292,9 @@ class Catalog:
 
     def fabric_mode_summary(self, name: str) -> str:
         """What fabric `name`'s operating mode is, its one-line summary ("" for a fabric without modes)."""
-        base, mode = self._fabric_mode(name)
-        modes = self.fabrics[base].modes
-        return str(modes.root[mode].get("summary", "")) if modes is not None and mode is not None else ""
+        n = self._fabric_name(name)
+        modes = self.fabrics[n.base].modes
+        return str(modes.root[n.mode].get("summary", "")) if modes is not None and n.mode is not None else ""
 
     def fabric_ids(self) -> list[str]:
         """Every fabric in every mode, by canonical id, sorted."""
@@ -319,18 +319,25 @@ class Catalog:
         return self.gpu_prices.get(name) or _raise(self._no_price("GPU", name, self.gpu_prices))
 
     def fabric_price_key(self, name: str) -> str:
-        """The price book entry that holds fabric `name`'s lines: a price variant's own (`roce-400g@branded`), else
-        its fabric's (`roce-400g` for `roce-400g@tuned`: a mode runs the same parts); CatalogError as `fabric_price`."""
+        """The price book entry that holds fabric `name`'s lines: a price variant's own (`roce-400g@branded`, for
+        `roce-400g@tuned@branded` too), else its fabric's (`roce-400g` for `roce-400g@tuned`: a mode runs the same
+        parts); CatalogError as `fabric_price`."""
         self.fabric_price(name)
-        return name if self.is_price_variant(name) else name.partition("@")[0]
+        return self._fabric_name(name).price_key if name.partition("@")[0] in self.fabrics else name
 
     def fabric_price(self, name: str) -> FabricPrice:
-        """The parts of fabric `name` (`FABRIC@MODE` or `FABRIC`), as its mode prices them; a price variant's own."""
-        if self.is_price_variant(name):
-            return self.fabric_prices[name]
-        base, mode = self._fabric_mode(name) if name.partition("@")[0] in self.fabrics else (name, None)
-        price = self.fabric_prices.get(base) or _raise(self._no_price("fabric", base, self.fabric_prices))
-        return price if mode is None else price.in_mode(mode)
+        """The parts of fabric `name` as its mode prices them, from its price variant's entry where it names one
+        (the mode's price lines over the variant's: a branded box in the hyperscale mode still buys its spines)."""
+        if name.partition("@")[0] not in self.fabrics:
+            return self.fabric_prices.get(name) or _raise(self._no_price("fabric", name, self.fabric_prices))
+        n = self._fabric_name(name)
+        price = self.fabric_prices.get(n.price_key) or _raise(self._no_price("fabric", n.base, self.fabric_prices))
+        if n.mode is None:
+            return price
+        own = self.fabric_prices.get(n.base)
+        if n.variant is not None and own is not None and own.modes is not None and n.mode in own.modes.root:
+            price = price.model_copy(update={"modes": own.modes})
+        return price.in_mode(n.mode)
 
     def scale_up_price(self, name: str) -> ScaleUpPrice:
         """NVLink switch tray price of a domain; zero for domains whose switches come with the servers."""

@@ -20,7 +20,7 @@ from scalefront.errors import CatalogError
 from scalefront.inputs.catalog.figures import FIGURES
 from scalefront.inputs.messages import did_you_mean, problem
 
-__all__ = ["MODE_NAME", "check_modes", "in_mode", "split_id", "unknown_mode"]
+__all__ = ["MODE_NAME", "check_modes", "in_mode", "unknown_mode"]
 
 #: A mode's name: lower-case letters, digits and dashes.
 MODE_NAME = re.compile(r"[a-z0-9][a-z0-9-]*")
@@ -29,22 +29,6 @@ FIXED = frozenset({"name", "kind", "nic", "default_mode", "modes", "rented", "so
 
 #: A catalog entry with `sources` and `ranges` (`scalefront.inputs.catalog.entries.Entry`, which imports this).
 _E = TypeVar("_E", bound=BaseModel)
-
-
-def split_id(name: str, modes: list[str] | None = None) -> tuple[str, str | None]:
-    """(fabric id, mode or None) of `FABRIC` or `FABRIC@MODE`; CatalogError for a badly written mode. `modes`: the
-    fabric's modes, to list in the message."""
-    base, sep, mode = name.partition("@")
-    if not sep:
-        return base, None
-    hint = f"; modes of {base}: {', '.join(modes)}" if modes else ""
-    if "@" in mode:
-        raise CatalogError(f"fabric {name!r}: more than one '@' (write FABRIC@MODE){hint}")
-    if not mode:
-        raise CatalogError(f"fabric {name!r}: no mode after '@' (write FABRIC@MODE){hint}")
-    if not MODE_NAME.fullmatch(mode):
-        raise CatalogError(f"fabric {name!r}: {mode!r} is not a mode name (lower-case letters, digits and '-'){hint}")
-    return base, mode
 
 
 def unknown_mode(base: str, mode: str, modes: list[str]) -> CatalogError:

@@ -62,7 +62,8 @@ class Cluster(Strict):
     fabric: Annotated[list[str], Field(min_length=1)]
     """scale-out fabric id"""
     compare_with: Annotated[list[str], Field(min_length=0)] = []
-    """the designs roi compares fabric A with: fabric ids or FABRIC@MODE, each a column of its verdict"""
+    """the designs roi compares fabric A with: fabric ids, FABRIC@MODE or FABRIC@MODE@VARIANT, each a column of its
+    verdict"""
     topology: TopologyList
     """topology id"""
     placement: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] = 0.0

@@ -99,7 +99,7 @@ pub const PARAMS: &[Param] = &[
         "compare_with",
         Cluster,
         "fabrics",
-        "the designs roi compares fabric A with: fabric ids or FABRIC@MODE, each a column of its verdict",
+        "the designs roi compares fabric A with: fabric ids, FABRIC@MODE or FABRIC@MODE@VARIANT, each a column of its verdict",
     )
     .means("roi's --b, roce-400g")
     .on(ROI)
