@@ -93,7 +93,12 @@ def test_the_fabric_choices_are_the_ownable_catalog_fabrics(draft):
     choices = api.fabric_choices(draft)
     # Every operating mode is a choice of its own (the canonical ids: roce-400g@untuned for the bare id).
     assert {"ib-ndr@default", "ib-ndr@sharp", "roce-400g@untuned", "roce-400g@tuned", "spectrum-x"} <= set(choices)
-    assert choices == sorted(choices)
+    # And every price variant in every mode (the default mode's under its short name).
+    assert {"roce-400g@branded", "roce-400g@tuned@branded", "roce-400g@hyperscale@branded"} <= set(choices)
+    assert "roce-400g@untuned@branded" not in choices
+    # Sorted by price entry, then id: a fabric's own modes together, its price variants after them.
+    assert choices == sorted(choices, key=lambda f: (draft.catalog.fabric_price_key(f), f))
+    assert choices.index("roce-400g@untuned") + 1 == choices.index("roce-400g@branded")
     assert all(not draft.catalog.fabric_price(f).rented for f in choices)
 
 

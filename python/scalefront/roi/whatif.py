@@ -98,11 +98,12 @@ def what_if_defaults(draft: ScenarioDraft, fabric_a: str, fabric_b: str) -> What
 def fabric_choices(draft: ScenarioDraft) -> list[str]:
     """The fabrics a comparison can own: every catalog fabric id with a price of its own, sorted; fabrics sold only
     inside instance rent cannot be owned. Operating modes (`FABRIC@MODE`, issue 19) belong here as the catalog
-    lists them: its ids in every mode."""
+    lists them, its ids in every mode, and so do its price variants in every mode (`roce-400g@tuned@branded`),
+    after their fabric's own modes: sorted by price entry, then id."""
     cat = draft.catalog
-    return sorted(
-        f for f in cat.fabric_ids() if f.partition("@")[0] in cat.fabric_prices and not cat.fabric_price(f).rented
-    )
+    ids = cat.fabric_ids() + cat.price_variant_ids()
+    owned = [f for f in ids if f.partition("@")[0] in cat.fabric_prices and not cat.fabric_price(f).rented]
+    return sorted(owned, key=lambda f: (cat.fabric_price_key(f), f))
 
 
 #: The what-ifs that move a catalog price: (WhatIf field, catalog section, entry field).

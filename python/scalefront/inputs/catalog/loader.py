@@ -301,6 +301,18 @@ class Catalog:
         ids = [f"{b}@{m}" for b, e in self.fabrics.items() for m in e.mode_names]
         return sorted(ids + [b for b, e in self.fabrics.items() if not e.mode_names])
 
+    def price_variant_ids(self) -> list[str]:
+        """Every price variant in every mode of its fabric, by canonical id, sorted (`roce-400g@branded`,
+        `roce-400g@tuned@branded`, ...)."""
+        ids = set()
+        for key in self.fabric_prices:
+            base, _, variant = key.partition("@")
+            entry = self.fabrics.get(base)
+            if entry is None or not variant or variant in entry.mode_names:
+                continue
+            ids |= {self.fabric_id(f"{base}@{m}@{variant}") for m in entry.mode_names} or {key}
+        return sorted(ids)
+
     def topology(self, name: str) -> TopologyEntry:
         return self.topologies.get(name) or _raise(_unknown("topology", name, self.topologies, self.files))
 
