@@ -72,7 +72,9 @@ def test_a_larger_batch_trades_latency_for_throughput():
         (["--gpus", "1", "--tp", "1", "--quantization", "bf16"], ["KV cache does not fit", "tp"]),
         (["--batch", "100000"], ["batch = 100000"]),
         (["--gpu", "h100-nope"], ["h100-nope"]),
-        (["--quantization", "fp4"], ["quantization fp4"]),
+        (["--quantization", "fp4"], ["quantization fp4", "bf16 runs on every GPU"]),
+        # The default weight format on a GPU without FP8: the line says what runs instead.
+        (["--gpu", "a100-80gb"], ["quantization fp8", "FP8 tensor cores", "bf16 runs on every GPU"]),
         (["--attention-quantization", "fp4"], ["attention_quantization fp4"]),
         (["--ep", "8"], ["ep = 8"]),
         (["--slo", "tpot_s<=0.05"], ["--slo goes with --scenario"]),

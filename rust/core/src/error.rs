@@ -285,7 +285,9 @@ impl fmt::Display for ConfigError {
                  pipeline stage's ranks, Megatron-Core MoE parallel folding)"
             ),
             ConfigError::ZeroStageOutOfRange { stage } => write!(f, "ZeRO stage {stage} is not one of 0, 1, 2, 3"),
-            ConfigError::Fp8NotSupported => write!(f, "precision fp8 needs a GPU with FP8 tensor cores"),
+            ConfigError::Fp8NotSupported => {
+                write!(f, "precision fp8 needs a GPU with FP8 tensor cores; this one has none (bf16 runs on every GPU)")
+            }
             ConfigError::UnevenStages { reason } => write!(f, "pipeline stages: {reason}"),
             serving_or_setting => serving_or_setting.fmt_setting(f),
         }
@@ -330,7 +332,8 @@ impl ConfigError {
                  {needed_gb:.2} GB (raise tp, pp or ep, or use a smaller weight format)"
             ),
             ConfigError::FormatNotSupported { field, format } => {
-                write!(f, "{field} {format} needs a GPU with {} tensor cores", format.to_uppercase())
+                let cores = format.to_uppercase();
+                write!(f, "{field} {format} needs a GPU with {cores} tensor cores; this one has none (bf16 runs on every GPU)")
             }
             ConfigError::EpDoesNotDivideWidth { ep, width } => {
                 write!(f, "ep = {ep} must divide a pipeline stage's tp x dp_attention = {width} GPUs")
