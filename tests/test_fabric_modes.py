@@ -82,6 +82,7 @@ def test_dual_tor_doubles_host_links_not_switches_and_keeps_the_speed():
         ("roce-400g@tuned@b", ["'b' is not a price variant of roce-400g", "branded"]),
         ("roce-400g@bogus@branded", ["unknown mode 'bogus'", "untuned", "branded"]),
         ("roce-400g@tuned@branded@x", ["more than two '@'"]),
+        ("roce-400g@branded@tuned", ["'branded' is a price variant, not a mode", "roce-400g@tuned@branded"]),
     ],
 )
 def test_bad_modes_are_one_line_naming_fabric_and_mode(capsys, name, mentions):

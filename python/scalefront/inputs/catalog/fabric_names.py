@@ -66,6 +66,9 @@ def parse_fabric_name(name: str, modes: list[str], default_mode: str | None, var
     if len(suffixes) > 2:
         raise CatalogError(f"fabric {name!r}: more than two '@' ({_GRAMMAR}){hint}")
     suffixes = [_checked_suffix(name, s, hint) for s in suffixes]
+    if len(suffixes) == 2 and suffixes[0] in variants and suffixes[0] not in modes:
+        order = f"; the mode comes first: {base}@{suffixes[1]}@{suffixes[0]}" if suffixes[1] in modes else hint
+        raise CatalogError(f"fabric {name!r}: {suffixes[0]!r} is a price variant, not a mode ({_GRAMMAR}){order}")
     variant = None
     if suffixes and suffixes[-1] not in modes and suffixes[-1] in variants:
         variant = suffixes.pop()
