@@ -95,7 +95,7 @@ class Evaluation:
     scale_up: str
     """scale-up (NVLink) domain id; a GPU joins only domains of its own link"""
     fabric: str
-    """scale-out fabric id"""
+    """scale-out fabric id: FABRIC, FABRIC@MODE, FABRIC@VARIANT or FABRIC@MODE@VARIANT"""
     topology: str
     """topology id"""
     oversubscription: float

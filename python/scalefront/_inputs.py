@@ -35,7 +35,7 @@ class Inputs:
     scale_up: str | None = None
     """scale-up (NVLink) domain id; a GPU joins only domains of its own link (None: the GPU's)"""
     fabric: str = "ib-ndr"
-    """scale-out fabric id"""
+    """scale-out fabric id: FABRIC, FABRIC@MODE, FABRIC@VARIANT or FABRIC@MODE@VARIANT"""
     topology: str = "rail-fat-tree"
     """topology id"""
     oversubscription: float | None = None

@@ -60,7 +60,7 @@ class Cluster(Strict):
     scale_up: Annotated[list[str], Field(min_length=1)] = ["default"]
     """scale-up (NVLink) domain id; a GPU joins only domains of its own link"""
     fabric: Annotated[list[str], Field(min_length=1)]
-    """scale-out fabric id"""
+    """scale-out fabric id: FABRIC, FABRIC@MODE, FABRIC@VARIANT or FABRIC@MODE@VARIANT"""
     compare_with: Annotated[list[str], Field(min_length=0)] = []
     """the designs roi compares fabric A with: fabric ids, FABRIC@MODE or FABRIC@MODE@VARIANT, each a column of its
     verdict"""

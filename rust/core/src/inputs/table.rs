@@ -91,7 +91,7 @@ pub const PARAMS: &[Param] = &[
         .means("the GPU's")
         .on(SERVE | EVAL | BOM | COLUMN | AXIS)
         .scenario(Table::Cluster, LIST, Default("[\"default\"]")),
-    id("fabric", Cluster, "fabrics", "scale-out fabric id")
+    id("fabric", Cluster, "fabrics", "scale-out fabric id: FABRIC, FABRIC@MODE, FABRIC@VARIANT or FABRIC@MODE@VARIANT")
         .default("\"ib-ndr\"")
         .on(SERVE | EVAL | BOM | COLUMN | AXIS | ROI)
         .scenario(Table::Cluster, LIST, Required),
