@@ -347,8 +347,9 @@ class Catalog:
         if n.mode is None:
             return price
         own = self.fabric_prices.get(n.base)
-        if n.variant is not None and own is not None and own.modes is not None and n.mode in own.modes.root:
-            price = price.model_copy(update={"modes": own.modes})
+        modes = own.modes if own is not None else None
+        if n.variant is not None and price.modes is None and modes is not None and n.mode in modes.root:
+            price = price.model_copy(update={"modes": modes})  # a variant's own mode tables would come first
         return price.in_mode(n.mode)
 
     def scale_up_price(self, name: str) -> ScaleUpPrice:
