@@ -86,6 +86,8 @@ BAD = [
         "line 4: item:",
     ),
     ("unknown fabric", '[[line]]\nfabric = "roce-401g"\nitem = "switch"\nunit_price = 1.0\n', "line 2: fabric:"),
+    ("number for a gpu", '[[line]]\ngpu = 5\nitem = "server"\nunit_price = 1.0\n', "line 2: gpu: expected a"),
+    ("list for a fabric", '[[line]]\nfabric = ["a"]\nitem = "switch"\nunit_price = 1.0\n', "line 2: fabric: expected"),
     ("negative price", '[[line]]\nfabric = "roce-400g"\nitem = "switch"\nunit_price = -5.0\n', "line 4: unit_price:"),
     ("NaN price", '[[line]]\nfabric = "roce-400g"\nitem = "switch"\nunit_price = nan\n', "line 4: unit_price:"),
     (

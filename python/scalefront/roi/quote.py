@@ -126,9 +126,11 @@ def _entry(path: str, line: int, row: dict[str, Any], catalog: Catalog) -> tuple
         raise _fail(path, line, "fabric", "give one of fabric = <id> or gpu = <id>")
     kind = given[0]
     entry = row[kind]
+    if not isinstance(entry, str):
+        raise _fail(path, line, kind, f"expected a catalog id as text, got {entry!r}")
     try:
         if kind == "fabric":
-            return catalog.fabric_price_key(str(entry)), kind
+            return catalog.fabric_price_key(entry), kind
         catalog.gpu_price(entry)
     except CatalogError:
         known = list(catalog.fabric_prices if kind == "fabric" else catalog.gpu_prices)
