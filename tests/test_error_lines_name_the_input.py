@@ -83,3 +83,20 @@ def test_an_unknown_name_says_which_catalogs_were_searched(tmp_path: Path, capsy
     code, out, err = run(["eval", "--fabric", "my-net"], capsys)
     assert_one_line_error(code, out, err, "unknown fabric 'my-net'")
     assert "searched" not in err
+
+
+@pytest.mark.parametrize(
+    ("listed", "message"),
+    [
+        ('["roce-401g"]', "item 1: unknown fabric 'roce-401g' (did you mean 'roce-400g'?)"),
+        ('["roce-400g@tuned", 5]', "item 2: expected text in double quotes, got 5"),
+    ],
+)
+def test_a_bad_design_in_compare_with_names_the_scenario_entry(tmp_path: Path, capsys, listed, message):
+    text = (Path(__file__).parents[1] / "data/scenarios/ib-vs-roce.toml").read_text(encoding="utf-8")
+    lines = [f"compare_with = {listed}" if ln.startswith("compare_with") else ln for ln in text.splitlines()]
+    scenario = tmp_path / "s.toml"
+    scenario.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, out, err = run(["roi", str(scenario), "--samples", "5", "--out", str(tmp_path / "r.csv")], capsys)
+    assert_one_line_error(code, out, err, f"{scenario}: [cluster] compare_with, {message}")
+    assert "r.csv" not in files_in(tmp_path)

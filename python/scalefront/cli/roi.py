@@ -18,7 +18,7 @@ from scalefront.engine.export import Outputs
 from scalefront.engine.job import check_outputs
 from scalefront.engine.limits import DEFAULT_MAX_CONFIGS, LimitExceeded
 from scalefront.engine.progress import ProgressLine
-from scalefront.errors import UsageError
+from scalefront.errors import CatalogError, UsageError
 from scalefront.inputs.params import enum_names
 from scalefront.inputs.scenario.build import read_scenario
 from scalefront.inputs.scenario.file import DEFAULT_SCENARIO
@@ -184,7 +184,18 @@ def _compared(args: argparse.Namespace) -> list[str]:
     except UsageError:
         return ["roce-400g"]  # the comparison reports the scenario's own error
     listed = raw.get("cluster", {}).get("compare_with") if isinstance(raw.get("cluster"), dict) else None
-    return [str(x) for x in listed] if isinstance(listed, list) and listed else ["roce-400g"]
+    if not isinstance(listed, list) or not listed:
+        return ["roce-400g"]
+    cat = catalog_of(args)
+    for i, name in enumerate(listed, 1):
+        where = f"{args.scenario}: [cluster] compare_with, item {i}"
+        if not isinstance(name, str):
+            raise UsageError(f"{where}: expected text in double quotes, got {name!r}")
+        try:
+            cat.fabric_id(name)
+        except CatalogError as err:
+            raise UsageError(f"{where}: {err}") from None
+    return list(listed)
 
 
 def run(args: argparse.Namespace) -> int:
