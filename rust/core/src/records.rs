@@ -261,6 +261,14 @@ mod tests {
     }
 
     #[test]
+    fn a_record_is_a_plain_struct_of_its_fields() {
+        let part = Part { count: 2, sizes: [1.0, 2.0, 3.0] };
+        let line = Line { part, usd: 5.0, by_year: NamedValues(vec![("2027", 1.5)]), samples: Column(vec![7]) };
+        assert_eq!((line.part.count, line.part.sizes[2], line.usd), (2, 3.0, 5.0));
+        assert_eq!((line.by_year.0[0], line.samples.0[0]), (("2027", 1.5), 7));
+    }
+
+    #[test]
     fn a_record_describes_its_keys_renames_and_inlined_records() {
         let part = Part::describe();
         assert_eq!((part.name.as_str(), part.doc.as_str()), ("_Part", "A part."));
