@@ -272,3 +272,21 @@ def test_the_json_carries_each_design_and_count_and_is_reproducible(capsys):
         ):
             assert key in row, key
         assert row["quoted_share"] + row["list_share"] + row["estimate_share"] == pytest.approx(1.0)
+
+
+def test_a_quote_the_verdict_names_lies_within_a_tenth_to_ten_times_the_typical_price(close):
+    # A flip at a fiftieth of the typical switch price ("if the InfiniBand switch quote falls below $425" against
+    # ~$40K) is no quote a buyer will see: the verdict leaves it out; at a fifth of it, it names it.
+    _, r = close
+    gpus, b = r.headline_gpus, r.designs_b[0]
+    at = (pl.col("gpus") == gpus) & (pl.col("fabric_b") == b) & (pl.col("field") == "switch_usd")
+    bar = r.tornado.filter(at).row(0, named=True)
+
+    def named_at(share):
+        flip = bar["typical"] * share
+        tornado = r.tornado.with_columns(pl.when(at).then(flip).otherwise(pl.col("linear_flip")).alias("linear_flip"))
+        moved = dataclasses.replace(r, tornado=tornado)
+        return condition(bar, r.families, flip) in changes(moved, gpus, b, most=10)
+
+    assert named_at(0.2) and named_at(5.0)
+    assert not named_at(1 / 50) and not named_at(20.0)

@@ -136,15 +136,16 @@ _FIRST = ("switch_usd",)
 
 def changes(result: RoiResult, gpus: int, b: str, most: int = 3) -> list[str]:
     """What would change the verdict on `b` at `gpus`, in operational terms: the quotes at which it flips (exact:
-    the NPV is linear in a price; the switch lines first, up to 10x their typical price), then the other inputs
-    that flip it within their range, widest swing first."""
+    the NPV is linear in a price; the switch lines first, within a tenth to ten times their typical price: a quote
+    beyond that is no quote a buyer will see), then the other inputs that flip it within their range, widest swing
+    first."""
     bars = result.tornado.filter((pl.col("gpus") == gpus) & (pl.col("fabric_b") == b)).sort("rank")
     rows = list(bars.iter_rows(named=True))
     priced = [
         x
         for x in rows
         if x["unit"] == "usd" and x["section"] in ("network", "gpu") and x["linear_flip"] is not None
-        if 0 < x["linear_flip"] <= 10 * x["typical"]
+        if x["typical"] / 10 <= x["linear_flip"] <= 10 * x["typical"]
     ]
     priced.sort(key=lambda x: (x["field"] not in _FIRST, x["rank"]))
     out = [condition(x, result.families, x["linear_flip"]) for x in priced[:2]]
