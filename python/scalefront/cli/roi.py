@@ -18,10 +18,10 @@ from scalefront.engine.export import Outputs
 from scalefront.engine.job import check_outputs
 from scalefront.engine.limits import DEFAULT_MAX_CONFIGS, LimitExceeded
 from scalefront.engine.progress import ProgressLine
-from scalefront.errors import CatalogError, UsageError
+from scalefront.errors import CatalogError, UsageError, message_of
 from scalefront.inputs.params import enum_names
 from scalefront.inputs.scenario.build import read_scenario
-from scalefront.inputs.scenario.file import DEFAULT_SCENARIO
+from scalefront.inputs.scenario.file import DEFAULT_SCENARIO, validate_file
 from scalefront.roi.quote import load_quote
 from scalefront.roi.result import McProgress, RoiOptions, RoiResult, result_dict
 from scalefront.roi.text import render, verdict
@@ -180,22 +180,17 @@ def _compared(args: argparse.Namespace) -> list[str]:
     if args.fabric_b:
         return list(args.fabric_b)
     try:
-        raw, _ = read_scenario(args.scenario)
+        raw, file = read_scenario(args.scenario)
     except UsageError:
         return ["roce-400g"]  # the comparison reports the scenario's own error
-    listed = raw.get("cluster", {}).get("compare_with") if isinstance(raw.get("cluster"), dict) else None
-    if not isinstance(listed, list) or not listed:
-        return ["roce-400g"]
+    listed = validate_file(raw, file).cluster.compare_with  # the scenario's own check, a bad file first
     cat = catalog_of(args)
     for i, name in enumerate(listed, 1):
-        where = f"{args.scenario}: [cluster] compare_with, item {i}"
-        if not isinstance(name, str):
-            raise UsageError(f"{where}: expected text in double quotes, got {name!r}")
         try:
             cat.fabric_id(name)
         except CatalogError as err:
-            raise UsageError(f"{where}: {err}") from None
-    return list(listed)
+            raise UsageError(f"{file}: [cluster] compare_with, item {i}: {message_of(err)}") from None
+    return list(listed) or ["roce-400g"]
 
 
 def run(args: argparse.Namespace) -> int:

@@ -257,11 +257,8 @@ class Catalog:
         """`name` resolved against its fabric's modes and its price variants, checked."""
         base = name.partition("@")[0]
         entry = self.fabrics.get(base) or _raise(_unknown("fabric", base, self.fabrics, self.files))
-        variants = sorted(
-            k.partition("@")[2]
-            for k in self.fabric_prices
-            if k.partition("@")[0] == base and "@" in k and k.partition("@")[2] not in entry.mode_names
-        )
+        keys = (k.partition("@") for k in self.fabric_prices)
+        variants = sorted(v for b, _, v in keys if b == base and v and v not in entry.mode_names)
         return parse_fabric_name(name, entry.mode_names, entry.default_mode, variants)
 
     def fabric_id(self, name: str) -> str:
@@ -333,9 +330,14 @@ class Catalog:
     def fabric_price_key(self, name: str) -> str:
         """The price book entry that holds fabric `name`'s lines: a price variant's own (`roce-400g@branded`, for
         `roce-400g@tuned@branded` too), else its fabric's (`roce-400g` for `roce-400g@tuned`: a mode runs the same
-        parts); CatalogError as `fabric_price`."""
-        self.fabric_price(name)
-        return self._fabric_name(name).price_key if name.partition("@")[0] in self.fabrics else name
+        parts); CatalogError as `fabric_price`, without building the priced entry."""
+        if name.partition("@")[0] not in self.fabrics:
+            self.fabric_price(name)  # a price-only fabric, or the error for it
+            return name
+        n = self._fabric_name(name)
+        if n.price_key not in self.fabric_prices:
+            raise self._no_price("fabric", n.base, self.fabric_prices)
+        return n.price_key
 
     def fabric_price(self, name: str) -> FabricPrice:
         """The parts of fabric `name` as its mode prices them, from its price variant's entry where it names one
