@@ -130,3 +130,19 @@ def test_no_irr_when_the_flows_never_change_sign():
     for row in r.table.iter_rows(named=True):
         assert row["extra_capex_usd"] > 0 and row["extra_residual_usd"] == 0 and row["payback"] == "never"
         assert math.isnan(row["irr"])
+
+
+def test_a_price_the_scenario_sets_is_not_drawn_for_the_designs_its_table_prices():
+    # `[economics.prices."roce-400g@branded"]` prices the branded boxes in every mode, not the white boxes; a
+    # design's own table (`roce-400g@tuned`) prices that design only.
+    sides = [("roce-400g@tuned", 0), ("roce-400g@tuned@branded", 1)]
+
+    def drawn(fixed: dict[str, set[str]]) -> set[str]:
+        return {i.name for i in price_inputs(CAT, sides, "h100-sxm", "nvlink4-8", fixed) if "switch price" in i.name}
+
+    both = drawn({})
+    assert both == {"roce-400g@tuned switch price", "roce-400g@tuned@branded switch price"}
+    assert drawn({"roce-400g@branded": {"switch_usd"}}) == {"roce-400g@tuned switch price"}
+    assert drawn({"roce-400g@untuned@branded": {"switch_usd"}}) == {"roce-400g@tuned switch price"}
+    assert drawn({"roce-400g": {"switch_usd"}}) == {"roce-400g@tuned@branded switch price"}
+    assert drawn({"roce-400g@tuned": {"switch_usd"}}) == {"roce-400g@tuned@branded switch price"}

@@ -244,6 +244,50 @@ def test_price_table_for_an_entry_not_in_the_scenario(base):
         load_scenario(base)
 
 
+def _switch_prices(base, fabrics: str, tables: str) -> dict[str, float]:
+    """Each fabric's switch price in a scenario of `fabrics` with the price `tables`."""
+    base.write_text(BASE.replace('fabric = ["ib-ndr", "roce-400g"]', f"fabric = {fabrics}") + tables)
+    s = load_scenario(base)
+    return {name: f["prices"]["switch_usd"] for name, f in zip(s.fabric_names, s.space["fabrics"], strict=True)}
+
+
+def test_a_fabric_price_table_applies_by_price_entry_then_by_design(base):
+    # A mode runs the fabric's parts: `roce-400g`'s table prices it in every mode. A price variant is a price entry
+    # of its own (branded boxes): `roce-400g`'s table leaves it alone, its own table prices it in every mode, and a
+    # design's own table (mode and variant) comes last.
+    fabrics = '["roce-400g@tuned", "roce-400g@branded", "roce-400g@tuned@branded"]'
+    white, branded = CAT.fabric_price("roce-400g").switch_usd, CAT.fabric_price("roce-400g@branded").switch_usd
+    assert white != branded
+    got = _switch_prices(base, fabrics, '[economics.prices."roce-400g"]\nswitch_usd = 1\n')
+    assert got == {"roce-400g@tuned": 1.0, "roce-400g@branded": branded, "roce-400g@tuned@branded": branded}
+    tables = (
+        '[economics.prices."roce-400g@branded"]\nswitch_usd = 2\n'
+        '[economics.prices."roce-400g@tuned@branded"]\nswitch_usd = 3\n'
+    )
+    got = _switch_prices(base, fabrics, tables)
+    assert got == {"roce-400g@tuned": white, "roce-400g@branded": 2.0, "roce-400g@tuned@branded": 3.0}
+
+
+def test_a_price_table_spelt_two_ways_is_refused(base):
+    # `roce-400g@untuned@branded` is `roce-400g@branded` (the default mode keeps the short name).
+    tables = (
+        '[economics.prices."roce-400g@branded"]\nswitch_usd = 2\n'
+        '[economics.prices."roce-400g@untuned@branded"]\nswitch_usd = 3\n'
+    )
+    with pytest.raises(
+        CatalogError,
+        match=r"'roce-400g@untuned@branded' is the table of fabric roce-400g@branded, which is priced twice",
+    ):
+        _switch_prices(base, '["roce-400g@branded"]', tables)
+
+
+def test_a_price_table_for_a_mode_the_scenario_lacks_lists_the_tables_it_may_hold(base):
+    with pytest.raises(
+        CatalogError, match=r"'roce-400g@tuned' is neither .* its price tables: h100-sxm, roce-400g, roce-400g@untuned$"
+    ):
+        _switch_prices(base, '["roce-400g"]', '[economics.prices."roce-400g@tuned"]\nswitch_usd = 2\n')
+
+
 # ---------------------------------------------------------------- bad files: one line, file, key, value
 
 

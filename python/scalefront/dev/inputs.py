@@ -262,7 +262,8 @@ _FORMS = {
     "counts": "a list of counts, or a range `{ start, stop, factor }` / `{ start, stop, step }` (inclusive)",
     "degrees": 'a list of degrees, `"search"` (every divisor of the GPU count) or `{ search = true, max = N }`',
     "topologies": "a list of topology ids or `{ name, oversubscription }` tables",
-    "prices": "`key = value` for every GPU and fabric (and economics keys), or `[economics.prices.<id>]` tables",
+    "prices": "`key = value` for every GPU and fabric (and economics keys), or `[economics.prices.<id>]` tables "
+    "(a fabric's by its price entry, then by design: docs/fabrics.md)",
 }
 
 

@@ -178,11 +178,16 @@ def price_inputs(
     same range), the GPU's prices, the NVLink trays' and the economics'."""
     out: list[UncertainInput] = []
 
-    def fixed_for(entry: str) -> set[str]:
-        # A fabric's prices set for its id in any mode (`roce-400g`) or for its mode (`roce-400g@tuned`).
-        return fixed.get(entry, set()) | fixed.get(entry.partition("@")[0], set()) | fixed.get("*", set())
+    tables = {catalog.price_table_id(k): v for k, v in fixed.items()}
 
-    ranges = {name: dict(_ranged(catalog.fabric_price(name), fixed_for(name))) for name, _ in sides}
+    def fixed_for(*ids: str) -> set[str]:
+        # Prices the scenario sets for every entry ("*") or in a table that applies to this one.
+        return set().union(tables.get("*", set()), *(tables.get(i, set()) for i in ids))
+
+    ranges = {
+        name: dict(_ranged(catalog.fabric_price(name), fixed_for(*catalog.fabric_price_tables(name))))
+        for name, _ in sides
+    }
     order = list(type(catalog.fabric_price(sides[0][0])).model_fields)
     side_of = dict(sides)
     for f in sorted({f for r in ranges.values() for f in r}, key=order.index):

@@ -339,6 +339,25 @@ class Catalog:
             raise self._no_price("fabric", n.base, self.fabric_prices)
         return n.price_key
 
+    def fabric_price_tables(self, name: str) -> tuple[str, ...]:
+        """The ids whose price table in a scenario (`[economics.prices.<id>]`) applies to fabric `name`, the most
+        general first: its price entry (`roce-400g` for every mode of it; `roce-400g@branded` for the branded boxes
+        in every mode), then the design itself (`roce-400g@tuned@branded`) where that is not its price entry."""
+        key = self.fabric_price_key(name)
+        own = self.fabric_id(name) if name.partition("@")[0] in self.fabrics else name
+        return (key,) if own == key else (key, own)
+
+    def price_table_id(self, key: str) -> str:
+        """A scenario price table's id as `fabric_price_tables` names it: a price entry's key as written
+        (`roce-400g`), any other spelling of a fabric design canonical (`roce-400g@untuned@branded` is
+        `roce-400g@branded`); a GPU's id, or a name that is neither, unchanged."""
+        if key in self.fabric_prices or key.partition("@")[0] not in self.fabrics:
+            return key
+        try:
+            return self.fabric_id(key)
+        except CatalogError:
+            return key
+
     def fabric_price(self, name: str) -> FabricPrice:
         """The parts of fabric `name` as its mode prices them, from its price variant's entry where it names one
         (the mode's price lines over the variant's: a branded box in the hyperscale mode still buys its spines)."""

@@ -22,7 +22,8 @@ from scalefront.inputs.overlap import parse_overlap
 from scalefront.inputs.params import PARAMS, core_sections, taking
 from scalefront.inputs.scenario.file import ScenarioFile, group_by_problem, objectives_problem, validate_file
 from scalefront.inputs.scenario.forms import Range, Search, TopologyChoice
-from scalefront.inputs.scenario.sections import Cluster, Economics, Parallelism, Workload
+from scalefront.inputs.scenario.prices import ScenarioPrices, scenario_prices
+from scalefront.inputs.scenario.sections import Cluster, Parallelism, Workload
 
 __all__ = [
     "MixPart",
@@ -298,51 +299,6 @@ def _cluster_axes(cl: Cluster, wl: Workload, cat: Catalog, bad: _Problem) -> _Cl
     )
 
 
-@dataclass(frozen=True)
-class _Prices:
-    """The scenario's prices: the catalog's, then `[economics.prices]` for all entries, then per-entry tables."""
-
-    scalar: dict[str, float]
-    per_entry: dict[str, dict[str, float]]
-    economics: dict[str, Any]
-
-    def of(self, entry_id: str, base: BaseModel) -> dict[str, float]:
-        values = base.model_dump()
-        own = {**self.per_entry.get(entry_id.partition("@")[0], {}), **self.per_entry.get(entry_id, {})}  # id, mode
-        for source in (self.scalar, own):
-            for k, v in source.items():
-                if k in values:
-                    values[k] = float(v)
-        return values
-
-
-def _prices(econ: Economics, cl: Cluster, scenario_fabrics: list[str], cat: Catalog, bad: _Problem) -> _Prices:
-    scalar = {k: v for k, v in econ.prices.items() if not isinstance(v, dict)}
-    per_entry = {k: v for k, v in econ.prices.items() if isinstance(v, dict)}
-    known_ids = set(cl.gpu) | set(cl.fabric) | set(scenario_fabrics) | {f.partition("@")[0] for f in cl.fabric}
-    economics = {**cat.economics_or_error().model_dump(), "cost_mode": econ.mode}
-    keys = set(economics) - {"cost_mode"}
-    for g in cl.gpu:
-        keys |= set(cat.gpu_price(g).model_dump())
-    for f in cl.fabric:
-        keys |= set(cat.fabric_price(f).model_dump())
-    for key in per_entry:
-        if key in keys and key not in known_ids:
-            raise bad(
-                f"[economics.prices] {key}",
-                "a scenario's price is one number, taken as certain; a range (low, typical, high) belongs in a "
-                "catalog file (--catalog)",
-            )
-        if key not in known_ids:
-            raise bad("[economics.prices]", f"{key!r} is neither a GPU nor a fabric of this scenario")
-    for key in list(scalar) + [k for table in per_entry.values() for k in table]:
-        if key not in keys:
-            hint = did_you_mean(key, sorted(keys)) or f"; known: {', '.join(sorted(keys))}"
-            raise bad("[economics.prices]", f"unknown price {key!r}{hint}")
-    economics.update({k: float(v) for k, v in scalar.items() if k in economics})
-    return _Prices(scalar, per_entry, economics)
-
-
 def _overlaps(par: Parallelism, scale: float) -> list[dict[str, float]]:
     """Each overlap choice as fractions, multiplied by `scale` and clamped to [0, 1]."""
     return [{k: min(1.0, max(0.0, v * scale)) for k, v in parse_overlap(o).core_spec().items()} for o in par.overlap]
@@ -430,15 +386,15 @@ def build_scenario(
     spec = validate_file(raw, file)
     wl = _chosen_workload(spec, workload, bad)
     econ = spec.economics if cost_mode is None else spec.economics.model_copy(update={"mode": cost_mode})
-    for name in spec.cluster.fabric:  # the file's own fabrics are checked even when `fabrics` replaces them
-        bad.looked_up("[cluster] fabric", cat.fabric, name)
+    # The file's own fabrics are checked even when `fabrics` replaces them (their price tables may be in the file).
+    file_fabrics = [bad.looked_up("[cluster] fabric", cat.fabric_id, name) for name in spec.cluster.fabric]
     cl = spec.cluster if fabrics is None else spec.cluster.model_copy(update={"fabric": list(fabrics)})
     cl = cl.model_copy(update={"fabric": [bad.looked_up("[cluster] fabric", cat.fabric_id, f) for f in cl.fabric]})
     tables = {"workload": wl, "cluster": cl, "parallelism": spec.parallelism, "economics": econ}
     _check_no_repeats({t: tables[t] for t in ("cluster", "parallelism", "workload")}, bad)
     model = _scenario_model(wl, file, cat, bad)
     axes = _cluster_axes(cl, wl, cat, bad)
-    prices = _prices(econ, cl, list(spec.cluster.fabric), cat, bad)
+    prices = scenario_prices(econ, list(cl.gpu), list(cl.fabric), file_fabrics, cat, bad)
     minimize, groups = _objectives(spec, objectives, group_by, bad)
     seq_len = wl.seq_len or model.seq_len
     space = {
@@ -472,13 +428,13 @@ def build_scenario(
 
 
 def _axes_space(
-    tables: dict[str, Any], axes: _ClusterAxes, prices: _Prices, cat: Catalog, overlap_scale: float
+    tables: dict[str, Any], axes: _ClusterAxes, prices: ScenarioPrices, cat: Catalog, overlap_scale: float
 ) -> dict[str, Any]:
     """The space's axes (each option with its prices) and economics."""
     cl, wl, par = tables["cluster"], tables["workload"], tables["parallelism"]
     return {
         "gpus": [
-            {"spec": g.core_spec(), "prices": prices.of(gid, cat.gpu_price(gid)), "scale_ups": allowed}
+            {"spec": g.core_spec(), "prices": prices.of((gid,), cat.gpu_price(gid)), "scale_ups": allowed}
             for gid, g, allowed in zip(cl.gpu, axes.gpus, axes.scale_ups_of_gpu, strict=True)
         ],
         "scale_ups": [
@@ -487,7 +443,7 @@ def _axes_space(
         ],
         "gpu_counts": axes.gpu_counts,
         "fabrics": [
-            {"spec": f.core_spec(), "prices": prices.of(fid, cat.fabric_price(fid))}
+            {"spec": f.core_spec(), "prices": prices.of(cat.fabric_price_tables(fid), cat.fabric_price(fid))}
             for fid, f in zip(cl.fabric, axes.fabrics, strict=True)
         ],
         "topologies": axes.topologies,
