@@ -276,3 +276,17 @@ def test_h200_layers_from_measured_kernels_with_no_gpu_factor(index):
         r = evaluate(model, "h200", 1, tp=1, pp=1, dp=1, recompute="none", zero=0, **batch, framework=framework)
         layer_s = r.breakdown.compute_s + r.breakdown.framework_s
         assert abs(layer_s / measured_s - 1) <= 0.08, (framework, layer_s, measured_s)
+
+
+def test_the_framework_fit_is_the_least_squares_with_a_term_held_at_its_bound():
+    # Linear residuals r = A x - b whose unconstrained least squares is x = (0.6, 1.5): the second term past its
+    # bound of 1 (TERM_BOUNDS). Worked by hand: b = A (0.6, 1.5) = (2.1, 1.35, 0.9); with x1 held at 1,
+    # x0 = sum(a0 (b - a1)) / sum(a0^2) = (1.1 + 0.85 + 0.7) / 3 = 0.88333. Clipping the unconstrained fit would
+    # leave x0 at 0.6.
+    import numpy as np
+
+    from scalefront.fidelity.validation.calibration import _gauss_newton
+
+    a = np.array([[1.0, 1.0], [1.0, 0.5], [1.0, 0.2]])
+    b = np.array([2.1, 1.35, 0.9])
+    assert _gauss_newton(lambda x: a @ x - b, np.zeros(2)) == pytest.approx([2.65 / 3, 1.0], abs=1e-6)

@@ -119,21 +119,36 @@ def _residuals(catalog: Catalog, rows: list[dict[str, Any]]) -> np.ndarray:
 
 
 def _gauss_newton(residuals: Callable[[np.ndarray], np.ndarray], start: np.ndarray) -> np.ndarray:
-    """Projected Gauss-Newton within TERM_BOUNDS; a term whose column is zero (nothing it acts on) stays put."""
+    """Projected Gauss-Newton within TERM_BOUNDS: each step solves for the terms free to move, a term at a bound
+    that the step would push past it held there (an active set), so that the others settle where the least squares
+    is least with it at its bound; a term whose column is zero (nothing it acts on) stays put."""
     x = start.copy()
-    low, high = TERM_BOUNDS
     for _ in range(_ITERATIONS):
         r = residuals(x)
         jac = np.column_stack([(residuals(x + _STEP * e) - r) / _STEP for e in np.eye(len(x))])
-        active = np.abs(jac).sum(axis=0) > 1e-9
-        if not active.any():
-            break
-        step = np.zeros_like(x)
-        step[active] = np.linalg.lstsq(jac[:, active], -r, rcond=None)[0]
-        x = np.clip(x + step, low, high)
+        step = _bounded_step(x, jac, r)
+        x = np.clip(x + step, *TERM_BOUNDS)
         if np.abs(step).max() < 1e-4:
             break
     return x
+
+
+def _bounded_step(x: np.ndarray, jac: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """The Gauss-Newton step over the free terms: solved, then solved again without each term it pushes past the
+    bound it sits on, until none does (zero where nothing is free)."""
+    low, high = TERM_BOUNDS
+    free = np.abs(jac).sum(axis=0) > 1e-9
+    step = np.zeros_like(x)
+    for _ in range(len(x) + 1):
+        step = np.zeros_like(x)
+        if not free.any():
+            break
+        step[free] = np.linalg.lstsq(jac[:, free], -r, rcond=None)[0]
+        pushed = free & (((x <= low) & (step < 0)) | ((x >= high) & (step > 0)))
+        if not pushed.any():
+            break
+        free &= ~pushed
+    return step
 
 
 def _fitted_terms(rows: list[dict[str, Any]]) -> tuple[str, ...]:
