@@ -38,7 +38,7 @@ class Breakdown:
     framework_s: float
     """what the training framework adds to the kernels: per layer, micro-batch and step, and overlap interference"""
     host_wait_s: float
-    """MoE layers waiting for the host's kernel launches (launches slower than the GPU's work)"""
+    """the GPU waiting for the host: MoE layers' kernel launches, ZeRO-3 collectives issued by tensor"""
 
 
 @dataclass(frozen=True)
@@ -193,7 +193,7 @@ class Evaluation:
     framework_s: float
     """what the training framework adds to the kernels: per layer, micro-batch and step, and overlap interference [s]"""
     host_wait_s: float
-    """MoE layers waiting for the host's kernel launches (launches slower than the GPU's work) [s]"""
+    """the GPU waiting for the host: MoE layers' kernel launches, ZeRO-3 collectives issued by tensor [s]"""
     tp_comm_hidden_s: float
     """TP communication hidden behind compute [s]"""
     pp_comm_hidden_s: float

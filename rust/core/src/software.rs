@@ -35,10 +35,12 @@ pub struct FrameworkSpec {
     pub moe_permute_factor: f64,
     /// Fixed time of the router per MoE layer and pass beside its GEMM (softmax, top-k, load-balancing loss).
     pub moe_router_s: f64,
-    /// Host time per kernel the framework launches in a MoE layer: PyTorch's dispatch from Python in eager mode.
-    /// A dropless MoE layer copies its token counts to the host (the dispatch's split sizes), so the host cannot
-    /// run ahead of the GPU past it; where its launches take longer than the layer's GPU work, the GPU waits.
-    /// 0: the host keeps ahead (CUDA graphs, fused kernels), or not measured for the framework.
+    /// Host time per op the framework issues from Python: each kernel a MoE layer launches (PyTorch's dispatch in
+    /// eager mode), and each rank's slice and copy of a ZeRO-3 collective issued by tensor through the list API
+    /// (`zero3_gather_per_tensor`; evaluate::step `zero3_list_host_s`). A dropless MoE layer copies its token
+    /// counts to the host (the dispatch's split sizes), so the host cannot run ahead of the GPU past it; where its
+    /// launches take longer than the layer's GPU work, the GPU waits. 0: the host keeps ahead (CUDA graphs, fused
+    /// kernels), or not measured for the framework.
     pub host_s_per_kernel: f64,
     /// Kernels a MoE layer launches forward and backward beside the per-expert ones: router, top-k, permutation,
     /// the grouped experts, un-permutation, and their gradients.

@@ -317,43 +317,6 @@ fn deepseek_v3_runs_with_mla_folded_experts_and_deepep() {
 }
 
 #[test]
-fn zero3_by_tensor_pays_one_ring_latency_per_weight_tensor_and_without_prefetch_hides_no_gather() {
-    // Llama 3 70B, ZeRO-3 over the 8 GPUs of one NVLink domain, 4 micro-batches, nothing overlapped: per step
-    // one gradient reduce-scatter and 2 x 4 weight all-gathers (reshard after forward). By tensor (DeepSpeed
-    // 2021), each of the 80 x 4 + 2 = 322 weight tensors (fused QKV, output projection, fc1, fc2 per layer; two
-    // embedding tables) is its own ring, so each collective pays 321 more NCCL base latencies (Simple, 8.4 us,
-    // tuning.cc) and 321 x 7 more ring steps (1 us each here); the bytes are the same, at the bandwidth of large
-    // messages: 321 x (8.4 + 7 x 1) us = 4.943 ms per collective, 9 x that per step = 44.49 ms.
-    let mut cfg = reference();
-    cfg.gpus = 8;
-    cfg.parallelism = Parallelism { tp: 1, pp: 1, dp: 8, vpp: 1, zero_stage: 3, ..cfg.parallelism.clone() };
-    cfg.training.global_batch = 32;
-    cfg.scale_up.step_latency_s = 1e-6;
-    cfg.overlap = Overlap { dp: 0.0, tp: 0.0, pp: 0.0, ep: 0.0 };
-    let flat = eval(&cfg);
-    assert_eq!(flat.micro_batches, 4);
-    cfg.framework.zero3_gather_per_tensor = true;
-    let by_tensor = eval(&cfg);
-    let extra_s = by_tensor.breakdown.dp_comm_s - flat.breakdown.dp_comm_s;
-    let expected_s = 9.0 * 321.0 * (8.4e-6 + 7.0 * 1e-6);
-    assert!((extra_s / expected_s - 1.0).abs() < 1e-6, "{extra_s} vs {expected_s}");
-    // The 8 gathers alone: one gather per micro-batch fewer without resharding after the forward is 4 of them.
-    cfg.parallelism.reshard_after_forward = false;
-    let gathers_s = 2.0 * (by_tensor.breakdown.dp_comm_s - eval(&cfg).breakdown.dp_comm_s);
-    cfg.parallelism.reshard_after_forward = true;
-    // Free to hide, they hide behind the compute where the framework prefetches, and stay exposed where it
-    // blocks on each gather (only the reduce-scatter hides).
-    cfg.overlap.dp = 1.0;
-    let prefetching = eval(&cfg);
-    cfg.framework.zero3_prefetch = false;
-    let blocking = eval(&cfg);
-    assert!(prefetching.breakdown.dp_comm_s < 0.5 * gathers_s, "{:?}", prefetching.breakdown);
-    assert!(blocking.breakdown.dp_comm_s >= gathers_s * (1.0 - 1e-9), "{:?}", blocking.breakdown);
-    let total = |e: &Evaluation| e.breakdown.dp_comm_s + e.hidden.dp_comm_s;
-    assert!((total(&blocking) / total(&by_tensor) - 1.0).abs() < 1e-9);
-}
-
-#[test]
 fn unfused_gradient_accumulation_costs_each_micro_batch_its_parameters_bytes() {
     // Llama 3 70B at TP 8, PP 4: each micro-batch adds the busiest stage's parameters x (2 + 2 + 2 x 4) bytes at
     // the GPU's HBM rate (step::gradients); 1024 / 32 = 32 micro-batches, and the bubble scales with the

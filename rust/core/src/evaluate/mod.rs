@@ -95,8 +95,9 @@ pub struct StepBreakdown {
     /// What the training framework adds to the kernels (`crate::software`): its per-layer, per-micro-batch and
     /// per-step time, and the compute that overlapped communication slows.
     pub framework_s: f64,
-    /// MoE layers waiting for the host's kernel launches (`FrameworkSpec::host_s_per_kernel`): a dropless layer
-    /// syncs with the host, so the GPU idles while the host launches more slowly than the GPU runs.
+    /// The GPU waiting for the host (`FrameworkSpec::host_s_per_kernel`): a dropless MoE layer syncs with the host,
+    /// so the GPU idles while the host launches more slowly than the GPU runs; ZeRO-3 collectives issued by tensor
+    /// through the list API block on a copy per rank issued by the host (step::zero3_list_host_s).
     pub host_wait_s: f64,
 }
 

@@ -256,7 +256,7 @@ pub(super) fn step_time(
         optimizer_s: optimizer_step_s(c, s, par),
         overhead_s: c.straggler_fraction * (compute_s + recompute_s + bubble_s) + c.sync_s,
         framework_s,
-        host_wait_s: m * mb.host_wait_s,
+        host_wait_s: m * mb.host_wait_s + zero3_list_host_s(f, s, par),
     };
     let hidden = HiddenComm {
         tp_comm_s: m * mb.tp_hidden_s,
@@ -316,6 +316,25 @@ fn data_parallel(
         hidden += h;
     }
     (exposed, hidden)
+}
+
+/// Host time of ZeRO-3 collectives issued one tensor at a time through `torch.distributed`'s list API, which the
+/// GPU waits for: per tensor and collective, the framework slices the flat buffer once per data-parallel rank in
+/// Python and PyTorch copies each rank's slice out of (gather) or into (reduce-scatter) its flat buffer with its own
+/// copy (DeepSpeed v0.3.13 partition_parameters.py `_allgather_param`, `_reduce_scatter_gradient`; PyTorch 1.8
+/// ProcessGroupNCCL.cpp `allgather`, `reduce_scatter`), about one launched op's host time each. Each micro-batch
+/// gathers the weights once per pass and reduce-scatters the gradients once (ZeRO-3 reduces every backward); the
+/// gathers block and the device is synchronised before each, so the host's time is the GPU's wait. 0 where the
+/// framework gathers by flat bucket (`_all_gather_base`, FSDP) or its host time is not known.
+fn zero3_list_host_s(f: &FrameworkSpec, s: &LayoutStage, par: &Parallelism) -> f64 {
+    if par.zero_stage < 3 || !f.zero3_gather_per_tensor {
+        return 0.0;
+    }
+    let (local, lay) = (&s.local, &s.layout);
+    let gathers = if par.reshard_after_forward { 2.0 } else { 1.0 };
+    let collectives = lay.micro_batches as f64 * (gathers + 1.0);
+    let slices = local.dense_tensors * lay.dp.size as f64 + local.expert_tensors * lay.expert_dp.size as f64;
+    f.host_s_per_kernel * collectives * slices
 }
 
 /// Scale the hidden parts of several transfers down to fit one compute budget; what no longer hides is

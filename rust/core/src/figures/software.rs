@@ -36,9 +36,10 @@ pub(super) const FRAMEWORKS: &[Figure] = &[
     num(W, "moe_router_s", S, NON_NEGATIVE, core("moe_router_s"), "MoE router time")
         .doc("fixed time of the router per MoE layer forward, beside its GEMM (softmax, top-k, auxiliary loss)"),
     num(W, "host_s_per_kernel", S, NON_NEGATIVE, core("host_s_per_kernel"), "host time per kernel").doc(
-        "host time per kernel the framework launches in a MoE layer (eager PyTorch's dispatch from Python); a \
-            dropless layer syncs with the host, so launches slower than the layer's GPU work leave the GPU waiting \
-            (0: the host keeps ahead, or not measured); `scalefront measure --host` measures it",
+        "host time per op the framework issues from Python: each kernel of a MoE layer (eager PyTorch's \
+            dispatch), and each rank's slice and copy of a ZeRO-3 collective issued by tensor; a dropless layer \
+            syncs with the host, and by-tensor gathers block, so a host slower than the GPU's work leaves the GPU \
+            waiting (0: the host keeps ahead, or not measured); `scalefront measure --host` measures it",
     ),
     num(W, "moe_host_kernels", Count, NON_NEGATIVE, core("moe_host_kernels"), "MoE layer kernels")
         .doc("kernels a MoE layer launches forward and backward beside the per-expert ones"),

@@ -66,7 +66,7 @@ pub const METRICS: &[Metric] = &[
         "s",
         Float,
         Step,
-        "MoE layers waiting for the host's kernel launches (launches slower than the GPU's work)",
+        "the GPU waiting for the host: MoE layers' kernel launches, ZeRO-3 collectives issued by tensor",
         |e| e.breakdown.host_wait_s
     ),
     metric!("tp_comm_hidden_s", "s", Float, Hidden, "TP communication hidden behind compute", |e| e.hidden.tp_comm_s),

@@ -1,0 +1,74 @@
+//! ZeRO-3 as frameworks issue it: by flat bucket or by tensor, prefetched or blocking, and the host's share of a
+//! collective issued by tensor through the list API (worked examples).
+
+use scalefront_core::examples::*;
+use scalefront_core::*;
+
+fn eval(cfg: &Config) -> Evaluation {
+    cfg.validate_figures().unwrap();
+    evaluate(cfg).unwrap()
+}
+
+#[test]
+fn zero3_by_tensor_pays_one_ring_latency_per_weight_tensor_and_without_prefetch_hides_no_gather() {
+    // Llama 3 70B, ZeRO-3 over the 8 GPUs of one NVLink domain, 4 micro-batches, nothing overlapped: per step
+    // one gradient reduce-scatter and 2 x 4 weight all-gathers (reshard after forward). By tensor (DeepSpeed
+    // 2021), each of the 80 x 4 + 2 = 322 weight tensors (fused QKV, output projection, fc1, fc2 per layer; two
+    // embedding tables) is its own ring, so each collective pays 321 more NCCL base latencies (Simple, 8.4 us,
+    // tuning.cc) and 321 x 7 more ring steps (1 us each here); the bytes are the same, at the bandwidth of large
+    // messages: 321 x (8.4 + 7 x 1) us = 4.943 ms per collective, 9 x that per step = 44.49 ms.
+    let mut cfg = reference();
+    cfg.gpus = 8;
+    cfg.parallelism = Parallelism { tp: 1, pp: 1, dp: 8, vpp: 1, zero_stage: 3, ..cfg.parallelism.clone() };
+    cfg.training.global_batch = 32;
+    cfg.scale_up.step_latency_s = 1e-6;
+    cfg.overlap = Overlap { dp: 0.0, tp: 0.0, pp: 0.0, ep: 0.0 };
+    let flat = eval(&cfg);
+    assert_eq!(flat.micro_batches, 4);
+    cfg.framework.zero3_gather_per_tensor = true;
+    let by_tensor = eval(&cfg);
+    let extra_s = by_tensor.breakdown.dp_comm_s - flat.breakdown.dp_comm_s;
+    let expected_s = 9.0 * 321.0 * (8.4e-6 + 7.0 * 1e-6);
+    assert!((extra_s / expected_s - 1.0).abs() < 1e-6, "{extra_s} vs {expected_s}");
+    // The 8 gathers alone: one gather per micro-batch fewer without resharding after the forward is 4 of them.
+    cfg.parallelism.reshard_after_forward = false;
+    let gathers_s = 2.0 * (by_tensor.breakdown.dp_comm_s - eval(&cfg).breakdown.dp_comm_s);
+    cfg.parallelism.reshard_after_forward = true;
+    // Free to hide, they hide behind the compute where the framework prefetches, and stay exposed where it
+    // blocks on each gather (only the reduce-scatter hides).
+    cfg.overlap.dp = 1.0;
+    let prefetching = eval(&cfg);
+    cfg.framework.zero3_prefetch = false;
+    let blocking = eval(&cfg);
+    assert!(prefetching.breakdown.dp_comm_s < 0.5 * gathers_s, "{:?}", prefetching.breakdown);
+    assert!(blocking.breakdown.dp_comm_s >= gathers_s * (1.0 - 1e-9), "{:?}", blocking.breakdown);
+    let total = |e: &Evaluation| e.breakdown.dp_comm_s + e.hidden.dp_comm_s;
+    assert!((total(&blocking) / total(&by_tensor) - 1.0).abs() < 1e-9);
+}
+
+#[test]
+fn zero3_list_collectives_cost_the_host_one_op_per_rank_tensor_and_collective() {
+    // Llama 3 70B, ZeRO-3 over 64 GPUs (dp 64), global batch 256: 4 micro-batches. By tensor through the list API
+    // (DeepSpeed 2021 on PyTorch 1.8), each of the 322 weight tensors' collectives slices and copies once per rank:
+    // per micro-batch 2 gathers (reshard after forward) and 1 reduce-scatter, so 4 x 3 x 322 x 64 = 247,296 ops,
+    // at 10 us each 2.47296 s of host time, which the blocking gathers leave the GPU waiting for.
+    let mut cfg = reference();
+    cfg.gpus = 64;
+    cfg.parallelism = Parallelism { tp: 1, pp: 1, dp: 64, vpp: 1, zero_stage: 3, ..cfg.parallelism.clone() };
+    cfg.training.global_batch = 256;
+    cfg.framework.zero3_gather_per_tensor = true;
+    cfg.framework.zero3_prefetch = false;
+    let quiet = eval(&cfg);
+    assert_eq!(quiet.micro_batches, 4);
+    cfg.framework.host_s_per_kernel = 10e-6;
+    let waiting = eval(&cfg);
+    let wait_s = waiting.breakdown.host_wait_s - quiet.breakdown.host_wait_s;
+    assert!((wait_s / 2.47296 - 1.0).abs() < 1e-9, "{wait_s}");
+    assert!((waiting.step_time_s - quiet.step_time_s - wait_s).abs() < 1e-9 * waiting.step_time_s);
+    // By flat bucket (`_all_gather_base`, FSDP), or without ZeRO-3, no such ops.
+    cfg.framework.zero3_gather_per_tensor = false;
+    assert_eq!(eval(&cfg).breakdown.host_wait_s, quiet.breakdown.host_wait_s);
+    cfg.framework.zero3_gather_per_tensor = true;
+    cfg.parallelism.zero_stage = 1;
+    assert_eq!(eval(&cfg).breakdown.host_wait_s, 0.0);
+}
