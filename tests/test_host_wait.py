@@ -1,5 +1,6 @@
-"""The MoE layers' wait for the host as `eval` shows it: its own line of the step (and of --json, adding up to
-the step time) where the framework's launches outpace the GPU work, with what it means; nothing where they do not."""
+"""The GPU's wait for the host as `eval` shows it (MoE layers' launches, ZeRO-3 collectives issued by tensor): its
+own line of the step (and of --json, adding up to the step time) where the host's work outpaces the GPU's, with what
+it means; nothing where it does not."""
 
 from __future__ import annotations
 
@@ -60,3 +61,21 @@ def test_a_framework_whose_host_keeps_ahead_shows_no_wait(tmp_path, capsys):
     assert "host wait" not in out
     code, out, _ = _eval(tmp_path, capsys, "megatron-core", "--json")
     assert json.loads(out)["host_wait_s"] == 0.0
+
+
+def test_zero3_by_tensor_waits_for_the_host_and_says_why(capsys):
+    # DeepSpeed 2021 gathers ZeRO-3 weights by tensor through the list API: a slice and a copy per rank on the
+    # host (evaluate::step zero3_list_host_s). GPT-3 175B at dp 1,536: 385 tensors x 1,536 ranks x 3 collectives
+    # x 7.3 us = 12.95 s.
+    argv = ["eval", "--model", "gpt3-175b", "--gpu", "a100-80gb", "--fabric", "ib-hdr", "--gpus", "1536"]
+    argv += ["--tp", "1", "--pp", "1", "--zero", "3", "--global-batch", "1536", "--seq-len", "2048"]
+    argv += ["--micro-batch", "1", "--recompute", "full", "--framework", "deepspeed"]
+    code, out, err = run(argv, capsys)
+    assert code == 0, err
+    assert "ZeRO-3 collectives by tensor slice and copy once per rank" in out
+    assert "MoE layers" not in out
+    assert all(len(line) <= 80 for line in out.splitlines() if "host" in line)
+    code, out, err = run([*argv, "--json"], capsys)
+    assert json.loads(out)["host_wait_s"] == pytest.approx(385 * 1536 * 3 * 7.3e-6, rel=1e-9)
+    code, out, err = run([*argv[:-2], "--framework", "megatron-core"], capsys)
+    assert "host wait" not in out

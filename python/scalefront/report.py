@@ -32,6 +32,21 @@ _COMPONENTS = [
 ]
 
 
+def _host_wait_note(e: Evaluation) -> list[str]:
+    """What the host-wait line means for this run and how to measure it, within 80 columns: MoE layers whose
+    launches outpace the GPU, ZeRO-3 collectives issued by tensor (a slice and a copy per rank on the host)."""
+    causes = []
+    if e.params_active < e.params_total:
+        causes.append("  MoE layers launch kernels slower than the GPU runs them;")
+    if e.zero >= 3:
+        causes.append("  ZeRO-3 collectives by tensor slice and copy once per rank on the host;")
+    return [
+        "  host wait: the GPU waits for the host (the framework's host_s_per_kernel):",
+        *causes,
+        "  `scalefront measure --host` times your node's host",
+    ]
+
+
 def _interval(e: Evaluation, lo: float, hi: float, fmt: str) -> str:
     """`(90%: 6.1-7.0)` for a prediction interval; nothing when the error model gives none."""
     if lo == hi:
@@ -86,11 +101,8 @@ def render(e: Evaluation) -> str:
             continue
         share = value / e.step_time_s
         lines.append(f"  {label:<16}{_seconds(value)} {share:6.1%}  {_bar(share)}")
-    if e.breakdown.host_wait_s > 0:  # what the line means and how to measure it, within 80 columns
-        lines += [
-            "  host wait: MoE layers launch kernels slower than the GPU runs them (the",
-            "  framework's host_s_per_kernel); `scalefront measure --host` times your node",
-        ]
+    if e.breakdown.host_wait_s > 0:
+        lines += _host_wait_note(e)
     hidden = [(k.removesuffix("_comm_hidden_s").upper(), v) for k, v in vars(e.hidden).items() if v > 0]
     if hidden:
         lines.append("  hidden behind compute: " + ", ".join(f"{k} {_seconds(v).strip()}" for k, v in hidden))
