@@ -86,8 +86,10 @@ fn instance_step_s(c: &ServingCluster, p: &PhaseLayout, stage: &StepTime, tokens
     p.pp as f64 * stage.total_s() + (p.pp - 1) as f64 * send
 }
 
-/// Prefill time of a prompt of `prompt` tokens whose chunks of `chunk` tokens ride with `decode_seqs` decode
-/// tokens: ceil(prompt / chunk) instance steps; and the stage step of one chunk.
+/// Prefill time of a prompt of `prompt` tokens whose chunks ride with `decode_seqs` decode tokens in steps of at
+/// most `chunk` prompt tokens, beside `others` prompt tokens of other prompts (the steady state's share of each step
+/// beyond one mean prompt: Sarathi-Serve fills a step's token budget with every waiting prompt's chunks):
+/// ceil((prompt + others) / chunk) instance steps; and the stage step of one of them.
 fn prefill_s(
     c: &ServingCluster,
     p: &PhaseLayout,
@@ -95,12 +97,14 @@ fn prefill_s(
     decode_seqs: f64,
     chunk: f64,
     prompt: f64,
+    others: f64,
 ) -> (f64, StepTime) {
-    let tokens = chunk.min(prompt);
+    let carried = prompt + others;
+    let tokens = chunk.min(carried);
     let context = s.input_tokens + s.output_tokens / 2.0;
     let w = StepWork { decode_seqs, context, prefill_tokens: tokens, prompt };
     let stage = step_time(c, p, s, &w);
-    ((prompt / chunk).ceil().max(1.0) * instance_step_s(c, p, &stage, decode_seqs + tokens), stage)
+    ((carried / chunk).ceil().max(1.0) * instance_step_s(c, p, &stage, decode_seqs + tokens), stage)
 }
 
 fn colocated(c: &ServingCluster, l: &ServingLayout, s: &Serving, batch: f64) -> ServingEvaluation {
@@ -116,11 +120,13 @@ fn colocated(c: &ServingCluster, l: &ServingLayout, s: &Serving, batch: f64) -> 
     let tpot_s = instance_step_s(c, p, &stage, b + w.prefill_tokens);
     let chunk = budget - b;
     let isl_p99 = lognormal_quantile(isl, s.input_tokens_cv, LATENCY_PERCENTILE);
-    let (ttft_s, prefill_step) = prefill_s(c, p, s, b, chunk, isl);
+    // The steady state's prompt tokens a step beyond one mean prompt ride with each prompt's chunks.
+    let others = (w.prefill_tokens - isl).max(0.0);
+    let (ttft_s, prefill_step) = prefill_s(c, p, s, b, chunk, isl, others);
     ServingEvaluation {
         batch: b * replicas,
         ttft_s,
-        ttft_p99_s: prefill_s(c, p, s, b, chunk, isl_p99).0,
+        ttft_p99_s: prefill_s(c, p, s, b, chunk, isl_p99, others).0,
         tpot_s,
         prefill_s: ttft_s,
         decode_step: stage,
