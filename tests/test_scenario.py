@@ -268,6 +268,16 @@ def test_a_fabric_price_table_applies_by_price_entry_then_by_design(base):
     assert got == {"roce-400g@tuned": white, "roce-400g@branded": 2.0, "roce-400g@tuned@branded": 3.0}
 
 
+def test_a_price_table_for_a_design_roi_compares_is_the_files_own(base):
+    # `[cluster] compare_with` names designs of the scenario too: their tables are accepted by a sweep (which does
+    # not run them) as by `roi` (which does).
+    fabrics = '["ib-ndr", "roce-400g"]\ncompare_with = ["roce-400g@tuned@branded"]'
+    got = _switch_prices(base, fabrics, '[economics.prices."roce-400g@tuned@branded"]\nswitch_usd = 3\n')
+    assert set(got) == {"ib-ndr@default", "roce-400g@untuned"}
+    s = load_scenario(base, fabrics=["roce-400g@tuned@branded"])
+    assert s.space["fabrics"][0]["prices"]["switch_usd"] == 3.0
+
+
 def test_a_price_table_spelt_two_ways_is_refused(base):
     # `roce-400g@untuned@branded` is `roce-400g@branded` (the default mode keeps the short name).
     tables = (

@@ -386,15 +386,14 @@ def build_scenario(
     spec = validate_file(raw, file)
     wl = _chosen_workload(spec, workload, bad)
     econ = spec.economics if cost_mode is None else spec.economics.model_copy(update={"mode": cost_mode})
-    # The file's own fabrics are checked even when `fabrics` replaces them (their price tables may be in the file).
-    file_fabrics = [bad.looked_up("[cluster] fabric", cat.fabric_id, name) for name in spec.cluster.fabric]
+    named = _named_fabrics(spec, cat, bad)
     cl = spec.cluster if fabrics is None else spec.cluster.model_copy(update={"fabric": list(fabrics)})
     cl = cl.model_copy(update={"fabric": [bad.looked_up("[cluster] fabric", cat.fabric_id, f) for f in cl.fabric]})
     tables = {"workload": wl, "cluster": cl, "parallelism": spec.parallelism, "economics": econ}
     _check_no_repeats({t: tables[t] for t in ("cluster", "parallelism", "workload")}, bad)
     model = _scenario_model(wl, file, cat, bad)
     axes = _cluster_axes(cl, wl, cat, bad)
-    prices = scenario_prices(econ, list(cl.gpu), list(cl.fabric), file_fabrics, cat, bad)
+    prices = scenario_prices(econ, list(cl.gpu), list(cl.fabric), named, cat, bad)
     minimize, groups = _objectives(spec, objectives, group_by, bad)
     seq_len = wl.seq_len or model.seq_len
     space = {
@@ -425,6 +424,19 @@ def build_scenario(
         constants=_constants(tables, seq_len, float(space["errors"]["level"])),
         configurations=configurations,
     )
+
+
+def _named_fabrics(spec: ScenarioFile, cat: Catalog, bad: _Problem) -> list[str]:
+    """The canonical ids of the fabrics the file names, whose price tables it may hold: its own, checked even when
+    a comparison replaces them, and `[cluster] compare_with`'s designs (a bad name there is `roi`'s to report,
+    where it reads the list)."""
+    ids = [bad.looked_up("[cluster] fabric", cat.fabric_id, name) for name in spec.cluster.fabric]
+    for name in spec.cluster.compare_with:
+        try:
+            ids.append(cat.fabric_id(name))
+        except ScalefrontError:
+            continue
+    return ids
 
 
 def _axes_space(

@@ -70,8 +70,8 @@ def scenario_prices(
     econ: Economics, gpus: list[str], fabrics: list[str], file_fabrics: list[str], cat: Catalog, bad: Problem
 ) -> ScenarioPrices:
     """The prices of a scenario of `gpus` and `fabrics` (canonical ids), its tables checked: each must name an
-    entry of this scenario, or of the file's own fabrics (`file_fabrics`, which a comparison may replace), and hold
-    only price keys."""
+    entry of this scenario, or one the file names (`file_fabrics`: its own fabrics, which a comparison may replace,
+    and the designs `roi` compares them with), and hold only price keys."""
     scalar = {k: v for k, v in econ.prices.items() if not isinstance(v, dict)}
     per_entry: dict[str, dict[str, float]] = {}
     economics = {**cat.economics_or_error().model_dump(), "cost_mode": econ.mode}
