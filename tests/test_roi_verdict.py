@@ -290,3 +290,15 @@ def test_a_quote_the_verdict_names_lies_within_a_tenth_to_ten_times_the_typical_
 
     assert named_at(0.2) and named_at(5.0)
     assert not named_at(1 / 50) and not named_at(20.0)
+
+
+def test_two_designs_of_one_family_are_named_by_id(capsys):
+    # Branded against white-box RoCE, both "Ethernet": "Ethernet costs $5.0M more" would not say which, so the
+    # prose names each design by its id; a design of another family keeps its family's word.
+    argv = ["roi", "--a", "roce-400g@tuned@branded", "--b", "roce-400g@tuned,ib-ndr", "--gpus", "2048"]
+    code, out, err = run([*argv, "--samples", "60", "--seed", "4"], capsys)
+    assert code == 0, err
+    head = " ".join(out.split("\n\n", 1)[0].split())
+    assert "roce-400g@tuned@branded costs $" in head
+    assert "Ethernet costs" not in head and "Ethernet switch" not in head
+    assert "Against InfiniBand (ib-ndr@default): InfiniBand" in head

@@ -186,7 +186,7 @@ def finish(p: Prepared, typical: dict[str, Any], mc: dict[str, Any], tornado: bo
         mix=p.mix,
         fabric_labels=(cat.fabric_label(a), cat.fabric_label(bs[0])),
         labels={f: cat.fabric_label(f) for f in (a, *bs)},
-        families={f: cat.fabric_label(f).split(" (", 1)[0] for f in (a, *bs)},
+        families=_families(cat, a, bs),
         fabric_modes={f: cat.fabric_mode_summary(f) for f in (a, *bs)},
         groups=p.groups,
         mc_cancelled=bool(mc["cancelled"]),
@@ -197,6 +197,14 @@ def finish(p: Prepared, typical: dict[str, Any], mc: dict[str, Any], tornado: bo
         lifecycle_split=split_frame(p.lifecycle, typical, p.problem["designs"], bs),
         **frames(typical, mc, p.inputs, p.mix, a, bs, cat, collective_errors(cat.errors)),
     )
+
+
+def _families(cat: Catalog, a: str, bs: Sequence[str]) -> dict[str, str]:
+    """Each design's family for prose ("InfiniBand", "Ethernet"), or its id where A and a design it is compared
+    with are of one family (branded against white-box RoCE): "Ethernet costs more" would not say which."""
+    words = {f: cat.fabric_label(f).split(" (", 1)[0] for f in (a, *bs)}
+    shared = {words[a]} & {words[b] for b in bs}
+    return {f: f if w in shared else w for f, w in words.items()}
 
 
 def cat_digest(catalog: Catalog) -> str:
