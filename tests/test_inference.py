@@ -212,3 +212,13 @@ def test_a_training_scenario_serves_its_own_serving_table(tmp_path, capsys):
     assert points and all(p["tp"] == 8 and p["tpot_s"] <= 0.03 for p in points)
     # 2 pipeline depths x 7 batches: the default axes less tp.
     assert {f["layouts"] for f in frontiers} == {14}
+
+
+def test_a_built_in_scenario_is_named_by_id_as_sweep_and_roi_take_it(capsys):
+    # The lifecycle scenario's own comment sends its reader to `scalefront inference --scenario`; its id works there
+    # as with `sweep` and `roi` (its [serving] table: DeepSeek-V3 on 64 H100s, over each of its two fabrics).
+    code, out, err = run(["inference", "--scenario", "lifecycle", "--json"], capsys)
+    assert code == 0, err
+    assert [f["cluster"]["gpus"] for f in json.loads(out)] == [64, 64]
+    code, out, err = run(["inference", "--scenario", "no-such-scenario"], capsys)
+    assert code == 2 and out == "" and "no-such-scenario" in err and len(err.strip().splitlines()) == 1

@@ -252,7 +252,8 @@ def test_written_files_get_the_usual_permissions(small, tmp_path, capsys):
         (["--all", "x.xlsx"], ["x.xlsx", "'.xlsx'"]),
         (["--out", "nodir/f.csv"], ["nodir", "does not exist"]),
         (["--out", "same.csv", "--all", "same.csv"], ["--out and --all name the same file, same.csv"]),
-        (["nosuch"], ["nosuch", "cannot read"]),
+        (["nosuch"], ["nosuch", "cannot read", "nor a built-in scenario (ib-vs-roce, large, lifecycle, mix)"]),
+        (["ib-vs-roc"], ["ib-vs-roc", "did you mean 'ib-vs-roce'?"]),
         (["--max-configs", "many"], ["--max-configs"]),
     ],
     ids=[
@@ -267,6 +268,7 @@ def test_written_files_get_the_usual_permissions(small, tmp_path, capsys):
         "missing-dir",
         "same-file",
         "unknown-scenario",
+        "misspelt-scenario",
         "max-configs-text",
     ],
 )

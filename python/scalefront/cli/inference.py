@@ -34,9 +34,9 @@ def add(sub: Commands) -> None:
     sweep = p.add_argument_group("sweep")
     sweep.add_argument(
         "--scenario",
-        metavar="FILE",
-        help="a serving scenario (TOML, [serving]), or a training scenario (its [serving] table over the Serving "
-        "tab's defaults): print its frontiers",
+        metavar="SCENARIO",
+        help="a serving scenario (TOML, [serving]), or a training scenario, built-in id or TOML file (its [serving] "
+        "table over the Serving tab's defaults): print its frontiers",
     )
     sweep.add_argument(
         "--slo",

@@ -101,10 +101,16 @@ def read_scenario(source: str | Path) -> tuple[dict[str, Any], str]:
         raise CatalogError(
             f"the scenario's name is empty; give a built-in scenario ({', '.join(sorted(builtin))}) or a TOML file"
         )
-    if text_source in builtin and not Path(text_source).exists():
+    path = Path(text_source)
+    if text_source in builtin and not path.exists():
         file, text = f"built-in scenario {text_source}", builtin[text_source]
+    elif not path.exists() and not path.suffix and len(path.parts) == 1:
+        hint = did_you_mean(text_source, sorted(builtin))
+        raise CatalogError(
+            f"{text_source}: cannot read: no such file, nor a built-in scenario ({', '.join(sorted(builtin))}){hint}"
+        )
     else:
-        file, text = text_source, read_text(Path(text_source))
+        file, text = text_source, read_text(path)
     return parse_toml(text, file), file
 
 

@@ -11,15 +11,13 @@ run with ``scalefront inference --scenario`` or to edit."""
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
 from typing import Any
 
 import tomli_w
 
 from scalefront.errors import CatalogError, ScalefrontError, message_of
 from scalefront.inputs.catalog.loader import Catalog, builtin_catalog
-from scalefront.inputs.files import parse_toml, read_text
-from scalefront.inputs.scenario.build import Scenario, load_scenario
+from scalefront.inputs.scenario.build import Scenario, load_scenario, read_scenario
 from scalefront.inputs.scenario.serving import CLUSTER_KEYS, DEFAULT_OBJECTIVES, ServingScenario, serving_table
 
 __all__ = [
@@ -96,10 +94,10 @@ def serving_toml(s: ServingScenario) -> str:
 
 
 def training_serving_scenario(path: str, catalog: Catalog | None = None) -> ServingScenario | None:
-    """The serving sweep of the training scenario file at `path` (its ``[serving]`` table over the defaults, its
-    ``[lifecycle]`` SLOs, its ``[economics] mode``), or None when the file is not a training scenario (no
-    ``[workload]``, ``[[workloads]]`` or ``[cluster]`` table)."""
-    doc = parse_toml(read_text(Path(path)), path)
+    """The serving sweep of the training scenario at `path`, a file or a built-in id (its ``[serving]`` table over
+    the defaults, its ``[lifecycle]`` SLOs, its ``[economics] mode``), or None when it is not a training scenario
+    (no ``[workload]``, ``[[workloads]]`` or ``[cluster]`` table)."""
+    doc, _ = read_scenario(path)
     if not {"workload", "workloads", "cluster"} & set(doc):
         return None
     scenario = load_scenario(path, catalog)
