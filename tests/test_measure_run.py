@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -184,3 +185,19 @@ def test_the_card_in_hand_is_the_base_not_the_scenarios_gpu(tmp_path, capsys, mo
     assert code == 0, err
     assert "measuring NVIDIA H200 (h200)" in stdout and "fitted figures (h200 -> measured)" in stdout
     assert "hbm_efficiency             0.902 -> 0.635" in stdout
+
+
+def test_the_written_command_writes_the_same_entry_again(tmp_path, capsys):
+    # The file's "# Command:" line names every option that decides what it holds (--name, --date, --catalog too):
+    # run as written, it writes the same bytes.
+    recorded = DATA / "measurements" / "h200-gpu-bench.json"
+    out = tmp_path / "a.toml"
+    argv = ["measure", "--replay", str(recorded), "--out", str(out), "--name", "my-h200", "--date", "2026-11-01"]
+    assert run(argv, capsys)[0] == 0
+    command = next(line for line in out.read_text().splitlines() if line.startswith("# Command: "))
+    words = shlex.split(command.removeprefix("# Command: "))
+    assert words[:2] == ["scalefront", "measure"] and "--name" in words and "--date" in words
+    first = out.read_bytes()
+    out.unlink()
+    assert run([*words[1:]], capsys)[0] == 0
+    assert out.read_bytes() == first

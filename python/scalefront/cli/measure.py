@@ -106,13 +106,15 @@ def _check(args: argparse.Namespace) -> str:
 
 
 def _command(args: argparse.Namespace) -> str:
-    """The command as the sources cite it (the options that decide what was measured and written)."""
+    """The command as the sources cite it (the options that decide what was measured and written: run again, it
+    writes the same entry)."""
     words = ["scalefront", "measure"] + ([args.scenario] if args.scenario else [])
-    for option in ("model", "tp", "tokens", "ep", "gpu", "out"):
+    for option in ("model", "tp", "tokens", "ep", "gpu", "out", "name", "date"):
         value = getattr(args, option)
         if value is not None:
             words += [f"--{option}", ",".join(map(str, value)) if isinstance(value, list) else str(value)]
     words += [w for f in args.replay or [] for w in ("--replay", f)]
+    words += [w for f in args.catalog for w in ("--catalog", f)]
     flags = {"--fp8": args.fp8 is True, "--no-fp8": args.fp8 is False, "--no-experts": args.no_experts}
     words += [flag for flag, on in (*flags.items(), ("--quick", args.quick), ("--host", args.host)) if on]
     return shlex.join(words)
