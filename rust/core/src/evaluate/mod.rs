@@ -15,6 +15,7 @@ mod stage_comm;
 mod stages;
 mod step;
 mod summary;
+mod zero3;
 
 pub use stages::{check_cluster, cluster_cost, ClusterParts, ClusterStage, LayoutStage, ModelTerms};
 

@@ -9,6 +9,7 @@ use crate::step::compute::LayerForward;
 use crate::step::parallelism::{Overlap, Parallelism, Recompute, StageSplit};
 
 use super::stages::{ClusterStage, LayoutStage};
+use super::zero3::{zero3_gathers, zero3_list_host_s};
 use super::{
     HiddenComm, StepBreakdown, DP_BUCKET_MIN_PARAMS, DP_BUCKET_PARAMS_PER_RANK, OPTIMIZER_STEP_BYTES_PER_PARAM,
 };
@@ -232,7 +233,7 @@ pub(super) fn step_time(
     // The interleaved schedule's drain also hides DP and PP traffic.
     let drain_s = if par.vpp > 1 { bubble_s / 2.0 } else { 0.0 };
     let (pp_exposed, pp_hidden) = pipeline_sends(s, par, overlap, compute_s);
-    let (dp_exposed, dp_hidden) = data_parallel(s, par, overlap, c.framework, mb, drain_s);
+    let (dp_exposed, dp_hidden) = data_parallel(c, s, par, overlap, mb, drain_s);
     // One compute budget for the step: what TP, CP and EP hide per micro-batch is spent; DP (and ZeRO-3
     // gathers) and PP share the rest (plus the interleaved drain). Without this the same compute would hide
     // several transfers, and faster compute could make a step slower.
@@ -256,7 +257,7 @@ pub(super) fn step_time(
         optimizer_s: optimizer_step_s(c, s, par),
         overhead_s: c.straggler_fraction * (compute_s + recompute_s + bubble_s) + c.sync_s,
         framework_s,
-        host_wait_s: m * mb.host_wait_s + zero3_list_host_s(f, s, par),
+        host_wait_s: m * mb.host_wait_s + zero3_list_host_s(c, s, par),
     };
     let hidden = HiddenComm {
         tp_comm_s: m * mb.tp_hidden_s,
@@ -280,14 +281,14 @@ fn pipeline_sends(s: &LayoutStage, par: &Parallelism, overlap: &Overlap, compute
 
 /// Data parallelism, (exposed, hidden): gradients reduced once per step (all-reduce; reduce-scatter + all-gather
 /// of the weights when optimizer states are sharded); ZeRO-3 also all-gathers the weights for every
-/// micro-batch's forward, and again for its backward when it reshards after the forward (FSDP
-/// reshard_after_forward; ZeRO paper Sec. 7), as the framework issues them (by tensor or by flat bucket), hidden
-/// only where it prefetches them. The last Megatron bucket is always exposed.
+/// micro-batch's forward, and again for its backward when it reshards after the forward, and for a recomputed
+/// forward where the framework gathers from submodule hooks (`zero3_gathers`), as the framework issues them (by
+/// tensor or by flat bucket), hidden only where it prefetches them. The last Megatron bucket is always exposed.
 fn data_parallel(
+    c: &ClusterStage,
     s: &LayoutStage,
     par: &Parallelism,
     overlap: &Overlap,
-    framework: &FrameworkSpec,
     mb: &MicroBatch,
     drain_s: f64,
 ) -> (f64, f64) {
@@ -308,33 +309,14 @@ fn data_parallel(
     exposed += last_bucket;
     if par.zero_stage >= 3 {
         let m = s.layout.micro_batches as f64;
-        let gathers = if par.reshard_after_forward { 2.0 } else { 1.0 };
+        let gathers = zero3_gathers(c, par).bytes;
         // A framework that waits for each gather (no prefetch) hides none of them, whatever the overlap setting.
-        let hides = if framework.zero3_prefetch { overlap.dp } else { 0.0 };
+        let hides = if c.framework.zero3_prefetch { overlap.dp } else { 0.0 };
         let (e, h) = exposed_and_hidden(gathers * m * s.zero3_all_gather_s, hides, m * mb.compute_s);
         exposed += e;
         hidden += h;
     }
     (exposed, hidden)
-}
-
-/// Host time of ZeRO-3 collectives issued one tensor at a time through `torch.distributed`'s list API, which the
-/// GPU waits for: per tensor and collective, the framework slices the flat buffer once per data-parallel rank in
-/// Python and PyTorch copies each rank's slice out of (gather) or into (reduce-scatter) its flat buffer with its own
-/// copy (DeepSpeed v0.3.13 partition_parameters.py `_allgather_param`, `_reduce_scatter_gradient`; PyTorch 1.8
-/// ProcessGroupNCCL.cpp `allgather`, `reduce_scatter`), about one launched op's host time each. Each micro-batch
-/// gathers the weights once per pass and reduce-scatters the gradients once (ZeRO-3 reduces every backward); the
-/// gathers block and the device is synchronised before each, so the host's time is the GPU's wait. 0 where the
-/// framework gathers by flat bucket (`_all_gather_base`, FSDP) or its host time is not known.
-fn zero3_list_host_s(f: &FrameworkSpec, s: &LayoutStage, par: &Parallelism) -> f64 {
-    if par.zero_stage < 3 || !f.zero3_gather_per_tensor {
-        return 0.0;
-    }
-    let (local, lay) = (&s.local, &s.layout);
-    let gathers = if par.reshard_after_forward { 2.0 } else { 1.0 };
-    let collectives = lay.micro_batches as f64 * (gathers + 1.0);
-    let slices = local.dense_tensors * lay.dp.size as f64 + local.expert_tensors * lay.expert_dp.size as f64;
-    f.host_s_per_kernel * collectives * slices
 }
 
 /// Scale the hidden parts of several transfers down to fit one compute budget; what no longer hides is
