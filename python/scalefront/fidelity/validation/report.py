@@ -95,8 +95,10 @@ what the estimates and the software on that GPU leave. What the model does not d
   framework than the rule gives most frameworks (one).
 - **DeepSpeed ZeRO-3 at scale** (SC21 Table 2): the measured step stays near 67 s from 768 to 1,536 GPUs while
   the work per GPU halves, so something fixed per step grows with the GPU count. The model gathers by tensor and
-  waits for each gather, as DeepSpeed v0.3 did (`zero3_gather_per_tensor`, `zero3_prefetch`), which closed about
-  a third of the gap; the rest is not explained: 48-50% too fast at 1,536 and 2,240 GPUs.
+  waits for each gather, as DeepSpeed v0.3 did (`zero3_gather_per_tensor`, `zero3_prefetch`), charges the host
+  a slice and a copy per rank of each list collective, and gathers again in the recomputed forward what
+  DeepSpeed's reuse rule released (Sec. 19): 19% and 32% too fast at 1,536 and 2,240 GPUs, 23% and 11% too slow at
+  384 and 640. The flat step time is not reproduced.
 - **Data-parallel traffic with one GPU of each node in a group** (Megatron-LM's README weak scaling, 32B on 384
   H100 at TP 8 and DP 48: +28%): the FP32 gradient reduce-scatter of 4B parameters a GPU over its one 400G NIC
   takes about 0.35 s against 0.11 s of the last micro-batch's backward, and the model exposes 0.33 s of the data-
