@@ -37,7 +37,7 @@ pub struct FrameworkSpec {
     pub moe_router_s: f64,
     /// Host time per op the framework issues from Python: each kernel a MoE layer launches (PyTorch's dispatch in
     /// eager mode), and each rank's slice and copy of a ZeRO-3 collective issued by tensor through the list API
-    /// (`zero3_gather_per_tensor`; evaluate::step `zero3_list_host_s`). A dropless MoE layer copies its token
+    /// (`zero3_gather_per_tensor`; evaluate::zero3 `zero3_list_host_s`). A dropless MoE layer copies its token
     /// counts to the host (the dispatch's split sizes), so the host cannot run ahead of the GPU past it; where its
     /// launches take longer than the layer's GPU work, the GPU waits. 0: the host keeps ahead (CUDA graphs, fused
     /// kernels), or not measured for the framework.

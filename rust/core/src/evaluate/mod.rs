@@ -98,7 +98,7 @@ pub struct StepBreakdown {
     pub framework_s: f64,
     /// The GPU waiting for the host (`FrameworkSpec::host_s_per_kernel`): a dropless MoE layer syncs with the host,
     /// so the GPU idles while the host launches more slowly than the GPU runs; ZeRO-3 collectives issued by tensor
-    /// through the list API block on a copy per rank issued by the host (step::zero3_list_host_s).
+    /// through the list API block on a copy per rank issued by the host (zero3::zero3_list_host_s).
     pub host_wait_s: f64,
 }
 

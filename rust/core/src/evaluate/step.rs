@@ -233,7 +233,8 @@ pub(super) fn step_time(
     // The interleaved schedule's drain also hides DP and PP traffic.
     let drain_s = if par.vpp > 1 { bubble_s / 2.0 } else { 0.0 };
     let (pp_exposed, pp_hidden) = pipeline_sends(s, par, overlap, compute_s);
-    let (dp_exposed, dp_hidden) = data_parallel(c, s, par, overlap, mb, drain_s);
+    let gathers = zero3_gathers(c, par);
+    let (dp_exposed, dp_hidden) = data_parallel(c, s, par, overlap, mb, drain_s, gathers.bytes);
     // One compute budget for the step: what TP, CP and EP hide per micro-batch is spent; DP (and ZeRO-3
     // gathers) and PP share the rest (plus the interleaved drain). Without this the same compute would hide
     // several transfers, and faster compute could make a step slower.
@@ -257,7 +258,7 @@ pub(super) fn step_time(
         optimizer_s: optimizer_step_s(c, s, par),
         overhead_s: c.straggler_fraction * (compute_s + recompute_s + bubble_s) + c.sync_s,
         framework_s,
-        host_wait_s: m * mb.host_wait_s + zero3_list_host_s(c, s, par),
+        host_wait_s: m * mb.host_wait_s + zero3_list_host_s(c, s, par, gathers.count),
     };
     let hidden = HiddenComm {
         tp_comm_s: m * mb.tp_hidden_s,
@@ -282,8 +283,9 @@ fn pipeline_sends(s: &LayoutStage, par: &Parallelism, overlap: &Overlap, compute
 /// Data parallelism, (exposed, hidden): gradients reduced once per step (all-reduce; reduce-scatter + all-gather
 /// of the weights when optimizer states are sharded); ZeRO-3 also all-gathers the weights for every
 /// micro-batch's forward, and again for its backward when it reshards after the forward, and for a recomputed
-/// forward where the framework gathers from submodule hooks (`zero3_gathers`), as the framework issues them (by
-/// tensor or by flat bucket), hidden only where it prefetches them. The last Megatron bucket is always exposed.
+/// forward where the framework gathers from submodule hooks (`zero3_gathers` passes over the weights, by bytes), as
+/// the framework issues them (by tensor or by flat bucket), hidden only where it prefetches them. The last Megatron
+/// bucket is always exposed.
 fn data_parallel(
     c: &ClusterStage,
     s: &LayoutStage,
@@ -291,6 +293,7 @@ fn data_parallel(
     overlap: &Overlap,
     mb: &MicroBatch,
     drain_s: f64,
+    zero3_gathers: f64,
 ) -> (f64, f64) {
     let dp_step = match par.zero_stage {
         0 => s.dp_all_reduce_s,
@@ -309,10 +312,9 @@ fn data_parallel(
     exposed += last_bucket;
     if par.zero_stage >= 3 {
         let m = s.layout.micro_batches as f64;
-        let gathers = zero3_gathers(c, par).bytes;
         // A framework that waits for each gather (no prefetch) hides none of them, whatever the overlap setting.
         let hides = if c.framework.zero3_prefetch { overlap.dp } else { 0.0 };
-        let (e, h) = exposed_and_hidden(gathers * m * s.zero3_all_gather_s, hides, m * mb.compute_s);
+        let (e, h) = exposed_and_hidden(zero3_gathers * m * s.zero3_all_gather_s, hides, m * mb.compute_s);
         exposed += e;
         hidden += h;
     }

@@ -55,7 +55,7 @@ fn recompute_regathered(model: &TransformerSpec, tp: f64) -> Gathers {
     for elements in tensors.iter().rev() {
         if 2.0 * later >= DEEPSPEED_MAX_REUSE_ELEMENTS {
             bytes += elements / total;
-            count += 0.25;
+            count += 1.0 / tensors.len() as f64;
         }
         later += elements;
     }
@@ -67,16 +67,16 @@ fn recompute_regathered(model: &TransformerSpec, tp: f64) -> Gathers {
 /// Python and PyTorch copies each rank's slice out of (gather) or into (reduce-scatter) its flat buffer with its own
 /// copy (DeepSpeed v0.3.13 partition_parameters.py `_allgather_param`, `_reduce_scatter_gradient`; PyTorch 1.8
 /// ProcessGroupNCCL.cpp `allgather`, `reduce_scatter`), about one launched op's host time each. Each micro-batch
-/// gathers the weights (`zero3_gathers`, by count) and reduce-scatters the gradients once (ZeRO-3 reduces every
+/// gathers the weights `gathers` times (`zero3_gathers`, by count) and reduce-scatters the gradients once (ZeRO-3 reduces every
 /// backward); the gathers block and the device is synchronised before each, so the host's time is the GPU's wait.
 /// 0 where the framework gathers by flat bucket (`_all_gather_base`, FSDP) or its host time is not known.
-pub(super) fn zero3_list_host_s(c: &ClusterStage, s: &LayoutStage, par: &Parallelism) -> f64 {
+pub(super) fn zero3_list_host_s(c: &ClusterStage, s: &LayoutStage, par: &Parallelism, gathers: f64) -> f64 {
     let f = c.framework;
     if par.zero_stage < 3 || !f.zero3_gather_per_tensor {
         return 0.0;
     }
     let (local, lay) = (&s.local, &s.layout);
-    let collectives = lay.micro_batches as f64 * (zero3_gathers(c, par).count + 1.0);
+    let collectives = lay.micro_batches as f64 * (gathers + 1.0);
     let slices = local.dense_tensors * lay.dp.size as f64 + local.expert_tensors * lay.expert_dp.size as f64;
     f.host_s_per_kernel * collectives * slices
 }
