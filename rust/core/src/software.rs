@@ -63,6 +63,14 @@ pub struct FrameworkSpec {
     /// overlap allows; false: each gather blocks until done (DeepSpeed before 2022-01 synchronises the device
     /// before every gather and after every fetch), so the gathers are exposed.
     pub zero3_prefetch: bool,
+    /// ZeRO-2 and ZeRO-3 reduce-scatter the gradients after every micro-batch's backward and accumulate their
+    /// shards (DeepSpeed, whose `no_sync` refuses stages 2 and 3; FSDP without `no_sync`); false: once a step, the
+    /// full gradients kept until the last micro-batch (FSDP2's `set_requires_gradient_sync(False)` before it).
+    pub zero_reduce_per_micro_batch: bool,
+    /// Under pipeline parallelism the schedule holds ZeRO-2/3's reduction back to the step's last backward,
+    /// keeping the stage's full gradients meanwhile (torch.distributed.pipelining sets FSDP2's
+    /// `set_requires_gradient_sync(False)` for every backward and reduces after the last).
+    pub pp_defers_zero_reduce: bool,
 }
 
 impl FrameworkSpec {
@@ -86,6 +94,8 @@ impl FrameworkSpec {
             torch_grouped_mm: false,
             zero3_gather_per_tensor: false,
             zero3_prefetch: true,
+            zero_reduce_per_micro_batch: true,
+            pp_defers_zero_reduce: false,
         }
     }
 
@@ -107,6 +117,23 @@ impl FrameworkSpec {
         non_negative("host_s_per_kernel", self.host_s_per_kernel)?;
         non_negative("moe_host_kernels", self.moe_host_kernels)?;
         non_negative("moe_host_kernels_per_expert", self.moe_host_kernels_per_expert)
+    }
+
+    /// How many times a step reduce-scatters the gradients ZeRO stage `zero_stage` shards (2 and 3; once for the
+    /// others) under `pp` pipeline stages with `micro_batches` micro-batches: after each micro-batch, or once.
+    pub fn sharded_grad_reductions(&self, zero_stage: u32, pp: u32, micro_batches: u32) -> u32 {
+        let deferred = !self.zero_reduce_per_micro_batch || (pp > 1 && self.pp_defers_zero_reduce);
+        if zero_stage >= 2 && !deferred {
+            micro_batches
+        } else {
+            1
+        }
+    }
+
+    /// Whether ZeRO-2/3's gradients stay whole through the step's micro-batches (reduced once, after the last):
+    /// they take a full stage's gradient memory, not a shard's.
+    pub fn keeps_full_gradients(&self, zero_stage: u32, pp: u32, micro_batches: u32) -> bool {
+        zero_stage >= 2 && micro_batches > 1 && self.sharded_grad_reductions(zero_stage, pp, micro_batches) == 1
     }
 
     /// Host time of one MoE layer's launches, forward and backward, with `local_experts` experts on the rank.
@@ -140,5 +167,27 @@ mod tests {
         let per_expert_cublas = FrameworkSpec { grouped_gemm: true, torch_grouped_mm: false, ..eager };
         assert_eq!(per_expert_cublas.moe_host_s(16.0), eager.moe_host_s(16.0));
         assert_eq!(FrameworkSpec::kernels_only().moe_host_s(16.0), 0.0);
+    }
+
+    #[test]
+    fn sharded_gradients_are_reduced_per_micro_batch_unless_the_framework_defers_them() {
+        let zero = FrameworkSpec::kernels_only();
+        // ZeRO-2/3 with 8 micro-batches: 8 reduce-scatters, gradients sharded; ZeRO-1 and DDP: one, at the end.
+        assert_eq!(zero.sharded_grad_reductions(3, 1, 8), 8);
+        assert_eq!(zero.sharded_grad_reductions(2, 4, 8), 8);
+        assert_eq!(zero.sharded_grad_reductions(1, 1, 8), 1);
+        assert_eq!(zero.sharded_grad_reductions(0, 1, 8), 1);
+        assert!(!zero.keeps_full_gradients(3, 1, 8));
+        // torch.distributed.pipelining defers FSDP2's reduction under PP only.
+        let titan = FrameworkSpec { pp_defers_zero_reduce: true, ..zero.clone() };
+        assert_eq!(titan.sharded_grad_reductions(3, 1, 8), 8);
+        assert_eq!(titan.sharded_grad_reductions(3, 8, 8), 1);
+        assert!(titan.keeps_full_gradients(3, 8, 8));
+        // set_requires_gradient_sync(is_last): once, full gradients, except with one micro-batch.
+        let deferring = FrameworkSpec { zero_reduce_per_micro_batch: false, ..zero };
+        assert_eq!(deferring.sharded_grad_reductions(3, 1, 8), 1);
+        assert!(deferring.keeps_full_gradients(3, 1, 8));
+        assert!(!deferring.keeps_full_gradients(3, 1, 1));
+        assert!(!deferring.keeps_full_gradients(1, 1, 8));
     }
 }

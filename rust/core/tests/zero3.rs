@@ -12,11 +12,12 @@ fn eval(cfg: &Config) -> Evaluation {
 #[test]
 fn zero3_by_tensor_pays_one_ring_latency_per_weight_tensor_and_without_prefetch_hides_no_gather() {
     // Llama 3 70B, ZeRO-3 over the 8 GPUs of one NVLink domain, 4 micro-batches, nothing overlapped: per step
-    // one gradient reduce-scatter and 2 x 4 weight all-gathers (reshard after forward). By tensor (DeepSpeed
-    // 2021), each of the 80 x 4 + 2 = 322 weight tensors (fused QKV, output projection, fc1, fc2 per layer; two
-    // embedding tables) is its own ring, so each collective pays 321 more NCCL base latencies (Simple, 8.4 us,
-    // tuning.cc) and 321 x 7 more ring steps (1 us each here); the bytes are the same, at the bandwidth of large
-    // messages: 321 x (8.4 + 7 x 1) us = 4.943 ms per collective, 9 x that per step = 44.49 ms.
+    // 4 gradient reduce-scatters (one after each micro-batch, ZeRO's rule) and 2 x 4 weight all-gathers (reshard
+    // after forward). By tensor (DeepSpeed 2021), each of the 80 x 4 + 2 = 322 weight tensors (fused QKV, output
+    // projection, fc1, fc2 per layer; two embedding tables) is its own ring, so each collective pays 321 more NCCL
+    // base latencies (Simple, 8.4 us, tuning.cc) and 321 x 7 more ring steps (1 us each here); the bytes are the
+    // same, at the bandwidth of large messages: 321 x (8.4 + 7 x 1) us = 4.943 ms per collective, 12 x that per
+    // step = 59.32 ms.
     let mut cfg = reference();
     cfg.gpus = 8;
     cfg.parallelism = Parallelism { tp: 1, pp: 1, dp: 8, vpp: 1, zero_stage: 3, ..cfg.parallelism.clone() };
@@ -28,7 +29,7 @@ fn zero3_by_tensor_pays_one_ring_latency_per_weight_tensor_and_without_prefetch_
     cfg.framework.zero3_gather_per_tensor = true;
     let by_tensor = eval(&cfg);
     let extra_s = by_tensor.breakdown.dp_comm_s - flat.breakdown.dp_comm_s;
-    let expected_s = 9.0 * 321.0 * (8.4e-6 + 7.0 * 1e-6);
+    let expected_s = 12.0 * 321.0 * (8.4e-6 + 7.0 * 1e-6);
     assert!((extra_s / expected_s - 1.0).abs() < 1e-6, "{extra_s} vs {expected_s}");
     // The 8 gathers alone: one gather per micro-batch fewer without resharding after the forward is 4 of them.
     cfg.parallelism.reshard_after_forward = false;
@@ -71,4 +72,40 @@ fn zero3_list_collectives_cost_the_host_one_op_per_rank_tensor_and_collective() 
     cfg.framework.zero3_gather_per_tensor = true;
     cfg.parallelism.zero_stage = 1;
     assert_eq!(eval(&cfg).breakdown.host_wait_s, 0.0);
+}
+
+#[test]
+fn sharded_gradients_cost_a_reduce_scatter_per_micro_batch_or_a_whole_stage_of_memory() {
+    // Llama 3 70B, ZeRO-3 over 8 GPUs, nothing overlapped. Reducing after every micro-batch (DeepSpeed, FSDP
+    // without no_sync, Megatron FSDP) costs m reduce-scatters a step; holding the gradients back to the last
+    // backward (FSDP2's set_requires_gradient_sync(False), NeMo AutoModel) costs one, with the stage's whole
+    // gradients in memory meanwhile: 8 x the shard. Each reduce-scatter takes the same time, so the difference
+    // is (m - 1) of them: 3 at 4 micro-batches, 1 at 2.
+    let mut cfg = reference();
+    cfg.gpus = 8;
+    cfg.parallelism = Parallelism { tp: 1, pp: 1, dp: 8, vpp: 1, zero_stage: 3, ..cfg.parallelism.clone() };
+    cfg.overlap = Overlap { dp: 0.0, tp: 0.0, pp: 0.0, ep: 0.0 };
+    let extra = |cfg: &mut Config, global_batch: u32| {
+        cfg.training.global_batch = global_batch;
+        cfg.framework.zero_reduce_per_micro_batch = true;
+        let each = eval(cfg);
+        cfg.framework.zero_reduce_per_micro_batch = false;
+        let once = eval(cfg);
+        assert!((once.memory.gradients_bytes / each.memory.gradients_bytes - 8.0).abs() < 1e-9);
+        each.breakdown.dp_comm_s - once.breakdown.dp_comm_s
+    };
+    let (four, two) = (extra(&mut cfg, 32), extra(&mut cfg, 16));
+    assert!(two > 0.0 && (four / two - 3.0).abs() < 1e-9, "{four} vs {two}");
+    // torch.distributed.pipelining holds FSDP2's reduction back under PP only: at pp 2 the framework that
+    // reduces as it goes and defers under PP costs what the deferring one does.
+    cfg.parallelism = Parallelism { pp: 2, dp: 4, ..cfg.parallelism.clone() };
+    cfg.training.global_batch = 16;
+    let deferring = eval(&cfg);
+    cfg.framework.zero_reduce_per_micro_batch = true;
+    cfg.framework.pp_defers_zero_reduce = true;
+    let pipelined = eval(&cfg);
+    assert_eq!(pipelined.breakdown.dp_comm_s, deferring.breakdown.dp_comm_s);
+    assert_eq!(pipelined.memory.gradients_bytes, deferring.memory.gradients_bytes);
+    cfg.framework.pp_defers_zero_reduce = false;
+    assert!(eval(&cfg).breakdown.dp_comm_s > deferring.breakdown.dp_comm_s);
 }

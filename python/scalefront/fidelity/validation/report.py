@@ -74,15 +74,24 @@ what the estimates and the software on that GPU leave. What the model does not d
   calibration rule picks dense rows only, so its router and permutation stay at their fused, estimated cost.
   Nearly every judged MoE row forces the router to balance or caps and pads each expert at capacity 1, so the
   expert load is even as the model takes it. Megatron-MoE-ModelZoo's Qwen3-235B rows (128 experts of 1,536) land
-  within -13% to +12% (TP 4: -43%, PP 32: -24%, all-to-all overlap on: -23%), but Qwen3-30B (128 experts of 768:
-  -18% to -44%) and seven of ten DeepSeek-V3 rows (256 of 2,048: -15% to -32%) come out too fast. Published
-  profiles put that time on the host: eager layers launching the small experts' kernels one by one, the GPU idle
-  between them (the same Qwen3-30B job on a B200 went from 20 to 12.6 ms a layer and micro-batch with newer
-  software and CUDA graphs; docs/design/fidelity-v3.md Sec. 14). The model charges the host's launches where they
-  are measured, eager PyTorch's (Sec. 17); Megatron-Core's host time per kernel is not, so its rows wait for none
-  (Sec. 18 sizes what a term would take: per-row CUDA-graph scopes and measured counts). torchao's 2-layer
-  Llama 4 Scout on 4 B200s is -38% (its output layer and loss over a 202,048-token vocabulary are most of its
-  FLOPs); Grok-1 (dgxc) and Mixtral 8x22B under MoE Parallel Folding's mapping come out 6-33% too slow.
+  within -13% to +3% (TP 4: -43%, PP 32: -24%, all-to-all overlap on: -23%, FSDP: below), but Qwen3-30B (128
+  experts of 768: -18% to -44%) and seven of ten DeepSeek-V3 rows (256 of 2,048: -15% to -32%) come out too
+  fast. Published profiles put that time on the host: eager layers launching the small experts' kernels one by
+  one, the GPU idle between them (the same Qwen3-30B job on a B200 went from 20 to 12.6 ms a layer and
+  micro-batch with newer software and CUDA graphs; docs/design/fidelity-v3.md Sec. 14). The model charges the
+  host's launches where they are measured, eager PyTorch's (Sec. 17); Megatron-Core's host time per kernel is
+  not, so its rows wait for none (Sec. 18 sizes what a term would take: per-row CUDA-graph scopes and measured
+  counts). torchao's 2-layer Llama 4 Scout on 4 B200s is -38% (its output layer and loss over a 202,048-token
+  vocabulary are most of its FLOPs); Grok-1 (dgxc) and Mixtral 8x22B under MoE Parallel Folding's mapping come
+  out 6-33% too slow.
+- **Megatron FSDP at the layout the ModelZoo table prints** (Qwen3-235B, TP 2, DP 128, 4 micro-batches: +47%).
+  Megatron's FSDP reduce-scatters the gradients it shards after every micro-batch, as DeepSpeed and PyTorch's
+  FSDP do unless the loop holds them back (docs/design/fidelity-v3.md Sec. 20); at the printed layout that is 4
+  reduce-scatters of the FP32 gradients of 28B local expert parameters, and with the weights' gathers the model's
+  data-parallel traffic (19.3 s over one 400G NIC a GPU) exceeds the measured 17.6 s step. The row's note doubts
+  the printed layout (the run script launches TP 1, DP 256, 2 micro-batches: +2.6% there); the row keeps the
+  reading it was entered with. The MoE Parallel Folding paper's FSDP baselines (reference rows, Megatron's FSDP)
+  moved from -30..-59% to -3..-41% with the same change.
 - **The framework's layer term is a share of the layers' compute at BF16 rates** (FP8 GEMMs do not shrink the
   norms, casts and launch gaps it stands for; as a share of the run's own compute it left Megatron-Core's BF16
   rows 3-17 points slower than its FP8 rows on the same GPU). Fitted on H100 rows (Megatron-Core's calibration

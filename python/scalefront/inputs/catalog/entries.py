@@ -314,6 +314,8 @@ class FrameworkEntry(Entry):
     torch_grouped_mm: bool
     zero3_gather_per_tensor: bool
     zero3_prefetch: bool
+    zero_reduce_per_micro_batch: bool
+    pp_defers_zero_reduce: bool
 
 
 class TopologyEntry(Entry):

@@ -281,7 +281,8 @@ fn pipeline_sends(s: &LayoutStage, par: &Parallelism, overlap: &Overlap, compute
 }
 
 /// Data parallelism, (exposed, hidden): gradients reduced once per step (all-reduce; reduce-scatter + all-gather
-/// of the weights when optimizer states are sharded); ZeRO-3 also all-gathers the weights for every
+/// of the weights when optimizer states are sharded), after every micro-batch where ZeRO-2/3 shard them and the
+/// framework reduces as it goes; ZeRO-3 also all-gathers the weights for every
 /// micro-batch's forward, and again for its backward when it reshards after the forward, and for a recomputed
 /// forward where the framework gathers from submodule hooks (`zero3_gathers` passes over the weights, by bytes), as
 /// the framework issues them (by tensor or by flat bucket), hidden only where it prefetches them. The last Megatron
@@ -295,23 +296,28 @@ fn data_parallel(
     drain_s: f64,
     zero3_gathers: f64,
 ) -> (f64, f64) {
-    let dp_step = match par.zero_stage {
-        0 => s.dp_all_reduce_s,
-        1 | 2 => s.dp_reduce_scatter_s + s.dp_all_gather_s,
-        _ => s.zero3_reduce_scatter_s,
+    let (reduce_s, gather_s) = match par.zero_stage {
+        0 => (s.dp_all_reduce_s, 0.0),
+        1 | 2 => (s.dp_reduce_scatter_s, s.dp_all_gather_s),
+        _ => (s.zero3_reduce_scatter_s, 0.0),
     };
+    let m = s.layout.micro_batches;
+    // ZeRO-2/3 reduce the sharded gradients after each micro-batch where the framework does (`FrameworkSpec`).
+    let reductions = c.framework.sharded_grad_reductions(par.zero_stage, par.pp, m) as f64;
+    let dp_step = reductions * reduce_s + gather_s;
     let bucket = DP_BUCKET_MIN_PARAMS.max(DP_BUCKET_PARAMS_PER_RANK * s.layout.dp.size as f64);
-    let last_bucket = dp_step * (bucket / s.local.total()).min(1.0);
-    // Reduction hides behind the last micro-batch's backward (and, interleaved, the drain of earlier chunks);
-    // the sharded weights' all-gather behind the next step's first forward.
-    let mut window = 2.0 / 3.0 * mb.compute_s + drain_s;
+    let last_bucket = (reduce_s + gather_s) * (bucket / s.local.total()).min(1.0);
+    // Reduction hides behind the last micro-batch's backward (and, interleaved, the drain of earlier chunks),
+    // an earlier micro-batch's behind its own backward and the next forward; the sharded weights' all-gather
+    // behind the next step's first forward.
+    let mut window = 2.0 / 3.0 * mb.compute_s + drain_s + (reductions - 1.0) * mb.compute_s;
     if par.zero_stage >= 1 {
         window += mb.compute_s / 3.0;
     }
     let (mut exposed, mut hidden) = exposed_and_hidden(dp_step - last_bucket, overlap.dp, window);
     exposed += last_bucket;
     if par.zero_stage >= 3 {
-        let m = s.layout.micro_batches as f64;
+        let m = m as f64;
         // A framework that waits for each gather (no prefetch) hides none of them, whatever the overlap setting.
         let hides = if c.framework.zero3_prefetch { overlap.dp } else { 0.0 };
         let (e, h) = exposed_and_hidden(zero3_gathers * m * s.zero3_all_gather_s, hides, m * mb.compute_s);

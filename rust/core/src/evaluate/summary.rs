@@ -14,8 +14,14 @@ use super::Evaluation;
 pub(super) fn memory_per_gpu(c: &ClusterStage, s: &LayoutStage, par: &Parallelism) -> MemoryPerGpu {
     let (model, lay, local) = (c.model, &s.layout, &s.local);
     let grad_bytes = c.training.grad_reduce_dtype.bytes();
-    let (dense_w, dense_g, dense_o) = model_state_bytes(local.dense, lay.dp.size as f64, par.zero_stage, grad_bytes);
-    let (exp_w, exp_g, exp_o) = model_state_bytes(local.expert, lay.expert_dp.size as f64, par.zero_stage, grad_bytes);
+    let (dense_w, mut dense_g, dense_o) =
+        model_state_bytes(local.dense, lay.dp.size as f64, par.zero_stage, grad_bytes);
+    let (exp_w, mut exp_g, exp_o) =
+        model_state_bytes(local.expert, lay.expert_dp.size as f64, par.zero_stage, grad_bytes);
+    if c.framework.keeps_full_gradients(par.zero_stage, par.pp, lay.micro_batches) {
+        // Reduced once, after the last micro-batch: the stage's whole gradients until then.
+        (dense_g, exp_g) = (local.dense * grad_bytes, local.expert * grad_bytes);
+    }
     let mut weights_bytes = dense_w + exp_w;
     if par.zero_stage >= 3 {
         weights_bytes += if par.reshard_after_forward {

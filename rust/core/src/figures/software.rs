@@ -67,4 +67,12 @@ pub(super) const FRAMEWORKS: &[Figure] = &[
         "ZeRO-3's weight gathers run ahead of the compute that needs them and hide behind it as the data-parallel \
             overlap allows (`false`: each gather blocks, and is exposed)",
     ),
+    flag(W, "zero_reduce_per_micro_batch", core("zero_reduce_per_micro_batch")).doc(
+        "ZeRO-2 and ZeRO-3 reduce-scatter the gradients after every micro-batch's backward and accumulate their \
+            shards (`false`: once a step, the full gradients kept until the last micro-batch)",
+    ),
+    flag(W, "pp_defers_zero_reduce", core("pp_defers_zero_reduce")).doc(
+        "under pipeline parallelism the schedule holds ZeRO-2/3's gradient reduction back to the step's last \
+            backward, keeping the stage's full gradients meanwhile (torch.distributed.pipelining with FSDP2)",
+    ),
 ];
