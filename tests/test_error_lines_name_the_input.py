@@ -5,6 +5,7 @@ searched for an unknown name. (The bad-input harness of the reliability review f
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -100,3 +101,24 @@ def test_a_bad_design_in_compare_with_names_the_scenario_entry(tmp_path: Path, c
     code, out, err = run(["roi", str(scenario), "--samples", "5", "--out", str(tmp_path / "r.csv")], capsys)
     assert_one_line_error(code, out, err, f"{scenario}: [cluster] compare_with, {message}")
     assert "r.csv" not in files_in(tmp_path)
+
+
+def test_an_nvlink_segment_that_cannot_be_placed_names_the_domain_and_the_job(capsys):
+    # 128 GB200s are 32 four-GPU trays; an NVL72 holds 18. Segments of 16 place the job (two 64-GPU halves, the
+    # data-parallel rings inside NVLink); 5 does not divide 32 trays, 19 does not fit a rack; an H100 server's
+    # NVLink ends at the server.
+    job = ["eval", "--model", "gpt3-175b", "--gpu", "gb200", "--gpus", "128", "--tp", "8", "--pp", "4", "--dp", "4"]
+    job += ["--global-batch", "32", "--json"]
+    code, out, err = run([*job, "--nvlink-segment-nodes", "16"], capsys)
+    assert code == 0, err
+    segmented = json.loads(out)
+    code, out, err = run(job, capsys)
+    packed = json.loads(out)
+    assert segmented["dp_comm_s"] < packed["dp_comm_s"]
+    for segment in ("5", "19"):
+        code, out, err = run([*job, "--nvlink-segment-nodes", segment], capsys)
+        assert_one_line_error(
+            code, out, err, f"nvlink_segment_nodes = {segment} must fit one NVLink domain (18 servers)", "32 servers"
+        )
+    code, out, err = run(["eval", "--nvlink-segment-nodes", "2"], capsys)
+    assert_one_line_error(code, out, err, "the NVLink domain ends at the server")

@@ -102,6 +102,8 @@ class Evaluation:
     """leaf downlink / uplink bandwidth (1 = non-blocking)"""
     placement: float
     """share of leaf-local collective traffic a fragmented (multi-tenant) placement sends off-leaf; 0 = contiguous"""
+    nvlink_segment_nodes: int
+    """servers kept together in one NVLink domain (Slurm --segment; NVL72: 16 or 18); 0 = domains filled in order"""
     tp: int
     """tensor-parallel degree"""
     pp: int

@@ -43,6 +43,8 @@ class Inputs:
     placement: float = 0.0
     """share of leaf-local collective traffic a fragmented (multi-tenant) placement sends off-leaf; 0 = contiguous
     [fraction]"""
+    nvlink_segment_nodes: int = 0
+    """servers kept together in one NVLink domain (Slurm --segment; NVL72: 16 or 18); 0 = domains filled in order"""
     tp: int = 8
     """tensor-parallel degree"""
     pp: int = 1
@@ -127,6 +129,7 @@ class Settings(TypedDict, total=False):
     topology: str
     oversubscription: float | None
     placement: float
+    nvlink_segment_nodes: int
     tp: int
     pp: int
     dp: int | None

@@ -54,6 +54,7 @@ CATEGORIES: dict[str, str] = {
     "kv_cache": "serving: the KV cache does not fit (weights fill the HBM, or the batch is too large)",
     "format_unsupported": "a number format (fp8, fp4) the GPU has no tensor cores for",
     "ep_width": "serving: ep does not divide a pipeline stage's tp x dp_attention GPUs",
+    "nvlink_segment": "nvlink_segment_nodes does not fit one NVLink domain or divide the job's servers",
 }
 
 

@@ -127,11 +127,18 @@ pub enum ConfigError {
         ep: u32,
         width: u32,
     },
+    /// A segment of servers kept in one NVLink domain (`nvlink_segment_nodes`) that the domain cannot hold
+    /// (`domain_servers`: 1 when the NVLink domain ends at the server) or that does not divide the job's servers.
+    NvlinkSegment {
+        segment_nodes: u32,
+        domain_servers: u32,
+        job_servers: u32,
+    },
 }
 
 /// Every `ConfigError::category`, in a fixed order (sweeps count rejections by it; the Python layer documents and
 /// tests each).
-pub const CATEGORIES: [&str; 25] = [
+pub const CATEGORIES: [&str; 26] = [
     "invalid_figure",
     "zero_degree",
     "gpu_count_mismatch",
@@ -157,6 +164,7 @@ pub const CATEGORIES: [&str; 25] = [
     "kv_cache",
     "format_unsupported",
     "ep_width",
+    "nvlink_segment",
 ];
 
 impl ConfigError {
@@ -186,6 +194,7 @@ impl ConfigError {
             ConfigError::PdRatioDoesNotDivideGpus { .. } => "decode_instances",
             ConfigError::KvCacheDoesNotFit { field, .. } | ConfigError::FormatNotSupported { field, .. } => field,
             ConfigError::EpDoesNotDivideWidth { .. } => "ep",
+            ConfigError::NvlinkSegment { .. } => "nvlink_segment_nodes",
         }
     }
 
@@ -223,6 +232,7 @@ impl ConfigError {
             ConfigError::KvCacheDoesNotFit { .. } => 22,           // kv_cache
             ConfigError::FormatNotSupported { .. } => 23,          // format_unsupported
             ConfigError::EpDoesNotDivideWidth { .. } => 24,        // ep_width
+            ConfigError::NvlinkSegment { .. } => 25,               // nvlink_segment
         }
     }
 }
@@ -338,6 +348,16 @@ impl ConfigError {
             ConfigError::EpDoesNotDivideWidth { ep, width } => {
                 write!(f, "ep = {ep} must divide a pipeline stage's tp x dp_attention = {width} GPUs")
             }
+            ConfigError::NvlinkSegment { segment_nodes, domain_servers: 1, .. } => write!(
+                f,
+                "nvlink_segment_nodes = {segment_nodes}: the NVLink domain ends at the server, so there is no \
+                 segment to keep together (use 0)"
+            ),
+            ConfigError::NvlinkSegment { segment_nodes, domain_servers, job_servers } => write!(
+                f,
+                "nvlink_segment_nodes = {segment_nodes} must fit one NVLink domain ({domain_servers} servers) and \
+                 divide the job's {job_servers} servers"
+            ),
             other => write!(f, "{other:?}"),
         }
     }
@@ -377,6 +397,7 @@ mod tests {
             ConfigError::KvCacheDoesNotFit { field: "batch", batch: 9, max_batch: 8, free_gb: 1.0, needed_gb: 2.0 },
             ConfigError::FormatNotSupported { field: "precision", format: "fp4" },
             ConfigError::EpDoesNotDivideWidth { ep: 3, width: 8 },
+            ConfigError::NvlinkSegment { segment_nodes: 5, domain_servers: 18, job_servers: 32 },
         ]
     }
 

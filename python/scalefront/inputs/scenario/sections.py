@@ -69,6 +69,8 @@ class Cluster(Strict):
     placement: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] = 0.0
     """share of leaf-local collective traffic a fragmented (multi-tenant) placement sends off-leaf; 0 = contiguous
     [fraction]"""
+    nvlink_segment_nodes: Annotated[int, Field(ge=0, le=2147483648)] = 0
+    """servers kept together in one NVLink domain (Slurm --segment; NVL72: 16 or 18); 0 = domains filled in order"""
 
 
 class Parallelism(Strict):

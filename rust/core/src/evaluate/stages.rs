@@ -8,7 +8,7 @@ use crate::error::ConfigError;
 use crate::hardware::{FabricSpec, GpuSpec, ScaleUpSpec, TopologySpec};
 use crate::network::bom::{self, Cabling, NetworkParts};
 use crate::network::collectives::{Collective, Interconnect};
-use crate::network::placement::GroupPlacement;
+use crate::network::placement::{job_domain_gpus, GroupPlacement};
 use crate::network::topology::Network;
 use crate::prices::Prices;
 use crate::software::FrameworkSpec;
@@ -290,7 +290,9 @@ impl LayoutStage {
     /// fabric, the network or the job's placement on it.
     pub fn unlinked(c: &ClusterStage, par: &Parallelism) -> Result<Self, ConfigError> {
         let model = c.model;
-        let lay = placement(model, par, c.training, c.gpus, c.scale_up.domain_gpus)?;
+        let domain_gpus =
+            job_domain_gpus(c.gpus, c.scale_up.domain_gpus, c.gpu.server_gpus, c.training.nvlink_segment_nodes)?;
+        let lay = placement(model, par, c.training, c.gpus, domain_gpus)?;
         let shard = Shard::new(par, c.training);
         let h = model.hidden as f64;
         let [dense, moe] = layer_kinds(c, &shard, &c.tput);

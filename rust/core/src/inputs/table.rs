@@ -124,6 +124,15 @@ pub const PARAMS: &[Param] = &[
     .on(EVAL | COLUMN)
     .core(training("placement"))
     .shared(Table::Cluster),
+    size(
+        "nvlink_segment_nodes",
+        Cluster,
+        "servers kept together in one NVLink domain (Slurm --segment; NVL72: 16 or 18); 0 = domains filled in order",
+    )
+    .default("0")
+    .on(EVAL | COLUMN)
+    .core(training("nvlink_segment_nodes"))
+    .shared(Table::Cluster),
     count("tp", Parallelism, "tensor-parallel degree")
         .default("8")
         .serving("tp")

@@ -1,6 +1,8 @@
 //! Where a communication group's members sit on the cluster: how many scale-up domains it spans and how many of
 //! its members share one. The network's bandwidth and latency for the group follow from it.
 
+use crate::error::ConfigError;
+
 /// Where one communication group's ranks sit. Ranks are numbered with TP innermost, then CP, DP and PP
 /// (Megatron-LM's default order tp-cp-ep-dp-pp); a group of `size` ranks is every `stride`-th rank of a block
 /// of `size x stride` consecutive ranks, and the scale-up domains are consecutive blocks of `domain_gpus` GPUs.
@@ -16,6 +18,23 @@ pub struct GroupPlacement {
     pub per_domain: u32,
     /// Scale-up domains the group spans.
     pub domains: u32,
+}
+
+/// The scale-up domain a training job's ranks are laid out over: the whole domain, filled in rank order, or, with
+/// `segment_nodes` servers kept together in one domain (Slurm topology/block's `--segment`), a segment at a time
+/// (NVIDIA's llmb-run sets the greatest divisor of the job's nodes up to the NVL72's 18: 16 for a power of two,
+/// NVIDIA/dgxc-benchmarking cli/llmb-run job_launcher.py `_compute_segment_size`, 2026-02; NVIDIA's GB200
+/// scheduling guide recommends 16 for jobs of 128 GPUs or more). A segment must fit one domain and divide the job.
+pub fn job_domain_gpus(gpus: u32, domain_gpus: u32, server_gpus: u32, segment_nodes: u32) -> Result<u32, ConfigError> {
+    if segment_nodes == 0 {
+        return Ok(domain_gpus);
+    }
+    let server = server_gpus.max(1);
+    let (domain_servers, job_servers) = (domain_gpus / server, gpus / server);
+    if domain_servers <= 1 || segment_nodes > domain_servers || !job_servers.is_multiple_of(segment_nodes) {
+        return Err(ConfigError::NvlinkSegment { segment_nodes, domain_servers: domain_servers.max(1), job_servers });
+    }
+    Ok(segment_nodes * server)
 }
 
 impl GroupPlacement {

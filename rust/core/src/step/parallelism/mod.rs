@@ -215,6 +215,11 @@ pub struct Training {
     /// pipeline sends, expert all-to-all); tensor parallelism stays in the NVLink domain.
     #[cfg_attr(feature = "python", pyo3(default))]
     pub placement: f64,
+    /// Servers the scheduler keeps together inside one multi-server NVLink domain (Slurm topology/block's
+    /// `--segment`), the job laid out segment by segment in rank order; 0: the domains filled in rank order, a
+    /// job of 32 four-GPU trays taking 18 of one NVL72 and 14 of the next (`network::placement::job_domain_gpus`).
+    #[cfg_attr(feature = "python", pyo3(default))]
+    pub nvlink_segment_nodes: u32,
     /// FP8 training all-gathers its sharded weights in FP8 (one byte per element) rather than BF16: torchao's
     /// enable_fsdp_float8_all_gather under FSDP2, Megatron-LM's --fp8-param-gather.
     #[cfg_attr(feature = "python", pyo3(default))]
@@ -242,6 +247,7 @@ impl Default for Training {
             moe_dispatcher: Dispatcher::AllToAll,
             mtp_layers: 0,
             placement: 0.0,
+            nvlink_segment_nodes: 0,
             fp8_param_gather: false,
             gradient_accumulation_fusion: true,
         }
