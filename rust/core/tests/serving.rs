@@ -246,3 +246,31 @@ fn a_prompt_shares_its_step_with_the_steady_states_other_prompts() {
     let alone = serve(&cfg).unwrap();
     assert!(alone.ttft_s < 0.5 * e.ttft_s, "{} vs {}", alone.ttft_s, e.ttft_s);
 }
+
+#[test]
+fn an_instance_that_fits_one_nvlink_domain_runs_inside_one() {
+    // DeepSeek-V3 decode instances of 64 GPUs (EP 64) on 72-GPU NVLink domains of 4-GPU servers. Filled in rank
+    // order, the second instance of a 128-GPU cluster would take GPUs 64-71 of the first rack and 72-127 of the
+    // second, its all-to-all over the NICs; placed whole, each instance has a rack of its own, and two instances
+    // serve exactly as one does (per GPU: the same TPOT and throughput).
+    let mut one = ServingConfig {
+        model: deepseek_v3(),
+        gpus: 64,
+        serving: scalefront_core::serve::Serving {
+            tp: 1,
+            ep: 64,
+            dp_attention: 64,
+            batch: 8 * 64,
+            quantization: Quantization::Fp8,
+            ..serving_config().serving
+        },
+        ..serving_config()
+    };
+    one.gpu.server_gpus = 4;
+    one.scale_up.domain_gpus = 72;
+    let single = serve(&one).unwrap();
+    let two = serve(&ServingConfig { gpus: 128, ..one.clone() }).unwrap();
+    assert_eq!(two.tpot_s, single.tpot_s);
+    assert_eq!(two.decode_step.comm_s, single.decode_step.comm_s);
+    assert!(close(two.output_tokens_per_s, 2.0 * single.output_tokens_per_s, 1e-12));
+}

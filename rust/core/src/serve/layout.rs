@@ -60,7 +60,8 @@ impl PhaseLayout {
             _ => {}
         }
         let etp = if model.moe.is_some() { width / ep } else { 1 };
-        let place = |size, stride| GroupPlacement::in_cluster(size, stride, domain_gpus, cluster_gpus);
+        let domain = instance_domain_gpus(width * pp, domain_gpus);
+        let place = |size, stride| GroupPlacement::in_cluster(size, stride, domain, cluster_gpus);
         Ok(PhaseLayout {
             tp,
             pp,
@@ -74,6 +75,18 @@ impl PhaseLayout {
             pp_group: place(pp, width),
         })
     }
+}
+
+/// The GPUs of a scale-up domain an instance of `instance_gpus` is placed in: an instance that fits one domain runs
+/// inside one, as many whole instances to a domain as it holds and the rest of the domain left to other work (a
+/// Slurm topology/block job of up to one domain's servers stays in one block, NVIDIA's GB200 NVL72 scheduling
+/// guide; SGLang's and TensorRT-LLM's GB200 decode instances run inside one NVL72); a larger one spans domains in
+/// rank order.
+pub fn instance_domain_gpus(instance_gpus: u32, domain_gpus: u32) -> u32 {
+    if instance_gpus == 0 || instance_gpus > domain_gpus {
+        return domain_gpus;
+    }
+    domain_gpus / instance_gpus * instance_gpus
 }
 
 /// Both phases' instances and their counts.
