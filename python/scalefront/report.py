@@ -73,7 +73,26 @@ def _count(x: float) -> str:
     return f"{scaled:.3g}{suffix}"
 
 
-def render(e: Evaluation) -> str:
+def segment_note(e: Evaluation, domain_gpus: int, server_gpus: int) -> list[str]:
+    """A hint, within 80 columns, where a job fills multi-server NVLink domains in rank order with a part-full last
+    one (its groups that cross a domain ride the NICs) and a Slurm segment would lay it out whole: the segment
+    NVIDIA's launcher picks, the greatest divisor of the job's servers up to a domain's."""
+    servers, domain_servers = e.gpus // server_gpus, domain_gpus // server_gpus
+    if e.nvlink_segment_nodes or domain_servers <= 1 or e.gpus <= domain_gpus or e.gpus % domain_gpus == 0:
+        return []
+    if e.gpus % server_gpus:
+        return []
+    segment = next(k for k in range(domain_servers, 0, -1) if servers % k == 0)
+    if segment == 1:
+        return []
+    return [
+        f"  placement  {e.gpus:,} GPUs fill {domain_gpus}-GPU NVLink domains in rank order, the last",
+        "             part-full: groups that cross a domain ride the NICs. Slurm's",
+        f"             --segment keeps a segment in one: try --nvlink-segment-nodes {segment}",
+    ]
+
+
+def render(e: Evaluation, notes: list[str] | None = None) -> str:
     lines = [
         f"{e.model} on {e.gpus:,} x {e.gpu} ({e.scale_up}) over {e.fabric}, {e.topology} "
         f"{e.oversubscription:g}:1, {e.network_tiers} switch tier{'s' if e.network_tiers != 1 else ''}",
@@ -84,6 +103,8 @@ def render(e: Evaluation) -> str:
         f"  settings   ZeRO-{e.zero}, recompute {e.recompute}, "
         f"sequence parallel {'on' if e.sequence_parallel else 'off'}, "
         f"{e.precision}, overlap {e.overlap}",
+        *([f"  placement  in NVLink segments of {e.nvlink_segment_nodes} servers"] if e.nvlink_segment_nodes else []),
+        *(notes or []),
         "",
     ]
     if not e.feasible:

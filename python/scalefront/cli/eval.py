@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from scalefront._inputs import Inputs
 from scalefront.cli.parser import Help, add_catalog_option, add_input_options, catalog_of, input_values
 from scalefront.inputs.model import evaluate_inputs
-from scalefront.report import render
+from scalefront.report import render, segment_note
 
 if TYPE_CHECKING:
     from scalefront.cli.parser import Commands
@@ -30,11 +30,13 @@ def add(sub: Commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    result = evaluate_inputs(Inputs(**input_values(args, "flag")), catalog_of(args))
+    catalog = catalog_of(args)
+    result = evaluate_inputs(Inputs(**input_values(args, "flag")), catalog)
     if args.json:
         # An infeasible result carries its reason, as the table does (feasible ones stay as they were).
         reason = {"reason": result.reason} if result.reason else {}
         print(json.dumps({**result.to_dict(), **reason}, indent=2))
     else:
-        print(render(result))
+        domain = catalog.scale_up_domain(result.scale_up).domain_gpus
+        print(render(result, segment_note(result, domain, catalog.gpu(result.gpu).server_gpus)))
     return 0
