@@ -156,11 +156,18 @@ def _hidden(r: dict[str, Any]) -> str:
     return ", ".join(parts) if parts else "none"
 
 
+def _gpu_line(r: dict[str, Any]) -> str:
+    """GPU, NVLink domain (and the scheduler's segment of servers in it, where one is set), precision."""
+    segment = r.get("nvlink_segment_nodes") or 0
+    domain = f"{r['scale_up']} domain" + (f" in {segment}-server segments" if segment else "")
+    return f"{r['gpu']}, {domain}, {r['precision']}"
+
+
 def _lines(draft: ScenarioDraft, rows: Sequence[dict[str, Any]], bar_w: int) -> list[Line]:
     """The comparison's lines, top to bottom."""
     return [
         ("layout", lambda r: f"{r['layout']}, {r['topology_label']}", None),
-        ("GPU", lambda r: f"{r['gpu']}, {r['scale_up']} domain, {r['precision']}", None),
+        ("GPU", _gpu_line, None),
         (
             "settings",
             lambda r: f"mb {r['micro_batch']}, ZeRO-{r['zero']}, recompute {r['recompute']}, overlap {r['overlap']}",
