@@ -68,6 +68,11 @@ what the estimates and the software on that GPU leave. What the model does not d
   measurement at 16,384 tokens) or by Hopper's attention / GEMM ratio. Their residuals are the largest: torchao's
   FP8 on MI300X (FP8 gains 1.15x over BF16 there, the model's FP8 GEMM rate, AMD's published maximum through
   Hopper's ratio, 1.34x) and MXFP8 MoE on B200 come out far too fast.
+- **GB200 jobs placed in rank order.** No GB200 row's source prints how the scheduler placed the job, so each
+  fills its 72-GPU racks in rank order (`nvlink_segment_nodes` 0), and at 128-256 GPUs the groups that straddle
+  a rack boundary ride the NICs: the Nemotron-4 340B, GPT-3 175B and Grok-1 rows there come out 15-33% too slow.
+  In NVIDIA's segments of 16 trays (docs/fabrics.md Sec. 5) they would be 2-14% too fast and the DeepSeek-V3 rows
+  42-68% too fast; the rows keep the placement they do not state otherwise.
 - **MoE runs lose time the model does not itemise.** The grouped expert GEMMs run at the roofline with wave
   quantization (torchtitan's `torch._grouped_mm` at its own measured rate: on a B200 half the dense one), the
   permutation and router at their measured or stated cost; but Megatron-Core's MoE terms are not fitted: the
