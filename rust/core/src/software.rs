@@ -71,6 +71,10 @@ pub struct FrameworkSpec {
     /// keeping the stage's full gradients meanwhile (torch.distributed.pipelining sets FSDP2's
     /// `set_requires_gradient_sync(False)` for every backward and reduces after the last).
     pub pp_defers_zero_reduce: bool,
+    /// Under pipeline parallelism the schedule keeps ZeRO-3's gathered weights from one micro-batch to the next
+    /// (torch.distributed.pipelining sets FSDP2's `set_reshard_after_backward(False)` until the last backward):
+    /// without resharding after the forward, the weights are gathered once a step, not once a micro-batch.
+    pub pp_keeps_weights_gathered: bool,
 }
 
 impl FrameworkSpec {
@@ -96,6 +100,7 @@ impl FrameworkSpec {
             zero3_prefetch: true,
             zero_reduce_per_micro_batch: true,
             pp_defers_zero_reduce: false,
+            pp_keeps_weights_gathered: false,
         }
     }
 
@@ -127,6 +132,17 @@ impl FrameworkSpec {
             micro_batches
         } else {
             1
+        }
+    }
+
+    /// Micro-batches of a step whose forward gathers ZeRO-3's weights (each gathers for its forward, and for its
+    /// backward where it reshards after the forward): every one, or only the first where the weights are not
+    /// resharded after the forward and the pipeline schedule keeps them gathered to the last backward.
+    pub fn weight_gather_rounds(&self, pp: u32, reshard_after_forward: bool, micro_batches: u32) -> u32 {
+        if pp > 1 && !reshard_after_forward && self.pp_keeps_weights_gathered {
+            1
+        } else {
+            micro_batches
         }
     }
 
@@ -189,5 +205,11 @@ mod tests {
         assert!(deferring.keeps_full_gradients(3, 1, 8));
         assert!(!deferring.keeps_full_gradients(3, 1, 1));
         assert!(!deferring.keeps_full_gradients(1, 1, 8));
+        // torch.distributed.pipelining keeps unresharded weights gathered through the step: one round, not 8.
+        let pipelined = FrameworkSpec { pp_keeps_weights_gathered: true, ..FrameworkSpec::kernels_only() };
+        assert_eq!(pipelined.weight_gather_rounds(8, false, 8), 1);
+        assert_eq!(pipelined.weight_gather_rounds(8, true, 8), 8);
+        assert_eq!(pipelined.weight_gather_rounds(1, false, 8), 8);
+        assert_eq!(FrameworkSpec::kernels_only().weight_gather_rounds(8, false, 8), 8);
     }
 }

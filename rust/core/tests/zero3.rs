@@ -109,3 +109,30 @@ fn sharded_gradients_cost_a_reduce_scatter_per_micro_batch_or_a_whole_stage_of_m
     cfg.framework.pp_defers_zero_reduce = false;
     assert!(eval(&cfg).breakdown.dp_comm_s > deferring.breakdown.dp_comm_s);
 }
+
+#[test]
+fn a_pipeline_that_keeps_unresharded_weights_gathered_gathers_them_once_a_step() {
+    // Llama 3 70B, ZeRO-3 without resharding after the forward, PP 2 x DP 4, nothing overlapped. A micro-batch
+    // gathers the stage's weights for its forward; torch.distributed.pipelining keeps them gathered to the last
+    // backward (torchtitan: "do not reshard after forward to avoid per-microbatch all-gathers"), so a step gathers
+    // once, and the difference is (m - 1) gathers: 3 at 4 micro-batches, 1 at 2.
+    let mut cfg = reference();
+    cfg.gpus = 8;
+    cfg.parallelism =
+        Parallelism { tp: 1, pp: 2, dp: 4, vpp: 1, zero_stage: 3, reshard_after_forward: false, ..cfg.parallelism };
+    cfg.overlap = Overlap { dp: 0.0, tp: 0.0, pp: 0.0, ep: 0.0 };
+    let saved = |cfg: &mut Config, global_batch: u32| {
+        cfg.training.global_batch = global_batch;
+        cfg.framework.pp_keeps_weights_gathered = false;
+        let each = eval(cfg);
+        cfg.framework.pp_keeps_weights_gathered = true;
+        let once = eval(cfg);
+        assert_eq!(once.memory.weights_bytes, each.memory.weights_bytes);
+        each.breakdown.dp_comm_s - once.breakdown.dp_comm_s
+    };
+    let (four, two) = (saved(&mut cfg, 16), saved(&mut cfg, 8));
+    assert!(two > 0.0 && (four / two - 3.0).abs() < 1e-9, "{four} vs {two}");
+    // Resharding after each forward, every backward gathers again: the flag changes nothing.
+    cfg.parallelism.reshard_after_forward = true;
+    assert_eq!(saved(&mut cfg, 16), 0.0);
+}

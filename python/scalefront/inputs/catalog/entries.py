@@ -316,6 +316,7 @@ class FrameworkEntry(Entry):
     zero3_prefetch: bool
     zero_reduce_per_micro_batch: bool
     pp_defers_zero_reduce: bool
+    pp_keeps_weights_gathered: bool
 
 
 class TopologyEntry(Entry):

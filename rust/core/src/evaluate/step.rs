@@ -317,10 +317,11 @@ fn data_parallel(
     let (mut exposed, mut hidden) = exposed_and_hidden(dp_step - last_bucket, overlap.dp, window);
     exposed += last_bucket;
     if par.zero_stage >= 3 {
-        let m = m as f64;
+        let rounds = c.framework.weight_gather_rounds(par.pp, par.reshard_after_forward, m) as f64;
         // A framework that waits for each gather (no prefetch) hides none of them, whatever the overlap setting.
         let hides = if c.framework.zero3_prefetch { overlap.dp } else { 0.0 };
-        let (e, h) = exposed_and_hidden(zero3_gathers * m * s.zero3_all_gather_s, hides, m * mb.compute_s);
+        let m = m as f64;
+        let (e, h) = exposed_and_hidden(zero3_gathers * rounds * s.zero3_all_gather_s, hides, m * mb.compute_s);
         exposed += e;
         hidden += h;
     }

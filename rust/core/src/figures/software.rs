@@ -75,4 +75,8 @@ pub(super) const FRAMEWORKS: &[Figure] = &[
         "under pipeline parallelism the schedule holds ZeRO-2/3's gradient reduction back to the step's last \
             backward, keeping the stage's full gradients meanwhile (torch.distributed.pipelining with FSDP2)",
     ),
+    flag(W, "pp_keeps_weights_gathered", core("pp_keeps_weights_gathered")).doc(
+        "under pipeline parallelism the schedule keeps ZeRO-3's gathered weights between micro-batches: without \
+            resharding after the forward they are gathered once a step (torch.distributed.pipelining with FSDP2)",
+    ),
 ];
