@@ -99,6 +99,23 @@ proptest! {
     }
 
     #[test]
+    fn holding_sharded_state_to_the_last_micro_batch_trades_traffic_for_memory(c in config(), keep in any::<bool>()) {
+        // Reducing ZeRO-2/3's gradients once a step (or keeping unresharded weights gathered through a pipelined
+        // step) never moves more data-parallel traffic than doing it every micro-batch, and never takes less
+        // gradient memory. (Its step time can be longer: one reduction at the end has only the last backward to
+        // hide behind, where reductions every micro-batch spread over all of them.)
+        let mut each = c.clone();
+        each.parallelism.reshard_after_forward = keep;
+        let mut held = each.clone();
+        held.framework.zero_reduce_per_micro_batch = false;
+        held.framework.pp_keeps_weights_gathered = true;
+        let (e, h) = (evaluate(&each).unwrap(), evaluate(&held).unwrap());
+        prop_assert!(h.memory.gradients_bytes >= e.memory.gradients_bytes);
+        let dp = |e: &Evaluation| e.breakdown.dp_comm_s + e.hidden.dp_comm_s;
+        prop_assert!(dp(&h) <= dp(&e) * (1.0 + 1e-12));
+    }
+
+    #[test]
     fn more_hbm_never_hurts(c in config(), extra in 0.0f64..200e9) {
         let base = evaluate(&c).unwrap();
         let mut big = c.clone();
