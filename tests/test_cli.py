@@ -348,16 +348,22 @@ def test_bad_catalog_file_exits_2(capsys, tmp_path):
 
 
 def test_eval_suggests_the_segment_that_keeps_a_part_filled_nvl72_job_whole(capsys):
-    # 128 GB200s fill one NVL72 (18 trays) and 14 trays of the next: the table says so and names the segment
-    # NVIDIA's launcher would pick, the greatest divisor of the 32 trays up to 18 (16); once given, it says the job
-    # runs in segments and stops suggesting. 1,024 H100s on 8-GPU servers have nothing to suggest.
+    # 128 GB200s fill one NVL72 (18 trays) and 14 trays of the next: the table says so, names the segment NVIDIA's
+    # launcher would pick (the greatest divisor of the 32 trays up to 18: 16) and the step time it would give, the
+    # one `--nvlink-segment-nodes 16` prints; once given, it says the job runs in segments and stops suggesting.
+    # 100 GB200s (25 trays) would take segments of 5, which do not shorten this step: no hint. 1,024 H100s on 8-GPU
+    # servers have nothing to suggest.
     job = ["eval", "--model", "gpt3-175b", "--gpu", "gb200", "--gpus", "128", "--tp", "8", "--pp", "4", "--dp", "4"]
     job += ["--global-batch", "32"]
     code, out, err = run(job, capsys)
     assert code == 0, err
     assert "128 GPUs fill 72-GPU NVLink domains in rank order" in out
-    assert "try --nvlink-segment-nodes 16" in out
+    hint = re.search(r"segments of 16 servers the step takes ([\d.]+) s \(-\d+%\):\s+--nvlink-segment-nodes 16", out)
+    assert hint, out
     code, out, err = run([*job, "--nvlink-segment-nodes", "16"], capsys)
-    assert "in NVLink segments of 16 servers" in out and "try --nvlink-segment-nodes" not in out
+    assert "in NVLink segments of 16 servers" in out and "--nvlink-segment-nodes" not in out
+    assert f"step time {hint.group(1)} s" in out
+    code, out, err = run(["eval", "--gpu", "gb200", "--gpus", "100", "--tp", "4"], capsys)
+    assert code == 0 and "placement" not in out.split("step time")[0]
     code, out, err = run(["eval"], capsys)
     assert code == 0 and "placement" not in out.split("step time")[0]

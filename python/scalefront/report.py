@@ -73,22 +73,27 @@ def _count(x: float) -> str:
     return f"{scaled:.3g}{suffix}"
 
 
-def segment_note(e: Evaluation, domain_gpus: int, server_gpus: int) -> list[str]:
-    """A hint, within 80 columns, where a job fills multi-server NVLink domains in rank order with a part-full last
-    one (its groups that cross a domain ride the NICs) and a Slurm segment would lay it out whole: the segment
-    NVIDIA's launcher picks, the greatest divisor of the job's servers up to a domain's."""
+def suggested_segment(e: Evaluation, domain_gpus: int, server_gpus: int) -> int:
+    """The Slurm segment NVIDIA's launcher would pick for a job that fills multi-server NVLink domains in rank order
+    with a part-full last one (the greatest divisor of its servers up to a domain's); 0 where there is none."""
     servers, domain_servers = e.gpus // server_gpus, domain_gpus // server_gpus
     if e.nvlink_segment_nodes or domain_servers <= 1 or e.gpus <= domain_gpus or e.gpus % domain_gpus == 0:
-        return []
+        return 0
     if e.gpus % server_gpus:
-        return []
+        return 0
     segment = next(k for k in range(domain_servers, 0, -1) if servers % k == 0)
-    if segment == 1:
-        return []
+    return segment if segment > 1 else 0
+
+
+def segment_note(e: Evaluation, domain_gpus: int, segment: int, segmented_step_s: float) -> list[str]:
+    """A hint within 80 columns: the job part-fills its last NVLink domain, and in Slurm segments of `segment`
+    servers its step would take `segmented_step_s`."""
+    change = segmented_step_s / e.step_time_s - 1
     return [
         f"  placement  {e.gpus:,} GPUs fill {domain_gpus}-GPU NVLink domains in rank order, the last",
-        "             part-full: groups that cross a domain ride the NICs. Slurm's",
-        f"             --segment keeps a segment in one: try --nvlink-segment-nodes {segment}",
+        "             part-full: groups that cross a domain ride the NICs. In Slurm",
+        f"             segments of {segment} servers the step takes {segmented_step_s:.3f} s ({change:+.0%}):",
+        f"             --nvlink-segment-nodes {segment}",
     ]
 
 

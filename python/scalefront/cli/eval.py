@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from scalefront._inputs import Inputs
 from scalefront.cli.parser import Help, add_catalog_option, add_input_options, catalog_of, input_values
 from scalefront.inputs.model import evaluate_inputs
-from scalefront.report import render, segment_note
+from scalefront.report import render, segment_note, suggested_segment
 
 if TYPE_CHECKING:
+    from scalefront._evaluation import Evaluation
     from scalefront.cli.parser import Commands
+    from scalefront.inputs.catalog import Catalog
 
 
 def add(sub: Commands) -> None:
@@ -30,13 +32,24 @@ def add(sub: Commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    catalog = catalog_of(args)
-    result = evaluate_inputs(Inputs(**input_values(args, "flag")), catalog)
+    catalog, values = catalog_of(args), input_values(args, "flag")
+    result = evaluate_inputs(Inputs(**values), catalog)
     if args.json:
         # An infeasible result carries its reason, as the table does (feasible ones stay as they were).
         reason = {"reason": result.reason} if result.reason else {}
         print(json.dumps({**result.to_dict(), **reason}, indent=2))
     else:
-        domain = catalog.scale_up_domain(result.scale_up).domain_gpus
-        print(render(result, segment_note(result, domain, catalog.gpu(result.gpu).server_gpus)))
+        print(render(result, _placement_notes(result, values, catalog)))
     return 0
+
+
+def _placement_notes(result: Evaluation, values: dict[str, Any], catalog: Catalog) -> list[str]:
+    """The segment hint where a job part-fills its last NVLink domain and the segment shortens its step."""
+    domain = catalog.scale_up_domain(result.scale_up).domain_gpus
+    segment = suggested_segment(result, domain, catalog.gpu(result.gpu).server_gpus)
+    if not segment:
+        return []
+    segmented = evaluate_inputs(Inputs(**{**values, "nvlink_segment_nodes": segment}), catalog)
+    if segmented.step_time_s >= result.step_time_s * 0.995:
+        return []
+    return segment_note(result, domain, segment, segmented.step_time_s)
