@@ -150,12 +150,9 @@ fn a_pd_ratio_must_divide_the_gpus_and_the_kv_cache_crosses_the_fabric_between_d
     assert!(ib.requests_per_s <= decode_rate * (1.0 + 1e-12));
 }
 
-#[test]
-fn expert_all_to_all_over_the_fabric_is_latency_bound_in_decode() {
-    // DeepSeek-V3 decode over 64 GPUs in 8 servers, EP 64: every step dispatches and combines each layer's tokens
-    // across servers. At batch 8 a rank, the messages are small: the fabric's latency, not its bandwidth, sets
-    // the time, so RoCE's higher latency and tail make every token slower than InfiniBand.
-    let base = ServingConfig {
+/// DeepSeek-V3 on 64 GPUs as one instance: attention data-parallel over 64 ranks, EP 64, batch 8 a rank.
+fn deepseek_ep64_decode() -> ServingConfig {
+    ServingConfig {
         model: deepseek_v3(),
         gpus: 64,
         serving: scalefront_core::serve::Serving {
@@ -163,12 +160,19 @@ fn expert_all_to_all_over_the_fabric_is_latency_bound_in_decode() {
             ep: 64,
             dp_attention: 64,
             batch: 8 * 64,
-            mode: ServingMode::Disaggregated,
-            prefill_instances: 0,
             ..serving_config().serving
         },
         ..serving_config()
-    };
+    }
+}
+
+#[test]
+fn expert_all_to_all_over_the_fabric_is_latency_bound_in_decode() {
+    // DeepSeek-V3 decode over 64 GPUs in 8 servers, EP 64: every step dispatches and combines each layer's tokens
+    // across servers. At batch 8 a rank, the messages are small: the fabric's latency, not its bandwidth, sets
+    // the time, so RoCE's higher latency and tail make every token slower than InfiniBand.
+    let mut base = deepseek_ep64_decode();
+    (base.serving.mode, base.serving.prefill_instances) = (ServingMode::Disaggregated, 0);
     let ib = serve(&base).unwrap();
     let roce = serve(&ServingConfig { fabric: roce_400g(), ..base.clone() }).unwrap();
     assert!(ib.decode_step.comm_s > 0.0);
@@ -253,19 +257,7 @@ fn an_instance_that_fits_one_nvlink_domain_runs_inside_one() {
     // order, the second instance of a 128-GPU cluster would take GPUs 64-71 of the first rack and 72-127 of the
     // second, its all-to-all over the NICs; placed whole, each instance has a rack of its own, and two instances
     // serve exactly as one does (per GPU: the same TPOT and throughput).
-    let mut one = ServingConfig {
-        model: deepseek_v3(),
-        gpus: 64,
-        serving: scalefront_core::serve::Serving {
-            tp: 1,
-            ep: 64,
-            dp_attention: 64,
-            batch: 8 * 64,
-            quantization: Quantization::Fp8,
-            ..serving_config().serving
-        },
-        ..serving_config()
-    };
+    let mut one = deepseek_ep64_decode();
     one.gpu.server_gpus = 4;
     one.scale_up.domain_gpus = 72;
     let single = serve(&one).unwrap();

@@ -37,6 +37,18 @@ pub fn job_domain_gpus(gpus: u32, domain_gpus: u32, server_gpus: u32, segment_no
     Ok(segment_nodes * server)
 }
 
+/// The GPUs of a scale-up domain an instance of `instance_gpus` is placed in: an instance that fits one domain runs
+/// inside one, as many whole instances to a domain as it holds and the rest of the domain left to other work (a
+/// Slurm topology/block job of up to one domain's servers stays in one block, NVIDIA's GB200 NVL72 scheduling
+/// guide; SGLang's and TensorRT-LLM's GB200 decode instances run inside one NVL72); a larger one spans domains in
+/// rank order.
+pub fn instance_domain_gpus(instance_gpus: u32, domain_gpus: u32) -> u32 {
+    if instance_gpus == 0 || instance_gpus > domain_gpus {
+        return domain_gpus;
+    }
+    domain_gpus / instance_gpus * instance_gpus
+}
+
 impl GroupPlacement {
     /// Placement of a group kind in a cluster large enough to hold every offset the groups can take.
     pub fn new(size: u32, stride: u32, domain_gpus: u32) -> Self {

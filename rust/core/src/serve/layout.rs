@@ -9,7 +9,7 @@
 //! Ranks are numbered tp innermost, then dp_attention, then pp, so a stage's GPUs are consecutive.
 
 use crate::error::ConfigError;
-use crate::network::placement::GroupPlacement;
+use crate::network::placement::{instance_domain_gpus, GroupPlacement};
 use crate::step::workload::TransformerSpec;
 
 use super::{Serving, ServingCluster, ServingMode};
@@ -75,18 +75,6 @@ impl PhaseLayout {
             pp_group: place(pp, width),
         })
     }
-}
-
-/// The GPUs of a scale-up domain an instance of `instance_gpus` is placed in: an instance that fits one domain runs
-/// inside one, as many whole instances to a domain as it holds and the rest of the domain left to other work (a
-/// Slurm topology/block job of up to one domain's servers stays in one block, NVIDIA's GB200 NVL72 scheduling
-/// guide; SGLang's and TensorRT-LLM's GB200 decode instances run inside one NVL72); a larger one spans domains in
-/// rank order.
-pub fn instance_domain_gpus(instance_gpus: u32, domain_gpus: u32) -> u32 {
-    if instance_gpus == 0 || instance_gpus > domain_gpus {
-        return domain_gpus;
-    }
-    domain_gpus / instance_gpus * instance_gpus
 }
 
 /// Both phases' instances and their counts.
