@@ -75,6 +75,10 @@ pub struct FrameworkSpec {
     /// (torch.distributed.pipelining sets FSDP2's `set_reshard_after_backward(False)` until the last backward):
     /// without resharding after the forward, the weights are gathered once a step, not once a micro-batch.
     pub pp_keeps_weights_gathered: bool,
+    /// Selective recomputation saves every other matrix multiplication's output of a block and the attention
+    /// kernel's, recomputing the rest, GEMMs included (torchtitan's per-operator policy: `step::recompute`);
+    /// false: Korthikanti et al.'s, which reruns the norms and activation (or the unfused core attention) only.
+    pub selective_recomputes_alternate_mms: bool,
 }
 
 impl FrameworkSpec {
@@ -101,6 +105,7 @@ impl FrameworkSpec {
             zero_reduce_per_micro_batch: true,
             pp_defers_zero_reduce: false,
             pp_keeps_weights_gathered: false,
+            selective_recomputes_alternate_mms: false,
         }
     }
 

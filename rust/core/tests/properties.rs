@@ -116,6 +116,19 @@ proptest! {
     }
 
     #[test]
+    fn rerunning_every_other_gemm_is_never_faster(c in config()) {
+        // torchtitan's per-operator selective recomputation reruns half the block's GEMMs on top of what
+        // Korthikanti et al.'s reruns (norms and activation).
+        let mut korthikanti = c.clone();
+        korthikanti.parallelism.recompute = Recompute::Selective;
+        let mut alternate = korthikanti.clone();
+        alternate.framework.selective_recomputes_alternate_mms = true;
+        let (k, a) = (evaluate(&korthikanti).unwrap(), evaluate(&alternate).unwrap());
+        prop_assert!(a.step_time_s >= k.step_time_s * (1.0 - 1e-12), "{} < {}", a.step_time_s, k.step_time_s);
+        prop_assert!(a.breakdown.recompute_s > k.breakdown.recompute_s);
+    }
+
+    #[test]
     fn more_hbm_never_hurts(c in config(), extra in 0.0f64..200e9) {
         let base = evaluate(&c).unwrap();
         let mut big = c.clone();

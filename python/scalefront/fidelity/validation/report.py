@@ -86,7 +86,7 @@ what the estimates and the software on that GPU leave. What the model does not d
   micro-batch with newer software and CUDA graphs; docs/design/fidelity-v3.md Sec. 14). The model charges the
   host's launches where they are measured, eager PyTorch's (Sec. 17); Megatron-Core's host time per kernel is
   not, so its rows wait for none (Sec. 18 sizes what a term would take: per-row CUDA-graph scopes and measured
-  counts). torchao's 2-layer Llama 4 Scout on 4 B200s is -38% (its output layer and loss over a 202,048-token
+  counts). torchao's 2-layer Llama 4 Scout on 4 B200s is -41% (its output layer and loss over a 202,048-token
   vocabulary are most of its FLOPs); Grok-1 (dgxc) and Mixtral 8x22B under MoE Parallel Folding's mapping come
   out 6-33% too slow.
 - **Megatron FSDP at the layout the ModelZoo table prints** (Qwen3-235B, TP 2, DP 128, 4 micro-batches: +47%).
@@ -106,7 +106,10 @@ what the estimates and the software on that GPU leave. What the model does not d
   time per layer, tried before the BF16 base (judged median 6.7%), described Megatron-Core
   and MosaicML better but not torchtitan's long-context rows nor DeepSpeed's ZeRO-3 rows (worst 59%, beyond the
   test's 50%), so the model keeps the share. Both kinds of framework time need more calibration rows per
-  framework than the rule gives most frameworks (one).
+  framework than the rule gives most frameworks (one). torchtitan's, fitted on one H200 row at per-operator
+  selective recomputation (which reruns every other GEMM: Sec. 21), leaves most of its H100 rows at full
+  recomputation 1-16% too fast (the 70B FP8 row without AsyncTP +10%, the 128K-256K context rows 26-29% too fast)
+  and the A100 rows of its performance table at full recomputation 3-4% too slow.
 - **DeepSpeed ZeRO-3 at scale** (SC21 Table 2): the measured step stays near 67 s from 768 to 1,536 GPUs while
   the work per GPU halves, so something fixed per step grows with the GPU count. The model gathers by tensor and
   waits for each gather, as DeepSpeed v0.3 did (`zero3_gather_per_tensor`, `zero3_prefetch`), charges the host

@@ -317,6 +317,7 @@ class FrameworkEntry(Entry):
     zero_reduce_per_micro_batch: bool
     pp_defers_zero_reduce: bool
     pp_keeps_weights_gathered: bool
+    selective_recomputes_alternate_mms: bool
 
 
 class TopologyEntry(Entry):

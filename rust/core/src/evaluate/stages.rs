@@ -18,6 +18,7 @@ use crate::step::compute::{
 use crate::step::gradients::accumulation_s;
 use crate::step::memory::{activation_bytes_per_token_per_layer, LocalParams};
 use crate::step::parallelism::{placement, stage_split, Layout, Parallelism, Precision, Recompute, Training};
+use crate::step::recompute::recomputed_mm_s;
 use crate::step::workload::TransformerSpec;
 
 use super::stage_comm::{cp_send_s, dp_comm_s, ep_dispatch_s, tp_comm_s};
@@ -327,7 +328,9 @@ impl LayoutStage {
             dp_all_gather_s: 0.0,
             zero3_reduce_scatter_s: 0.0,
             zero3_all_gather_s: 0.0,
-            activation_bytes_per_token: [false, true].map(|moe_layer| activation_per_token(model, &shard, moe_layer)),
+            activation_bytes_per_token: [false, true].map(|moe_layer| {
+                activation_per_token(model, &shard, moe_layer, c.framework.selective_recomputes_alternate_mms)
+            }),
             shard,
             layout: lay,
             linked: false,
@@ -395,17 +398,24 @@ impl LayoutStage {
     }
 }
 
-/// The forward of a dense and of a MoE layer at `tput`'s rates (a dense model's "MoE layer" is its dense layer).
+/// The forward of a dense and of a MoE layer at `tput`'s rates (a dense model's "MoE layer" is its dense layer);
+/// where the framework's selective recomputation reruns every other GEMM, those GEMMs join what it reruns.
 fn layer_kinds(c: &ClusterStage, shard: &Shard, tput: &Throughput) -> [LayerForward; 2] {
-    let dense = dense_layer_forward(c.model, shard, tput);
-    match c.model.moe {
-        Some(_) => [dense, moe_layer_forward(c.model, shard, tput, c.framework, c.training.moe_dispatcher)],
-        None => [dense, dense],
+    let mut dense = dense_layer_forward(c.model, shard, tput);
+    let mut moe = match c.model.moe {
+        Some(_) => moe_layer_forward(c.model, shard, tput, c.framework, c.training.moe_dispatcher),
+        None => dense,
+    };
+    if c.framework.selective_recomputes_alternate_mms {
+        dense.selective_recompute_s += recomputed_mm_s(c.model, shard, tput, true);
+        moe.selective_recompute_s += recomputed_mm_s(c.model, shard, tput, c.model.moe.is_none());
     }
+    [dense, moe]
 }
 
 /// Activation bytes per token of one dense (or MoE) layer for recompute none, selective, full.
-fn activation_per_token(model: &TransformerSpec, shard: &Shard, moe_layer: bool) -> [f64; 3] {
+fn activation_per_token(model: &TransformerSpec, shard: &Shard, moe_layer: bool, alternate_mms: bool) -> [f64; 3] {
+    let moe_layer = moe_layer && model.moe.is_some();
     [Recompute::None, Recompute::Selective, Recompute::Full]
-        .map(|r| activation_bytes_per_token_per_layer(model, shard, r, moe_layer && model.moe.is_some()))
+        .map(|r| activation_bytes_per_token_per_layer(model, shard, r, moe_layer, alternate_mms))
 }

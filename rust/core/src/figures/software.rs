@@ -79,4 +79,9 @@ pub(super) const FRAMEWORKS: &[Figure] = &[
         "under pipeline parallelism the schedule keeps ZeRO-3's gathered weights between micro-batches: without \
             resharding after the forward they are gathered once a step (torch.distributed.pipelining with FSDP2)",
     ),
+    flag(W, "selective_recomputes_alternate_mms", core("selective_recomputes_alternate_mms")).doc(
+        "selective recomputation saves every other matrix multiplication of a block and the attention kernel's \
+            output and reruns the rest, GEMMs included (torchtitan's per-operator policy; `false`: Korthikanti et \
+            al.'s, which reruns the norms and activation only)",
+    ),
 ];

@@ -3,6 +3,7 @@
 
 use crate::step::compute::{Shard, ACTIVATION_BYTES};
 use crate::step::parallelism::{Layout, Parallelism, Recompute, StageSplit};
+use crate::step::recompute::saved_elements_per_token;
 use crate::step::workload::TransformerSpec;
 
 /// Mixed-precision Adam: 2 bytes of BF16 weights, 12 of FP32 master weights and the two moments per parameter
@@ -105,13 +106,15 @@ pub fn model_state_bytes(params: f64, replicas: f64, stage: u32, grad_bytes: f64
 /// attention: norm input and output 2h + 2h, Q, K, V 2(q + 2 kv), attention output 2q;
 /// MLP: norm input and output 2h + 2h, gated up and gate outputs and activation output 6F (plain MLP 4F).
 /// Norm-related terms are split by TP only with sequence parallelism. Selective recomputation drops the norm
-/// outputs and the activation output; full recomputation keeps only the layer input.
+/// outputs and the activation output (where the framework reruns every other GEMM, `alternate_mms`, the block
+/// keeps what `recompute::saved_elements_per_token` counts); full recomputation keeps only the layer input.
 /// (For a GPT with F = 4h this gives 32 s b h, Korthikanti's 34 s b h less the two dropout masks.)
 pub fn activation_bytes_per_token_per_layer(
     model: &TransformerSpec,
     shard: &Shard,
     recompute: Recompute,
     moe_layer: bool,
+    alternate_mms: bool,
 ) -> f64 {
     let h = model.hidden as f64;
     let tp = shard.tp;
@@ -148,6 +151,11 @@ pub fn activation_bytes_per_token_per_layer(
     }
     let elements = match recompute {
         Recompute::None => norm_inputs + norm_outputs + attention + mlp,
+        // Every other GEMM's output saved (`recompute`); a MoE layer's MLP part by Korthikanti's rule.
+        _ if alternate_mms => {
+            let moe_mlp = if moe_layer { norm_inputs / 2.0 + mlp - mlp_activation_outputs / tp } else { 0.0 };
+            saved_elements_per_token(model, shard, !moe_layer) + moe_mlp
+        }
         _ => norm_inputs + attention + mlp - mlp_activation_outputs / tp,
     };
     b * elements
@@ -269,20 +277,20 @@ mod tests {
             sequence_parallel: false,
             flash_attention: true,
         };
-        let none = activation_bytes_per_token_per_layer(&m, &shard, Recompute::None, false);
+        let none = activation_bytes_per_token_per_layer(&m, &shard, Recompute::None, false, false);
         assert!((none / h - 32.0).abs() < 1e-9, "{}", none / h);
         shard.tp = 8.0;
         shard.sequence_parallel = true;
-        let sp = activation_bytes_per_token_per_layer(&m, &shard, Recompute::None, false);
+        let sp = activation_bytes_per_token_per_layer(&m, &shard, Recompute::None, false, false);
         assert!((sp / h - 4.0).abs() < 1e-9);
         // Without SP the 8 h of norm inputs and outputs stay replicated: 8 + 24 / 8 = 11 h.
         shard.sequence_parallel = false;
-        let tp_only = activation_bytes_per_token_per_layer(&m, &shard, Recompute::None, false);
+        let tp_only = activation_bytes_per_token_per_layer(&m, &shard, Recompute::None, false, false);
         assert!((tp_only / h - 11.0).abs() < 1e-9);
         // Full recomputation keeps the 2 h layer input.
-        let full = activation_bytes_per_token_per_layer(&m, &shard, Recompute::Full, false);
+        let full = activation_bytes_per_token_per_layer(&m, &shard, Recompute::Full, false, false);
         assert!((full / h - 2.0).abs() < 1e-9);
-        let sel = activation_bytes_per_token_per_layer(&m, &shard, Recompute::Selective, false);
+        let sel = activation_bytes_per_token_per_layer(&m, &shard, Recompute::Selective, false, false);
         assert!(sel < tp_only && sel > full);
     }
 
@@ -304,10 +312,10 @@ mod tests {
             sequence_parallel: false,
             flash_attention: false,
         };
-        let none = activation_bytes_per_token_per_layer(&m, &shard, Recompute::None, false);
+        let none = activation_bytes_per_token_per_layer(&m, &shard, Recompute::None, false, false);
         assert!((none - (32.0 * h + 5.0 * 96.0 * 2048.0)).abs() < 1e-6);
         // Selective recomputation (of the core attention) drops exactly the scores.
-        let sel = activation_bytes_per_token_per_layer(&m, &shard, Recompute::Selective, false);
+        let sel = activation_bytes_per_token_per_layer(&m, &shard, Recompute::Selective, false, false);
         assert!((sel - 32.0 * h).abs() < 1e-6);
     }
 }

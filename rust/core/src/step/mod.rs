@@ -8,5 +8,6 @@ pub mod gradients;
 pub mod memory;
 pub mod moe;
 pub mod parallelism;
+pub mod recompute;
 pub mod shard;
 pub mod workload;
