@@ -17,6 +17,7 @@ from helpers.tui import active_tab, visible
 from scalefront import api
 from scalefront_tui.app import ScalefrontApp
 from scalefront_tui.screens import HelpScreen, WriteFileScreen
+from scalefront_tui.widgets.fields import TextInput
 
 pytestmark = pytest.mark.asyncio
 
@@ -120,6 +121,32 @@ async def test_task3_typed_as_one_burst(ui, tmp_path, monkeypatch):
         written = pl.read_csv(target)
         assert written["time_to_train_days"].max() < 30 and 0 < written.height < app.frontier.height
         assert written["cost_to_train_usd"].to_list() == sorted(written["cost_to_train_usd"].to_list())
+
+
+async def test_task3_in_two_writes_the_second_while_the_filter_line_reads_its_enter(ui, tmp_path, monkeypatch):
+    """The same keys in two writes, the second (`e`, the name) arriving just as the filter line reads its Enter
+    and hands the focus to the table: `e` acts after l l l s, so the export holds the sorted rows. (Textual had
+    routed l l l s into the line's queue before it read the Enter, and `e` overtook them as the line handed them
+    back: the name came out `~/typed.csvllls`; a CI run once saw it. sequencer.py keeps the order.)"""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    app = ScalefrontApp()
+    async with app.run_test(size=SMALL) as pilot:
+        await ui.wait_for_sweep(pilot)
+        line = app.query_one("#filter", TextInput)
+        submit = line.action_submit
+
+        async def submit_as_the_second_write_arrives() -> None:
+            await submit()
+            burst(app, "e", *"xyz", "ctrl+u", *"~/typed.csv", "enter")
+
+        monkeypatch.setattr(line, "action_submit", submit_as_the_second_write_arrives)
+        burst(app, *"/days<30", "enter", "l", "l", "l", "s")
+        target = tmp_path / "typed.csv"
+        await ui.wait_until(pilot, target.exists, "the export typed ahead")
+        written = pl.read_csv(target)
+        assert written["time_to_train_days"].max() < 30 and 0 < written.height < app.frontier.height
+        assert written["cost_to_train_usd"].to_list() == sorted(written["cost_to_train_usd"].to_list())
+        assert line.keys_unread == 0
 
 
 # ---------------------------------------------------------------------------------------------- task 4

@@ -39,7 +39,7 @@ from scalefront.api import (
 )
 from scalefront_tui.commands import palette
 from scalefront_tui.files import FileAccess
-from scalefront_tui.keys import APP_KEYS, TYPE_AHEAD, act_on_arrival
+from scalefront_tui.keys import APP_KEYS, TYPE_AHEAD
 from scalefront_tui.messages import FilterApplied, PointSelected, RoiUpdated, ScenarioEdited, WhatIfChanged
 from scalefront_tui.screens import (
     HelpScreen,
@@ -48,6 +48,7 @@ from scalefront_tui.screens import (
     save_scenario_dialog,
     tab_export_dialog,
 )
+from scalefront_tui.sequencer import KeySequencer
 from scalefront_tui.widgets.charts import ChartsPane
 from scalefront_tui.widgets.detail import DetailPane
 from scalefront_tui.widgets.fields import Field
@@ -92,6 +93,7 @@ class ScalefrontApp(App[None]):
         super().__init__()
         #: Where the app may read and write files (confined to the export directory when served).
         self.files = files or FileAccess()
+        self.key_sequencer = KeySequencer(self)
         #: The scenario as last run (or as opened).
         self.draft = ScenarioDraft.open(scenario)
         self.autostart = autostart
@@ -106,8 +108,7 @@ class ScalefrontApp(App[None]):
         #: What the last re-run changed in the scenario ("" when nothing).
         self.last_changes = ""
         #: Sweeps finished and comparisons shown (`RoiUpdated` messages): tests wait on these counters.
-        self.sweeps_finished = 0
-        self.roi_updates = 0
+        self.sweeps_finished = self.roi_updates = 0
         #: One marker, colour and name per fabric for the whole session, in every chart and table (D9).
         self.markers = FabricMarkers(self.draft.scenario.fabric_names)
         #: The marks as last reported in the status line.
@@ -143,8 +144,8 @@ class ScalefrontApp(App[None]):
             self.start_sweep()
 
     async def on_event(self, event: events.Event) -> None:
-        if isinstance(event, events.Key) and not event.is_forwarded and await act_on_arrival(self, event):
-            return  # keys of a burst act in the order typed (keys.py)
+        if isinstance(event, events.Key) and not event.is_forwarded:
+            return await self.key_sequencer.arrive(event)  # keys act in the order typed (sequencer.py)
         await super().on_event(event)
 
     def on_unmount(self) -> None:
@@ -437,8 +438,7 @@ class ScalefrontApp(App[None]):
             self.main.query_one(_HOME[tab]).focus()
 
     async def _open_dialog(self, dialog: WriteFileScreen) -> None:
-        """Open a dialog and give its file name the focus before the next key is read, so that keys typed ahead
-        (in the same burst as the key that opened it) land in the field, in order (D14)."""
+        """Open a dialog with its file name focused before the next key is read: keys typed ahead land there (D14)."""
         await self.push_screen(dialog)
         dialog.focus_name()
 

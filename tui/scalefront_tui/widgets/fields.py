@@ -8,18 +8,24 @@ the field has already inserted the printable keys that followed it in the same b
 own bindings as it reads each key instead. And a field that hands the focus on when Enter submits it (the filter
 line to the table) does so at once, tells the app first, and hands the app the keys of the same burst that
 reached it after the Enter, in order (`/days<30`, Enter, `lls` typed fast: the filter applies, then `lls` move
-and sort the table; they are not typed into the filter)."""
+and sort the table; they are not typed into the filter), through the app's `sequencer.KeySequencer`, which holds
+the keys read later until the field has handed these on."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Input
+
+
+def _sequencer(field: Widget) -> Any:
+    """The app's `sequencer.KeySequencer` (`key_sequencer`), None in an app without one."""
+    return getattr(field.app, "key_sequencer", None)
 
 
 class TextInput(Input):
@@ -31,14 +37,31 @@ class TextInput(Input):
     #: that it comes before the keys the field hands on after it (None: only Input's `Submitted`).
     message_on_submit: Callable[[str], Message] | None = None
 
+    #: Keys the app has routed to this field that it has not read yet (sequencer.py waits for them).
+    keys_unread: int = 0
+
+    def _forward_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key):
+            self.keys_unread += 1
+        super()._forward_event(event)
+
     async def on_key(self, event: events.Key) -> None:
         # Runs before Input's own handler (the subclass comes first in the dispatch), and in the field's queue
         # order: a binding of the field acts here, before the keys typed after it are inserted.
+        if event.is_forwarded:
+            self.keys_unread = max(0, self.keys_unread - 1)
+        try:
+            await self._read(event)
+        finally:
+            if self.keys_unread == 0 and (sequencer := _sequencer(self)) is not None:
+                sequencer.wake()
+
+    async def _read(self, event: events.Key) -> None:
         if self.focus_on_submit is not None and self.screen.focused is self.focus_on_submit:
             # An Enter earlier in the same burst handed the focus on: this key was meant for the widget there.
             event.prevent_default()
             event.stop()
-            self.app.post_message(events.Key(event.key, event.character))
+            self._hand_on(events.Key(event.key, event.character))
             return
         for binding in self._bindings.key_to_bindings.get(event.key, ()):
             if await self.app.run_action(binding.action, self):
@@ -46,9 +69,16 @@ class TextInput(Input):
                 event.stop()
                 return
 
+    def _hand_on(self, item: events.Key | Message) -> None:
+        """Give the app a key or message in this field's order: through its key sequencer, else its queue."""
+        if (sequencer := _sequencer(self)) is not None:
+            sequencer.hand_on(item)
+        else:
+            self.app.post_message(item)
+
     async def action_submit(self) -> None:
         if self.message_on_submit is not None:
-            self.app.post_message(self.message_on_submit(self.value))
+            self._hand_on(self.message_on_submit(self.value))
         if self.focus_on_submit is not None:
             self.screen.set_focus(self.focus_on_submit)
         await super().action_submit()
