@@ -71,9 +71,10 @@ pub struct FrameworkSpec {
     /// keeping the stage's full gradients meanwhile (torch.distributed.pipelining sets FSDP2's
     /// `set_requires_gradient_sync(False)` for every backward and reduces after the last).
     pub pp_defers_zero_reduce: bool,
-    /// Under pipeline parallelism the schedule keeps ZeRO-3's gathered weights from one micro-batch to the next
+    /// Under pipeline parallelism the schedule keeps ZeRO-3's gathered weights after each backward
     /// (torch.distributed.pipelining sets FSDP2's `set_reshard_after_backward(False)` until the last backward):
-    /// without resharding after the forward, the weights are gathered once a step, not once a micro-batch.
+    /// without resharding after the forward, the weights are gathered once a step, not once a micro-batch; with
+    /// it, m + 1 times, not 2m (`weight_gathers_per_step`).
     pub pp_keeps_weights_gathered: bool,
     /// Selective recomputation saves every other matrix multiplication's output of a block and the attention
     /// kernel's, recomputing the rest, GEMMs included (torchtitan's per-operator policy: `step::recompute`);
@@ -140,14 +141,26 @@ impl FrameworkSpec {
         }
     }
 
-    /// Micro-batches of a step whose forward gathers ZeRO-3's weights (each gathers for its forward, and for its
-    /// backward where it reshards after the forward): every one, or only the first where the weights are not
-    /// resharded after the forward and the pipeline schedule keeps them gathered to the last backward.
-    pub fn weight_gather_rounds(&self, pp: u32, reshard_after_forward: bool, micro_batches: u32) -> u32 {
-        if pp > 1 && !reshard_after_forward && self.pp_keeps_weights_gathered {
-            1
-        } else {
-            micro_batches
+    /// ZeRO-3 weight gathers in a step of `micro_batches`, each micro-batch gathering `per_micro_batch` times (its
+    /// forward's, and its backward's where the weights are resharded after the forward: `zero3_gathers`). Where
+    /// the pipeline schedule keeps the stage's weights gathered after each backward to the last
+    /// (torch.distributed.pipelining sets FSDP2's `set_reshard_after_backward(False)`, stage.py, pytorch
+    /// 0138610331c) and FSDP2's unshard is a no-op on gathered weights (`FSDPParamGroup.unshard`): without
+    /// resharding after the forward, once a step; with it, every forward reshards and the backward after it
+    /// gathers again, but a forward after a backward finds them gathered: in 1F1B (and GPipe) the warm-up forwards
+    /// and the first steady forward gather, then each steady backward, m + 1 in all, not 2m.
+    pub fn weight_gathers_per_step(
+        &self,
+        pp: u32,
+        reshard_after_forward: bool,
+        micro_batches: u32,
+        per_micro_batch: f64,
+    ) -> f64 {
+        let m = micro_batches as f64;
+        match (pp > 1 && self.pp_keeps_weights_gathered, reshard_after_forward) {
+            (true, false) => 1.0,
+            (true, true) => (m + 1.0).min(m * per_micro_batch),
+            (false, _) => m * per_micro_batch,
         }
     }
 
@@ -210,11 +223,14 @@ mod tests {
         assert!(deferring.keeps_full_gradients(3, 1, 8));
         assert!(!deferring.keeps_full_gradients(3, 1, 1));
         assert!(!deferring.keeps_full_gradients(1, 1, 8));
-        // torch.distributed.pipelining keeps unresharded weights gathered through the step: one round, not 8.
+        // torch.distributed.pipelining keeps the weights gathered after each backward: unresharded, one gather a
+        // step, not 8; resharded after each forward (2 a micro-batch), 8 + 1 = 9, not 16.
         let pipelined = FrameworkSpec { pp_keeps_weights_gathered: true, ..FrameworkSpec::kernels_only() };
-        assert_eq!(pipelined.weight_gather_rounds(8, false, 8), 1);
-        assert_eq!(pipelined.weight_gather_rounds(8, true, 8), 8);
-        assert_eq!(pipelined.weight_gather_rounds(1, false, 8), 8);
-        assert_eq!(FrameworkSpec::kernels_only().weight_gather_rounds(8, false, 8), 8);
+        assert_eq!(pipelined.weight_gathers_per_step(8, false, 8, 1.0), 1.0);
+        assert_eq!(pipelined.weight_gathers_per_step(8, true, 8, 2.0), 9.0);
+        assert_eq!(pipelined.weight_gathers_per_step(8, true, 1, 2.0), 2.0);
+        assert_eq!(pipelined.weight_gathers_per_step(1, false, 8, 1.0), 8.0);
+        assert_eq!(pipelined.weight_gathers_per_step(1, true, 8, 2.0), 16.0);
+        assert_eq!(FrameworkSpec::kernels_only().weight_gathers_per_step(8, true, 8, 2.0), 16.0);
     }
 }

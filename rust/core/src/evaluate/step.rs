@@ -317,11 +317,11 @@ fn data_parallel(
     let (mut exposed, mut hidden) = exposed_and_hidden(dp_step - last_bucket, overlap.dp, window);
     exposed += last_bucket;
     if par.zero_stage >= 3 {
-        let rounds = c.framework.weight_gather_rounds(par.pp, par.reshard_after_forward, m) as f64;
+        let gathers = c.framework.weight_gathers_per_step(par.pp, par.reshard_after_forward, m, zero3_gathers);
         // A framework that waits for each gather (no prefetch) hides none of them, whatever the overlap setting.
         let hides = if c.framework.zero3_prefetch { overlap.dp } else { 0.0 };
         let m = m as f64;
-        let (e, h) = exposed_and_hidden(zero3_gathers * rounds * s.zero3_all_gather_s, hides, m * mb.compute_s);
+        let (e, h) = exposed_and_hidden(gathers * s.zero3_all_gather_s, hides, m * mb.compute_s);
         exposed += e;
         hidden += h;
     }

@@ -68,7 +68,7 @@ fn recompute_regathered(model: &TransformerSpec, tp: f64) -> Gathers {
 /// copy (DeepSpeed v0.3.13 partition_parameters.py `_allgather_param`, `_reduce_scatter_gradient`; PyTorch 1.8
 /// ProcessGroupNCCL.cpp `allgather`, `reduce_scatter`), about one launched op's host time each. Each gathering
 /// micro-batch gathers the weights `gathers` times (`zero3_gathers`, by count) and the gradients are reduce-scattered
-/// as the framework does (`FrameworkSpec::weight_gather_rounds`, `sharded_grad_reductions`); the gathers block and
+/// as the framework does (`FrameworkSpec::weight_gathers_per_step`, `sharded_grad_reductions`); the gathers block and
 /// the device is synchronised before each, so the host's time is the GPU's wait.
 /// 0 where the framework gathers by flat bucket (`_all_gather_base`, FSDP) or its host time is not known.
 pub(super) fn zero3_list_host_s(c: &ClusterStage, s: &LayoutStage, par: &Parallelism, gathers: f64) -> f64 {
@@ -78,7 +78,7 @@ pub(super) fn zero3_list_host_s(c: &ClusterStage, s: &LayoutStage, par: &Paralle
     }
     let (local, lay) = (&s.local, &s.layout);
     let m = lay.micro_batches;
-    let collectives = f.weight_gather_rounds(par.pp, par.reshard_after_forward, m) as f64 * gathers
+    let collectives = f.weight_gathers_per_step(par.pp, par.reshard_after_forward, m, gathers)
         + f.sharded_grad_reductions(par.zero_stage, par.pp, m) as f64;
     let slices = local.dense_tensors * lay.dp.size as f64 + local.expert_tensors * lay.expert_dp.size as f64;
     f.host_s_per_kernel * collectives * slices

@@ -76,8 +76,9 @@ pub(super) const FRAMEWORKS: &[Figure] = &[
             backward, keeping the stage's full gradients meanwhile (torch.distributed.pipelining with FSDP2)",
     ),
     flag(W, "pp_keeps_weights_gathered", core("pp_keeps_weights_gathered")).doc(
-        "under pipeline parallelism the schedule keeps ZeRO-3's gathered weights between micro-batches: without \
-            resharding after the forward they are gathered once a step (torch.distributed.pipelining with FSDP2)",
+        "under pipeline parallelism the schedule keeps ZeRO-3's gathered weights after each backward: without \
+            resharding after the forward they are gathered once a step, with it m + 1 times, not 2m \
+            (torch.distributed.pipelining with FSDP2)",
     ),
     flag(W, "selective_recomputes_alternate_mms", core("selective_recomputes_alternate_mms")).doc(
         "selective recomputation saves every other matrix multiplication of a block and the attention kernel's \
