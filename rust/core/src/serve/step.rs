@@ -154,17 +154,12 @@ fn attention_block(
 ) -> LayerCompute {
     let t = w.tokens();
     let shard = Shard {
-        tokens: t,
-        seq_len: w.prompt.max(1.0),
         // The prefill's prompts batch into one attention call: its heads per GPU times the prompts.
         micro_batch: (w.prefill_tokens / w.prompt.max(1.0)).max(1.0),
-        cp: 1.0,
-        tp: p.tp as f64,
         ep: p.ep as f64,
         etp: p.etp as f64,
         imbalance: s.moe_imbalance,
-        sequence_parallel: false,
-        flash_attention: true,
+        ..Shard::plain(t, w.prompt.max(1.0), p.tp as f64)
     };
     let (projections, core, _, _) = attention_forward(model, &shard, tput);
     // The fused kernel's time is proportional to the tokens it runs: keep the prefill tokens' share.
@@ -192,18 +187,7 @@ fn dense_layer(model: &TransformerSpec, p: &PhaseLayout, s: &Serving, w: &StepWo
     let mut l = attention_block(model, p, s, w, attention_tput);
     let (t, tp, h, f) = (w.tokens(), p.tp as f64, model.hidden as f64, model.ffn_hidden as f64);
     l.gemm_s += tput.gemm_time_s(t, (model.mlp_matrices() - 1.0) * f / tp, h) + tput.gemm_time_s(t, h, f / tp);
-    let shard = Shard {
-        tokens: t,
-        seq_len: 1.0,
-        micro_batch: 1.0,
-        cp: 1.0,
-        tp,
-        ep: 1.0,
-        etp: 1.0,
-        imbalance: 1.0,
-        sequence_parallel: false,
-        flash_attention: true,
-    };
+    let shard = Shard::plain(t, 1.0, tp);
     l.elementwise_s = elementwise_forward_s(model, &shard, tput, model.mlp_matrices() * f / tp).0;
     l
 }
@@ -235,18 +219,7 @@ fn moe_layer(model: &TransformerSpec, p: &PhaseLayout, s: &Serving, w: &StepWork
     l.gemm_s += router + busiest * one_expert + shared_mlp;
     l.post_attention_s += router;
     l.shared_experts_s = shared_mlp;
-    let shard = Shard {
-        tokens: t,
-        seq_len: 1.0,
-        micro_batch: 1.0,
-        cp: 1.0,
-        tp,
-        ep: 1.0,
-        etp,
-        imbalance: 1.0,
-        sequence_parallel: false,
-        flash_attention: true,
-    };
+    let shard = Shard { etp, ..Shard::plain(t, 1.0, tp) };
     let activation = (top_k * s.moe_imbalance + shared) * c * fe / tp;
     l.elementwise_s = elementwise_forward_s(model, &shard, tput, activation).0
         + permutation_s(t, top_k, s.moe_imbalance, h, tp, tput);
@@ -276,18 +249,7 @@ pub fn step_time(c: &ServingCluster, p: &PhaseLayout, s: &Serving, w: &StepWork)
     }
     // Logits of the decode tokens and of each prompt's last token, in BF16 (the output layer stays unquantized).
     let sampled = w.decode_seqs + if w.prompt > 0.0 { w.prefill_tokens / w.prompt } else { 0.0 };
-    let shard = Shard {
-        tokens: sampled,
-        seq_len: 1.0,
-        micro_batch: 1.0,
-        cp: 1.0,
-        tp: p.tp as f64,
-        ep: 1.0,
-        etp: 1.0,
-        imbalance: 1.0,
-        sequence_parallel: false,
-        flash_attention: true,
-    };
+    let shard = Shard::plain(sampled, 1.0, p.tp as f64);
     out.gemm_s += logits_forward_s(model, &shard, c.rate(Quantization::Bf16));
     // The output layer's norm, GEMM and sampling, on the last stage (one stage carries it, as its time above).
     out.overhead_s += 3.0 * KERNEL_OVERHEAD_S;

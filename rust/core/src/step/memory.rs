@@ -265,18 +265,7 @@ mod tests {
         // with TP = 8 and sequence parallelism all of it splits: 4 h.
         let m = gpt3_175b();
         let h = m.hidden as f64;
-        let mut shard = Shard {
-            tokens: 2048.0,
-            seq_len: 2048.0,
-            micro_batch: 1.0,
-            cp: 1.0,
-            tp: 1.0,
-            ep: 1.0,
-            etp: 1.0,
-            imbalance: 1.0,
-            sequence_parallel: false,
-            flash_attention: true,
-        };
+        let mut shard = Shard::plain(2048.0, 2048.0, 1.0);
         let none = activation_bytes_per_token_per_layer(&m, &shard, Recompute::None, false, false);
         assert!((none / h - 32.0).abs() < 1e-9, "{}", none / h);
         shard.tp = 8.0;
@@ -300,18 +289,7 @@ mod tests {
         // 5 a s per token; ours has no hidden-state dropout masks: 32 h + 5 a s. GPT-3: a = 96, s = 2048.
         let m = gpt3_175b();
         let h = m.hidden as f64;
-        let shard = Shard {
-            tokens: 2048.0,
-            seq_len: 2048.0,
-            micro_batch: 1.0,
-            cp: 1.0,
-            tp: 1.0,
-            ep: 1.0,
-            etp: 1.0,
-            imbalance: 1.0,
-            sequence_parallel: false,
-            flash_attention: false,
-        };
+        let shard = Shard { flash_attention: false, ..Shard::plain(2048.0, 2048.0, 1.0) };
         let none = activation_bytes_per_token_per_layer(&m, &shard, Recompute::None, false, false);
         assert!((none - (32.0 * h + 5.0 * 96.0 * 2048.0)).abs() < 1e-6);
         // Selective recomputation (of the core attention) drops exactly the scores.

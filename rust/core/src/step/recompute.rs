@@ -90,18 +90,7 @@ mod tests {
     }
 
     fn shard(tp: f64, sequence_parallel: bool) -> Shard {
-        Shard {
-            tokens: 8192.0,
-            seq_len: 8192.0,
-            micro_batch: 1.0,
-            cp: 1.0,
-            tp,
-            ep: 1.0,
-            etp: 1.0,
-            imbalance: 1.0,
-            sequence_parallel,
-            flash_attention: true,
-        }
+        Shard { sequence_parallel, ..Shard::plain(8192.0, 8192.0, tp) }
     }
 
     /// Llama 3 8B's block calls wq, wk, wv, wo, w1, w3, w2; the second, fourth and sixth, wk (4,096 -> 1,024), wo (4,096 -> 4,096) and w3 (4,096 -> 14,336), are recomputed.

@@ -38,6 +38,23 @@ impl Shard {
             flash_attention: training.flash_attention,
         }
     }
+    /// One sequence of `seq_len` tokens, `tokens` of them in the micro-batch, split `tp` ways, with fused attention
+    /// and no context, expert or sequence parallelism and an even expert load: the serving engine's step and the
+    /// core's own tests, which override what differs (`Shard { cp: 2.0, ..Shard::plain(...) }`).
+    pub fn plain(tokens: f64, seq_len: f64, tp: f64) -> Self {
+        Shard {
+            tokens,
+            seq_len,
+            micro_batch: 1.0,
+            cp: 1.0,
+            tp,
+            ep: 1.0,
+            etp: 1.0,
+            imbalance: 1.0,
+            sequence_parallel: false,
+            flash_attention: true,
+        }
+    }
     /// The sequence length one fused attention call sees: the whole sequence, or with context parallelism one
     /// rank's s / cp tokens, which each step of the ring attends to one chunk of keys with (Megatron-LM / Transformer
     /// Engine's and PyTorch's load-balanced ring attention: every step's call is (s / cp)^2 / 2 causal work).
