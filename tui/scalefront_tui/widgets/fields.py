@@ -40,10 +40,12 @@ class TextInput(Input):
     #: Keys the app has routed to this field that it has not read yet (sequencer.py waits for them).
     keys_unread: int = 0
 
-    def _forward_event(self, event: events.Event) -> None:
-        if isinstance(event, events.Key):
+    def post_message(self, message: Message) -> bool:
+        # Count the keys the app routes here once they are queued (a closing field queues nothing).
+        posted = super().post_message(message)
+        if posted and isinstance(message, events.Key) and message.is_forwarded:
             self.keys_unread += 1
-        super()._forward_event(event)
+        return posted
 
     async def on_key(self, event: events.Key) -> None:
         # Runs before Input's own handler (the subclass comes first in the dispatch), and in the field's queue
