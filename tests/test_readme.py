@@ -118,6 +118,7 @@ def test_the_first_examples_are_configurations_a_user_would_run(capsys):
     first = next(c for c, _ in COMMANDS if "llama3-405b" in c)
     code, out, err = run(_argv(first), capsys)
     assert code == 0, err
+    assert "DOES NOT FIT" not in out
     assert _metric(out, "MFU") > 0.30
     assert _metric(out, r"pipeline bubble\s+[\d.]+ m?s") < 0.25
     # The Mixtral one fits in memory, and says so in its JSON.

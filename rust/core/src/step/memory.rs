@@ -151,9 +151,10 @@ pub fn activation_bytes_per_token_per_layer(
     }
     let elements = match recompute {
         Recompute::None => norm_inputs + norm_outputs + attention + mlp,
-        // Every other GEMM's output saved (`recompute`); a MoE layer's MLP part by Korthikanti's rule.
+        // Every other GEMM's output kept where the backward reads it (`recompute`); a MoE layer's MLP part by
+        // Korthikanti's rule, its norm's input rebuilt from what the attention part keeps.
         _ if alternate_mms => {
-            let moe_mlp = if moe_layer { norm_inputs / 2.0 + mlp - mlp_activation_outputs / tp } else { 0.0 };
+            let moe_mlp = if moe_layer { mlp - mlp_activation_outputs / tp } else { 0.0 };
             saved_elements_per_token(model, shard, !moe_layer) + moe_mlp
         }
         _ => norm_inputs + attention + mlp - mlp_activation_outputs / tp,
