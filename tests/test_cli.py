@@ -367,3 +367,21 @@ def test_eval_suggests_the_segment_that_keeps_a_part_filled_nvl72_job_whole(caps
     assert code == 0 and "placement" not in out.split("step time")[0]
     code, out, err = run(["eval"], capsys)
     assert code == 0 and "placement" not in out.split("step time")[0]
+
+
+def test_eval_says_what_selective_recomputation_reruns_where_the_framework_differs(capsys):
+    # torchtitan's selective recomputation is its per-operator policy (every other GEMM of a block rerun), not
+    # Korthikanti et al.'s: the table says so, within 80 columns, under torchtitan only and only when selective.
+    job = ["eval", "--model", "llama3-8b", "--gpus", "8", "--tp", "1", "--global-batch", "16"]
+    code, out, err = run([*job, "--framework", "torchtitan", "--recompute", "selective"], capsys)
+    assert code == 0, err
+    line = next(x for x in out.splitlines() if x.startswith("  recompute "))
+    assert line == "  recompute  selective as torchtitan runs it: every other GEMM of a layer rerun"
+    assert len(line) <= 80
+    for other in (
+        ["--framework", "megatron-core", "--recompute", "selective"],
+        ["--framework", "torchtitan", "--recompute", "full"],
+    ):
+        code, out, err = run([*job, *other], capsys)
+        assert code == 0, err
+        assert "selective as" not in out

@@ -39,8 +39,15 @@ def run(args: argparse.Namespace) -> int:
         reason = {"reason": result.reason} if result.reason else {}
         print(json.dumps({**result.to_dict(), **reason}, indent=2))
     else:
-        print(render(result, _placement_notes(result, values, catalog)))
+        print(render(result, _recompute_notes(result, catalog) + _placement_notes(result, values, catalog)))
     return 0
+
+
+def _recompute_notes(result: Evaluation, catalog: Catalog) -> list[str]:
+    """What selective recomputation reruns where the framework's policy is not Korthikanti et al.'s."""
+    if result.recompute != "selective" or not catalog.framework(result.framework).selective_recomputes_alternate_mms:
+        return []
+    return [f"  recompute  selective as {result.framework} runs it: every other GEMM of a layer rerun"]
 
 
 def _placement_notes(result: Evaluation, values: dict[str, Any], catalog: Catalog) -> list[str]:
