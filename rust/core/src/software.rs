@@ -77,8 +77,9 @@ pub struct FrameworkSpec {
     /// it, m + 1 times, not 2m (`weight_gathers_per_step`).
     pub pp_keeps_weights_gathered: bool,
     /// Selective recomputation saves every other matrix multiplication's output of a block and the attention
-    /// kernel's, recomputing the rest, GEMMs included (torchtitan's per-operator policy: `step::recompute`);
-    /// false: Korthikanti et al.'s, which reruns the norms and activation (or the unfused core attention) only.
+    /// kernel's, recomputing the rest, GEMMs included, of what the backward reads (torchtitan's per-operator
+    /// policy under torch.compile: `step::recompute`); false: Korthikanti et al.'s, which reruns the norms and
+    /// activation (or the unfused core attention) only.
     pub selective_recomputes_alternate_mms: bool,
 }
 

@@ -82,7 +82,7 @@ pub(super) const FRAMEWORKS: &[Figure] = &[
     ),
     flag(W, "selective_recomputes_alternate_mms", core("selective_recomputes_alternate_mms")).doc(
         "selective recomputation saves every other matrix multiplication of a block and the attention kernel's \
-            output and reruns the rest, GEMMs included (torchtitan's per-operator policy; `false`: Korthikanti et \
-            al.'s, which reruns the norms and activation only)",
+            output and reruns the rest that the backward reads, GEMMs included (torchtitan's per-operator policy; \
+            `false`: Korthikanti et al.'s, which reruns the norms and activation only)",
     ),
 ];
