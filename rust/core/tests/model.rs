@@ -1,12 +1,10 @@
 //! Behaviour of the whole model on worked examples.
 
+mod common;
+
+use common::eval;
 use scalefront_core::examples::*;
 use scalefront_core::*;
-
-fn eval(cfg: &Config) -> Evaluation {
-    cfg.validate_figures().unwrap();
-    evaluate(cfg).unwrap()
-}
 
 #[test]
 fn the_reference_run_fits_and_takes_a_finite_step() {

@@ -1,6 +1,9 @@
 //! A training job on multi-server NVLink domains (GB200 NVL72: 18 trays of 4 GPUs), placed by the scheduler in
 //! rank order or in segments of servers kept together (Slurm topology/block's `--segment`), worked by hand.
 
+mod common;
+
+use common::eval;
 use scalefront_core::examples::*;
 use scalefront_core::*;
 
@@ -14,11 +17,6 @@ fn nvl72_job() -> Config {
     cfg.training.global_batch = 32;
     cfg.overlap = Overlap { dp: 0.0, tp: 0.0, pp: 0.0, ep: 0.0 };
     cfg
-}
-
-fn eval(cfg: &Config) -> Evaluation {
-    cfg.validate_figures().unwrap();
-    evaluate(cfg).unwrap()
 }
 
 #[test]

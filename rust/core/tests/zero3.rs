@@ -1,12 +1,34 @@
 //! ZeRO-3 as frameworks issue it: by flat bucket or by tensor, prefetched or blocking, and the host's share of a
 //! collective issued by tensor through the list API (worked examples).
 
+mod common;
+
+use common::eval;
 use scalefront_core::examples::*;
 use scalefront_core::*;
 
-fn eval(cfg: &Config) -> Evaluation {
-    cfg.validate_figures().unwrap();
-    evaluate(cfg).unwrap()
+/// Llama 3 70B (the reference) with ZeRO-3 over one 8-GPU NVLink domain, `pp` pipeline stages x 8 / pp data-parallel
+/// ranks, nothing overlapped.
+fn zero3_on_one_domain(pp: u32) -> Config {
+    let mut cfg = reference();
+    cfg.gpus = 8;
+    cfg.parallelism = Parallelism { tp: 1, pp, dp: 8 / pp, vpp: 1, zero_stage: 3, ..cfg.parallelism.clone() };
+    cfg.overlap = Overlap { dp: 0.0, tp: 0.0, pp: 0.0, ep: 0.0 };
+    cfg
+}
+
+/// `cfg` at `global_batch`, evaluated with the framework doing it every micro-batch and once a step (`every`
+/// sets the framework's flag for the first), in that order.
+fn every_and_once(
+    cfg: &mut Config,
+    global_batch: u32,
+    every: fn(&mut FrameworkSpec, bool),
+) -> (Evaluation, Evaluation) {
+    cfg.training.global_batch = global_batch;
+    every(&mut cfg.framework, true);
+    let each = eval(cfg);
+    every(&mut cfg.framework, false);
+    (each, eval(cfg))
 }
 
 #[test]
@@ -18,12 +40,9 @@ fn zero3_by_tensor_pays_one_ring_latency_per_weight_tensor_and_without_prefetch_
     // base latencies (Simple, 8.4 us, tuning.cc) and 321 x 7 more ring steps (1 us each here); the bytes are the
     // same, at the bandwidth of large messages: 321 x (8.4 + 7 x 1) us = 4.943 ms per collective, 12 x that per
     // step = 59.32 ms.
-    let mut cfg = reference();
-    cfg.gpus = 8;
-    cfg.parallelism = Parallelism { tp: 1, pp: 1, dp: 8, vpp: 1, zero_stage: 3, ..cfg.parallelism.clone() };
+    let mut cfg = zero3_on_one_domain(1);
     cfg.training.global_batch = 32;
     cfg.scale_up.step_latency_s = 1e-6;
-    cfg.overlap = Overlap { dp: 0.0, tp: 0.0, pp: 0.0, ep: 0.0 };
     let flat = eval(&cfg);
     assert_eq!(flat.micro_batches, 4);
     cfg.framework.zero3_gather_per_tensor = true;
@@ -81,16 +100,9 @@ fn sharded_gradients_cost_a_reduce_scatter_per_micro_batch_or_a_whole_stage_of_m
     // backward (FSDP2's set_requires_gradient_sync(False), NeMo AutoModel) costs one, with the stage's whole
     // gradients in memory meanwhile: 8 x the shard. Each reduce-scatter takes the same time, so the difference
     // is (m - 1) of them: 3 at 4 micro-batches, 1 at 2.
-    let mut cfg = reference();
-    cfg.gpus = 8;
-    cfg.parallelism = Parallelism { tp: 1, pp: 1, dp: 8, vpp: 1, zero_stage: 3, ..cfg.parallelism.clone() };
-    cfg.overlap = Overlap { dp: 0.0, tp: 0.0, pp: 0.0, ep: 0.0 };
+    let mut cfg = zero3_on_one_domain(1);
     let extra = |cfg: &mut Config, global_batch: u32| {
-        cfg.training.global_batch = global_batch;
-        cfg.framework.zero_reduce_per_micro_batch = true;
-        let each = eval(cfg);
-        cfg.framework.zero_reduce_per_micro_batch = false;
-        let once = eval(cfg);
+        let (each, once) = every_and_once(cfg, global_batch, |f, every| f.zero_reduce_per_micro_batch = every);
         assert!((once.memory.gradients_bytes / each.memory.gradients_bytes - 8.0).abs() < 1e-9);
         each.breakdown.dp_comm_s - once.breakdown.dp_comm_s
     };
@@ -116,17 +128,10 @@ fn a_pipeline_that_keeps_unresharded_weights_gathered_gathers_them_once_a_step()
     // gathers the stage's weights for its forward; torch.distributed.pipelining keeps them gathered to the last
     // backward (torchtitan: "do not reshard after forward to avoid per-microbatch all-gathers"), so a step gathers
     // once, and the difference is (m - 1) gathers: 3 at 4 micro-batches, 1 at 2.
-    let mut cfg = reference();
-    cfg.gpus = 8;
-    cfg.parallelism =
-        Parallelism { tp: 1, pp: 2, dp: 4, vpp: 1, zero_stage: 3, reshard_after_forward: false, ..cfg.parallelism };
-    cfg.overlap = Overlap { dp: 0.0, tp: 0.0, pp: 0.0, ep: 0.0 };
+    let mut cfg = zero3_on_one_domain(2);
+    cfg.parallelism.reshard_after_forward = false;
     let saved = |cfg: &mut Config, global_batch: u32| {
-        cfg.training.global_batch = global_batch;
-        cfg.framework.pp_keeps_weights_gathered = false;
-        let each = eval(cfg);
-        cfg.framework.pp_keeps_weights_gathered = true;
-        let once = eval(cfg);
+        let (each, once) = every_and_once(cfg, global_batch, |f, every| f.pp_keeps_weights_gathered = !every);
         assert_eq!(once.memory.weights_bytes, each.memory.weights_bytes);
         each.breakdown.dp_comm_s - once.breakdown.dp_comm_s
     };
