@@ -219,6 +219,24 @@ def test_bad_fabric_kind_and_bad_price_entry(write, raw):
         Catalog.load(write("price2.toml", "[prices.rent]\nx = 1.0\n"))
 
 
+@pytest.mark.parametrize(
+    "mutate, expected",
+    [
+        (lambda e: {**e, "selective_recomputes_alternate_mms": "yes"}, "expected true or false, got 'yes'"),
+        (lambda e: _without(e, "selective_recomputes_alternate_mms"), "missing"),
+    ],
+    ids=["string-for-flag", "missing-flag"],
+)
+def test_bad_framework_flag_is_one_line_naming_file_entry_and_field(write, raw, mutate, expected):
+    # A framework's behaviour flags (here the per-operator selective recomputation) are read as strictly as figures.
+    path = write("fw.toml", toml_table("frameworks.my-titan", mutate(raw("frameworks.toml")["torchtitan"])))
+    with pytest.raises(CatalogError) as info:
+        Catalog.load(path)
+    msg = str(info.value)
+    assert "\n" not in msg
+    assert msg == f"{path}: [my-titan] selective_recomputes_alternate_mms: {expected}"
+
+
 def test_unreadable_file_is_a_catalog_error(tmp_path):
     path = tmp_path / "missing.toml"
     with pytest.raises(CatalogError, match=r"missing\.toml: cannot read"):
