@@ -385,3 +385,27 @@ def test_eval_says_what_selective_recomputation_reruns_where_the_framework_diffe
         code, out, err = run([*job, *other], capsys)
         assert code == 0, err
         assert "selective as" not in out
+
+
+def test_eval_reruns_the_megatron_modules_a_run_names(capsys):
+    # `--recompute-modules` takes Megatron-Core's names in any order and spells them one way; the table says what
+    # is rerun, and rerunning the whole MoE block costs more than its activation alone. A name Megatron-Core does
+    # not have, a repeated one, or modules under another recomputation mode: one line, exit 2.
+    job = ["eval", "--model", "mixtral-8x7b", "--gpus", "64", "--ep", "8", "--tp", "1", "--global-batch", "64"]
+    code, out, err = run([*job, "--recompute-modules", "moe, layernorm", "--json"], capsys)
+    assert code == 0, err
+    block = json.loads(out)
+    assert block["recompute_modules"] == "layernorm,moe"
+    code, out, err = run([*job, "--recompute-modules", "moe_act,layernorm", "--json"], capsys)
+    act = json.loads(out)
+    assert block["recompute_s"] > act["recompute_s"] > 0 and block["ep_comm_s"] > act["ep_comm_s"]
+    assert act["memory_per_gpu_gb"] > block["memory_per_gpu_gb"]
+    code, out, err = run([*job, "--recompute-modules", "moe_act,layernorm"], capsys)
+    line = next(x for x in out.splitlines() if x.startswith("  recompute "))
+    assert line == "  recompute  selective, these modules rerun: moe_act, layernorm" and len(line) <= 80
+    for bad in (["--recompute-modules", "attn"], ["--recompute-modules", "mlp,mlp"]):
+        code, out, err = run([*job, *bad], capsys)
+        assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+        assert "--recompute-modules" in err and "core_attn" in err
+    code, out, err = run([*job, "--recompute", "full", "--recompute-modules", "core_attn"], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "recompute_modules" in err, err

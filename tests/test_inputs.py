@@ -100,3 +100,21 @@ def test_objectives_are_the_metrics_with_a_direction():
 def test_axes_are_the_inputs_swept():
     assert set(AXES) == {p.name for p in taking("axis")}
     assert all(p.scenario is not None and p.takes("column") for p in taking("axis"))
+
+
+NAMES = [p for p in taking("api") if p.kind == "names"]
+
+
+@pytest.mark.parametrize("p", NAMES, ids=[p.name for p in NAMES])
+def test_a_set_of_names_is_taken_as_text_or_a_list_and_spelt_one_way(p):
+    # Any order, commas or spaces, a string or a list: the result's column spells the set in the choices' order.
+    # A name outside the choices, a repeated one, or a value of another type: a usage error naming the input.
+    two = [p.choices[-1], p.choices[0]]
+    base = {"recompute": "selective"} if p.name == "recompute_modules" else {}
+    shown = {evaluate(**base, **{p.name: v}).to_dict()[p.name] for v in (two, " ".join(two), ", ".join(two))}
+    assert shown == {f"{p.choices[0]},{p.choices[-1]}"}
+    assert evaluate(**base).to_dict()[p.name] == ""
+    for bad in ("nonesuch", [p.choices[0], p.choices[0]], 3):
+        with pytest.raises(UsageError) as info:
+            evaluate(**{p.name: bad})
+        assert str(info.value).startswith(f"{p.name}={bad!r}: expected names among ") and "\n" not in str(info.value)

@@ -35,12 +35,14 @@ __all__ = [
     "Quantization",
     "RailPlanes",
     "Recompute",
+    "RecomputeModule",
     "Section",
     "ServingMode",
     "TopologyKind",
 ]
 
 Recompute = Literal["none", "selective", "full"]
+RecomputeModule = Literal["core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts"]
 GradDtype = Literal["fp32", "bf16"]
 Dispatcher = Literal["alltoall", "flex", "allgather"]
 AttentionKernel = Literal["best", "fa2"]

@@ -126,6 +126,8 @@ class Evaluation:
     """tokens per sequence"""
     recompute: str
     """activation recomputation"""
+    recompute_modules: str
+    """the submodules selective recomputation reruns, by Megatron-Core's names (empty: the framework's own rule)"""
     zero: int
     """ZeRO stage (3 = FSDP)"""
     sequence_parallel: bool

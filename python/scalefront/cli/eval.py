@@ -44,8 +44,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _recompute_notes(result: Evaluation, catalog: Catalog) -> list[str]:
-    """What selective recomputation reruns where the framework's policy is not Korthikanti et al.'s."""
-    if result.recompute != "selective" or not catalog.framework(result.framework).selective_recomputes_alternate_mms:
+    """What selective recomputation reruns where it is not Korthikanti et al.'s rule: the modules the run names, or
+    the framework's own policy."""
+    if result.recompute != "selective":
+        return []
+    if result.recompute_modules:
+        return [f"  recompute  selective, these modules rerun: {result.recompute_modules.replace(',', ', ')}"]
+    if not catalog.framework(result.framework).selective_recomputes_alternate_mms:
         return []
     return [f"  recompute  selective as {result.framework} runs it: every other GEMM of a layer rerun"]
 

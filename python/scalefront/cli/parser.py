@@ -108,7 +108,10 @@ def _add_input(group: argparse._ActionsContainer, p: Param, default: Any, requir
         )
         return
     small = p.kind == "count" and p.ge is not None and p.le is not None and p.le - p.ge < 16
+    # A names-kind value is a list of its choices, checked whole by `arg.of_param`.
     choices = list(range(int(p.ge or 0), int(p.le or 0) + 1)) if small else list(p.choices) or None
+    if p.kind == "names":
+        choices = None
     shown = int(default) if p.kind == "tokens" and default is not None else default
     group.add_argument(
         option,

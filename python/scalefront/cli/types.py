@@ -229,11 +229,25 @@ def bounded(p: Param) -> Callable[[str], float]:
     return parse
 
 
+def name_set(p: Param) -> Callable[[str], str]:
+    """A comma-separated set of the input parameter `p`'s choices, in their one spelling (`Param.normalised`)."""
+
+    def parse(text: str) -> str:
+        try:
+            p.check(text)
+        except UsageError:
+            raise argparse.ArgumentTypeError(f"expected {p.expected}, got {text!r}") from None
+        return str(p.normalised(text))
+
+    return parse
+
+
 def of_param(p: Param) -> Callable[[str], object]:
     """The type of an input parameter's option, by its kind and bounds (a name: the text as written)."""
     if p.kind == "count":
         return positive_int if p.ge == 1 else size
     kinds: dict[str, Callable[[str], object]] = {
+        "names": name_set(p),
         "tokens": count,
         "float": bounded(p),
         "ratio": ratio,

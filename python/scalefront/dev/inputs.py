@@ -79,6 +79,7 @@ def _python_type(p: Param) -> str:
         "model": "str | Path | ModelEntry",
         "overlap": "str | float | Overlap",
         "prices": "Mapping[str, float]",
+        "names": f"str | Sequence[{p.choice_type}]",
     }.get(p.kind, p.choice_type)
     return f"{base} | None" if p.optional else base
 
@@ -132,7 +133,7 @@ def render_inputs_module() -> str:
         "",
         "from __future__ import annotations",
         "",
-        "from collections.abc import Mapping",
+        "from collections.abc import Mapping, Sequence",
         "from dataclasses import dataclass, field, fields",
         "from pathlib import Path",
         "from typing import TYPE_CHECKING, TypedDict",
@@ -268,7 +269,8 @@ _FORMS = {
 
 
 def _choices_text(p: Param) -> str:
-    return f"; one of {', '.join(f'`{c}`' for c in p.choices)}" if p.choices else ""
+    which = "any of" if p.kind == "names" else "one of"
+    return f"; {which} {', '.join(f'`{c}`' for c in p.choices)}" if p.choices else ""
 
 
 def _default_text(toml: str, means: str, required: bool) -> str:

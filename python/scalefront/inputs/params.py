@@ -67,7 +67,7 @@ class Param:
     """One input parameter (see the module doc and the core's `inputs::Param`)."""
 
     name: str
-    #: count, tokens, float, ratio, level, enum, flag, id, model, overlap or prices.
+    #: count, tokens, float, ratio, level, enum, names, flag, id, model, overlap or prices.
     kind: str
     #: workload, cluster, parallelism, software, cost or sweep.
     group: str
@@ -108,6 +108,8 @@ class Param:
         """What a value must be, as an error message says it."""
         if self.kind == "enum":
             return f"one of {', '.join(self.choices)}"
+        if self.kind == "names":
+            return f"names among {', '.join(self.choices)}, each at most once, comma-separated (or none)"
         if self.kind == "flag":
             return "true or false"
         if self.kind == "count":
@@ -139,6 +141,9 @@ class Param:
             return
         if self.kind == "enum":
             ok = value in self.choices
+        elif self.kind == "names":
+            names = self._names(value)
+            ok = names is not None and all(n in self.choices for n in names) and len(set(names)) == len(names)
         elif self.kind == "flag":
             ok = isinstance(value, bool)
         elif self.kind == "count":
@@ -161,7 +166,20 @@ class Param:
             return float(value)
         if self.kind == "flag":
             return bool(value)
+        if self.kind == "names":
+            given = set(self._names(value) or ())
+            return ",".join(n for n in self.choices if n in given)
         return value
+
+    @staticmethod
+    def _names(value: Any) -> list[str] | None:
+        """The names a names-kind value gives (a comma- or space-separated string, or a list of strings); None when
+        it is neither."""
+        if isinstance(value, str):
+            return [n for n in value.replace(",", " ").split() if n]
+        if isinstance(value, list | tuple) and all(isinstance(n, str) for n in value):
+            return list(value)
+        return None
 
 
 def _scenario_key(raw: Mapping[str, Any] | None) -> ScenarioKey | None:

@@ -3,6 +3,7 @@
 use proptest::prelude::*;
 use scalefront_core::examples::*;
 use scalefront_core::network::collectives::Collective;
+use scalefront_core::step::modules::{RecomputeModule, RecomputeModules};
 use scalefront_core::*;
 
 /// A random valid configuration of Llama 3 70B on 1..4096 H100s (whole 8-GPU servers beyond one; no
@@ -378,4 +379,60 @@ proptest! {
             prop_assert!(evaluate::LayoutStage::new(&there, par).is_err());
         }
     }
+}
+
+/// Mixtral 8x7B on 8-64 H100s with expert parallelism, selective recomputation, and a set of Megatron-Core
+/// modules to rerun (bit i: `RecomputeModule::ALL[i]`).
+fn moe_modules_config() -> impl Strategy<Value = (Config, RecomputeModules)> {
+    let degrees = (prop::sample::select(vec![1u32, 2, 4, 8]), prop::sample::select(vec![8u32, 16, 64]));
+    (degrees, prop::sample::select(vec![1u32, 2]), 1u16..128).prop_map(|((ep, dp), mb, mask)| {
+        let mut c = reference();
+        c.model = mixtral_8x7b();
+        c.gpus = dp;
+        c.parallelism = Parallelism {
+            tp: 1,
+            dp,
+            ep,
+            micro_batch: mb,
+            zero_stage: 1,
+            recompute: Recompute::Selective,
+            ..Parallelism::default()
+        };
+        c.training.global_batch = dp * mb * 4;
+        let all = RecomputeModule::ALL.iter().enumerate();
+        let modules = all.filter(|(i, _)| mask & (1 << i) != 0).fold(RecomputeModules::NONE, |s, (_, m)| s.with(*m));
+        (c, modules)
+    })
+}
+
+proptest! {
+    #[test]
+    fn rerunning_modules_lies_between_no_and_full_recomputation((c, modules) in moe_modules_config()) {
+        // The modules a Megatron-Core run names rerun part of each layer's forward: never less time than keeping
+        // everything, never more than rerunning the whole forward; their memory likewise between the two.
+        let mut named = c.clone();
+        named.training.recompute_modules = modules;
+        let [none, full] = [Recompute::None, Recompute::Full].map(|r| {
+            let mut cfg = c.clone();
+            cfg.parallelism.recompute = r;
+            evaluate(&cfg).unwrap()
+        });
+        let n = evaluate(&named).unwrap();
+        prop_assert!(n.step_time_s >= none.step_time_s * (1.0 - 1e-12), "{} < {}", n.step_time_s, none.step_time_s);
+        prop_assert!(n.step_time_s <= full.step_time_s * (1.0 + 1e-12), "{} > {}", n.step_time_s, full.step_time_s);
+        prop_assert!(n.memory.activations_bytes <= none.memory.activations_bytes * (1.0 + 1e-12));
+        prop_assert!(n.memory.activations_bytes >= full.memory.activations_bytes * (1.0 - 1e-12));
+    }
+}
+
+#[test]
+fn naming_modules_without_selective_recomputation_is_refused() {
+    let mut c = reference();
+    c.training.recompute_modules = RecomputeModules::parse("core_attn").unwrap();
+    c.parallelism.recompute = Recompute::Full;
+    let e = c.validate_figures().unwrap_err();
+    assert_eq!((e.category(), e.field()), ("invalid_figure", "recompute_modules"));
+    assert!(e.to_string().contains("unless recompute is selective"), "{e}");
+    c.parallelism.recompute = Recompute::Selective;
+    assert!(c.validate_figures().is_ok());
 }

@@ -362,11 +362,12 @@ def _labels(tables: dict[str, Any], axes: _ClusterAxes) -> Labels:
 
 
 def _constants(tables: dict[str, Any], seq_len: int, level: float) -> dict[str, Any]:
-    """The input columns every row of the space shares, by name."""
+    """The input columns every row of the space shares, by name: a scenario key's value, or the default of a column
+    no scenario sets (`recompute_modules`: a sweep reruns by the framework's own rule)."""
     out = {
-        p.name: getattr(tables[p.scenario.table], p.scenario.key)
+        p.name: getattr(tables[p.scenario.table], p.scenario.key) if p.scenario else p.normalised(p.default)
         for p in taking("column")
-        if p.scenario and not p.takes("axis")
+        if not p.takes("axis")
     }
     return {**out, "seq_len": seq_len, "interval": level}
 

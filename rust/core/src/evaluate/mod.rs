@@ -8,7 +8,7 @@ use crate::hardware::{FabricSpec, GpuSpec, ScaleUpSpec, TopologySpec};
 use crate::prices::Prices;
 use crate::software::FrameworkSpec;
 use crate::step::memory::MemoryPerGpu;
-use crate::step::parallelism::{check_schedule, Overlap, Parallelism, Training};
+use crate::step::parallelism::{check_schedule, Overlap, Parallelism, Recompute, Training};
 use crate::step::workload::TransformerSpec;
 
 mod stage_comm;
@@ -69,6 +69,15 @@ impl Config {
                 field: "zero",
                 value: self.parallelism.zero_stage as f64,
                 expected: "3 when reshard_after_forward is off (resharding after the forward is a ZeRO-3 setting)",
+            });
+        }
+        // Naming the modules to rerun is a setting of selective recomputation: with another mode it would be
+        // silently ignored.
+        if !self.training.recompute_modules.is_empty() && self.parallelism.recompute != Recompute::Selective {
+            return Err(ConfigError::InvalidFigure {
+                field: "recompute_modules",
+                value: self.training.recompute_modules.count() as f64,
+                expected: "none unless recompute is selective (they name what selective recomputation reruns)",
             });
         }
         Ok(())

@@ -17,6 +17,7 @@ use crate::step::compute::{
 };
 use crate::step::gradients::accumulation_s;
 use crate::step::memory::{activation_bytes_per_token_per_layer, LocalParams};
+use crate::step::modules::{modules_rerun_s, rerun_s, SelectiveRule};
 use crate::step::parallelism::{placement, stage_split, Layout, Parallelism, Precision, Recompute, Training};
 use crate::step::recompute::recomputed_mm_s;
 use crate::step::workload::TransformerSpec;
@@ -329,7 +330,12 @@ impl LayoutStage {
             zero3_reduce_scatter_s: 0.0,
             zero3_all_gather_s: 0.0,
             activation_bytes_per_token: [false, true].map(|moe_layer| {
-                activation_per_token(model, &shard, moe_layer, c.framework.selective_recomputes_alternate_mms)
+                activation_per_token(
+                    model,
+                    &shard,
+                    moe_layer,
+                    SelectiveRule::of(c.framework, c.training.recompute_modules),
+                )
             }),
             shard,
             layout: lay,
@@ -399,23 +405,33 @@ impl LayoutStage {
 }
 
 /// The forward of a dense and of a MoE layer at `tput`'s rates (a dense model's "MoE layer" is its dense layer);
-/// where the framework's selective recomputation reruns every other GEMM, those GEMMs join what it reruns.
+/// where the framework's selective recomputation reruns every other GEMM, those GEMMs join what it reruns; where
+/// the run names Megatron-Core's modules, selective recomputation reruns those (`modules`).
 fn layer_kinds(c: &ClusterStage, shard: &Shard, tput: &Throughput) -> [LayerForward; 2] {
-    let mut dense = dense_layer_forward(c.model, shard, tput);
-    let mut moe = match c.model.moe {
-        Some(_) => moe_layer_forward(c.model, shard, tput, c.framework, c.training.moe_dispatcher),
+    let (model, dispatcher) = (c.model, c.training.moe_dispatcher);
+    let mut dense = dense_layer_forward(model, shard, tput);
+    let mut moe = match model.moe {
+        Some(_) => moe_layer_forward(model, shard, tput, c.framework, dispatcher),
         None => dense,
     };
-    if c.framework.selective_recomputes_alternate_mms {
-        dense.selective_recompute_s += recomputed_mm_s(c.model, shard, tput, true);
-        moe.selective_recompute_s += recomputed_mm_s(c.model, shard, tput, c.model.moe.is_none());
+    match SelectiveRule::of(c.framework, c.training.recompute_modules) {
+        SelectiveRule::Korthikanti => {}
+        SelectiveRule::AlternateMms => {
+            dense.selective_recompute_s += recomputed_mm_s(model, shard, tput, true);
+            moe.selective_recompute_s += recomputed_mm_s(model, shard, tput, model.moe.is_none());
+        }
+        SelectiveRule::Modules(m) => {
+            let rerun = |moe_layer| rerun_s(model, shard, tput, c.framework, dispatcher, moe_layer);
+            dense.selective_recompute_s = modules_rerun_s(m, &rerun(false));
+            moe.selective_recompute_s = modules_rerun_s(m, &rerun(model.moe.is_some()));
+        }
     }
     [dense, moe]
 }
 
 /// Activation bytes per token of one dense (or MoE) layer for recompute none, selective, full.
-fn activation_per_token(model: &TransformerSpec, shard: &Shard, moe_layer: bool, alternate_mms: bool) -> [f64; 3] {
+fn activation_per_token(model: &TransformerSpec, shard: &Shard, moe_layer: bool, rule: SelectiveRule) -> [f64; 3] {
     let moe_layer = moe_layer && model.moe.is_some();
     [Recompute::None, Recompute::Selective, Recompute::Full]
-        .map(|r| activation_bytes_per_token_per_layer(model, shard, r, moe_layer, alternate_mms))
+        .map(|r| activation_bytes_per_token_per_layer(model, shard, r, moe_layer, rule))
 }

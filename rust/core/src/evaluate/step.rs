@@ -6,6 +6,7 @@
 use crate::network::collectives::exposed_and_hidden;
 use crate::software::FrameworkSpec;
 use crate::step::compute::LayerForward;
+use crate::step::modules::RecomputeModule;
 use crate::step::parallelism::{Overlap, Parallelism, Recompute, StageSplit};
 
 use super::stages::{ClusterStage, LayoutStage};
@@ -69,7 +70,7 @@ pub(super) fn busiest_micro_batch(
     let split = &s.layout.stages;
     let stage_time = |stage: usize| {
         let last = stage == StageSplit::LAST || par.pp == 1;
-        let mb = micro_batch_time(s, par, overlap, c.framework, split.layers[stage], split.dense[stage], last);
+        let mb = micro_batch_time(c, s, par, overlap, split.layers[stage], split.dense[stage], last);
         with_framework(c.framework, mb)
     };
     if par.pp == 1 {
@@ -96,10 +97,10 @@ pub(super) fn busiest_micro_batch(
 }
 
 fn micro_batch_time(
+    c: &ClusterStage,
     s: &LayoutStage,
     par: &Parallelism,
     overlap: &Overlap,
-    framework: &FrameworkSpec,
     layers: u32,
     dense_layers: u32,
     last_stage: bool,
@@ -123,16 +124,18 @@ fn micro_batch_time(
     let (bf16_s, bf16_recompute_s) = layers_compute_s([&s.bf16_layers[0], &s.bf16_layers[1]], counts);
     let (bf16_beyond_s, bf16_mtp_recompute_s) = beyond_layers(mtp_bf16_s);
     let overhead_base_s = bf16_s + bf16_recompute_s + bf16_beyond_s + bf16_mtp_recompute_s;
-    let own = framework.tp_backward_overlap;
+    let own = c.framework.tp_backward_overlap;
     let (tp_exposed_s, tp_hidden_s) = tensor_parallel(s, par, overlap, own, layers, dense_layers);
     // CP: (c - 1) ring steps forward and twice that backward, overlapped with attention by design.
     let cp_s = layers * 3.0 * (par.cp as f64 - 1.0) * s.cp_send_s;
     let attention_window_s = dense_layers * (dense.attention_s + dense.attention_backward_s)
         + moe_layers * (moe.attention_s + moe.attention_backward_s);
     let (cp_exposed_s, cp_hidden_s) = exposed_and_hidden(cp_s, 1.0, attention_window_s);
-    // EP: dispatch and combine per pass, hidden behind MoE compute not already hiding TP or CP traffic (one
-    // compute budget: the same GEMMs cannot hide two transfers' worth of time twice).
-    let passes = if par.recompute == Recompute::Full { 3.0 } else { 2.0 };
+    // EP: dispatch and combine per pass (a third where the MoE block is rerun), hidden behind MoE compute not
+    // already hiding TP or CP traffic (one compute budget: the same GEMMs cannot hide two transfers' worth twice).
+    let moe_rerun =
+        par.recompute == Recompute::Selective && c.training.recompute_modules.contains(RecomputeModule::Moe);
+    let passes = if par.recompute == Recompute::Full || moe_rerun { 3.0 } else { 2.0 };
     let ep_s = moe_layers * 2.0 * passes * s.ep_dispatch_s;
     let ep_window_s =
         (moe_layers * moe.forward_backward_s()).min(compute_s + recompute_s - tp_hidden_s - cp_hidden_s).max(0.0);

@@ -37,6 +37,8 @@ pub enum ParamKind {
     Level,
     /// One of the choices.
     Enum,
+    /// Any set of the choices, comma-separated (`core_attn,moe_act`); "" for none.
+    Names,
     /// True or false.
     Flag,
     /// The id of an entry of the catalog section `Param::catalog`.
@@ -58,6 +60,7 @@ impl ParamKind {
             ParamKind::Ratio => "ratio",
             ParamKind::Level => "level",
             ParamKind::Enum => "enum",
+            ParamKind::Names => "names",
             ParamKind::Flag => "flag",
             ParamKind::Id => "id",
             ParamKind::Model => "model",
@@ -72,7 +75,12 @@ impl ParamKind {
             ParamKind::Count => Kind::Count,
             ParamKind::Tokens | ParamKind::Float | ParamKind::Ratio | ParamKind::Level => Kind::Float,
             ParamKind::Flag => Kind::Flag,
-            ParamKind::Enum | ParamKind::Id | ParamKind::Model | ParamKind::Overlap | ParamKind::Prices => Kind::Text,
+            ParamKind::Enum
+            | ParamKind::Names
+            | ParamKind::Id
+            | ParamKind::Model
+            | ParamKind::Overlap
+            | ParamKind::Prices => Kind::Text,
         }
     }
 }

@@ -8,7 +8,7 @@ use super::Choices::{Axes, Objectives};
 use super::Form::{Counts, Degrees, Topologies};
 use super::Group::{Cluster, Cost, Parallelism, Serving, Software, Sweep, Workload};
 use super::Missing::{Default, Required};
-use super::ParamKind::{Count, Enum, Flag, Float, Id, Level, Model, Overlap, Prices, Ratio, Tokens};
+use super::ParamKind::{Count, Enum, Flag, Float, Id, Level, Model, Names, Overlap, Prices, Ratio, Tokens};
 use super::{input, Bounds, Choices, Core, Form, Group, Param, Table};
 use crate::decision::montecarlo::Section;
 use crate::decision::roi::{DesignRule, Payback};
@@ -18,6 +18,7 @@ use crate::names::EnumInfo;
 use crate::network::collectives::Collective;
 use crate::prices::{CostMode, FacilityMode};
 use crate::serve::{AttentionQuantization, KvAdmission, KvCacheDtype, Quantization, ServingMode};
+use crate::step::modules::RecomputeModule;
 use crate::step::parallelism::{AttentionKernel, Dispatcher, GradDtype, Precision, Recompute};
 use crate::sweep::Axis;
 
@@ -53,6 +54,10 @@ const fn flag(name: &'static str, group: Group, doc: &'static str) -> Param {
 
 const fn choice(name: &'static str, group: Group, names: EnumInfo, doc: &'static str) -> Param {
     Param { choices: Choices::Enum(names), ..input(name, Enum, group, doc) }
+}
+
+const fn set(name: &'static str, group: Group, names: EnumInfo, doc: &'static str) -> Param {
+    Param { choices: Choices::Enum(names), ..input(name, Names, group, doc) }
 }
 
 const fn id(name: &'static str, group: Group, catalog: &'static str, doc: &'static str) -> Param {
@@ -194,6 +199,11 @@ pub const PARAMS: &[Param] = &[
         .on(EVAL | COLUMN | AXIS)
         .core(par("recompute"))
         .swept(Table::Parallelism),
+    set("recompute_modules", Parallelism, RecomputeModule::INFO, "the submodules selective recomputation reruns, by \
+         Megatron-Core's names (empty: the framework's own rule)")
+    .default("\"\"")
+    .on(EVAL | COLUMN)
+    .core(training("recompute_modules")),
     input("zero", Count, Parallelism, "ZeRO stage (3 = FSDP)")
         .bounds(ZERO_STAGE)
         .default("1")
@@ -461,6 +471,7 @@ pub const PARAMS: &[Param] = &[
 /// Every named enum of the core (a test holds the list complete), for the bindings' `enums()`.
 pub const ENUMS: &[EnumInfo] = &[
     Recompute::INFO,
+    RecomputeModule::INFO,
     GradDtype::INFO,
     Dispatcher::INFO,
     AttentionKernel::INFO,

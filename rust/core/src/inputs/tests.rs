@@ -88,6 +88,8 @@ fn valid_value(p: &Param, toml: &str) -> bool {
         }
         ParamKind::Flag => toml == "true" || toml == "false",
         ParamKind::Enum => text.is_some_and(|t| p.choices().iter().any(|(n, _)| *n == t)),
+        ParamKind::Names => text
+            .is_some_and(|t| t.split(',').filter(|n| !n.is_empty()).all(|n| p.choices().iter().any(|(c, _)| *c == n))),
         ParamKind::Id | ParamKind::Model | ParamKind::Overlap => text.is_some(),
         ParamKind::Prices => toml == "{}",
     }

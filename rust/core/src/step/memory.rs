@@ -2,6 +2,7 @@
 //! and pipeline schedule; a runtime reserve.
 
 use crate::step::compute::{Shard, ACTIVATION_BYTES};
+use crate::step::modules::{freed_elements_per_token, RecomputeModule, SelectiveRule};
 use crate::step::parallelism::{Layout, Parallelism, Recompute, StageSplit};
 use crate::step::recompute::saved_elements_per_token;
 use crate::step::workload::TransformerSpec;
@@ -106,15 +107,16 @@ pub fn model_state_bytes(params: f64, replicas: f64, stage: u32, grad_bytes: f64
 /// attention: norm input and output 2h + 2h, Q, K, V 2(q + 2 kv), attention output 2q;
 /// MLP: norm input and output 2h + 2h, gated up and gate outputs and activation output 6F (plain MLP 4F).
 /// Norm-related terms are split by TP only with sequence parallelism. Selective recomputation drops the norm
-/// outputs and the activation output (where the framework reruns every other GEMM, `alternate_mms`, the block
-/// keeps what `recompute::saved_elements_per_token` counts); full recomputation keeps only the layer input.
+/// outputs and the activation output (where the framework reruns every other GEMM, `SelectiveRule::AlternateMms`,
+/// the block keeps what `recompute::saved_elements_per_token` counts; where the run names Megatron-Core's modules,
+/// what `modules::freed_elements_per_token` frees is not kept); full recomputation keeps only the layer input.
 /// (For a GPT with F = 4h this gives 32 s b h, Korthikanti's 34 s b h less the two dropout masks.)
 pub fn activation_bytes_per_token_per_layer(
     model: &TransformerSpec,
     shard: &Shard,
     recompute: Recompute,
     moe_layer: bool,
-    alternate_mms: bool,
+    rule: SelectiveRule,
 ) -> f64 {
     let h = model.hidden as f64;
     let tp = shard.tp;
@@ -142,10 +144,17 @@ pub fn activation_bytes_per_token_per_layer(
     let shapes = model.attention_shapes();
     let attention = shapes.stored_per_head_part / tp + shapes.stored_replicated;
     let mlp = mlp_elements / tp;
+    let scores = 5.0 * model.heads as f64 * shard.seq_len / tp;
+    if let (Recompute::Selective, SelectiveRule::Modules(modules)) = (recompute, rule) {
+        // The run's modules free their own activations; the layer keeps at least its input.
+        let freed = freed_elements_per_token(model, shard, modules, moe_layer);
+        let kept = (norm_inputs + norm_outputs + attention + mlp - freed).max(h / hs);
+        let unfused = !shard.flash_attention && !modules.contains(RecomputeModule::CoreAttn);
+        return b * kept + if unfused { scores } else { 0.0 };
+    }
     if !shard.flash_attention {
         // Unfused attention keeps the scores: softmax output (2 bytes), dropout mask (1) and output (2) per
         // score, 5 a s per token (Korthikanti et al. 2022, Table 2); selective recomputation drops exactly these.
-        let scores = 5.0 * model.heads as f64 * shard.seq_len / tp;
         let base = b * (norm_inputs + norm_outputs + attention + mlp);
         return if recompute == Recompute::None { base + scores } else { base };
     }
@@ -153,7 +162,7 @@ pub fn activation_bytes_per_token_per_layer(
         Recompute::None => norm_inputs + norm_outputs + attention + mlp,
         // Every other GEMM's output kept where the backward reads it (`recompute`); a MoE layer's MLP part by
         // Korthikanti's rule, its norm's input rebuilt from what the attention part keeps.
-        _ if alternate_mms => {
+        _ if rule == SelectiveRule::AlternateMms => {
             let moe_mlp = if moe_layer { mlp - mlp_activation_outputs / tp } else { 0.0 };
             saved_elements_per_token(model, shard, !moe_layer) + moe_mlp
         }
@@ -267,20 +276,22 @@ mod tests {
         let m = gpt3_175b();
         let h = m.hidden as f64;
         let mut shard = Shard::plain(2048.0, 2048.0, 1.0);
-        let none = activation_bytes_per_token_per_layer(&m, &shard, Recompute::None, false, false);
+        let none = activation_bytes_per_token_per_layer(&m, &shard, Recompute::None, false, SelectiveRule::Korthikanti);
         assert!((none / h - 32.0).abs() < 1e-9, "{}", none / h);
         shard.tp = 8.0;
         shard.sequence_parallel = true;
-        let sp = activation_bytes_per_token_per_layer(&m, &shard, Recompute::None, false, false);
+        let sp = activation_bytes_per_token_per_layer(&m, &shard, Recompute::None, false, SelectiveRule::Korthikanti);
         assert!((sp / h - 4.0).abs() < 1e-9);
         // Without SP the 8 h of norm inputs and outputs stay replicated: 8 + 24 / 8 = 11 h.
         shard.sequence_parallel = false;
-        let tp_only = activation_bytes_per_token_per_layer(&m, &shard, Recompute::None, false, false);
+        let tp_only =
+            activation_bytes_per_token_per_layer(&m, &shard, Recompute::None, false, SelectiveRule::Korthikanti);
         assert!((tp_only / h - 11.0).abs() < 1e-9);
         // Full recomputation keeps the 2 h layer input.
-        let full = activation_bytes_per_token_per_layer(&m, &shard, Recompute::Full, false, false);
+        let full = activation_bytes_per_token_per_layer(&m, &shard, Recompute::Full, false, SelectiveRule::Korthikanti);
         assert!((full / h - 2.0).abs() < 1e-9);
-        let sel = activation_bytes_per_token_per_layer(&m, &shard, Recompute::Selective, false, false);
+        let sel =
+            activation_bytes_per_token_per_layer(&m, &shard, Recompute::Selective, false, SelectiveRule::Korthikanti);
         assert!(sel < tp_only && sel > full);
     }
 
@@ -291,10 +302,11 @@ mod tests {
         let m = gpt3_175b();
         let h = m.hidden as f64;
         let shard = Shard { flash_attention: false, ..Shard::plain(2048.0, 2048.0, 1.0) };
-        let none = activation_bytes_per_token_per_layer(&m, &shard, Recompute::None, false, false);
+        let none = activation_bytes_per_token_per_layer(&m, &shard, Recompute::None, false, SelectiveRule::Korthikanti);
         assert!((none - (32.0 * h + 5.0 * 96.0 * 2048.0)).abs() < 1e-6);
         // Selective recomputation (of the core attention) drops exactly the scores.
-        let sel = activation_bytes_per_token_per_layer(&m, &shard, Recompute::Selective, false, false);
+        let sel =
+            activation_bytes_per_token_per_layer(&m, &shard, Recompute::Selective, false, SelectiveRule::Korthikanti);
         assert!((sel - 32.0 * h).abs() < 1e-6);
     }
 }

@@ -6,6 +6,7 @@ pub mod attention;
 pub mod compute;
 pub mod gradients;
 pub mod memory;
+pub mod modules;
 pub mod moe;
 pub mod parallelism;
 pub mod recompute;

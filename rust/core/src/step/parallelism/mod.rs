@@ -3,6 +3,7 @@
 //! (`layout`).
 
 use crate::error::ConfigError;
+use crate::step::modules::RecomputeModules;
 
 mod layout;
 mod stages;
@@ -231,6 +232,10 @@ pub struct Training {
     /// describes Megatron's gradient path (ZeRO 0/1); ZeRO-2/3 accumulate only the rank's shard.
     #[cfg_attr(feature = "python", pyo3(default = true))]
     pub gradient_accumulation_fusion: bool,
+    /// The submodules selective recomputation reruns, as a Megatron-Core run names them (`recompute_modules`);
+    /// none: the framework's own selective rule (`step::modules`).
+    #[cfg_attr(feature = "python", pyo3(default))]
+    pub recompute_modules: RecomputeModules,
 }
 
 impl Default for Training {
@@ -250,6 +255,7 @@ impl Default for Training {
             nvlink_segment_nodes: 0,
             fp8_param_gather: false,
             gradient_accumulation_fusion: true,
+            recompute_modules: RecomputeModules::NONE,
         }
     }
 }
