@@ -59,12 +59,15 @@ def test_frontier_csv_schema(small, tmp_path, capsys):
 
 def test_read_frame_round_trips_what_scalefront_wrote(small, tmp_path):
     # read_frame: "Read a frame scalefront wrote". The overlap column holds text: names ("dp") or fractions
-    # written as in the scenario ("0.5"). A frame whose overlaps are all fractions must read back as text too.
+    # written as in the scenario ("0.5"). A frame whose overlaps are all fractions must read back as text too, and
+    # the recompute_modules column a sweep leaves empty as "" (CSV writes an empty string as nothing at all).
     small.write_text(small_scenario(overlap="[0.5]"), encoding="utf-8")
     frontier = run_sweep(load_scenario(small)).frontier()
     assert frontier.height > 0 and set(frontier["overlap"]) == {"0.5"}
+    assert set(frontier["recompute_modules"]) == {""}
     out = write_frame(frontier, tmp_path / "f.csv")
-    assert read_frame(out).schema == frontier.schema
+    back = read_frame(out)
+    assert back.schema == frontier.schema and back.equals(frontier)
 
 
 def test_column_names_match_eval_json_keys(capsys):

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import polars as pl
 
+from scalefront import schema
 from scalefront.errors import UsageError
 
 __all__ = [
@@ -232,8 +233,9 @@ def _write_text_to(text: str, tmp: Path, target: Path) -> None:
         raise write_failed(target, err) from None
 
 
-#: Columns that are text whatever they hold (an overlap column of fractions such as "0.5" stays a string).
-TEXT_COLUMNS = ("model", "gpu", "scale_up", "fabric", "topology", "recompute", "overlap", "precision", "cost_mode")
+#: Columns that are text whatever they hold: every text column of the schema (an overlap column of fractions such as
+#: "0.5" stays a string, a recompute_modules column every row leaves empty reads back as "").
+TEXT_COLUMNS = tuple(c.name for c in (*schema.INPUTS, *schema.METRICS) if c.kind == "text")
 
 
 def read_frame(path: str | Path) -> pl.DataFrame:
@@ -244,7 +246,9 @@ def read_frame(path: str | Path) -> pl.DataFrame:
     if _format(p) == "parquet":
         return pl.read_parquet(p)
     header = pl.read_csv(p, n_rows=0).columns
-    return pl.read_csv(p, schema_overrides={c: pl.Utf8 for c in TEXT_COLUMNS if c in header})
+    text = [c for c in TEXT_COLUMNS if c in header]
+    frame = pl.read_csv(p, schema_overrides=dict.fromkeys(text, pl.Utf8))
+    return frame.with_columns(pl.col(text).fill_null(""))
 
 
 class StreamWriter:
