@@ -325,6 +325,16 @@ BAD = [
     ("bad-recompute", ('"none", "selective"', '"nothing", "selective"'), ["recompute", "'nothing'"]),
     ("bad-overlap", ('overlap = ["dp", "full"]', 'overlap = ["dp", "sometimes"]'), ["overlap", "'sometimes'"]),
     (
+        "unknown-recompute-module",
+        ("zero = [1, 3]", 'zero = [1, 3]\nrecompute_modules = ["moe", "attn"]'),
+        ["recompute_modules", "'attn'", "core_attn"],
+    ),
+    (
+        "repeated-recompute-module",
+        ("zero = [1, 3]", 'zero = [1, 3]\nrecompute_modules = "mlp,mlp"'),
+        ["recompute_modules", "'mlp,mlp'", "each at most once"],
+    ),
+    (
         "range-backwards",
         ("gpus = [64, 128]", "gpus = { start = 128, stop = 64, factor = 2 }"),
         ["gpus", "stop (64) is below start (128)"],
@@ -396,6 +406,23 @@ def test_missing_scenario_file(capsys, tmp_path):
     code, out, err = run(["sweep", str(tmp_path / "nowhere.toml")], capsys)
     assert code == 2 and out == "" and err.count("\n") == 1
     assert "nowhere.toml" in err and "cannot read" in err
+
+
+def test_megatron_modules_rerun_where_recomputation_is_selective(write):
+    # [parallelism] recompute_modules: the modules every selective configuration of the space reruns; the
+    # configurations without or with full recomputation are as before, and every row shows the setting.
+    def fastest(modules: str | None) -> dict[str, float]:
+        extra = "" if modules is None else f"\nrecompute_modules = {modules}"
+        text = BASE.replace("zero = [1, 3]", f"zero = [1, 3]{extra}", 1) + '[objectives]\ngroup_by = ["recompute"]\n'
+        kept = run_sweep(load_scenario(write("m.toml", text))).kept
+        assert set(kept["recompute_modules"]) == {"" if modules is None else "layernorm,mlp"}
+        modes = ("none", "selective", "full")
+        return {r: kept.filter(kept["recompute"] == r)["time_to_train_days"].min() for r in modes}
+
+    plain, mlp = fastest(None), fastest('["mlp", "layernorm"]')
+    assert mlp["none"] == plain["none"] and mlp["full"] == plain["full"]
+    # Rerunning the whole MLP costs more than Korthikanti's norms and activation, less than the whole layer.
+    assert plain["selective"] < mlp["selective"] < mlp["full"]
 
 
 def test_duplicate_axis_values_do_not_duplicate_configurations(write):

@@ -198,6 +198,8 @@ def _scenario_type(p: Param, s: ScenarioKey) -> str:
         ]
     if p.kind == "overlap":
         return "OverlapList"
+    if p.kind == "names":
+        return f'Annotated[str, names_of("{p.name}")]'
     bounds = ", ".join(
         f"{k}={_number(v)}" for k, v in [("ge", p.ge), ("gt", p.gt), ("le", p.le), ("lt", p.lt)] if v is not None
     )
@@ -217,7 +219,7 @@ def _scenario_type(p: Param, s: ScenarioKey) -> str:
 
 def render_sections_module() -> str:
     """The text of ``scalefront/inputs/scenario/sections.py``."""
-    types = sorted({p.choice_type for p in PARAMS if p.scenario and p.choice_type})
+    types = sorted({p.choice_type for p in PARAMS if p.scenario and p.choice_type and p.kind != "names"})
     out = [
         '"""The tables of a scenario file (`[workload]`, `[cluster]`, `[parallelism]`, `[economics]`, `[objectives]`)',
         "as pydantic models, one field per parameter the table takes (`scalefront.inputs.scenario.file` adds the file",
@@ -232,7 +234,15 @@ def render_sections_module() -> str:
         "from pydantic import Field",
         "",
         f"from scalefront._enums import {', '.join(types)}",
-        "from scalefront.inputs.scenario.forms import CountAxis, DegreeAxis, OverlapList, Prices, Strict, TopologyList",
+        "from scalefront.inputs.scenario.forms import (",
+        "    CountAxis,",
+        "    DegreeAxis,",
+        "    OverlapList,",
+        "    Prices,",
+        "    Strict,",
+        "    TopologyList,",
+        "    names_of,",
+        ")",
         "",
         f"__all__ = [{', '.join(json.dumps(c) for _, c, _ in sorted(_TABLES, key=lambda t: t[1]))}]",
     ]
@@ -292,6 +302,9 @@ def render_scenario_table() -> str:
             if s is None or s.table != table:
                 continue
             form = _FORMS.get(s.form, "")
+            if p.kind == "names":
+                form = "a list of names or one comma-separated string; it applies to the space's configurations at"
+                form += " selective recomputation"
             swept = ", swept in full" if p.takes("axis") and s.form == "list" else ""
             meaning = f"{p.doc}{_choices_text(p)}" + (f" ({form}{swept})" if form else "")
             if s.form == "degrees" and p.means:

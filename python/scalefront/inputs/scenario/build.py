@@ -365,7 +365,7 @@ def _constants(tables: dict[str, Any], seq_len: int, level: float) -> dict[str, 
     """The input columns every row of the space shares, by name: a scenario key's value, or the default of a column
     no scenario sets (`recompute_modules`: a sweep reruns by the framework's own rule)."""
     out = {
-        p.name: getattr(tables[p.scenario.table], p.scenario.key) if p.scenario else p.normalised(p.default)
+        p.name: p.normalised(getattr(tables[p.scenario.table], p.scenario.key) if p.scenario else p.default)
         for p in taking("column")
         if not p.takes("axis")
     }

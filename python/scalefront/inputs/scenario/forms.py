@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, PlainValidator, ValidationErr
 from scalefront.errors import UsageError
 from scalefront.inputs.messages import describe, key_text, toml_repr
 from scalefront.inputs.overlap import parse_overlap
+from scalefront.inputs.params import param
 
 __all__ = [
     "CountAxis",
@@ -26,6 +27,7 @@ __all__ = [
     "Strict",
     "TopologyChoice",
     "TopologyList",
+    "names_of",
 ]
 
 PositiveInt = Annotated[int, Field(ge=1, le=2**31)]
@@ -171,6 +173,21 @@ def _price_overrides(value: Any) -> dict[str, float | dict[str, float]]:
         except ValueError as err:
             raise ValueError(f"{key}.{err}" if isinstance(v, dict) else f"{key}: {err}") from None
     return out
+
+
+def names_of(name: str) -> PlainValidator:
+    """A set of the names the input parameter `name` takes (its kind `names`): a list of them or one string of them,
+    each at most once; read into their one spelling (`Param.normalised`)."""
+    p = param(name)
+
+    def check(value: Any) -> str:
+        try:
+            p.check(value)
+        except UsageError:
+            raise ValueError(f"expected {p.expected}, got {toml_repr(value)}") from None
+        return str(p.normalised(value))
+
+    return PlainValidator(check)
 
 
 #: A list of counts, or a range.

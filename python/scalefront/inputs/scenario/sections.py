@@ -12,7 +12,15 @@ from typing import Annotated
 from pydantic import Field
 
 from scalefront._enums import Axis, CostMode, Dispatcher, GradDtype, Objective, Precision, Recompute
-from scalefront.inputs.scenario.forms import CountAxis, DegreeAxis, OverlapList, Prices, Strict, TopologyList
+from scalefront.inputs.scenario.forms import (
+    CountAxis,
+    DegreeAxis,
+    OverlapList,
+    Prices,
+    Strict,
+    TopologyList,
+    names_of,
+)
 
 __all__ = ["Cluster", "Economics", "Lifecycle", "Objectives", "Parallelism", "Workload"]
 
@@ -94,6 +102,8 @@ class Parallelism(Strict):
     """sequences per micro-batch [sequences]"""
     recompute: Annotated[list[Recompute], Field(min_length=1)] = ["selective"]
     """activation recomputation"""
+    recompute_modules: Annotated[str, names_of("recompute_modules")] = ""
+    """the submodules selective recomputation reruns, by Megatron-Core's names (empty: the framework's own rule)"""
     zero: Annotated[list[Annotated[int, Field(ge=0, le=3)]], Field(min_length=1)] = [1]
     """ZeRO stage (3 = FSDP)"""
     sequence_parallel: Annotated[list[bool], Field(min_length=1)] = [True]

@@ -286,6 +286,11 @@ pub(crate) const fn input(name: &'static str, kind: ParamKind, group: Group, doc
     }
 }
 
+/// A parameter that takes any set of an enum's names (`ParamKind::Names`).
+pub(crate) const fn set(name: &'static str, group: Group, names: EnumInfo, doc: &'static str) -> Param {
+    Param { choices: Choices::Enum(names), ..input(name, ParamKind::Names, group, doc) }
+}
+
 impl Param {
     pub(crate) const fn default(self, toml: &'static str) -> Param {
         Param { missing: Missing::Default(toml), ..self }

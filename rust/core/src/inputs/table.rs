@@ -8,8 +8,8 @@ use super::Choices::{Axes, Objectives};
 use super::Form::{Counts, Degrees, Topologies};
 use super::Group::{Cluster, Cost, Parallelism, Serving, Software, Sweep, Workload};
 use super::Missing::{Default, Required};
-use super::ParamKind::{Count, Enum, Flag, Float, Id, Level, Model, Names, Overlap, Prices, Ratio, Tokens};
-use super::{input, Bounds, Choices, Core, Form, Group, Param, Table};
+use super::ParamKind::{Count, Enum, Flag, Float, Id, Level, Model, Overlap, Prices, Ratio, Tokens};
+use super::{input, set, Bounds, Choices, Core, Form, Group, Param, Table};
 use crate::decision::montecarlo::Section;
 use crate::decision::roi::{DesignRule, Payback};
 use crate::figures::{CatalogSection, CatalogUnit, FigureKind};
@@ -54,10 +54,6 @@ const fn flag(name: &'static str, group: Group, doc: &'static str) -> Param {
 
 const fn choice(name: &'static str, group: Group, names: EnumInfo, doc: &'static str) -> Param {
     Param { choices: Choices::Enum(names), ..input(name, Enum, group, doc) }
-}
-
-const fn set(name: &'static str, group: Group, names: EnumInfo, doc: &'static str) -> Param {
-    Param { choices: Choices::Enum(names), ..input(name, Names, group, doc) }
 }
 
 const fn id(name: &'static str, group: Group, catalog: &'static str, doc: &'static str) -> Param {
@@ -203,7 +199,8 @@ pub const PARAMS: &[Param] = &[
          Megatron-Core's names (empty: the framework's own rule)")
     .default("\"\"")
     .on(EVAL | COLUMN)
-    .core(training("recompute_modules")),
+    .core(training("recompute_modules"))
+    .shared(Table::Parallelism),
     input("zero", Count, Parallelism, "ZeRO stage (3 = FSDP)")
         .bounds(ZERO_STAGE)
         .default("1")
