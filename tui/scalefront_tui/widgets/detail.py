@@ -163,16 +163,24 @@ def _gpu_line(r: dict[str, Any]) -> str:
     return f"{r['gpu']}, {domain}, {r['precision']}"
 
 
+def _settings_line(r: dict[str, Any]) -> str:
+    """Micro-batch, ZeRO stage, recomputation (with the modules a selective one reruns, where the space names them),
+    overlap."""
+    modules = r.get("recompute_modules") or ""
+    recompute = (
+        f"{r['recompute']} ({modules.replace(',', ', ')})"
+        if modules and r["recompute"] == "selective"
+        else r["recompute"]
+    )
+    return f"mb {r['micro_batch']}, ZeRO-{r['zero']}, recompute {recompute}, overlap {r['overlap']}"
+
+
 def _lines(draft: ScenarioDraft, rows: Sequence[dict[str, Any]], bar_w: int) -> list[Line]:
     """The comparison's lines, top to bottom."""
     return [
         ("layout", lambda r: f"{r['layout']}, {r['topology_label']}", None),
         ("GPU", _gpu_line, None),
-        (
-            "settings",
-            lambda r: f"mb {r['micro_batch']}, ZeRO-{r['zero']}, recompute {r['recompute']}, overlap {r['overlap']}",
-            None,
-        ),
+        ("settings", _settings_line, None),
         (
             "step time",
             lambda r: (
