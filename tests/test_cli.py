@@ -409,3 +409,8 @@ def test_eval_reruns_the_megatron_modules_a_run_names(capsys):
         assert "--recompute-modules" in err and "core_attn" in err
     code, out, err = run([*job, "--recompute", "full", "--recompute-modules", "core_attn"], capsys)
     assert code == 2 and len(err.strip().splitlines()) == 1 and "recompute_modules" in err, err
+    # --help lists the names it takes, and shows no empty default.
+    code, out, err = run(["eval", "--help"], capsys)
+    text = " ".join(out.split())
+    assert "--recompute-modules NAME,..." in text and "any of core_attn, moe_act, layernorm" in text
+    assert "(default: )" not in text

@@ -56,14 +56,14 @@ if TYPE_CHECKING:
 
 class Help(argparse.HelpFormatter):
     """Each option's default shown once: appended to its help unless the help already says it, and not for options
-    whose default means "not given" (None), "none" (an empty list), or that turn a flag on or off (a bool)."""
+    whose default means "not given" (None), "none" (an empty list or string), or that turn a flag on or off (a bool)."""
 
     def _get_help_string(self, action: argparse.Action) -> str:
         # argparse %-formats every help text: a literal % (as in "+/-20%") must be written %% or the help prints
         # the action's dict.
         text = (action.help or "").replace("%", "%%")
         default = action.default
-        if "default" in text or default is None or isinstance(default, bool) or default in ([], argparse.SUPPRESS):
+        if "default" in text or default is None or isinstance(default, bool) or default in ([], "", argparse.SUPPRESS):
             return text
         shown = f"{default:,}" if isinstance(default, int) and not isinstance(default, bool) else str(default)
         return f"{text} (default: {shown.replace('%', '%%')})"
@@ -108,16 +108,19 @@ def _add_input(group: argparse._ActionsContainer, p: Param, default: Any, requir
         )
         return
     small = p.kind == "count" and p.ge is not None and p.le is not None and p.le - p.ge < 16
-    # A names-kind value is a list of its choices, checked whole by `arg.of_param`.
+    # A names-kind value is a list of its choices, checked whole by `arg.of_param`; its help lists them.
     choices = list(range(int(p.ge or 0), int(p.le or 0) + 1)) if small else list(p.choices) or None
+    metavar = None
     if p.kind == "names":
-        choices = None
+        choices, metavar = None, "NAME,..."
+        doc = f"{doc}; any of {', '.join(p.choices)}"
     shown = int(default) if p.kind == "tokens" and default is not None else default
     group.add_argument(
         option,
         dest=p.name,
         type=int if small else arg.of_param(p),
         choices=choices,
+        metavar=metavar,
         default=shown,
         required=required,
         help=f"{doc} (default: {p.means})" if p.means else doc,
