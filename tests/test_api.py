@@ -83,6 +83,8 @@ def test_columns_format_by_their_schema_unit():
     assert api.column_spec("gpus").format(16384) == "16,384"
     assert api.column_spec("tokens").format(2e12) == "2T"
     assert api.column_spec("step_time_s").format(0.85) == "850ms"
+    # Under a millisecond in microseconds (an optimizer step of 47.9 us read "0.0479ms"), zero as "0s".
+    assert [api.column_spec("optimizer_s").format(v) for v in (4.79e-5, 0.0)] == ["47.9us", "0s"]
     assert api.column_spec("time_to_train_days").label == "days"
     # A cost ratio shown as a premium, as `roi --premium 1.3` and the ROI tab's quote mean it: 1.3 is +30%.
     assert (api.format_value(1.3, "premium"), api.format_value(0.9, "premium")) == ("+30%", "-10%")

@@ -178,9 +178,12 @@ def format_days(value: float) -> str:
 
 
 def format_seconds(value: float) -> str:
-    """A duration in seconds, in the unit that reads best: ``850ms``, ``1.23s``, ``12.4min``, ``3.2h``."""
+    """A duration in seconds, in the unit that reads best: ``47.9us``, ``850ms``, ``1.23s``, ``12.4min``, ``3.2h``
+    (``us``, not ``µs``: it reads the same on every terminal)."""
     if not math.isfinite(value):
         return "-"
+    if value and abs(value) < 1e-3:
+        return f"{_sig3(value * 1e6)}us"
     if abs(value) < 1:
         return f"{_sig3(value * 1e3)}ms" if value else "0s"
     if abs(value) < 600:
