@@ -64,7 +64,7 @@ def test_an_slo_nothing_meets_is_an_empty_frontier_with_its_reason(draft):
     view = api.serving_sweep(draft).view([("tpot_s", "<=", 1e-4)])  # 0.1 ms a token: no GPU decodes 70B so fast
     assert view.frame.is_empty()
     assert view.over_slo == view.evaluated > 0  # every possible layout is over it
-    assert view.message.startswith(f"No serving layout meets TPOT <= 0.100ms: {view.evaluated:,} possible layouts")
+    assert view.message.startswith(f"No serving layout meets TPOT <= 100us: {view.evaluated:,} possible layouts")
 
 
 def test_serving_columns_carry_the_schemas_labels_and_units():
