@@ -436,3 +436,39 @@ fn naming_modules_without_selective_recomputation_is_refused() {
     c.parallelism.recompute = Recompute::Selective;
     assert!(c.validate_figures().is_ok());
 }
+
+#[test]
+fn a_rerun_mlp_sends_its_tensor_parallel_collectives_again() {
+    // Llama 3 70B at TP 8 with sequence parallelism: each layer's forward all-gathers and reduce-scatters twice,
+    // once for the attention and once for the MLP. Rerunning the whole forward (full recomputation) adds one pass
+    // of both; rerunning the MLP (Megatron-Core's `mlp` module) adds half a pass: exactly half the TP traffic.
+    let tp_total = |recompute: Recompute, modules: &str| {
+        let mut c = reference();
+        c.parallelism.recompute = recompute;
+        c.training.recompute_modules = RecomputeModules::parse(modules).unwrap();
+        let e = evaluate(&c).unwrap();
+        e.breakdown.tp_comm_s + e.hidden.tp_comm_s
+    };
+    let selective = tp_total(Recompute::Selective, "");
+    let [mlp, full] = [tp_total(Recompute::Selective, "mlp"), tp_total(Recompute::Full, "")];
+    assert!(selective > 0.0 && ((mlp - selective) / (full - selective) - 0.5).abs() < 1e-9, "{selective} {mlp} {full}");
+    // The norms rerun no collective.
+    assert_eq!(tp_total(Recompute::Selective, "layernorm"), selective);
+}
+
+#[test]
+fn folded_experts_send_no_tensor_parallel_collectives_in_the_moe_block() {
+    // Mixtral 8x7B at TP 2 with sequence parallelism, EP 8. With the experts' TP at 2 (as the attention's) a MoE
+    // layer gathers and scatters its tokens over the TP pair as a dense MLP does; folded to expert TP 1 (MoE
+    // Parallel Folding) the MoE block sends nothing over TP: every layer keeps only its attention's half.
+    let tp_total = |etp: u32| {
+        let mut c = reference();
+        c.model = mixtral_8x7b();
+        c.gpus = 64;
+        c.parallelism = Parallelism { tp: 2, pp: 1, dp: 32, ep: 8, etp, vpp: 1, ..c.parallelism };
+        let e = evaluate(&c).unwrap();
+        e.breakdown.tp_comm_s + e.hidden.tp_comm_s
+    };
+    let (unfolded, folded) = (tp_total(2), tp_total(1));
+    assert!(unfolded > 0.0 && (folded / unfolded - 0.5).abs() < 1e-9, "{folded} vs {unfolded}");
+}

@@ -8,20 +8,56 @@ use crate::step::moe::{dispatch_time_s, Dispatch};
 use crate::step::parallelism::{Layout, Parallelism, Precision, Training};
 use crate::step::workload::TransformerSpec;
 
-/// Tensor parallelism, (one forward pass of a layer, the sequence-parallel re-gather): two all-reduces of the
-/// layer's activations per forward pass (Shoeybi et al. 2019 Sec. 3); with sequence parallelism an all-gather
-/// and a reduce-scatter of the same total (Korthikanti et al. 2022 Sec. 4).
-pub(super) fn tp_comm_s(links: &Interconnect, model: &TransformerSpec, shard: &Shard, lay: &Layout) -> (f64, f64) {
-    let tp_message = shard.tokens * model.hidden as f64 * ACTIVATION_BYTES;
-    let all_gather_s = links.collective_time_s(Collective::AllGather, tp_message, &lay.tp);
-    let forward_pass_s = 2.0
-        * if shard.sequence_parallel {
-            all_gather_s + links.collective_time_s(Collective::ReduceScatter, tp_message, &lay.tp)
+/// Tensor parallelism of one layer, by half: the attention's and the MLP's collectives of one forward pass and
+/// their sequence-parallel re-gathers, for a dense layer and a MoE layer (`[dense, moe]`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(super) struct TpComm {
+    /// The attention's collectives in one forward pass: an all-reduce (Shoeybi et al. 2019 Sec. 3), or with
+    /// sequence parallelism an all-gather and a reduce-scatter of the same total (Korthikanti et al. 2022 Sec. 4).
+    pub attention_pass_s: f64,
+    /// The MLP's: as the attention's in a dense layer. A MoE layer's run over the expert-TP group: none where
+    /// etp = 1 (MoE Parallel Folding, arXiv 2504.14960 App. 6.2: between attention and MoE "only a reshape ...
+    /// no explicit communication"; Megatron-Core's dispatchers gather across the expert-TP group only), the
+    /// group's share of the tokens over its etp ranks otherwise.
+    pub mlp_pass_s: [f64; 2],
+    /// With sequence parallelism, the backward pass all-gathers the inputs of the first GEMMs again for their
+    /// weight gradients (Korthikanti et al. 2022 Sec. 4.2.2; Megatron-LM tensor_parallel/layers.py
+    /// LinearWithGradAccumulationAndAsyncCommunication.backward issues it behind the data-gradient GEMM): the
+    /// attention's QKV input, and the MLP's where its forward gathered one.
+    pub attention_regather_s: f64,
+    pub mlp_regather_s: [f64; 2],
+}
+
+impl TpComm {
+    /// One layer's collectives in one forward pass, dense (0) or MoE (1).
+    pub fn pass_s(&self, kind: usize) -> f64 {
+        self.attention_pass_s + self.mlp_pass_s[kind]
+    }
+    pub fn regather_s(&self, kind: usize) -> f64 {
+        self.attention_regather_s + self.mlp_regather_s[kind]
+    }
+}
+
+pub(super) fn tp_comm_s(links: &Interconnect, model: &TransformerSpec, shard: &Shard, lay: &Layout) -> TpComm {
+    let half = |tokens: f64, g| {
+        let message = tokens * model.hidden as f64 * ACTIVATION_BYTES;
+        let gather = links.collective_time_s(Collective::AllGather, message, g);
+        if shard.sequence_parallel {
+            (gather + links.collective_time_s(Collective::ReduceScatter, message, g), gather)
         } else {
-            links.collective_time_s(Collective::AllReduce, tp_message, &lay.tp)
-        };
-    let regather_s = if shard.sequence_parallel { 2.0 * all_gather_s } else { 0.0 };
-    (forward_pass_s, regather_s)
+            (links.collective_time_s(Collective::AllReduce, message, g), 0.0)
+        }
+    };
+    let (attention, attention_regather) = half(shard.tokens, &lay.tp);
+    // The expert-TP group holds etp / tp of the attention group's tokens under sequence parallelism.
+    let share = if shard.sequence_parallel { shard.etp / shard.tp } else { 1.0 };
+    let (moe, moe_regather) = if shard.etp > 1.0 { half(shard.tokens * share, &lay.etp) } else { (0.0, 0.0) };
+    TpComm {
+        attention_pass_s: attention,
+        mlp_pass_s: [attention, moe],
+        attention_regather_s: attention_regather,
+        mlp_regather_s: [attention_regather, moe_regather],
+    }
 }
 
 /// Context parallelism: ring exchange of this rank's K and V chunk (Megatron-LM context_parallel.rst).

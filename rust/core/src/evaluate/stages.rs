@@ -22,7 +22,7 @@ use crate::step::parallelism::{placement, stage_split, Layout, Parallelism, Prec
 use crate::step::recompute::recomputed_mm_s;
 use crate::step::workload::TransformerSpec;
 
-use super::stage_comm::{cp_send_s, dp_comm_s, ep_dispatch_s, tp_comm_s};
+use super::stage_comm::{cp_send_s, dp_comm_s, ep_dispatch_s, tp_comm_s, TpComm};
 use super::Config;
 
 /// Small all-reduces every step waits for over all GPUs: the gradient norm for clipping and the loss
@@ -251,13 +251,8 @@ pub struct LayoutStage {
     pub(super) mtp_forward_s: f64,
     /// The same with their layers at BF16 rates: their share of the layer overhead's base (`bf16_layers`).
     pub(super) mtp_forward_bf16_s: f64,
-    /// One layer's TP collectives for one forward pass (two all-reduces or AG + RS pairs).
-    pub(super) tp_forward_pass_s: f64,
-    /// With sequence parallelism, the backward pass all-gathers the inputs of the attention's and the MLP's
-    /// first GEMMs again for their weight gradients (Korthikanti et al. 2022 Sec. 4.2.2; Megatron-LM
-    /// tensor_parallel/layers.py LinearWithGradAccumulationAndAsyncCommunication.backward issues it
-    /// asynchronously behind the data-gradient GEMM).
-    pub(super) tp_regather_s: f64,
+    /// A layer's TP collectives for one forward pass and their sequence-parallel re-gathers, by half and kind.
+    pub(super) tp: TpComm,
     pub(super) cp_send_s: f64,
     pub(super) ep_dispatch_s: f64,
     pub(super) pp_send_s: f64,
@@ -317,8 +312,7 @@ impl LayoutStage {
             logits_forward_s,
             mtp_forward_s,
             mtp_forward_bf16_s,
-            tp_forward_pass_s: 0.0,
-            tp_regather_s: 0.0,
+            tp: TpComm::default(),
             cp_send_s: 0.0,
             ep_dispatch_s: 0.0,
             pp_send_s: 0.0,
@@ -367,8 +361,8 @@ impl LayoutStage {
         let h = model.hidden as f64;
         let again =
             |groups: &[&GroupPlacement]| !(zero.is_some() && self.linked && groups.iter().all(|g| g.domains <= 1));
-        if again(&[&lay.tp]) {
-            (self.tp_forward_pass_s, self.tp_regather_s) = tp_comm_s(&links, model, shard, lay);
+        if again(&[&lay.tp, &lay.etp]) {
+            self.tp = tp_comm_s(&links, model, shard, lay);
         }
         if again(&[&lay.dp, &lay.expert_dp]) {
             let per_tensor = c.framework.zero3_gather_per_tensor;

@@ -125,7 +125,8 @@ fn micro_batch_time(
     let (bf16_beyond_s, bf16_mtp_recompute_s) = beyond_layers(mtp_bf16_s);
     let overhead_base_s = bf16_s + bf16_recompute_s + bf16_beyond_s + bf16_mtp_recompute_s;
     let own = c.framework.tp_backward_overlap;
-    let (tp_exposed_s, tp_hidden_s) = tensor_parallel(s, par, overlap, own, layers, dense_layers);
+    let rerun = mlp_reruns(c, par, dense_layers, moe_layers);
+    let (tp_exposed_s, tp_hidden_s) = tensor_parallel(s, par, overlap, own, layers, dense_layers, rerun);
     // CP: (c - 1) ring steps forward and twice that backward, overlapped with attention by design.
     let cp_s = layers * 3.0 * (par.cp as f64 - 1.0) * s.cp_send_s;
     let attention_window_s = dense_layers * (dense.attention_s + dense.attention_backward_s)
@@ -155,6 +156,15 @@ fn micro_batch_time(
     }
 }
 
+/// (dense, MoE) layers whose MLP half selective recomputation reruns by the run's modules (`mlp` on dense layers,
+/// `moe` on MoE layers): the MLP's tensor-parallel collectives run again with it (`TpComm::mlp_pass_s`).
+fn mlp_reruns(c: &ClusterStage, par: &Parallelism, dense_layers: f64, moe_layers: f64) -> [f64; 2] {
+    let modules = c.training.recompute_modules;
+    let selective = par.recompute == Recompute::Selective;
+    let count = |m: RecomputeModule, layers: f64| if selective && modules.contains(m) { layers } else { 0.0 };
+    [count(RecomputeModule::Mlp, dense_layers), count(RecomputeModule::Moe, moe_layers)]
+}
+
 /// Forward and backward, and recomputation, of `dense_layers` dense and `moe_layers` MoE layers of the given kinds:
 /// 2x forward for GEMMs and element-wise work, 2.5x for fused attention (compute.rs); selective recomputation reruns
 /// what `selective_recompute_s` names, full recomputation the layers' forward.
@@ -177,6 +187,8 @@ fn layers_compute_s(
 /// gradient all-reduce), one pass's worth hides behind the weight-gradient GEMMs of the layers' first projections
 /// (QKV or MLA's up-projections, the MLP's first GEMM: as long as their forward). With sequence parallelism the
 /// backward all-gathers those GEMMs' inputs again, hidden behind their data-gradient GEMMs whatever the setting.
+/// A MoE layer's MLP half runs over its expert-TP group (none at etp 1: `TpComm`); `mlp_reruns` (dense, MoE) layers
+/// rerun their MLP's collectives.
 fn tensor_parallel(
     s: &LayoutStage,
     par: &Parallelism,
@@ -184,20 +196,23 @@ fn tensor_parallel(
     own: f64,
     layers: f64,
     dense_layers: f64,
+    mlp_reruns: [f64; 2],
 ) -> (f64, f64) {
     let (dense, moe) = (&s.dense, &s.moe);
     let moe_layers = layers - dense_layers;
     let passes = if par.recompute == Recompute::Full { 3.0 } else { 2.0 };
-    let tp_s = layers * passes * s.tp_forward_pass_s;
+    let pass_s = dense_layers * s.tp.pass_s(0) + moe_layers * s.tp.pass_s(1);
+    let tp_s = passes * pass_s + mlp_reruns[0] * s.tp.mlp_pass_s[0] + mlp_reruns[1] * s.tp.mlp_pass_s[1];
     let gemm_window_s = 3.0 * (dense_layers * dense.gemm_s + moe_layers * moe.gemm_s);
     let first_gemms_s = dense_layers * dense.regather_window_s + moe_layers * moe.regather_window_s;
     // What the framework's asynchronous backward hides first, behind the weight gradients of the first GEMMs; the
     // rest hides by the overlap setting behind what is left of the layers' GEMMs.
-    let asynchronous_s = (own * layers * s.tp_forward_pass_s).min(first_gemms_s);
+    let asynchronous_s = (own * pass_s).min(first_gemms_s);
     let (mut exposed, mut hidden) =
         exposed_and_hidden(tp_s - asynchronous_s, overlap.tp, gemm_window_s - asynchronous_s);
     hidden += asynchronous_s;
-    let (e, h) = exposed_and_hidden(layers * s.tp_regather_s, 1.0, first_gemms_s);
+    let regather_s = dense_layers * s.tp.regather_s(0) + moe_layers * s.tp.regather_s(1);
+    let (e, h) = exposed_and_hidden(regather_s, 1.0, first_gemms_s);
     exposed += e;
     hidden += h;
     (exposed, hidden)

@@ -17,6 +17,8 @@ pub struct Layout {
     /// Layers of the first, a middle and the last stage.
     pub stages: StageSplit,
     pub tp: GroupPlacement,
+    /// The routed experts' tensor-parallel group: the first etp ranks of a TP group.
+    pub etp: GroupPlacement,
     pub cp: GroupPlacement,
     /// Data-parallel replicas of the non-expert weights: dp x cp ranks (CP ranks hold replicas too).
     pub dp: GroupPlacement,
@@ -59,6 +61,7 @@ pub fn placement(
         layers_per_gpu: stages.busiest(),
         stages,
         tp: GroupPlacement::in_cluster(par.tp, 1, d, gpus),
+        etp: GroupPlacement::in_cluster(etp, 1, d, gpus),
         cp: GroupPlacement::in_cluster(par.cp, par.tp, d, gpus),
         dp: GroupPlacement::in_cluster(par.dp * par.cp, par.tp, d, gpus),
         ep: GroupPlacement::in_cluster(par.ep, etp, d, gpus),
