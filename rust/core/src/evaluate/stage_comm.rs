@@ -49,9 +49,14 @@ pub(super) fn tp_comm_s(links: &Interconnect, model: &TransformerSpec, shard: &S
         }
     };
     let (attention, attention_regather) = half(shard.tokens, &lay.tp);
-    // The expert-TP group holds etp / tp of the attention group's tokens under sequence parallelism.
+    // The expert-TP group holds etp / tp of the attention group's tokens under sequence parallelism; at etp = tp
+    // it is the TP group and its collectives are the attention's.
     let share = if shard.sequence_parallel { shard.etp / shard.tp } else { 1.0 };
-    let (moe, moe_regather) = if shard.etp > 1.0 { half(shard.tokens * share, &lay.etp) } else { (0.0, 0.0) };
+    let (moe, moe_regather) = match shard.etp {
+        e if e <= 1.0 => (0.0, 0.0),
+        e if e == shard.tp => (attention, attention_regather),
+        _ => half(shard.tokens * share, &lay.etp),
+    };
     TpComm {
         attention_pass_s: attention,
         mlp_pass_s: [attention, moe],

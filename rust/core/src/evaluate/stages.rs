@@ -292,11 +292,12 @@ impl LayoutStage {
         let lay = placement(model, par, c.training, c.gpus, domain_gpus)?;
         let shard = Shard::new(par, c.training);
         let h = model.hidden as f64;
-        let [dense, moe] = layer_kinds(c, &shard, &c.tput);
+        let rule = SelectiveRule::of(c.framework, c.training.recompute_modules);
+        let [dense, moe] = layer_kinds(c, &shard, &c.tput, rule);
         let local = LocalParams::on_busiest_stage(model, par, &lay, c.training.mtp_layers);
         let grad_accumulation_s = accumulation_s(c.training, par, local.total(), &c.tput);
         let bf16_layers =
-            if c.training.precision == Precision::Bf16 { [dense, moe] } else { layer_kinds(c, &shard, &c.bf16) };
+            if c.training.precision == Precision::Bf16 { [dense, moe] } else { layer_kinds(c, &shard, &c.bf16, rule) };
         let logits_forward_s = logits_forward_s(model, &shard, &c.bf16);
         // Multi-token prediction: per module one layer, a 2h -> h projection and another output layer.
         let mtp_projection = c.bf16.gemm_time_s(shard.tokens, h / shard.tp, 2.0 * h);
@@ -323,14 +324,8 @@ impl LayoutStage {
             dp_all_gather_s: 0.0,
             zero3_reduce_scatter_s: 0.0,
             zero3_all_gather_s: 0.0,
-            activation_bytes_per_token: [false, true].map(|moe_layer| {
-                activation_per_token(
-                    model,
-                    &shard,
-                    moe_layer,
-                    SelectiveRule::of(c.framework, c.training.recompute_modules),
-                )
-            }),
+            activation_bytes_per_token: [false, true]
+                .map(|moe_layer| activation_per_token(model, &shard, moe_layer, rule)),
             shard,
             layout: lay,
             linked: false,
@@ -401,23 +396,25 @@ impl LayoutStage {
 /// The forward of a dense and of a MoE layer at `tput`'s rates (a dense model's "MoE layer" is its dense layer);
 /// where the framework's selective recomputation reruns every other GEMM, those GEMMs join what it reruns; where
 /// the run names Megatron-Core's modules, selective recomputation reruns those (`modules`).
-fn layer_kinds(c: &ClusterStage, shard: &Shard, tput: &Throughput) -> [LayerForward; 2] {
-    let (model, dispatcher) = (c.model, c.training.moe_dispatcher);
+fn layer_kinds(c: &ClusterStage, shard: &Shard, tput: &Throughput, rule: SelectiveRule) -> [LayerForward; 2] {
+    let model = c.model;
     let mut dense = dense_layer_forward(model, shard, tput);
     let mut moe = match model.moe {
-        Some(_) => moe_layer_forward(model, shard, tput, c.framework, dispatcher),
+        Some(_) => moe_layer_forward(model, shard, tput, c.framework, c.training.moe_dispatcher),
         None => dense,
     };
-    match SelectiveRule::of(c.framework, c.training.recompute_modules) {
+    match rule {
         SelectiveRule::Korthikanti => {}
         SelectiveRule::AlternateMms => {
             dense.selective_recompute_s += recomputed_mm_s(model, shard, tput, true);
             moe.selective_recompute_s += recomputed_mm_s(model, shard, tput, model.moe.is_none());
         }
         SelectiveRule::Modules(m) => {
-            let rerun = |moe_layer| rerun_s(model, shard, tput, c.framework, dispatcher, moe_layer);
-            dense.selective_recompute_s = modules_rerun_s(m, &rerun(false));
-            moe.selective_recompute_s = modules_rerun_s(m, &rerun(model.moe.is_some()));
+            dense.selective_recompute_s = modules_rerun_s(m, &rerun_s(model, shard, tput, &dense, false));
+            moe.selective_recompute_s = match model.moe {
+                Some(_) => modules_rerun_s(m, &rerun_s(model, shard, tput, &moe, true)),
+                None => dense.selective_recompute_s,
+            };
         }
     }
     [dense, moe]

@@ -9,9 +9,8 @@
 //! rule (`compute::LayerForward::selective_recompute_s`, `recompute`).
 
 use crate::software::FrameworkSpec;
-use crate::step::compute::{attention_forward, elementwise_forward_s, moe_layer_forward, Shard, Throughput};
+use crate::step::compute::{attention_forward, elementwise_forward_s, Shard, Throughput};
 use crate::step::compute::{LayerForward, ACTIVATION_BYTES};
-use crate::step::parallelism::Dispatcher;
 use crate::step::workload::TransformerSpec;
 
 crate::named_enum! {
@@ -117,20 +116,18 @@ impl SelectiveRule {
 }
 
 /// One layer's forward time each module reruns (s), by `RecomputeModule` index, for a dense layer
-/// (`moe_layer` false) or a MoE layer of `model`. The MoE block's dispatch and combine, which "moe" also reruns
-/// (moe/moe_layer.py `custom_forward`: route, dispatch, experts, combine, checkpointed whole), are communication:
-/// `evaluate` counts them as one more pass.
+/// (`moe_layer` false) or a MoE layer of `model` whose forward is `layer`. The MoE block's dispatch and combine,
+/// which "moe" also reruns (moe/moe_layer.py `custom_forward`: route, dispatch, experts, combine, checkpointed
+/// whole), are communication: `evaluate` counts them as one more pass.
 pub fn rerun_s(
     model: &TransformerSpec,
     shard: &Shard,
     tput: &Throughput,
-    framework: &FrameworkSpec,
-    dispatcher: Dispatcher,
+    layer: &LayerForward,
     moe_layer: bool,
 ) -> [f64; 7] {
     let (h, t, tp) = (model.hidden as f64, shard.tokens, shard.tp);
     let per_element = ACTIVATION_BYTES / tput.hbm_bytes_per_s;
-    let (_, core_attention_s, _, _) = attention_forward(model, shard, tput);
     let norms_s = t * 4.0 * h / shard.hidden_split() * per_element;
     let a = model.attention_shapes();
     let up_projections_s: f64 =
@@ -142,7 +139,7 @@ pub fn rerun_s(
         tput.gemm_time_s(t, (mm - 1.0) * width, h) + tput.gemm_time_s(t, h, width) + t * mm * width * per_element
     };
     let mut s = [0.0; 7];
-    s[RecomputeModule::CoreAttn as usize] = core_attention_s;
+    s[RecomputeModule::CoreAttn as usize] = layer.attention_s;
     s[RecomputeModule::Layernorm as usize] = norms_s;
     s[RecomputeModule::MlaUpProj as usize] = mla_s;
     match (&model.moe, moe_layer) {
@@ -151,7 +148,7 @@ pub fn rerun_s(
             s[RecomputeModule::MoeAct as usize] = t * moe.top_k as f64 * shard.imbalance * mm * fe / tp * per_element;
             s[RecomputeModule::SharedExperts as usize] =
                 if moe.shared_experts > 0 { mlp_s(moe.shared_experts as f64 * fe / tp) } else { 0.0 };
-            s[RecomputeModule::Moe as usize] = moe_block_s(model, shard, tput, framework, dispatcher);
+            s[RecomputeModule::Moe as usize] = moe_block_s(model, shard, tput, layer);
         }
         _ => s[RecomputeModule::Mlp as usize] = mlp_s(model.ffn_hidden as f64 / tp),
     }
@@ -159,15 +156,8 @@ pub fn rerun_s(
 }
 
 /// The MoE block's forward (router, permutations, routed and shared experts, activation): the MoE layer's forward
-/// less its attention part and the norms, residuals and rotary every layer has.
-fn moe_block_s(
-    model: &TransformerSpec,
-    shard: &Shard,
-    tput: &Throughput,
-    framework: &FrameworkSpec,
-    dispatcher: Dispatcher,
-) -> f64 {
-    let layer: LayerForward = moe_layer_forward(model, shard, tput, framework, dispatcher);
+/// `layer` less its attention projections and the norms, residuals and rotary every layer has.
+fn moe_block_s(model: &TransformerSpec, shard: &Shard, tput: &Throughput, layer: &LayerForward) -> f64 {
     let (attention_gemms_s, _, _, _) = attention_forward(model, shard, tput);
     let (base_elementwise_s, _) = elementwise_forward_s(model, shard, tput, 0.0);
     (layer.gemm_s - attention_gemms_s).max(0.0) + (layer.elementwise_s - base_elementwise_s).max(0.0)
@@ -224,15 +214,16 @@ pub fn freed_elements_per_token(
 mod tests {
     use super::*;
     use crate::examples::{deepseek_v3, h100, llama3_70b, mixtral_8x7b};
-    use crate::step::parallelism::{AttentionKernel, Parallelism, Precision, Training};
+    use crate::step::compute::{dense_layer_forward, moe_layer_forward};
+    use crate::step::parallelism::{AttentionKernel, Dispatcher, Parallelism, Precision, Training};
 
     fn one_gpu(model: &TransformerSpec) -> (Shard, Throughput, [f64; 7], [f64; 7]) {
         let tput = Throughput::new(&h100(), Precision::Bf16, AttentionKernel::Best, &FrameworkSpec::kernels_only());
         let training = Training { seq_len: 4096, ..Training::default() };
         let shard = Shard::new(&Parallelism { micro_batch: 1, ..Parallelism::default() }, &training);
-        let rerun =
-            |moe_layer| rerun_s(model, &shard, &tput, &FrameworkSpec::kernels_only(), Dispatcher::AllToAll, moe_layer);
-        (shard, tput, rerun(false), rerun(true))
+        let dense = dense_layer_forward(model, &shard, &tput);
+        let moe = moe_layer_forward(model, &shard, &tput, &FrameworkSpec::kernels_only(), Dispatcher::AllToAll);
+        (shard, tput, rerun_s(model, &shard, &tput, &dense, false), rerun_s(model, &shard, &tput, &moe, true))
     }
 
     fn set(text: &str) -> RecomputeModules {
