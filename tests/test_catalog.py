@@ -280,6 +280,60 @@ def test_user_catalog_overrides_a_builtin_entry_and_later_files_win(write, h100_
     assert evaluate().memory.hbm_bytes == 80e9
 
 
+def test_a_user_file_changes_one_builtin_price_and_keeps_the_rest(write, raw):
+    # A buyer's NIC quote: only the NIC line and its source. The built-in roce-400g price (data/prices.toml) keeps
+    # every other line, range and source; the NIC line is the quote's, a plain number (no range left over).
+    path = write(
+        "nic.toml",
+        "[prices.fabric.roce-400g]\nnic_usd = 1200.0\n"
+        '[prices.fabric.roce-400g.sources]\nnic_usd = "vendor quote Q-17; 2026-11"\n'
+        '[prices.fabric.roce-400g.status]\nnic_usd = "quoted"\n',
+    )
+    builtin = raw("prices.toml")["fabric"]["roce-400g"]
+    mine = Catalog.load(path).fabric_prices["roce-400g"]
+    assert mine.nic_usd == 1200.0 and mine.range_of("nic_usd") == (1200.0, 1200.0, 1200.0)
+    assert mine.sources["nic_usd"] == "vendor quote Q-17; 2026-11" and mine.status_of("nic_usd") == "quoted"
+    assert mine.switch_usd == builtin["switch_usd"]["typical"] == 22000.0
+    assert mine.range_of("switch_usd") == (15000.0, 22000.0, 30000.0)
+    assert mine.sources["switch_usd"] == builtin["sources"]["switch_usd"]
+    assert mine.ops_staff_fte == builtin["ops_staff_fte"]["typical"]
+    assert mine.modes == Catalog.builtin().fabric_prices["roce-400g"].modes
+    # Llama 3 70B on 512 H100s, one 400G NIC a GPU: the network's capex falls by 512 x (2,188 - 1,200) exactly.
+    kw = dict(model="llama3-70b", gpu="h100-sxm", gpus=512, tp=8, pp=4, fabric="roce-400g")
+    before, after = evaluate(**kw), evaluate(**kw, catalog=Catalog.load(path))
+    assert before.network_capex_usd - after.network_capex_usd == pytest.approx(512 * (2188.0 - 1200.0))
+
+
+def test_a_changed_figure_needs_a_source_of_its_own(write):
+    # The built-in source described the built-in figure: a changed figure without one is refused, one line.
+    path = write("nosrc.toml", "[prices.fabric.roce-400g]\nnic_usd = 1200.0\n")
+    with pytest.raises(CatalogError, match=r"nosrc\.toml: \[fabric\.roce-400g\] nic_usd: no source"):
+        Catalog.load(path)
+
+
+def test_a_new_entry_still_needs_every_figure(write):
+    text = '[prices.fabric.my-net]\nnic_usd = 1200.0\n[prices.fabric.my-net.sources]\nnic_usd = "q; 2026-11"\n'
+    path = write("new.toml", text)
+    with pytest.raises(CatalogError, match=r"new\.toml: \[fabric\.my-net\] switch_usd: missing"):
+        Catalog.load(path)
+
+
+def test_later_files_change_what_earlier_ones_left(write):
+    first = write("a.toml", '[gpus.h100-sxm]\nhbm_gb = 120.0\n[gpus.h100-sxm.sources]\nhbm_gb = "ours; 2026-11"\n')
+    second = write(
+        "b.toml",
+        '[prices.economics]\ndiscount_rate = 0.09\n[prices.economics.sources]\ndiscount_rate = "ours; 2026-11"\n',
+    )
+    third = write("c.toml", '[gpus.h100-sxm]\ntdp_w = 650.0\n[gpus.h100-sxm.sources]\ntdp_w = "capped; 2026-11"\n')
+    cat = Catalog.load(first, second, third)
+    gpu = cat.gpu("h100-sxm")
+    assert (gpu.hbm_gb, gpu.tdp_w) == (120.0, 650.0)
+    assert (gpu.sources["hbm_gb"], gpu.sources["tdp_w"]) == ("ours; 2026-11", "capped; 2026-11")
+    assert gpu.gemm_efficiency == Catalog.builtin().gpu("h100-sxm").gemm_efficiency
+    assert cat.economics is not None and cat.economics.discount_rate == 0.09
+    assert cat.economics.pue == Catalog.builtin().economics.pue
+
+
 def test_user_catalog_adds_a_model_by_name(write, raw):
     model = dict(raw("models/llama3-8b.toml"))
     path = write("models.toml", toml_table("models.my-8b", model))

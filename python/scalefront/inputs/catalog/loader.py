@@ -8,7 +8,7 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel
 
@@ -31,7 +31,7 @@ from scalefront.inputs.catalog.prices import Correlation, Economics, FabricPrice
 from scalefront.inputs.files import parse_builtin_toml, parse_toml, read_text, validated
 from scalefront.inputs.messages import did_you_mean, toml_repr
 
-__all__ = ["ENTRY_CLASSES", "Catalog", "builtin_catalog", "error_model_spec", "load_model_file"]
+__all__ = ["ENTRY_CLASSES", "Catalog", "builtin_catalog", "error_model_spec", "load_model_file", "overlay"]
 
 #: Every catalog entry class by its section of the figure table (`scalefront.inputs.catalog.figures`).
 ENTRY_CLASSES: dict[str, type[Entry] | type[ModelEntry]] = {
@@ -68,6 +68,32 @@ def _unknown(kind: str, name: str, known: dict[str, Any], files: Sequence[str] =
     close = f" ({hint})" if hint else ""
     searched = f" (searched the built-in catalog and {', '.join(files)})" if files else ""
     return CatalogError(f"unknown {kind} {name!r}{close}; known: {', '.join(sorted(known))}{searched}")
+
+
+_E = TypeVar("_E", bound=Entry)
+
+#: The sub-tables of an entry that say something about each of its figures, merged by figure name.
+_PER_FIGURE = ("sources", "status")
+
+
+def overlay(base: dict[str, Any], raw: dict[str, Any]) -> dict[str, Any]:
+    """Entry table `raw` (a user file's) laid over `base` (the same id's as read before): the figures `raw` gives
+    replace `base`'s, whole (a range or a mode table included), and drop `base`'s source and quote status for
+    them, so a changed figure needs a source of its own; the figures it does not give keep `base`'s, sources
+    included."""
+    given = {k for k in raw if k not in _PER_FIGURE}
+    out = {k: v for k, v in base.items() if k not in _PER_FIGURE and k not in given}
+    out.update((k, raw[k]) for k in given)
+    for table in _PER_FIGURE:
+        if table not in base and table not in raw:
+            continue
+        ours = raw.get(table, {})
+        if not isinstance(ours, dict):
+            out[table] = ours  # reported by the entry's validation, naming the user's file
+            continue
+        kept = {k: v for k, v in base.get(table, {}).items() if k not in given}
+        out[table] = {**kept, **ours}
+    return out
 
 
 def load_model_file(path: str | Path) -> ModelEntry:
@@ -109,6 +135,9 @@ class Catalog:
     files: list[str] = field(default_factory=list)
     #: sha256 of every file read into the catalog, in order (the built-in data, then each user file).
     digest: str = ""
+    #: Each entry's table as read (the built-in one with the user files' changes laid over it), by section and id:
+    #: what a later user file's entry of the same id changes (`overlay`).
+    entry_tables: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict, repr=False, compare=False)
 
     _KINDS: ClassVar[dict[str, tuple[str, type[BaseModel]]]] = {
         "gpus": ("gpus", GpuEntry),
@@ -172,7 +201,10 @@ class Catalog:
             raise CatalogError(f"{file}: [{kind}] must be a table of entries, got {toml_repr(table)}")
         target = getattr(self, attr)
         for entry, raw in table.items():
-            target[entry] = validated(model_cls, raw, file, entry)
+            if issubclass(model_cls, Entry):
+                target[entry] = self._entry(model_cls, kind, entry, raw, file, entry)
+            else:  # a model is replaced whole: its one source describes all its dimensions
+                target[entry] = validated(model_cls, raw, file, entry)
 
     _PRICE_TABLES: ClassVar[dict[str, tuple[str, type[Entry]]]] = {
         "gpu": ("gpu_prices", GpuPrice),
@@ -185,7 +217,7 @@ class Catalog:
             raise CatalogError(f"{file}: prices must be a table, got {toml_repr(table)}")
         for key, value in table.items():
             if key == "economics":
-                self.economics = validated(Economics, value, file, "economics")
+                self.economics = self._entry(Economics, "prices", "economics", value, file, "economics")
                 continue
             if key == "correlation" and isinstance(value, dict):
                 for entry, raw in value.items():
@@ -200,7 +232,18 @@ class Catalog:
             attr, model_cls = self._PRICE_TABLES[key]
             target = getattr(self, attr)
             for entry, raw in value.items():
-                target[entry] = validated(model_cls, raw, file, f"{key}.{entry}")
+                target[entry] = self._entry(model_cls, f"prices.{key}", entry, raw, file, f"{key}.{entry}")
+
+    def _entry(self, cls: type[_E], section: str, entry: str, raw: Any, file: str, label: str) -> _E:
+        """Entry `entry` of `section` as `cls`: `raw` itself for a new id, `raw` laid over the entry already read
+        for a known one (`overlay`), so that a user file changes a built-in figure by giving only that figure and
+        its source."""
+        base = self.entry_tables.get((section, entry))
+        if base is not None and isinstance(raw, dict):
+            raw = overlay(base, raw)
+        result = validated(cls, raw, file, label)
+        self.entry_tables[(section, entry)] = raw
+        return result
 
     def _check_references(self, file: str) -> None:
         for fid, price in self.fabric_prices.items():
