@@ -16,7 +16,7 @@ from scalefront.fidelity.validation.calibration import write_fitted_figure
 from scalefront.fidelity.validation.tables import load_table, source_family, summary
 from scalefront.inputs.catalog.loader import Catalog, builtin_catalog
 from scalefront.inputs.params import taking
-from scalefront.inputs.serving import serve_model
+from scalefront.inputs.serving import ServingResult, serve_model
 
 __all__ = [
     "SERVING_MEDIAN_LIMIT_PCT",
@@ -76,12 +76,26 @@ def _inputs(row: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in row.items() if k in names}
 
 
+def _served(row: dict[str, Any], catalog: Catalog) -> ServingResult:
+    """The row served: with its inputs as given, or, where it gives an engine's `max_batch` (a cap the scheduler
+    fills as far as the KV cache allows, MLPerf's gpu_batch_size), with as many sequences as the modelled KV cache
+    holds and at most that many."""
+    inputs = _inputs(row)
+    cap = row.get("max_batch")
+    if cap is None:
+        return serve_model(catalog, **inputs)
+    held = serve_model(catalog, **{**inputs, "batch": 0})
+    if held["max_batch"] <= cap:
+        return held
+    return serve_model(catalog, **{**inputs, "batch": int(cap)})
+
+
 def _check(row: dict[str, Any], catalog: Catalog) -> ServingCheck:
     metric = row.get("metric", "")
     predicted, failure = math.nan, ""
     if metric:
         try:
-            predicted = float(serve_model(catalog, **_inputs(row))[metric])
+            predicted = float(_served(row, catalog)[metric])
         except ScalefrontError as err:
             if row.get("role") != "reference":
                 raise type(err)(f"serving_runs.toml, row {row['id']}: {message_of(err)}") from err
