@@ -311,6 +311,25 @@ def test_a_changed_figure_needs_a_source_of_its_own(write):
         Catalog.load(path)
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            '[gpus.h100-sxm]\nhbm_gb = -1.0\n[gpus.h100-sxm.sources]\nhbm_gb = "x; 2026-11"\n',
+            r"\[h100-sxm\] hbm_gb: .*> 0",
+        ),
+        (
+            '[prices.fabric.roce-400g]\nnic_usd = 1.0\nsources = "q; 2026-11"\n',
+            r"\[fabric\.roce-400g\] sources: expected a table",
+        ),
+    ],
+)
+def test_a_bad_change_to_a_builtin_entry_is_one_line_naming_the_users_file(write, text, expected):
+    path = write("change.toml", text)
+    with pytest.raises(CatalogError, match=rf"^{re.escape(str(path))}: {expected}"):
+        Catalog.load(path)
+
+
 def test_a_new_entry_still_needs_every_figure(write):
     text = '[prices.fabric.my-net]\nnic_usd = 1200.0\n[prices.fabric.my-net.sources]\nnic_usd = "q; 2026-11"\n'
     path = write("new.toml", text)
