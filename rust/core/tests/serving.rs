@@ -235,6 +235,49 @@ fn spread_lengths_raise_the_p99_latencies() {
 }
 
 #[test]
+fn spread_output_lengths_lengthen_the_running_sequences_context() {
+    // A running sequence is picked in proportion to its output length, at a uniform point of it: its output so far
+    // is E[L^2] / (2 E[L]) = 1,000 (1 + 1^2) / 2 = 1,000 tokens at cv 1, not 500. On-demand it holds 1,000 + 1,000
+    // + 16 = 2,016 tokens (cv 0: 1,516); reserving the output, 1,000 + 2,000 + 16 = 3,016 (cv 0: 2,016).
+    let mut cfg = serving_config();
+    cfg.serving.output_tokens_cv = 1.0;
+    let e = serve(&cfg).unwrap();
+    let kv = e.memory.kv_cache_bytes;
+    assert_eq!(e.max_batch, (kv / (20_480.0 * 2_016.0)).floor());
+    cfg.serving.kv_admission = KvAdmission::Reserve;
+    assert_eq!(serve(&cfg).unwrap().max_batch, (kv / (20_480.0 * 3_016.0)).floor());
+    // A decode pool at 256 sequences: their KV reads are those of 1,000 + 1,000 tokens, exactly as of a fixed
+    // 2,000-token output at cv 0 (context 1,000 + 1,000), 4/3 of the cv-0 1,000-token output's (1,500).
+    let pool = |output_tokens: f64, output_tokens_cv: f64| {
+        let mut c = serving_config();
+        (c.serving.mode, c.serving.prefill_instances, c.serving.batch) = (ServingMode::Disaggregated, 0, 256);
+        (c.serving.output_tokens, c.serving.output_tokens_cv) = (output_tokens, output_tokens_cv);
+        serve(&c).unwrap().decode_step
+    };
+    assert_eq!(pool(1_000.0, 1.0), pool(2_000.0, 0.0));
+    assert!(close(pool(1_000.0, 1.0).attention_s, pool(1_000.0, 0.0).attention_s * 2_000.0 / 1_500.0, 1e-12));
+}
+
+#[test]
+fn a_prompt_token_attends_over_the_length_biased_prompt() {
+    // Causal attention over a prompt of n tokens costs in proportion to n^2, so the steady state's prompt tokens
+    // attend over prompts of E[n^2] / E[n] = 1,000 (1 + 1^2) = 2,000 tokens at cv 1: a prefill pool's step of
+    // 8,192 prompt tokens is the one of 2,000-token prompts at cv 0, and costs more than of 1,000-token ones.
+    let pool = |input_tokens: f64, input_tokens_cv: f64| {
+        let mut c = serving_config();
+        (c.serving.mode, c.serving.decode_instances) = (ServingMode::Disaggregated, 1);
+        (c.serving.input_tokens, c.serving.input_tokens_cv) = (input_tokens, input_tokens_cv);
+        c.gpus = 16;
+        serve(&c).unwrap()
+    };
+    let (spread, long, flat) = (pool(1_000.0, 1.0), pool(2_000.0, 0.0), pool(1_000.0, 0.0));
+    assert_eq!(spread.prefill_step, long.prefill_step);
+    assert_eq!(spread.prefill_tokens_per_s_per_gpu, long.prefill_tokens_per_s_per_gpu);
+    assert!(spread.prefill_step.attention_s > 1.5 * flat.prefill_step.attention_s);
+    assert!(spread.prefill_tokens_per_s_per_gpu < flat.prefill_tokens_per_s_per_gpu);
+}
+
+#[test]
 fn a_prompt_shares_its_step_with_the_steady_states_other_prompts() {
     // Co-located, 1,000 tokens in and 10 out: to keep the batch full each step carries b x 100 prompt tokens (b =
     // 8,192 x 10 / 1,010 = 81.1 sequences: 8,111 prompt tokens, the budget less the decode tokens), about eight

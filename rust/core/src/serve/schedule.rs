@@ -38,6 +38,21 @@ pub fn lognormal_quantile(mean: f64, cv: f64, q: f64) -> f64 {
     mean * (inverse_normal_cdf(q) * s2.sqrt() - s2 / 2.0).exp()
 }
 
+/// Mean of the length-biased distribution of a length with this mean and coefficient of variation: E[X^2] / E[X]
+/// = mean (1 + cv^2). A running sequence is one picked in proportion to its output length (it runs one step per
+/// output token), at a uniform point of its output: its mean output so far is half the length-biased mean, the mean
+/// age of the interval in progress (Kleinrock, Queueing Systems Vol. 1, 1975, Sec. 5.2, "the paradox of residual
+/// life": E[X^2] / (2 E[X])). A prompt token belongs to a prompt picked in proportion to its length: the prompt
+/// its causal attention spans has the length-biased mean.
+pub fn length_biased_mean(mean: f64, cv: f64) -> f64 {
+    mean * (1.0 + cv * cv)
+}
+
+/// Mean context of a running sequence: its prompt and the output it has generated so far (length-biased).
+fn running_context(s: &Serving) -> f64 {
+    s.input_tokens + length_biased_mean(s.output_tokens, s.output_tokens_cv) / 2.0
+}
+
 /// Evaluate one serving layout on a cluster.
 pub fn evaluate_layout(c: &ServingCluster, s: &Serving) -> Result<ServingEvaluation, ConfigError> {
     if !c.supports(s.quantization) {
@@ -51,14 +66,14 @@ pub fn evaluate_layout(c: &ServingCluster, s: &Serving) -> Result<ServingEvaluat
         return Err(ConfigError::FormatNotSupported { field: "kv_cache_dtype", format: "fp8" });
     }
     let layout = ServingLayout::new(c, s)?;
-    // A running sequence holds its prompt and, on average over its life, half its output (on-demand pages: vLLM's
-    // PagedAttention, TensorRT-LLM's MAX_UTILIZATION), or prompt and whole output reserved at admission
-    // (TensorRT-LLM's default GUARANTEED_NO_EVICT, docs "Useful Runtime Options"); pages round up by half a page.
+    // A running sequence holds its prompt and the output generated so far (on-demand pages: vLLM's PagedAttention,
+    // TensorRT-LLM's MAX_UTILIZATION), or prompt and whole output reserved at admission (TensorRT-LLM's default
+    // GUARANTEED_NO_EVICT, docs "Useful Runtime Options"), both length-biased; pages round up by half a page.
     let held = match s.kv_admission {
-        KvAdmission::OnDemand => s.output_tokens / 2.0,
-        KvAdmission::Reserve => s.output_tokens,
+        KvAdmission::OnDemand => running_context(s),
+        KvAdmission::Reserve => s.input_tokens + length_biased_mean(s.output_tokens, s.output_tokens_cv),
     };
-    let context = s.input_tokens + held + s.kv_block_tokens as f64 / 2.0;
+    let context = held + s.kv_block_tokens as f64 / 2.0;
     let mem = memory(c.gpu, c.model, &layout.decode, s, context)?;
     let max_batch = (mem.sequences(context) * layout.decode.dp_attention as f64).floor();
     let batch = if s.batch == 0 { max_batch } else { s.batch as f64 };
@@ -101,8 +116,7 @@ fn prefill_s(
 ) -> (f64, StepTime) {
     let carried = prompt + others;
     let tokens = chunk.min(carried);
-    let context = s.input_tokens + s.output_tokens / 2.0;
-    let w = StepWork { decode_seqs, context, prefill_tokens: tokens, prompt };
+    let w = StepWork { decode_seqs, context: running_context(s), prefill_tokens: tokens, prompt };
     let stage = step_time(c, p, s, &w);
     ((carried / chunk).ceil().max(1.0) * instance_step_s(c, p, &stage, decode_seqs + tokens), stage)
 }
@@ -115,7 +129,9 @@ fn colocated(c: &ServingCluster, l: &ServingLayout, s: &Serving, batch: f64) -> 
     // Sequences a replica's micro-batch keeps running: the batch, unless the token budget cannot carry their
     // prompts (b + b isl / osl <= budget).
     let b = (batch / replicas).min(budget * osl / (osl + isl));
-    let w = StepWork { decode_seqs: b, context: isl + osl / 2.0, prefill_tokens: b * isl / osl, prompt: isl };
+    // The steady state's prompt tokens attend over prompts of the length-biased mean length.
+    let prompt = length_biased_mean(isl, s.input_tokens_cv);
+    let w = StepWork { decode_seqs: b, context: running_context(s), prefill_tokens: b * isl / osl, prompt };
     let stage = step_time(c, p, s, &w);
     let tpot_s = instance_step_s(c, p, &stage, b + w.prefill_tokens);
     let chunk = budget - b;
@@ -165,13 +181,14 @@ fn disaggregated(
     // The prefill instance holds the prompts of one step in its KV cache until they move.
     memory(c.gpu, c.model, p, s, isl.min(context))?;
     let chunk = s.max_num_tokens as f64;
-    let pw = StepWork { decode_seqs: 0.0, context: 0.0, prefill_tokens: chunk, prompt: isl };
+    let prompt = length_biased_mean(isl, s.input_tokens_cv);
+    let pw = StepWork { decode_seqs: 0.0, context: 0.0, prefill_tokens: chunk, prompt };
     let prefill_stage = step_time(c, p, s, &pw);
     let prefill_step = instance_step_s(c, p, &prefill_stage, chunk);
     // pp micro-batches in flight keep every stage busy: an instance finishes dp_attention x pp chunks a step.
     let prefill_tokens_per_s = (p.dp_attention * p.pp) as f64 * chunk / prefill_step;
     let b = batch / (d.dp_attention * d.pp) as f64;
-    let w = StepWork { decode_seqs: b, context: isl + osl / 2.0, prefill_tokens: 0.0, prompt: isl };
+    let w = StepWork { decode_seqs: b, context: running_context(s), prefill_tokens: 0.0, prompt: isl };
     let stage = step_time(c, d, s, &w);
     let tpot_s = instance_step_s(c, d, &stage, b);
     let transfer = kv_transfer_s(c, l, s, isl);

@@ -59,7 +59,9 @@ pub struct StepWork {
     pub decode_seqs: f64,
     /// Their mean context: the keys each decode token attends to.
     pub context: f64,
-    /// Prefill tokens in the step, and the length of the prompts they belong to.
+    /// Prefill tokens in the step, and the length of the prompts they belong to: in a steady state of spread
+    /// prompt lengths, the length-biased mean (`schedule::length_biased_mean`), what a prompt token's causal
+    /// attention spans on average.
     pub prefill_tokens: f64,
     pub prompt: f64,
 }
@@ -248,6 +250,7 @@ pub fn step_time(c: &ServingCluster, p: &PhaseLayout, s: &Serving, w: &StepWork)
         out.overhead_s += k * c.layer_kernels[moe as usize] * KERNEL_OVERHEAD_S;
     }
     // Logits of the decode tokens and of each prompt's last token, in BF16 (the output layer stays unquantized).
+    // Over a length-biased prompt length this counts 1 / (1 + cv^2) of the prompts: a row each, beside the batch.
     let sampled = w.decode_seqs + if w.prompt > 0.0 { w.prefill_tokens / w.prompt } else { 0.0 };
     let shard = Shard::plain(sampled, 1.0, p.tp as f64);
     out.gemm_s += logits_forward_s(model, &shard, c.rate(Quantization::Bf16));
