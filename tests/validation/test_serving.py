@@ -93,6 +93,27 @@ def test_mlperf_offline_rows_are_judged_and_server_rows_are_not(rows):
     assert all(r["role"] == "reference" for r in mlperf if r["scenario"] in ("server", "interactive"))
 
 
+def test_mlperf_offline_rows_of_one_dataset_share_its_length_figures(rows):
+    # The figures are the dataset's, never a row's: every judged Offline row of one benchmark (one model each) has
+    # the same mean input, input spread and output spread. The output spread is given where the file's outputs,
+    # capped at the benchmark's maximum, average MLCommons' reference: Llama 3.1 405B (0.381), Mixtral (0.778),
+    # DeepSeek-R1 (1.114, capped at 20,000); Llama 2 70B and Llama 3.1 8B give none.
+    offline = [r for r in rows if r.get("scenario") == "offline" and r["role"] == "judged"]
+    by_model: dict[str, set[tuple[float, float, float]]] = {}
+    for r in offline:
+        figures = (r["input_tokens"], r.get("input_tokens_cv", 0.0), r.get("output_tokens_cv", 0.0))
+        by_model.setdefault(r["model"], set()).add(figures)
+    assert all(len(f) == 1 for f in by_model.values()), by_model
+    spreads = {model: next(iter(f))[2] for model, f in by_model.items()}
+    assert spreads == {
+        "llama3-405b": 0.381,
+        "mixtral-8x7b": 0.778,
+        "deepseek-v3": 1.114,
+        "llama2-70b": 0.0,
+        "llama3-8b": 0.0,
+    }
+
+
 def test_an_engine_batch_caps_what_the_kv_cache_holds():
     # The scheduler admits what the KV cache holds, at most the engine's batch: above the cache's capacity the cap
     # changes nothing; below it, the row runs exactly the cap.
