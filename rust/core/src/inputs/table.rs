@@ -387,12 +387,12 @@ pub const PARAMS: &[Param] = &[
         .default("1000.0")
         .serving("output_tokens")
         .on(SERVE),
-    input("input_tokens_cv", Float, Serving, "spread of prompt lengths: coefficient of variation (log-normal)")
+    input("input_tokens_cv", Float, Serving, "prompt-length spread (cv): p99s, length-biased attention")
         .bounds(LENGTH_CV)
         .default("0.0")
         .serving("input_tokens_cv")
         .on(SERVE),
-    input("output_tokens_cv", Float, Serving, "spread of output lengths: coefficient of variation (log-normal)")
+    input("output_tokens_cv", Float, Serving, "output-length spread (cv): p99s, length-biased context")
         .bounds(LENGTH_CV)
         .default("0.0")
         .serving("output_tokens_cv")
