@@ -77,6 +77,8 @@ INFERENCE_BAD: dict[str, list[str]] = {
     "--input-tokens": ["0", "-1", "nan", "inf", "x"],
     "--output-tokens": ["0", "-1", "nan", "x"],
     "--output-tokens-cv": ["-1", "11", "nan"],
+    "--requests": ["-1", "x", "1.5"],
+    "--max-output-tokens": ["-1", "x", "999"],
     "--quantization": ["fp4", "int8"],
     "--kv-cache-dtype": ["fp4", "int8"],
     "--kv-cache-fraction": ["0", "1.5", "x"],

@@ -92,6 +92,24 @@ def _attention_format(inputs: dict[str, Any]) -> str:
     return "" if own in ("same", inputs["quantization"]) else f" (attention {own})"
 
 
+def _job_lines(i: dict[str, Any], m: dict[str, Any]) -> list[str]:
+    """The finite job's line, where `requests` asks for one."""
+    if not i.get("requests") or not m["job_time_s"]:
+        return []
+    steady = i["requests"] * i["output_tokens"] / m["output_tokens_per_s"] if m["output_tokens_per_s"] else 0.0
+    return [
+        f"job of {i['requests']:,} requests: {_duration(m['job_time_s'])} "
+        f"({m['job_output_tokens_per_s']:,.0f} output tokens/s; the steady state would take {_duration(steady)}), "
+        f"{_duration(m['job_drain_s'])} of it draining the last batch"
+    ]
+
+
+def _duration(seconds: float) -> str:
+    if seconds >= 3600:
+        return f"{seconds / 3600:,.2f} h"
+    return f"{seconds / 60:,.1f} min" if seconds >= 60 else f"{seconds:,.1f} s"
+
+
 def render(r: ServingResult) -> str:
     """The text of one serving evaluation."""
     i, m = r.inputs, r.metrics
@@ -115,6 +133,7 @@ def render(r: ServingResult) -> str:
         f"{m['requests_per_s']:,.2f} requests/s",
         f"${m['cost_usd_per_million_tokens']:,.3f} per million output tokens (${m['cost_usd_per_hour']:,.2f} an hour, "
         f"{i['cost_mode']})",
+        *_job_lines(i, m),
         "",
         "decode step (one stage)",
     ]

@@ -356,6 +356,8 @@ pub fn serving() -> Serving {
         moe_imbalance: 1.0,
         redundant_experts: 0,
         two_batch_overlap: false,
+        requests: 0,
+        max_output_tokens: 0,
     }
 }
 

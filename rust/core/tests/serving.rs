@@ -277,6 +277,64 @@ fn a_prompt_token_attends_over_the_length_biased_prompt() {
     assert!(spread.prefill_tokens_per_s_per_gpu < flat.prefill_tokens_per_s_per_gpu);
 }
 
+/// A decode pool of Llama 3 70B on 8 H100s (prefill served elsewhere) at 256 sequences, fixed lengths 1,000/1,000.
+fn decode_pool_job(requests: u32) -> scalefront_core::serve::ServingEvaluation {
+    let mut cfg = serving_config();
+    (cfg.serving.mode, cfg.serving.prefill_instances, cfg.serving.batch) = (ServingMode::Disaggregated, 0, 256);
+    cfg.serving.requests = requests;
+    serve(&cfg).unwrap()
+}
+
+#[test]
+fn a_job_that_fits_the_batch_runs_every_output_at_the_full_batch() {
+    // 256 requests on 256 slots, every output 1,000 tokens: 1,000 steps at 256 sequences, the context growing from
+    // 1,000 to 2,000. The KV reads are linear in the context, so the steps average the one at 1,500 tokens: the
+    // steady state's TPOT. The job is the drain alone, at the steady throughput.
+    let e = decode_pool_job(256);
+    assert!(close(e.job.time_s, 1_000.0 * e.tpot_s, 1e-3), "{} vs {}", e.job.time_s, 1_000.0 * e.tpot_s);
+    assert_eq!(e.job.drain_s, e.job.time_s);
+    assert!(close(e.job.output_tokens_per_s, e.output_tokens_per_s, 1e-3));
+    // Without requests there is no job.
+    assert_eq!(decode_pool_job(0).job, scalefront_core::serve::Job::default());
+}
+
+#[test]
+fn a_larger_job_drains_its_last_batch_at_a_falling_batch() {
+    // 512 requests on 256 slots: when the queue empties, the running outputs are at uniform points of their 1,000
+    // tokens, 500 left on average: 128,000 tokens drain, and the other 384,000 run at the steady 256 / TPOT, in
+    // 1,500 TPOTs. The drain's 1,000 steps shrink from 256 sequences to one: each no longer than a full step at
+    // the longest context and no shorter than a one-sequence step, so the job's throughput is below the steady one.
+    let e = decode_pool_job(512);
+    assert!(close(e.job.time_s - e.job.drain_s, 1_500.0 * e.tpot_s, 1e-3), "{}", e.job.time_s - e.job.drain_s);
+    let one = decode_pool_job(1).job.time_s; // one sequence's 1,000 steps
+    assert!(e.job.drain_s > one && e.job.drain_s < 1_000.0 * e.tpot_s * 2_500.0 / 1_500.0, "{}", e.job.drain_s);
+    assert!(e.job.output_tokens_per_s < e.output_tokens_per_s);
+    assert!(close(e.job.output_tokens_per_s, 512.0 * 1_000.0 / e.job.time_s, 1e-12));
+}
+
+#[test]
+fn a_long_tail_of_outputs_lengthens_the_drain_and_a_cap_bounds_it() {
+    // The same mean output with spread: the drain waits for the longest outputs, so a cv of 1 drains longer than
+    // fixed lengths, longer without a cap than with one at 5,000 tokens; a job of many batches loses less of its
+    // throughput to the drain than one of few.
+    let job = |requests: u32, cv: f64, cap: u32| {
+        let mut cfg = serving_config();
+        (cfg.serving.batch, cfg.serving.requests) = (256, requests);
+        (cfg.serving.output_tokens_cv, cfg.serving.max_output_tokens) = (cv, cap);
+        serve(&cfg).unwrap()
+    };
+    let (fixed, spread, capped) = (job(4_096, 0.0, 0), job(4_096, 1.0, 0), job(4_096, 1.0, 5_000));
+    assert!(spread.job.drain_s > capped.job.drain_s && capped.job.drain_s > fixed.job.drain_s);
+    assert!(spread.job.output_tokens_per_s < capped.job.output_tokens_per_s);
+    let share = |e: &scalefront_core::serve::ServingEvaluation| e.job.output_tokens_per_s / e.output_tokens_per_s;
+    assert!(share(&job(65_536, 1.0, 5_000)) > share(&capped));
+    // A cap below the mean output cannot be: one line naming it.
+    let mut bad = serving_config();
+    bad.serving.max_output_tokens = 999;
+    let err = serve(&bad).unwrap_err();
+    assert_eq!(err.field(), "max_output_tokens");
+}
+
 #[test]
 fn a_prompt_shares_its_step_with_the_steady_states_other_prompts() {
     // Co-located, 1,000 tokens in and 10 out: to keep the batch full each step carries b x 100 prompt tokens (b =

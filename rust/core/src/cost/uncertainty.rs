@@ -116,6 +116,11 @@ pub fn expected_max_of_normals(n: f64) -> f64 {
     inverse_normal_cdf((n - 0.375) / (n + 0.25))
 }
 
+/// The standard normal distribution function: Phi(z) = erfc(-z / sqrt 2) / 2.
+pub fn normal_cdf(z: f64) -> f64 {
+    0.5 * statrs::function::erf::erfc(-z / std::f64::consts::SQRT_2)
+}
+
 /// Phi^-1(p) for 0 < p < 1 by Acklam's rational approximation (relative error < 1.2e-9; P. J. Acklam, "An
 /// algorithm for computing the inverse normal cumulative distribution function", 2003).
 pub fn inverse_normal_cdf(p: f64) -> f64 {

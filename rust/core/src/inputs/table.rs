@@ -10,17 +10,11 @@ use super::Group::{Cluster, Cost, Parallelism, Serving, Software, Sweep, Workloa
 use super::Missing::{Default, Required};
 use super::ParamKind::{Count, Enum, Flag, Float, Id, Level, Model, Overlap, Prices, Ratio, Tokens};
 use super::{input, set, Bounds, Choices, Core, Form, Group, Param, Table};
-use crate::decision::montecarlo::Section;
-use crate::decision::roi::{DesignRule, Payback};
-use crate::figures::{CatalogSection, CatalogUnit, FigureKind};
-use crate::hardware::{CollectiveTuner, Forwarding, Generation, LoadBalancing, RailPlanes, TopologyKind};
 use crate::names::EnumInfo;
-use crate::network::collectives::Collective;
-use crate::prices::{CostMode, FacilityMode};
+use crate::prices::CostMode;
 use crate::serve::{AttentionQuantization, KvAdmission, KvCacheDtype, Quantization, ServingMode};
 use crate::step::modules::RecomputeModule;
 use crate::step::parallelism::{AttentionKernel, Dispatcher, GradDtype, Precision, Recompute};
-use crate::sweep::Axis;
 
 pub use crate::bounds::MAX_COUNT;
 
@@ -437,6 +431,16 @@ pub const PARAMS: &[Param] = &[
         .default("false")
         .serving("two_batch_overlap")
         .on(SERVE),
+    size("requests", Serving, "a finite job of this many requests at once (job_* metrics); 0 = steady state only")
+        .unit("requests")
+        .default("0")
+        .serving("requests")
+        .on(SERVE),
+    size("max_output_tokens", Serving, "the engine's cap on a request's output, bounding a job's drain; 0 = none")
+        .unit("tokens")
+        .default("0")
+        .serving("max_output_tokens")
+        .on(SERVE),
     size("training_months", Cost, "months of the life the cluster trains before it serves the rest (roi)")
         .unit("months")
         .default("12")
@@ -463,35 +467,4 @@ pub const PARAMS: &[Param] = &[
         LIST,
         Default("[\"fabric\"]"),
     ),
-];
-
-/// Every named enum of the core (a test holds the list complete), for the bindings' `enums()`.
-pub const ENUMS: &[EnumInfo] = &[
-    Recompute::INFO,
-    RecomputeModule::INFO,
-    GradDtype::INFO,
-    Dispatcher::INFO,
-    AttentionKernel::INFO,
-    Precision::INFO,
-    CostMode::INFO,
-    FacilityMode::INFO,
-    Axis::INFO,
-    DesignRule::INFO,
-    Payback::INFO,
-    Section::INFO,
-    Collective::INFO,
-    ServingMode::INFO,
-    Quantization::INFO,
-    AttentionQuantization::INFO,
-    KvCacheDtype::INFO,
-    KvAdmission::INFO,
-    Generation::INFO,
-    LoadBalancing::INFO,
-    Forwarding::INFO,
-    CollectiveTuner::INFO,
-    TopologyKind::INFO,
-    RailPlanes::INFO,
-    CatalogSection::INFO,
-    FigureKind::INFO,
-    CatalogUnit::INFO,
 ];

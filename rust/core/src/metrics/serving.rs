@@ -145,6 +145,25 @@ pub const SERVING_METRICS: &[Metric<ServingEvaluation>] = &[
         .memory
         .kv_bytes_per_token),
     metric!("hbm_bytes", "bytes", Float, Memory, "the GPU's HBM", |e| e.memory.hbm_bytes),
+    metric!(
+        "job_time_s",
+        "s",
+        Float,
+        Serving,
+        "a job of `requests` requests, first prompt to last token (0: none)",
+        |e| e.job.time_s
+    ),
+    metric!("job_drain_s", "s", Float, Serving, "of job_time_s: the batch draining once the queue is empty", |e| e
+        .job
+        .drain_s),
+    metric!(
+        "job_output_tokens_per_s",
+        "tokens/s",
+        Float,
+        Serving,
+        "the job's output tokens over job_time_s, whole cluster (0: no job)",
+        |e| e.job.output_tokens_per_s
+    ),
     metric!("it_power_w", "W", Float, Cluster, "IT power of the cluster", |e| e.it_power_w),
     metric!("capex_usd", "USD", Float, Cluster, "servers, network, spares, installation", |e| e.capex_usd),
 ];

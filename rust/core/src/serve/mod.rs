@@ -20,6 +20,7 @@
 
 mod cluster;
 mod comm;
+mod job;
 mod layout;
 mod memory;
 mod schedule;
@@ -32,6 +33,7 @@ use crate::prices::Prices;
 use crate::step::workload::TransformerSpec;
 
 pub use cluster::ServingCluster;
+pub use job::Job;
 pub use layout::ServingLayout;
 pub use memory::{kv_bytes_per_token, weight_bytes, ServingMemory};
 pub use schedule::evaluate_layout;
@@ -146,6 +148,10 @@ pub struct Serving {
     pub redundant_experts: u32,
     /// Two micro-batches per step, one's all-to-all hidden behind the other's compute (DeepSeek, SGLang).
     pub two_batch_overlap: bool,
+    /// Requests of a finite job submitted at once (`job`); 0 = the steady state only.
+    pub requests: u32,
+    /// The engine's cap on a request's output tokens (its max_tokens), bounding the job's drain; 0 = none.
+    pub max_output_tokens: u32,
 }
 
 impl Serving {
@@ -191,6 +197,10 @@ impl Serving {
             if v == 0 {
                 return Err(ConfigError::ZeroDegree { field });
             }
+        }
+        let cap = self.max_output_tokens as f64;
+        if cap > 0.0 && cap < self.output_tokens {
+            return bad("max_output_tokens", cap, "0 (no cap) or at least output_tokens");
         }
         if self.prefill_instances == 0 && self.decode_instances == 0 {
             return Err(ConfigError::ZeroDegree { field: "decode_instances" });
@@ -285,6 +295,8 @@ pub struct ServingEvaluation {
     pub cost_usd_per_million_tokens: f64,
     pub it_power_w: f64,
     pub capex_usd: f64,
+    /// A finite job of `Serving::requests` (all zero without one).
+    pub job: Job,
 }
 
 /// Evaluate one serving configuration. Figures are checked; an impossible layout is the error. Never panics.

@@ -18,6 +18,7 @@ use crate::error::ConfigError;
 use crate::network::placement::GroupPlacement;
 use crate::step::compute::ACTIVATION_BYTES;
 
+use super::job::job;
 use super::layout::{PhaseLayout, ServingLayout};
 use super::memory::{kv_bytes_per_token, memory, stage_layers};
 use super::step::{step_time, StepWork};
@@ -49,7 +50,7 @@ pub fn length_biased_mean(mean: f64, cv: f64) -> f64 {
 }
 
 /// Mean context of a running sequence: its prompt and the output it has generated so far (length-biased).
-fn running_context(s: &Serving) -> f64 {
+pub(super) fn running_context(s: &Serving) -> f64 {
     s.input_tokens + length_biased_mean(s.output_tokens, s.output_tokens_cv) / 2.0
 }
 
@@ -92,11 +93,15 @@ pub fn evaluate_layout(c: &ServingCluster, s: &Serving) -> Result<ServingEvaluat
     };
     e.max_batch = max_batch;
     e.memory = mem;
-    Ok(finish(c, &layout, s, e))
+    let mut e = finish(c, &layout, s, e);
+    if s.requests > 0 {
+        e.job = job(c, &layout, s, &e);
+    }
+    Ok(e)
 }
 
 /// A step of the whole instance: pp stage steps and the pp - 1 sends of the step's hidden states between them.
-fn instance_step_s(c: &ServingCluster, p: &PhaseLayout, stage: &StepTime, tokens: f64) -> f64 {
+pub(super) fn instance_step_s(c: &ServingCluster, p: &PhaseLayout, stage: &StepTime, tokens: f64) -> f64 {
     let send = c.links().send_time_s(tokens * c.model.hidden as f64 * ACTIVATION_BYTES, &p.pp_group);
     p.pp as f64 * stage.total_s() + (p.pp - 1) as f64 * send
 }

@@ -31,6 +31,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64};
 
+pub use crate::cost::uncertainty::normal_cdf;
 use crate::evaluate::Config;
 use crate::figures;
 use crate::named_enum;
@@ -218,11 +219,6 @@ impl UncertainInput {
         let own = (1.0 - self.loadings.iter().map(|l| l.loading * l.loading).sum::<f64>()).max(0.0).sqrt();
         normal_cdf(shared + own * normal_quantile(u))
     }
-}
-
-/// The standard normal distribution function: Phi(z) = erfc(-z / sqrt 2) / 2.
-pub fn normal_cdf(z: f64) -> f64 {
-    0.5 * statrs::function::erf::erfc(-z / std::f64::consts::SQRT_2)
 }
 
 /// The standard normal quantile: Phi^-1(u) = -sqrt 2 erfc^-1(2u), with u kept inside (0, 1) so that no draw is
