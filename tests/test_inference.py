@@ -78,10 +78,36 @@ def test_a_larger_batch_trades_latency_for_throughput():
         (["--attention-quantization", "fp4"], ["attention_quantization fp4"]),
         (["--ep", "8"], ["ep = 8"]),
         (["--slo", "tpot_s<=0.05"], ["--slo goes with --scenario"]),
+        (["--max-output-tokens", "999"], ["max_output_tokens = 999", "at least output_tokens"]),
     ],
 )
 def test_bad_serving_inputs_are_one_line_naming_the_input(capsys, argv, mentions):
     assert_one_line_error(*run(["inference", *argv], capsys), *mentions)
+
+
+def test_a_job_is_printed_beside_the_steady_state_and_its_figures_hold_together(capsys):
+    # 4,096 requests of 1,000 +- 100% output tokens, capped at 5,000: the job outlasts what the steady state would
+    # take for them by the drain; its throughput is its tokens over its time.
+    m = serve_model(batch=256, requests=4_096, output_tokens_cv=1.0, max_output_tokens=5_000).metrics
+    assert 0 < m["job_drain_s"] < m["job_time_s"]
+    assert m["job_output_tokens_per_s"] == pytest.approx(4_096 * 1_000 / m["job_time_s"], rel=1e-12)
+    assert m["job_time_s"] > 4_096 * 1_000 / m["output_tokens_per_s"]
+    assert serve_model(batch=256).metrics["job_time_s"] == 0  # no requests: no job
+    argv = [
+        "inference",
+        "--batch",
+        "256",
+        "--requests",
+        "4096",
+        "--output-tokens-cv",
+        "1",
+        "--max-output-tokens",
+        "5000",
+    ]
+    code, out, _ = run(argv, capsys)
+    assert code == 0 and "job of 4,096 requests: " in out and "of it draining the last batch" in out
+    code, out, _ = run(["inference", "--batch", "256"], capsys)
+    assert code == 0 and "job of" not in out
 
 
 def test_attention_in_its_own_format_is_shown_and_costs_bytes(capsys):
