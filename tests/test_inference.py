@@ -151,6 +151,22 @@ def test_a_scenario_gives_one_frontier_per_fabric_within_the_slo(tmp_path, capsy
     assert "16 x h100-sxm (nvlink4-8) over ib-ndr" in out and "over roce-400g" in out
 
 
+def test_a_job_scenario_trades_the_jobs_time_and_needs_its_requests(tmp_path, capsys):
+    # With [serving] requests the frontier can trade the job's time (shown in minutes); without, a job's metric
+    # as an objective is one line saying what it needs.
+    path = tmp_path / "job.toml"
+    base = '[serving]\nmodel = "llama3-70b"\ngpu = "h100-sxm"\ngpus = 16\ntp = [2, 4, 8]\nbatch = [0, 64]\n'
+    path.write_text(base + "requests = 100000\noutput_tokens_cv = 1.0\nmax_output_tokens = 8000\n")
+    code, out, err = run(["inference", "--scenario", str(path), "--objectives", "job_time_s,tpot_s"], capsys)
+    assert code == 0, err
+    assert "on the frontier of job_time_s, tpot_s" in out and "job min" in out
+    points = run_serving_sweep(read_serving_scenario(path))[0].points
+    assert points and all(p["job_time_s"] > 100_000 * 1_000 / p["output_tokens_per_s"] for p in points)
+    path.write_text(base)
+    for argv in (["--objectives", "job_time_s,tpot_s"], ["--slo", "job_time_s<=3600"]):
+        assert_one_line_error(*run(["inference", "--scenario", str(path), *argv], capsys), "job_time_s", "requests")
+
+
 def test_an_slo_nothing_meets_is_an_empty_frontier_with_a_message(tmp_path, capsys):
     path = tmp_path / "s.toml"
     path.write_text(SCENARIO)

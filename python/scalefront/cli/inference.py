@@ -178,11 +178,13 @@ def render_frontier(f: ServingFrontier, objectives: list[str]) -> str:
         f"{_design(f.cluster)}: {f.layouts:,} layouts, {f.evaluated:,} possible, {f.over_slo:,} over the SLOs; "
         f"{len(f.points)} on the frontier of {', '.join(objectives)}"
     )
-    rows = [[label for _, label, _ in _COLUMNS]]
+    # A finite job's time where the scenario runs one (`requests`).
+    columns = _COLUMNS + ((("job_time_s", "job min", "{:,.1f}"),) if any(p["job_time_s"] for p in f.points) else ())
+    rows = [[label for _, label, _ in columns]]
     ordered = sorted(f.points, key=lambda p: -p["output_tokens_per_s_per_gpu"])
     for p in ordered:
-        scale = {"ttft_s": 1e3, "tpot_s": 1e3}
-        rows.append([fmt.format(p[k] * scale[k] if k in scale else p[k]) for k, _, fmt in _COLUMNS])
-    widths = [max(len(r[c]) for r in rows) for c in range(len(_COLUMNS))]
+        scale = {"ttft_s": 1e3, "tpot_s": 1e3, "job_time_s": 1 / 60}
+        rows.append([fmt.format(p[k] * scale[k] if k in scale else p[k]) for k, _, fmt in columns])
+    widths = [max(len(r[c]) for r in rows) for c in range(len(columns))]
     table = ["  ".join(cell.rjust(w) for cell, w in zip(r, widths, strict=True)) for r in rows]
     return "\n".join([head, *table]) if ordered else head

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scalefront._core import serve_axes, serve_sweep
+from scalefront.errors import UsageError
 from scalefront.inputs.catalog.loader import Catalog, builtin_catalog
 from scalefront.inputs.scenario.serving import CLUSTER_KEYS, ServingScenario
 from scalefront.inputs.serving import serving_config, serving_inputs
@@ -45,6 +46,7 @@ def run_serving_sweep(
 ) -> list[ServingFrontier]:
     """One frontier per cluster design, in the scenario's order (`slos` add to the scenario's)."""
     cat = catalog or builtin_catalog()
+    _check_job_metrics(scenario, slos or [])
     out = []
     for cluster in scenario.clusters:
         first = {k: v[0] for k, v in scenario.axes.items()}
@@ -63,6 +65,14 @@ def run_serving_sweep(
             )
         )
     return out
+
+
+def _check_job_metrics(scenario: ServingScenario, slos: list[tuple[str, str, float]]) -> None:
+    """A job's metrics are 0 without a job: as an objective or an SLO they need `requests`."""
+    named = [*scenario.objectives, *(name for name, _, _ in [*scenario.slos, *slos])]
+    job = next((n for n in named if n.startswith("job_")), None)
+    if job and not scenario.fixed.get("requests") and "requests" not in scenario.axes:
+        raise UsageError(f"{job}: a finite job's metric needs [serving] requests (0, the default, is no job)")
 
 
 def frontiers_csv(frontiers: list[ServingFrontier]) -> str:

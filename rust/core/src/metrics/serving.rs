@@ -151,7 +151,8 @@ pub const SERVING_METRICS: &[Metric<ServingEvaluation>] = &[
         Float,
         Serving,
         "a job of `requests` requests, first prompt to last token (0: none)",
-        |e| e.job.time_s
+        |e| e.job.time_s,
+        Minimise
     ),
     metric!("job_drain_s", "s", Float, Serving, "of job_time_s: the batch draining once the queue is empty", |e| e
         .job
@@ -162,7 +163,8 @@ pub const SERVING_METRICS: &[Metric<ServingEvaluation>] = &[
         Float,
         Serving,
         "the job's output tokens over job_time_s, whole cluster (0: no job)",
-        |e| e.job.output_tokens_per_s
+        |e| e.job.output_tokens_per_s,
+        Maximise
     ),
     metric!("it_power_w", "W", Float, Cluster, "IT power of the cluster", |e| e.it_power_w),
     metric!("capex_usd", "USD", Float, Cluster, "servers, network, spares, installation", |e| e.capex_usd),
