@@ -59,13 +59,14 @@ def test_every_judged_and_calibration_row_is_evaluated(checks):
     ]
 
 
-def test_the_judged_median_is_within_its_gate(checks):
-    # Issue 23's gates, written before the measurement: median |error| <= 15%, worst <= 40%. The worst is not met
-    # (docs/validation.md and docs/serving.md say which rows and why); the median is, and must stay so.
+def test_the_judged_rows_are_within_their_gates(checks):
+    # Issue 23's gates, written before the measurement: median |error| <= 15%, worst <= 40%. Both are met since
+    # 2026-11-27 (docs/serving.md says by what) and must stay so.
     assert validation.SERVING_MEDIAN_LIMIT_PCT == 15.0 and validation.SERVING_WORST_LIMIT_PCT == 40.0
     errors = [abs(c.error) for c in validation.judged_serving(checks)]
-    assert len(errors) >= 40
+    assert len(errors) >= 60
     assert statistics.median(errors) * 100 <= validation.SERVING_MEDIAN_LIMIT_PCT
+    assert max(errors) * 100 <= validation.SERVING_WORST_LIMIT_PCT
 
 
 def test_the_calibrated_efficiency_brings_its_rows_to_a_geometric_mean_of_one(checks):
