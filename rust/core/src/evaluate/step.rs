@@ -134,8 +134,7 @@ fn micro_batch_time(
     let (cp_exposed_s, cp_hidden_s) = exposed_and_hidden(cp_s, 1.0, attention_window_s);
     // EP: dispatch and combine per pass (a third where the MoE block is rerun), hidden behind MoE compute not
     // already hiding TP or CP traffic (one compute budget: the same GEMMs cannot hide two transfers' worth twice).
-    let moe_rerun =
-        par.recompute == Recompute::Selective && c.training.recompute_modules.contains(RecomputeModule::Moe);
+    let moe_rerun = reruns(c, par, RecomputeModule::Moe);
     let passes = if par.recompute == Recompute::Full || moe_rerun { 3.0 } else { 2.0 };
     let ep_s = moe_layers * 2.0 * passes * s.ep_dispatch_s;
     let ep_window_s =
@@ -159,10 +158,13 @@ fn micro_batch_time(
 /// (dense, MoE) layers whose MLP half selective recomputation reruns by the run's modules (`mlp` on dense layers,
 /// `moe` on MoE layers): the MLP's tensor-parallel collectives run again with it (`TpComm::mlp_pass_s`).
 fn mlp_reruns(c: &ClusterStage, par: &Parallelism, dense_layers: f64, moe_layers: f64) -> [f64; 2] {
-    let modules = c.training.recompute_modules;
-    let selective = par.recompute == Recompute::Selective;
-    let count = |m: RecomputeModule, layers: f64| if selective && modules.contains(m) { layers } else { 0.0 };
+    let count = |m: RecomputeModule, layers: f64| if reruns(c, par, m) { layers } else { 0.0 };
     [count(RecomputeModule::Mlp, dense_layers), count(RecomputeModule::Moe, moe_layers)]
+}
+
+/// Whether selective recomputation reruns module `m` in this run (it names the module).
+fn reruns(c: &ClusterStage, par: &Parallelism, m: RecomputeModule) -> bool {
+    par.recompute == Recompute::Selective && c.training.recompute_modules.contains(m)
 }
 
 /// Forward and backward, and recomputation, of `dense_layers` dense and `moe_layers` MoE layers of the given kinds:
