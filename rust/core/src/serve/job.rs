@@ -21,17 +21,35 @@ use super::{Serving, ServingCluster, ServingEvaluation, ServingMode};
 /// the batch falls fastest, and at a fixed length's cliff).
 const DRAIN_NODES: usize = 32;
 
-/// The output length: log-normal (mean, cv), capped at `cap` (0 = none).
+/// The output length: log-normal (mean, cv), capped at `cap` (0 = none), with what every evaluation of its
+/// tail needs worked out once.
 #[derive(Clone, Copy, Debug)]
 struct Length {
     mean: f64,
     cv: f64,
     cap: f64,
+    /// The log-normal's s^2 = ln(1 + cv^2) and s.
+    s2: f64,
+    s: f64,
+    /// E[(X - cap)+]: the uncapped mean beyond the cap (0 without one).
+    beyond_cap: f64,
+    /// E[L] = E[min(X, cap)].
+    capped_mean: f64,
 }
 
 impl Length {
+    fn new(mean: f64, cv: f64, cap: f64) -> Self {
+        let s2 = (1.0 + cv * cv).ln();
+        let mut l = Length { mean, cv, cap, s2, s: s2.sqrt(), beyond_cap: 0.0, capped_mean: 0.0 };
+        if cap > 0.0 {
+            l.beyond_cap = l.excess_uncapped(cap);
+        }
+        l.capped_mean = l.excess(0.0);
+        l
+    }
+
     fn of(s: &Serving) -> Self {
-        Length { mean: s.output_tokens, cv: s.output_tokens_cv, cap: s.max_output_tokens as f64 }
+        Length::new(s.output_tokens, s.output_tokens_cv, s.max_output_tokens as f64)
     }
 
     fn capped(&self, k: f64) -> bool {
@@ -43,7 +61,7 @@ impl Length {
         if self.cv <= 0.0 || k <= 0.0 {
             return (self.mean - k).max(0.0);
         }
-        let s = (1.0 + self.cv * self.cv).ln().sqrt();
+        let s = self.s;
         let d1 = ((self.mean / k).ln() + s * s / 2.0) / s;
         (self.mean * normal_cdf(d1) - k * normal_cdf(d1 - s)).max(0.0)
     }
@@ -53,8 +71,7 @@ impl Length {
         if self.capped(k) {
             return 0.0;
         }
-        let beyond_cap = if self.cap > 0.0 { self.excess_uncapped(self.cap) } else { 0.0 };
-        (self.excess_uncapped(k) - beyond_cap).max(0.0)
+        (self.excess_uncapped(k) - self.beyond_cap).max(0.0)
     }
 
     /// P(L > k).
@@ -65,8 +82,7 @@ impl Length {
         if self.cv <= 0.0 || k <= 0.0 {
             return if k < self.mean { 1.0 } else { 0.0 };
         }
-        let s2 = (1.0 + self.cv * self.cv).ln();
-        normal_cdf(-((k / self.mean).ln() + s2 / 2.0) / s2.sqrt())
+        normal_cdf(-((k / self.mean).ln() + self.s2 / 2.0) / self.s)
     }
 }
 
@@ -85,7 +101,7 @@ impl Drain {
         if self.fresh {
             self.length.survival(k)
         } else {
-            self.length.excess(k) / self.length.excess(0.0)
+            self.length.excess(k) / self.length.capped_mean
         }
     }
 
@@ -208,7 +224,7 @@ mod tests {
     use super::*;
 
     fn length(mean: f64, cv: f64, cap: f64) -> Length {
-        Length { mean, cv, cap }
+        Length::new(mean, cv, cap)
     }
 
     #[test]
