@@ -123,11 +123,13 @@ RUST_CORE = Path(__file__).resolve().parents[1] / "rust" / "core" / "src"
 def _rust_groups(root: Path) -> dict[str, set[str]]:
     """Which top-level groups of the Rust core (step, network, cost, evaluate, ...) each group's non-test code
     names through `crate::` (comments stripped; a file's `#[cfg(test)]` module ends it, by the crate's
-    convention; macros are not groups)."""
+    convention, and a `tests.rs` file is such a module moved out of its parent; macros are not groups)."""
     import re
 
     edges: dict[str, set[str]] = {}
     for path in sorted(root.rglob("*.rs")):
+        if path.name == "tests.rs":
+            continue
         group = path.relative_to(root).parts[0].removesuffix(".rs")
         code = path.read_text(encoding="utf-8").split("\n#[cfg(test)]", 1)[0]
         code = re.sub(r"//.*", "", code)
@@ -140,6 +142,13 @@ def test_the_rust_core_s_subsystems_import_only_downwards():
     edges = _rust_groups(RUST_CORE)
     assert {"step", "network", "cost", "evaluate", "decision", "sweep"} <= set(edges)
     assert _circles(edges) == []
+
+
+def test_a_rust_tests_file_is_a_test_only_module():
+    """The import check skips `tests.rs` files: each must be its parent's `#[cfg(test)] mod tests;`."""
+    for path in RUST_CORE.rglob("tests.rs"):
+        parent = path.parent / "mod.rs"
+        assert "#[cfg(test)]\nmod tests;" in parent.read_text(encoding="utf-8"), path
 
 
 def test_rust_group_circles_are_found(tmp_path):

@@ -11,6 +11,7 @@ use crate::step::memory::MemoryPerGpu;
 use crate::step::parallelism::{check_schedule, Overlap, Parallelism, Recompute, Training};
 use crate::step::workload::TransformerSpec;
 
+mod ep_overlap;
 mod stage_comm;
 mod stages;
 mod step;

@@ -9,6 +9,7 @@ use crate::step::compute::LayerForward;
 use crate::step::modules::RecomputeModule;
 use crate::step::parallelism::{Overlap, Parallelism, Recompute, StageSplit};
 
+use super::ep_overlap::{unpaired_share, PairedLayer};
 use super::stages::{ClusterStage, LayoutStage};
 use super::zero3::{zero3_gathers, zero3_list_host_s};
 use super::{
@@ -132,14 +133,16 @@ fn micro_batch_time(
     let attention_window_s = dense_layers * (dense.attention_s + dense.attention_backward_s)
         + moe_layers * (moe.attention_s + moe.attention_backward_s);
     let (cp_exposed_s, cp_hidden_s) = exposed_and_hidden(cp_s, 1.0, attention_window_s);
-    // EP: dispatch and combine per pass (a third where the MoE block is rerun), hidden behind MoE compute not
-    // already hiding TP or CP traffic (one compute budget: the same GEMMs cannot hide two transfers' worth twice).
+    // EP: dispatch and combine per pass (a third where the MoE block is rerun), hidden as a paired forward and
+    // backward allow (`ep_hideable_s`) and within MoE compute not already hiding TP or CP traffic (one compute
+    // budget: the same GEMMs cannot hide two transfers' worth twice).
     let moe_rerun = reruns(c, par, RecomputeModule::Moe);
     let passes = if par.recompute == Recompute::Full || moe_rerun { 3.0 } else { 2.0 };
     let ep_s = moe_layers * 2.0 * passes * s.ep_dispatch_s;
     let ep_window_s =
         (moe_layers * moe.forward_backward_s()).min(compute_s + recompute_s - tp_hidden_s - cp_hidden_s).max(0.0);
-    let (ep_exposed_s, ep_hidden_s) = exposed_and_hidden(ep_s, overlap.ep, ep_window_s);
+    let ep_hidden_s = (overlap.ep * ep_hideable_s(s, par, moe_layers, passes)).min(ep_window_s).min(ep_s);
+    let ep_exposed_s = ep_s - ep_hidden_s;
     MicroBatch {
         compute_s,
         recompute_s,
@@ -155,6 +158,22 @@ fn micro_batch_time(
     }
 }
 
+/// Of one micro-batch's EP traffic on the stage, what can hide at full overlap: in the passes the schedule pairs
+/// (all but the warm-up and cool-down ones), what each layer's forward and backward hide as a pair (`ep_overlap`);
+/// a rerun forward's dispatch and combine where compute is left (the window `micro_batch_time` caps it to).
+fn ep_hideable_s(s: &LayoutStage, par: &Parallelism, moe_layers: f64, passes: f64) -> f64 {
+    let moe = &s.moe;
+    let (forward_s, backward_s) = (moe.total_s(), moe.forward_backward_s() - moe.total_s());
+    let layer = PairedLayer {
+        pre_dispatch_s: forward_s - moe.experts_s,
+        experts_s: moe.experts_s,
+        pre_dispatch_backward_s: backward_s - 2.0 * moe.experts_s,
+        all_to_all_s: s.ep_dispatch_s,
+    };
+    let paired = 1.0 - unpaired_share(par.pp, par.vpp, s.layout.micro_batches);
+    moe_layers * (paired * layer.hidden_s() + (passes - 2.0) * 2.0 * s.ep_dispatch_s)
+}
+
 /// (dense, MoE) layers whose MLP half selective recomputation reruns by the run's modules (`mlp` on dense layers,
 /// `moe` on MoE layers): the MLP's tensor-parallel collectives run again with it (`TpComm::mlp_pass_s`).
 fn mlp_reruns(c: &ClusterStage, par: &Parallelism, dense_layers: f64, moe_layers: f64) -> [f64; 2] {
@@ -168,7 +187,7 @@ fn reruns(c: &ClusterStage, par: &Parallelism, m: RecomputeModule) -> bool {
 }
 
 /// Forward and backward, and recomputation, of `dense_layers` dense and `moe_layers` MoE layers of the given kinds:
-/// 2x forward for GEMMs and element-wise work, 2.5x for fused attention (compute.rs); selective recomputation reruns
+/// 2x forward for GEMMs and element-wise work, 2.5x for fused attention (step::compute); selective recomputation reruns
 /// what `selective_recompute_s` names, full recomputation the layers' forward.
 fn layers_compute_s(
     [dense, moe]: [&LayerForward; 2],

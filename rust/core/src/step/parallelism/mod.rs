@@ -319,7 +319,8 @@ pub struct Overlap {
     pub tp: f64,
     /// Pipeline sends and receives overlapped with the next micro-batch.
     pub pp: f64,
-    /// Expert all-to-all overlapped with compute of another micro-batch (DeepSeek-V3 DualPipe).
+    /// Expert all-to-all overlapped with compute of another micro-batch, layer by layer (Megatron-Core's combined
+    /// 1F1B, DeepSeek-V3's DualPipe: `evaluate::ep_overlap`).
     pub ep: f64,
 }
 
