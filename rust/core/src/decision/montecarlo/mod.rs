@@ -31,6 +31,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64};
 
+use crate::cost::uncertainty::inverse_normal_cdf;
 pub use crate::cost::uncertainty::normal_cdf;
 use crate::evaluate::Config;
 use crate::figures;
@@ -221,11 +222,10 @@ impl UncertainInput {
     }
 }
 
-/// The standard normal quantile: Phi^-1(u) = -sqrt 2 erfc^-1(2u), with u kept inside (0, 1) so that no draw is
-/// infinite.
+/// The standard normal quantile of a uniform draw (`cost::uncertainty::inverse_normal_cdf`), with u kept inside
+/// (0, 1) so that no draw is infinite.
 pub fn normal_quantile(u: f64) -> f64 {
-    let u = u.clamp(1e-15, 1.0 - 1e-15);
-    -std::f64::consts::SQRT_2 * statrs::function::erf::erfc_inv(2.0 * u)
+    inverse_normal_cdf(u.clamp(1e-15, 1.0 - 1e-15))
 }
 
 /// The standard normal draws of the correlated groups in sample `sample`.
