@@ -1,7 +1,7 @@
 """The scale-out network's bill of materials, as a quote lists it: NIC ports, switches per tier, optical modules
 (NIC-side and twin-port switch-side, as modules), copper DACs where a host link is short enough, fibres, NVLink
 switch trays, then spares, installation, out-of-band management, and support and licences per year, with power.
-The counts come from the Rust core (`rust/core/src/bom.rs`), the same numbers the model prices and counts failures
+The counts come from the Rust core (`rust/core/src/network/bom/`), the same numbers the model prices and counts failures
 with."""
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ value at which the verdict flips, and the samples. `text.verdict(result)` words 
 the terminal report, `report.write_report` the HTML/Markdown one, `result_dict` the `--json` object; `whatif` puts
 the comparison behind the UI's what-if form.
 
-This package only gathers inputs and formats: the Rust core (`rust/core/src/roi.rs`, `montecarlo.rs`,
-`economics.rs`) owns every formula; docs/roi.md works each through by hand. What happens here:
+This package only gathers inputs and formats: the Rust core (`rust/core/src/decision/roi/`, `decision/montecarlo/`,
+`cost/economics.rs`) owns every formula; docs/roi.md works each through by hand. What happens here:
 1. each workload of the scenario is swept once at typical values, over both fabrics; per (fabric, GPU count,
    topology), the fastest few distinct layouts are kept as candidates;
 2. every figure with a `{ low, typical, high }` range in the catalogs becomes an uncertain input (one shared draw

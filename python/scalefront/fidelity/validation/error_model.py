@@ -88,7 +88,7 @@ def render_error_model(regimes: list[Regime], level: float = INTERVAL_LEVEL, col
         "# count validated; how a comparison of two fabrics uses them: scalefront.fidelity.validation.fabric_error.",
         f"level = {level}",
         f"min_rows = {MIN_REGIME_ROWS}",
-        'method = "split-conformal, ln(measured / predicted) step time, by regime (rust/core/src/uncertainty.rs)"',
+        'method = "split-conformal, ln(measured / predicted) step time, by regime (rust/core/src/cost/uncertainty.rs)"',
         f'model_version = "scalefront {__version__}"',
     ]
     for r in regimes:

@@ -134,7 +134,7 @@ The prediction intervals carry this spread: they are fitted on these residuals, 
 and their coverage is checked on source families held out of the fit.
 
 **Collectives.** Judged at every size from 64 KiB on the held-out curves (calibration curves and runs that force an
-algorithm or protocol are shown, not judged). NCCL's cost model (rust/core/src/nccl.rs, NCCL 2.30.7's tuning
+algorithm or protocol are shown, not judged). NCCL's cost model (rust/core/src/network/nccl.rs, NCCL 2.30.7's tuning
 tables): rings and trees each with LL, LL128 and Simple, their bandwidth shares and caps, per-step latency per
 protocol (the fabrics' LL/LL128 savings fitted on named calibration curves), channels opened by size, chunk loops,
 and the trees' (and NVLSTree's) pipeline fill over their network hops; NVLSTree pays NCCL's 20.9 us per network

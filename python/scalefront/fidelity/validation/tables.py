@@ -69,8 +69,8 @@ MEDIAN_LIMIT_PCT = 10.0
 WORST_LIMIT_PCT = 50.0
 MOE_MEDIAN_LIMIT_PCT = 22.0
 #: The collectives' gates, at what the model reaches (docs/validation.md): median from 64 KiB (14.9% with NCCL's
-#: protocols and tree pipeline fill, rust/core/src/nccl.rs; the issue's target of 10% is not reached); median and
-#: worst from 1 GiB (medium sizes on multi-node trees are the known shortfall, see SHORTFALL).
+#: protocols and tree pipeline fill, rust/core/src/network/nccl.rs; the issue's target of 10% is not reached);
+#: median and worst from 1 GiB (medium sizes on multi-node trees are the known shortfall, see SHORTFALL).
 COLLECTIVE_MEDIAN_LIMIT_PCT = 16.0
 COLLECTIVE_LARGE_MEDIAN_LIMIT_PCT = 12.0
 COLLECTIVE_LARGE_WORST_LIMIT_PCT = 50.0
