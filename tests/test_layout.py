@@ -144,6 +144,23 @@ def test_the_rust_core_s_subsystems_import_only_downwards():
     assert _circles(edges) == []
 
 
+def test_the_docs_name_only_core_files_that_exist():
+    """Every path into the Rust core that the docs, docstrings and comments give (rust/core/src/..., a file or a
+    module's folder) exists: a reader following one finds the code."""
+    import re
+
+    root = RUST_CORE.parents[2]
+    texts = [root / name for name in ("README.md", "CONTRIBUTING.md", "data/README.md")]
+    for folder, pattern in (("docs", "*.md"), ("python", "*.py"), ("tui", "*.py"), ("tests", "*.py")):
+        texts += sorted((root / folder).rglob(pattern))
+    missing = []
+    for path in texts:
+        for ref in re.findall(r"rust/core/(?:src|tests)/[A-Za-z0-9_/]+(?:\.rs|/)?", path.read_text(encoding="utf-8")):
+            if not (root / ref).exists():
+                missing.append(f"{path.relative_to(root)}: {ref}")
+    assert missing == []
+
+
 def test_a_rust_tests_file_is_a_test_only_module():
     """The import check skips `tests.rs` files: each must be its parent's `#[cfg(test)] mod tests;`."""
     for path in RUST_CORE.rglob("tests.rs"):

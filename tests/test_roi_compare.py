@@ -1,6 +1,6 @@
 """`scalefront roi`: the fabric comparison a buyer reads (issue 12). Values are worked by hand where the formula is
-simple; the core's own tests (rust/core/src/roi.rs, economics.rs, tests/roi.rs) work the TCO, payback and
-Monte Carlo arithmetic through in full."""
+simple; the core's own tests (rust/core/src/decision/roi/, cost/economics.rs, rust/core/tests/roi.rs) work the TCO,
+payback and Monte Carlo arithmetic through in full."""
 
 from __future__ import annotations
 

@@ -34,7 +34,7 @@ def _degrees(axis: Any, n: int) -> list[int]:
 def layouts(par: dict[str, Any], n: int) -> list[tuple[int, int, int, int, int]]:
     """(tp, pp, dp, cp, ep) of a scenario for n GPUs. dp "search" is n / (tp pp cp); when that is not whole,
     the combination is no configuration of the space, whether tp, pp, cp are searched or listed
-    (rust/core/src/sweep.rs, `factorizations`). A listed dp keeps every combination (mismatches are rejected)."""
+    (rust/core/src/sweep/, `factorizations`). A listed dp keeps every combination (mismatches are rejected)."""
     out = []
     for tp, pp, cp in itertools.product(_degrees(par["tp"], n), _degrees(par["pp"], n), _degrees(par["cp"], n)):
         if par["dp"] == "search":
