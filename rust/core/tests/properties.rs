@@ -503,9 +503,15 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
 
     #[test]
-    fn moe_steps_keep_the_bandwidth_and_overlap_invariants(c in moe_config(), factor in 1.0f64..8.0, more in 0.0f64..=1.0) {
+    fn moe_steps_keep_the_bandwidth_and_overlap_invariants(
+        c in moe_config(),
+        factor in 1.0f64..8.0,
+        more in 0.0f64..=1.0,
+    ) {
         let base = evaluate(&c).unwrap();
-        for faster in [|c: &mut Config, f: f64| c.fabric.link_bytes_per_s *= f, |c: &mut Config, f: f64| c.scale_up.bytes_per_s *= f] {
+        let network = |c: &mut Config, f: f64| c.fabric.link_bytes_per_s *= f;
+        let nvlink = |c: &mut Config, f: f64| c.scale_up.bytes_per_s *= f;
+        for faster in [network, nvlink] {
             let mut fast = c.clone();
             faster(&mut fast, factor);
             prop_assert!(evaluate(&fast).unwrap().step_time_s <= base.step_time_s * (1.0 + 1e-12));
