@@ -105,7 +105,12 @@ proptest! {
         (lb, eff, qps) in mode(), topology in tree(), (gpus, g) in group(), op in op(), bytes in 8f64..1e10,
         fragmentation in 0.0f64..1.0,
     ) {
-        let ecmp = FabricSpec { load_balancing: LoadBalancing::Ecmp, load_balance_efficiency: 1.0, qps_per_connection: qps, ..roce_400g() };
+        let ecmp = FabricSpec {
+            load_balancing: LoadBalancing::Ecmp,
+            load_balance_efficiency: 1.0,
+            qps_per_connection: qps,
+            ..roce_400g()
+        };
         let other = FabricSpec { load_balancing: lb, load_balance_efficiency: eff, ..ecmp.clone() };
         let t = |f: &FabricSpec| collective_s(f, &topology, gpus, g, op, bytes, fragmentation);
         prop_assert!(t(&other) <= t(&ecmp) * (1.0 + 1e-12), "{lb:?} {eff}: {} > {}", t(&other), t(&ecmp));
@@ -131,7 +136,8 @@ proptest! {
         (lb, eff, qps) in mode(), topology in tree(), (gpus, g) in group(), op in op(), bytes in 8f64..1e10,
         more in 1.0f64..4.0, fragmentation in 0.0f64..1.0, worse in 0.0f64..1.0,
     ) {
-        let base = FabricSpec { load_balancing: lb, load_balance_efficiency: eff, qps_per_connection: qps, ..roce_400g() };
+        let base =
+            FabricSpec { load_balancing: lb, load_balance_efficiency: eff, qps_per_connection: qps, ..roce_400g() };
         let t = |f: &FabricSpec, topo: &TopologySpec, frag: f64| collective_s(f, topo, gpus, g, op, bytes, frag);
         let t0 = t(&base, &topology, fragmentation);
         let faster = [

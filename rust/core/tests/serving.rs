@@ -39,8 +39,9 @@ fn the_kv_cache_takes_what_is_left_and_bounds_the_batch() {
     // A running sequence holds 1,000 prompt tokens, 500 of its output on average, half a 32-token page: 1,516.
     let max = (m.kv_cache_bytes / (20_480.0 * 1_516.0)).floor();
     assert_eq!(e.max_batch, max);
-    assert_eq!(e.batch, max); // batch 0: as many as fit
-                              // Reserving the whole output at admission (TensorRT-LLM's default) holds 2,016 tokens a sequence.
+    // batch 0: as many as fit.
+    assert_eq!(e.batch, max);
+    // Reserving the whole output at admission (TensorRT-LLM's default) holds 2,016 tokens a sequence.
     let mut reserve = cfg.clone();
     reserve.serving.kv_admission = KvAdmission::Reserve;
     assert_eq!(serve(&reserve).unwrap().max_batch, (m.kv_cache_bytes / (20_480.0 * 2_016.0)).floor());
