@@ -230,7 +230,8 @@ pub struct LayerForward {
     /// Forward and backward, the time the GPU waits for the host's launches (`FrameworkSpec::moe_host_s`).
     pub host_wait_s: f64,
     /// Of the forward, what runs between a MoE layer's dispatch and combine: the routed experts' GEMMs and
-    /// activation and the token permutation (0 in a dense layer); the rest runs before the dispatch.
+    /// activation and the token permutation (0 in a dense layer); the rest runs before the dispatch. (The alltoall
+    /// dispatcher permutes once before its all-to-all too; all its reorders are counted here, a small share.)
     pub experts_s: f64,
 }
 
