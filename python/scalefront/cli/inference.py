@@ -182,8 +182,8 @@ def render_frontier(f: ServingFrontier, objectives: list[str]) -> str:
     columns = _COLUMNS + ((("job_time_s", "job min", "{:,.1f}"),) if any(p["job_time_s"] for p in f.points) else ())
     rows = [[label for _, label, _ in columns]]
     ordered = sorted(f.points, key=lambda p: -p["output_tokens_per_s_per_gpu"])
+    scale = {"ttft_s": 1e3, "tpot_s": 1e3, "job_time_s": 1 / 60}
     for p in ordered:
-        scale = {"ttft_s": 1e3, "tpot_s": 1e3, "job_time_s": 1 / 60}
         rows.append([fmt.format(p[k] * scale[k] if k in scale else p[k]) for k, _, fmt in columns])
     widths = [max(len(r[c]) for r in rows) for c in range(len(columns))]
     table = ["  ".join(cell.rjust(w) for cell, w in zip(r, widths, strict=True)) for r in rows]

@@ -13,7 +13,7 @@
 use crate::cost::uncertainty::normal_cdf;
 
 use super::layout::{PhaseLayout, ServingLayout};
-use super::schedule::{instance_step_s, running_context};
+use super::schedule::{instance_step_s, lognormal_s2, running_context};
 use super::step::{step_time, StepWork};
 use super::{Serving, ServingCluster, ServingEvaluation, ServingMode};
 
@@ -39,7 +39,7 @@ struct Length {
 
 impl Length {
     fn new(mean: f64, cv: f64, cap: f64) -> Self {
-        let s2 = (1.0 + cv * cv).ln();
+        let s2 = lognormal_s2(cv);
         let mut l = Length { mean, cv, cap, s2, s: s2.sqrt(), beyond_cap: 0.0, capped_mean: 0.0 };
         if cap > 0.0 {
             l.beyond_cap = l.excess_uncapped(cap);

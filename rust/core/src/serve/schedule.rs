@@ -29,13 +29,18 @@ use super::{
 /// The percentile latencies are taken at (MLPerf's servers: p99, loadgen mlperf.conf).
 pub const LATENCY_PERCENTILE: f64 = 0.99;
 
-/// The `q`-quantile of a log-normal length with this mean and coefficient of variation: mean exp(z s - s^2 / 2),
-/// s^2 = ln(1 + cv^2) (log-normal moments).
+/// The variance of the logarithm of a log-normal length with this coefficient of variation: s^2 = ln(1 + cv^2)
+/// (log-normal moments).
+pub(super) fn lognormal_s2(cv: f64) -> f64 {
+    (1.0 + cv * cv).ln()
+}
+
+/// The `q`-quantile of a log-normal length with this mean and coefficient of variation: mean exp(z s - s^2 / 2).
 pub fn lognormal_quantile(mean: f64, cv: f64, q: f64) -> f64 {
     if cv <= 0.0 {
         return mean;
     }
-    let s2 = (1.0 + cv * cv).ln();
+    let s2 = lognormal_s2(cv);
     mean * (inverse_normal_cdf(q) * s2.sqrt() - s2 / 2.0).exp()
 }
 
