@@ -441,3 +441,20 @@ fn one_evaluation_equals_the_staged_sweep_path_for_every_zero_stage() {
     }
     assert_eq!(checked, 24);
 }
+
+/// Overlapped pipeline sends hide behind the next chunk's compute, but the fill's and drain's p - 1 each stay
+/// exposed: an idle stage in the bubble waits for them. The reference layout (pp 4, vpp 5, 1,024 sequences over
+/// dp 32: m = 32) sends 2 (v m + p - 1) = 326 activations a step; overlapped, 2 (p - 1) = 6 of them stay
+/// exposed and 2 v m = 320 hide.
+#[test]
+fn overlapped_pipeline_sends_leave_the_fill_and_drain_exposed() {
+    let mut cfg = reference();
+    cfg.overlap.pp = 0.0;
+    let serial = eval(&cfg);
+    cfg.overlap.pp = 1.0;
+    let overlapped = eval(&cfg);
+    let sends = serial.breakdown.pp_comm_s;
+    assert!(sends > 0.0 && serial.hidden.pp_comm_s == 0.0);
+    assert!((overlapped.breakdown.pp_comm_s / sends - 6.0 / 326.0).abs() < 1e-9, "{:?}", overlapped.breakdown);
+    assert!((overlapped.hidden.pp_comm_s / sends - 320.0 / 326.0).abs() < 1e-9, "{:?}", overlapped.hidden);
+}

@@ -309,14 +309,17 @@ pub(super) fn step_time(
     Step { breakdown, hidden }
 }
 
-/// Pipeline sends: forward and backward per micro-batch and virtual stage, plus the fill and drain; (exposed,
-/// hidden) behind the step's compute.
+/// Pipeline sends, (exposed, hidden): a forward and a backward per micro-batch and virtual stage, which the
+/// schedule may overlap with the next chunk's compute (Megatron-LM's overlap_p2p_comm posts them and waits only
+/// before the chunk that needs them, pipeline_parallel/schedules.py), and the fill's and drain's p - 1 each, which
+/// an idle stage in the bubble waits for whatever the overlap.
 fn pipeline_sends(s: &LayoutStage, par: &Parallelism, overlap: &Overlap, compute_s: f64) -> (f64, f64) {
     if par.pp <= 1 {
         return (0.0, 0.0);
     }
     let (m, p, v) = (s.layout.micro_batches as f64, par.pp as f64, par.vpp as f64);
-    exposed_and_hidden(2.0 * (v * m + p - 1.0) * s.pp_send_s, overlap.pp, compute_s)
+    let (exposed, hidden) = exposed_and_hidden(2.0 * v * m * s.pp_send_s, overlap.pp, compute_s);
+    (exposed + 2.0 * (p - 1.0) * s.pp_send_s, hidden)
 }
 
 /// Data parallelism, (exposed, hidden): gradients reduced once per step (all-reduce; reduce-scatter + all-gather
