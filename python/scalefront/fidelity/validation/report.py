@@ -125,7 +125,7 @@ what the estimates and the software on that GPU leave. What the model does not d
   (SC21's, counting the recomputation), are off as much as the software.
 - **Software generations within one framework family.** Megatron-Core's terms are one fit for NeMo, Megatron-Bridge
   and NVIDIA's MLPerf code from 2023 to 2026; the same GPT-3 175B layout on 512 H100s measured 12.08 s a step in
-  MLPerf v3.0, 11.05 s in v3.1 and 9.49 s in v4.1 (micro-batch 2), against the model's 11.33 / 11.33 / 11.22 s
+  MLPerf v3.0, 11.05 s in v3.1 and 9.49 s in v4.1 (micro-batch 2), against the model's 11.33 / 11.33 / 11.21 s
   (-6% / +3% / +18%); Qwen3-30B on 8-16 B200s at one layout took 0.98 s a micro-batch under NeMo 25.04 and 0.60 s
   under 26.04 (-43% and -16%). A version is not an input.
 - **Interleaved pipelines, sends overlapped.** Megatron-LM (since 2023-10), NeMo, Megatron-Bridge and NVIDIA's MLPerf
