@@ -312,7 +312,8 @@ pub(super) fn step_time(
 /// Pipeline sends, (exposed, hidden): a forward and a backward per micro-batch and virtual stage, which the
 /// schedule may overlap with the next chunk's compute (Megatron-LM's overlap_p2p_comm posts them and waits only
 /// before the chunk that needs them, pipeline_parallel/schedules.py), and the fill's and drain's p - 1 each, which
-/// an idle stage in the bubble waits for whatever the overlap.
+/// an idle stage in the bubble waits for whatever the overlap (the first micro-batch's round trip takes at least
+/// p (T_F + T_B) + 2 (p - 1) T_comm: Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, App. B).
 fn pipeline_sends(s: &LayoutStage, par: &Parallelism, overlap: &Overlap, compute_s: f64) -> (f64, f64) {
     if par.pp <= 1 {
         return (0.0, 0.0);
