@@ -317,7 +317,8 @@ pub struct Overlap {
     pub dp: f64,
     /// Tensor-parallel collectives overlapped with the GEMMs (Transformer Engine userbuffers).
     pub tp: f64,
-    /// Pipeline sends and receives overlapped with the next micro-batch.
+    /// Pipeline sends and receives overlapped with the next chunk's compute (Megatron-LM's overlap_p2p_comm); the
+    /// fill's and drain's stay exposed whatever the share (`evaluate::step::pipeline_sends`).
     pub pp: f64,
     /// Expert all-to-all overlapped with compute of another micro-batch, layer by layer (Megatron-Core's combined
     /// 1F1B, DeepSeek-V3's DualPipe: `evaluate::ep_overlap`).
