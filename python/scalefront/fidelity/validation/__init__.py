@@ -19,7 +19,8 @@ Modules: ``tables`` (the embedded tables, source families, targets and gates), `
 ``serving`` (the serving table's checks and each GPU's serving_efficiency),
 ``calibration`` (each training framework's fitted terms), ``holdout`` (leave one source family out for the fitted
 terms; the per-GPU residual, never applied), ``protocols`` (each NIC's LL/LL128 savings), ``error_model`` (the
-prediction intervals and their held-out coverage), ``report`` (the text and docs/validation.md).
+prediction intervals and their held-out coverage), ``unstated`` (inputs a row's source does not give, and how far
+they move its prediction), ``report`` (the text and docs/validation.md).
 """
 
 from __future__ import annotations
@@ -93,6 +94,12 @@ from scalefront.fidelity.validation.training import (
     measured_step_time_s,
     training_checks,
 )
+from scalefront.fidelity.validation.unstated import (
+    UNSTATED_INPUTS,
+    UNSTATED_SPREAD_LIMIT_PCT,
+    admissible_micro_batches,
+    unstated_spread,
+)
 
 __all__ = [
     "ATTENTION_KERNELS",
@@ -115,6 +122,8 @@ __all__ = [
     "SERVING_MEDIAN_LIMIT_PCT",
     "SERVING_WORST_LIMIT_PCT",
     "SHORTFALL",
+    "UNSTATED_INPUTS",
+    "UNSTATED_SPREAD_LIMIT_PCT",
     "WORST_LIMIT_PCT",
     "WORST_TARGET_PCT",
     "CollectiveCheck",
@@ -126,6 +135,7 @@ __all__ = [
     "ServingCheck",
     "TableFacts",
     "TrainingCheck",
+    "admissible_micro_batches",
     "bus_bandwidth_factor",
     "by_group",
     "calibrate",
@@ -153,6 +163,7 @@ __all__ = [
     "summary",
     "table_facts",
     "training_checks",
+    "unstated_spread",
     "write_calibration",
     "write_protocols",
     "write_serving_calibration",
