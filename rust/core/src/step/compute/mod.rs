@@ -383,7 +383,10 @@ pub fn moe_layer_forward(
         + tput.experts_gemm_time_s(local_experts, tokens_per_expert, h, fe / shard.etp, kernel);
     let shared_up = tput.gemm_time_s(t, shared * (model.mlp_matrices() - 1.0) * fe / tp, h);
     let shared_mlp = if shared > 0.0 { shared_up + tput.gemm_time_s(t, h, shared * fe / tp) } else { 0.0 };
-    let activation = (top_k * shard.imbalance + shared) * model.mlp_matrices() * fe / tp;
+    // Activation elements per token: the routed copies' and the shared experts' (the routed ones run between the
+    // dispatch and the combine, `experts_s`).
+    let (routed_copies, mlp_width) = (top_k * shard.imbalance, model.mlp_matrices() * fe / tp);
+    let activation = (routed_copies + shared) * mlp_width;
     let (mut elementwise_s, recomputable) = elementwise_forward_s(model, shard, tput, activation);
     let selective_recompute_s = if shard.flash_attention { recomputable } else { attention_s };
     // The dispatcher's reorders of the routed copies at the framework's factor over HBM speed; the router's
@@ -391,8 +394,7 @@ pub fn moe_layer_forward(
     let reorders = token_reorders(dispatcher, local_experts) / PERMUTATION_REORDERS;
     let permute_s = framework.moe_permute_factor * reorders * permutation_s(t, top_k, shard.imbalance, h, tp, tput);
     elementwise_s += permute_s + framework.moe_router_s;
-    let routed_activation_s =
-        t * top_k * shard.imbalance * model.mlp_matrices() * fe / tp * ACTIVATION_BYTES / tput.hbm_bytes_per_s;
+    let routed_activation_s = t * routed_copies * mlp_width * ACTIVATION_BYTES / tput.hbm_bytes_per_s;
     let layer = LayerForward {
         gemm_s: attn_gemm + router + routed + shared_mlp,
         attention_s,
