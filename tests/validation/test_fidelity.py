@@ -253,6 +253,9 @@ def test_rows_whose_unstated_micro_batch_decides_the_prediction_are_reference():
     assert spread["megatron-h100-weak-7.1b"] < limit
     seven = next(r for r in listed if r["id"] == "megatron-h100-weak-7.1b")
     assert validation.unstated_spread({**seven, "unstated": []}) == 0.0
+    # An input the rule cannot enumerate is refused, naming the row.
+    with pytest.raises(ValueError, match=re.escape("megatron-h100-weak-7.1b: unstated ['fabric']")):
+        validation.unstated_spread({**seven, "unstated": ["fabric"]})
 
 
 def test_the_table_covers_what_it_must(training):
