@@ -152,11 +152,18 @@ def test_held_out_training_runs_are_within_the_bar(training):
     assert s["median_ape_pct"] <= validation.MEDIAN_LIMIT_PCT, s
     # The worst-row limit guards the population it was written for: the rows judged before issue 22's research.
     # Every one is still judged except those the table's rules moved since, each named with its reason: one became
-    # a calibration row; two are reference, their unstated micro-batch deciding their prediction (Sec. 28).
+    # a calibration row (the calibration rule); the others are reference because an input their source leaves open
+    # moves their prediction by more than 6%: the micro-batch (Sec. 28), activation recomputation (Sec. 29).
     guarded = [c for c in judged if c.id in PRE_ISSUE22_JUDGED]
     left = {c.id: c for c in training if c.id in PRE_ISSUE22_JUDGED and c.role != "validation"}
-    assert sorted(c.role for c in left.values()) == ["calibration", "reference", "reference"], sorted(left)
-    assert {i for i, c in left.items() if c.role == "reference"} == {"megatron-h100-weak-16b", "megatron-h100-weak-32b"}
+    assert {i for i, c in left.items() if c.role == "calibration"} == {"mosaic-h100-mpt7b-8gpu"}
+    reference = {i for i, c in left.items() if c.role == "reference"}
+    rows = {r["id"]: r for r in validation.load_table("training_runs")["run"]}
+    listing = {i: rows[i].get("unstated", []) for i in reference}
+    by_input = {name: {i for i, names in listing.items() if name in names} for name in validation.UNSTATED_INPUTS}
+    assert by_input["micro_batch"] - by_input["recompute"] == {"megatron-h100-weak-16b", "megatron-h100-weak-32b"}
+    assert {i.split("-")[0] for i in by_input["recompute"]} == {"megascale", "nemo"}
+    assert reference == by_input["micro_batch"] | by_input["recompute"] and len(reference) == 18, sorted(reference)
     assert len(guarded) == len(PRE_ISSUE22_JUDGED) - len(left)
     worst = max(guarded, key=lambda c: abs(c.error))
     assert abs(worst.error) * 100 <= validation.WORST_LIMIT_PCT, f"{worst.id}: {worst.error:+.1%}"
@@ -233,8 +240,8 @@ def test_calibration_rows_follow_the_stated_rule_and_the_rest_is_held_out(traini
             assert len(c.excluded_because) > 20, c.id
 
 
-def test_rows_whose_unstated_micro_batch_decides_the_prediction_are_reference():
-    # The table's header rule (docs/design/fidelity-v3.md Sec. 28): an input no source gives nor software default
+def test_rows_whose_unstated_inputs_decide_the_prediction_are_reference():
+    # The table's header rule (docs/design/fidelity-v3.md Sec. 28, 29): an input no source gives nor software default
     # fixes is listed in `unstated`; where its admissible values move the prediction by more than the judged-median
     # gate the row cannot test the model and is reference, saying so.
     rows = validation.load_table("training_runs")["run"]
@@ -246,13 +253,28 @@ def test_rows_whose_unstated_micro_batch_decides_the_prediction_are_reference():
         assert set(r["unstated"]) <= set(validation.UNSTATED_INPUTS), r["id"]
         assert r["micro_batch"] in validation.admissible_micro_batches(r), r["id"]
         if spread[r["id"]] > limit:
-            assert r.get("role") == "reference" and "micro-batch" in r["excluded_because"], r["id"]
+            assert r.get("role") == "reference", r["id"]
+            for name, words in (("micro_batch", "micro-batch"), ("recompute", "recomputation")):
+                assert name not in r["unstated"] or words in r["excluded_because"], r["id"]
     # Worked by hand from the model: the 32B row at TP 8 reduces over one GPU per node, and micro-batch 1, 2 and 4
-    # (global batch 192 over 48 replicas) hide 0.03-0.33 s of it, far more than 6% of a 0.9 s step.
-    assert spread["megatron-h100-weak-32b"] > 0.25
+    # (global batch 192 over 48 replicas) hide 0.03-0.33 s of it, far more than 6% of a 0.9 s step. How much hiding
+    # saves depends on the fitted overlap interference (the spread was 36.7% at 0, 19.4% at 0.509: Sec. 29), so
+    # the test holds the rule's point, over the limit, not one fit's value.
+    assert spread["megatron-h100-weak-32b"] > limit
     assert spread["megatron-h100-weak-7.1b"] < limit
     seven = next(r for r in listed if r["id"] == "megatron-h100-weak-7.1b")
     assert validation.unstated_spread({**seven, "unstated": []}) == 0.0
+    # Recomputation (Sec. 29): SC21's ZeRO-3 GPT-3 175B on 384 GPUs at micro-batch 4 fits 80 GB only with full
+    # recomputation. Korthikanti et al. (arXiv 2205.05198) eq. 1, s b h (34 + 5 a s / h) bytes a layer, is
+    # 2048 x 4 x 12288 x (34 + 5 x 96 x 2048 / 12288) = 11.5 GB, 1.1 TB over 96 layers; selective keeps 34 s b h,
+    # 330 GB: so its unstated recomputation moves nothing, while the paper rows that fit all three do move.
+    zero3 = next(r for r in listed if r["id"] == "megatron-sc21-t2-zero3-175b-384gpu")
+    assert zero3["unstated"] == ["recompute"] and spread[zero3["id"]] == 0.0
+    for setting, floor_gb in (("none", 1000), ("selective", 300)):
+        e = validation.evaluate_row({**zero3, "recompute": setting})
+        assert not e.feasible and e.memory_per_gpu_gb > floor_gb, setting
+    assert min(spread[r["id"]] for r in listed if r["id"].startswith("megascale-")) > limit
+    assert validation.RECOMPUTE_SETTINGS == ("none", "selective", "full")
     # An input the rule cannot enumerate is refused, naming the row.
     with pytest.raises(ValueError, match=re.escape("megatron-h100-weak-7.1b: unstated ['fabric']")):
         validation.unstated_spread({**seven, "unstated": ["fabric"]})

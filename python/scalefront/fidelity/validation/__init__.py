@@ -95,6 +95,7 @@ from scalefront.fidelity.validation.training import (
     training_checks,
 )
 from scalefront.fidelity.validation.unstated import (
+    RECOMPUTE_SETTINGS,
     UNSTATED_INPUTS,
     UNSTATED_SPREAD_LIMIT_PCT,
     admissible_micro_batches,
@@ -119,6 +120,7 @@ __all__ = [
     "MIN_REGIME_ROWS",
     "MOE_MEDIAN_LIMIT_PCT",
     "MOE_MEDIAN_TARGET_PCT",
+    "RECOMPUTE_SETTINGS",
     "SERVING_MEDIAN_LIMIT_PCT",
     "SERVING_WORST_LIMIT_PCT",
     "SHORTFALL",
