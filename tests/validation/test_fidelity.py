@@ -280,6 +280,23 @@ def test_rows_whose_unstated_inputs_decide_the_prediction_are_reference():
         validation.unstated_spread({**seven, "unstated": ["fabric"]})
 
 
+def test_the_report_names_the_runs_the_memory_estimate_would_refuse(training, collectives):
+    # Every row ran, so each fitted its GPUs; the report lists the counted rows the model's memory estimate says do
+    # not fit (a sweep would drop those layouts), with how far over. AutoModel's DeepSeek-V3 rows ran with the full
+    # recomputation their configs set (Sec. 29); without it the model puts them at 175-202 GB on 80 GB H100s.
+    report = validation.render(training, collectives, markdown=True).splitlines()
+    line = next(x for x in report if x.startswith("**Memory**"))
+    counted = [c for c in training if c.role != "reference"]
+    over = [c for c in counted if c.memory_margin_gb < 0]
+    assert f"on {len(over)} of {len(counted)} judged and calibration rows" in line
+    for c in over:
+        assert f"{c.id} {c.memory_per_gpu_gb:.1f} GB ({-c.memory_margin_gb:.1f} GB over)" in line
+    rows = {r["id"]: r for r in validation.load_table("training_runs")["run"]}
+    for rid in ("automodel-h100-dsv3-bf16-1024gpu", "automodel-h100-dsv3-bf16-256gpu"):
+        assert rows[rid]["recompute"] == "full"
+        assert validation.evaluate_row({**rows[rid], "recompute": "none"}).memory_per_gpu_gb > 160
+
+
 def test_the_table_covers_what_it_must(training):
     runs = validation.load_table("training_runs")["run"]
     curves = validation.load_table("collectives")["curve"]

@@ -218,8 +218,23 @@ def _training_summary_lines(
     lines += [
         "",
         f"**Per-GPU residual** (median signed error of its judged rows; reported, never applied): {residuals}.",
+        "",
+        _memory_line(training),
     ]
     return lines
+
+
+def _memory_line(training: list[TrainingCheck]) -> str:
+    """The memory estimate checked against the runs, which all fit their GPUs: the judged and calibration rows the
+    model would have refused, by how much."""
+    counted = [c for c in training if c.role != "reference"]
+    over = sorted((c for c in counted if c.memory_margin_gb < 0), key=lambda c: c.memory_margin_gb)
+    listed = "; ".join(f"{c.id} {c.memory_per_gpu_gb:.1f} GB ({-c.memory_margin_gb:.1f} GB over)" for c in over)
+    return (
+        f"**Memory** (every run fitted its GPUs; a sweep drops a layout the model says does not): the model's "
+        f"estimate, its runtime reserve included, exceeds the GPU's memory on {len(over)} of {len(counted)} judged "
+        f"and calibration rows" + (f": {listed}." if over else ".")
+    )
 
 
 def _group_table(title: str, groups: list[Group]) -> list[str]:

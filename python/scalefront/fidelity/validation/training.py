@@ -62,6 +62,10 @@ class TrainingCheck:
     #: names, as it names it.
     framework: str = ""
     software: str = ""
+    #: The model's memory estimate per GPU and what is left of the GPU's memory beside it (negative: the model says
+    #: the configuration does not fit, though it ran).
+    memory_per_gpu_gb: float = 0.0
+    memory_margin_gb: float = 0.0
 
     @property
     def error(self) -> float:
@@ -187,6 +191,8 @@ def training_checks(catalog: Catalog | None = None, rows: list[dict[str, Any]] |
                 moe=model.is_moe,
                 framework=row.get("framework", ""),
                 software=row.get("software", ""),
+                memory_per_gpu_gb=r.memory_per_gpu_gb,
+                memory_margin_gb=r.memory_margin_gb,
             )
         )
     return out
