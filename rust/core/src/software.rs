@@ -81,6 +81,11 @@ pub struct FrameworkSpec {
     /// policy under torch.compile: `step::recompute`); false: Korthikanti et al.'s, which reruns the norms and
     /// activation (or the unfused core attention) only.
     pub selective_recomputes_alternate_mms: bool,
+    /// Under FP8 a GEMM keeps the quantised copy of its activation input for the backward, one byte an element,
+    /// not the BF16 one (Transformer Engine's Linear, GroupedLinear, LayerNormLinear and LayerNormMLP; torchao's
+    /// tensorwise Float8Linear): the norm outputs and the MLP's activation output are kept at half the bytes, the
+    /// attention output once more for the output projection (`step::memory`).
+    pub fp8_keeps_quantized_inputs: bool,
 }
 
 impl FrameworkSpec {
@@ -108,6 +113,7 @@ impl FrameworkSpec {
             pp_defers_zero_reduce: false,
             pp_keeps_weights_gathered: false,
             selective_recomputes_alternate_mms: false,
+            fp8_keeps_quantized_inputs: true,
         }
     }
 

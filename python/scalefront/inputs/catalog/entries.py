@@ -318,6 +318,7 @@ class FrameworkEntry(Entry):
     pp_defers_zero_reduce: bool
     pp_keeps_weights_gathered: bool
     selective_recomputes_alternate_mms: bool
+    fp8_keeps_quantized_inputs: bool
 
 
 class TopologyEntry(Entry):

@@ -325,7 +325,7 @@ impl LayoutStage {
             zero3_reduce_scatter_s: 0.0,
             zero3_all_gather_s: 0.0,
             activation_bytes_per_token: [false, true]
-                .map(|moe_layer| activation_per_token(model, &shard, moe_layer, rule)),
+                .map(|moe_layer| activation_per_token(model, &shard, moe_layer, rule, gemm_input_bytes(c))),
             shard,
             layout: lay,
             linked: false,
@@ -420,9 +420,29 @@ fn layer_kinds(c: &ClusterStage, shard: &Shard, tput: &Throughput, rule: Selecti
     [dense, moe]
 }
 
-/// Activation bytes per token of one dense (or MoE) layer for recompute none, selective, full.
-fn activation_per_token(model: &TransformerSpec, shard: &Shard, moe_layer: bool, rule: SelectiveRule) -> [f64; 3] {
+/// Activation bytes per token of one dense (or MoE) layer for recompute none, selective, full; `gemm_input_bytes`
+/// per element of what the GEMMs keep of their inputs (`gemm_input_bytes`).
+fn activation_per_token(
+    model: &TransformerSpec,
+    shard: &Shard,
+    moe_layer: bool,
+    rule: SelectiveRule,
+    gemm_input_bytes: f64,
+) -> [f64; 3] {
     let moe_layer = moe_layer && model.moe.is_some();
     [Recompute::None, Recompute::Selective, Recompute::Full]
-        .map(|r| activation_bytes_per_token_per_layer(model, shard, r, moe_layer, rule))
+        .map(|r| activation_bytes_per_token_per_layer(model, shard, r, moe_layer, rule, gemm_input_bytes))
+}
+
+/// Bytes per element a GEMM keeps of its activation input for the backward: FP8's one byte where the framework
+/// keeps the quantised copy (Transformer Engine's Linear keeps the FP8 input, column-wise, when FP8 is on:
+/// module/linear.py, NVIDIA/TransformerEngine d0067d0; MXFP8's scale, a byte per 32, left out), BF16's two
+/// otherwise.
+fn gemm_input_bytes(c: &ClusterStage) -> f64 {
+    let quantized = c.training.precision == Precision::Fp8 && c.framework.fp8_keeps_quantized_inputs;
+    if quantized {
+        1.0
+    } else {
+        ACTIVATION_BYTES
+    }
 }

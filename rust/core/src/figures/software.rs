@@ -85,4 +85,9 @@ pub(super) const FRAMEWORKS: &[Figure] = &[
             output and reruns the rest that the backward reads, GEMMs included (torchtitan's per-operator policy; \
             `false`: Korthikanti et al.'s, which reruns the norms and activation only)",
     ),
+    flag(W, "fp8_keeps_quantized_inputs", core("fp8_keeps_quantized_inputs")).doc(
+        "under FP8 a GEMM keeps the one-byte quantised copy of its activation input for the backward, not the BF16 \
+            one (Transformer Engine's modules; torchao's tensorwise Float8Linear): the norm outputs and the MLP's \
+            activation output take half the activation memory, the attention output a byte more",
+    ),
 ];

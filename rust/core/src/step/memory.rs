@@ -101,6 +101,26 @@ pub fn model_state_bytes(params: f64, replicas: f64, stage: u32, grad_bytes: f64
     (shard(stage >= 3, WEIGHT_BYTES), shard(stage >= 2, grad_bytes), shard(stage >= 1, OPTIMIZER_BYTES))
 }
 
+/// Elements per token an MLP keeps before any TP split: everything it keeps, its activation output (the second
+/// GEMM's input), and the routed tokens' permuted input copies (the experts' first GEMM's input; 0 for a dense
+/// MLP). The busiest expert rank keeps `imbalance` times the mean of routed copies, each with its input (h).
+fn mlp_kept_elements(model: &TransformerSpec, shard: &Shard, moe_layer: bool) -> (f64, f64, f64) {
+    let h = model.hidden as f64;
+    let per_width = if model.gated_mlp { 3.0 } else { 2.0 };
+    match (&model.moe, moe_layer) {
+        (Some(moe), true) => {
+            let routed = moe.top_k as f64 * shard.imbalance;
+            let copies = routed + moe.shared_experts as f64;
+            let f = moe.ffn_hidden as f64;
+            (copies * per_width * f + routed * h, copies * f, routed * h)
+        }
+        _ => {
+            let f = model.ffn_hidden as f64;
+            (per_width * f, f, 0.0)
+        }
+    }
+}
+
 /// Activation bytes one token leaves in memory for the backward pass of one layer, on one GPU, with flash
 /// attention (no attention matrix stored). Counted as Korthikanti et al. 2022 (Sec. 4, Table 2) count them,
 /// generalised to GQA and SwiGLU and without dropout:
@@ -111,12 +131,17 @@ pub fn model_state_bytes(params: f64, replicas: f64, stage: u32, grad_bytes: f64
 /// the block keeps what `recompute::saved_elements_per_token` counts; where the run names Megatron-Core's modules,
 /// what `modules::freed_elements_per_token` frees is not kept); full recomputation keeps only the layer input.
 /// (For a GPT with F = 4h this gives 32 s b h, Korthikanti's 34 s b h less the two dropout masks.)
+/// `gemm_input_bytes` is what a GEMM keeps of its activation input per element: 2 (BF16), or 1 where an FP8 run's
+/// framework keeps the quantised copy (`FrameworkSpec::fp8_keeps_quantized_inputs`): then the norm outputs, the
+/// activation output and the experts' permuted inputs are kept at that size, and the attention output, which the
+/// attention kernel keeps in BF16 for its own backward, once more for the output projection.
 pub fn activation_bytes_per_token_per_layer(
     model: &TransformerSpec,
     shard: &Shard,
     recompute: Recompute,
     moe_layer: bool,
     rule: SelectiveRule,
+    gemm_input_bytes: f64,
 ) -> f64 {
     let h = model.hidden as f64;
     let tp = shard.tp;
@@ -125,20 +150,7 @@ pub fn activation_bytes_per_token_per_layer(
     if recompute == Recompute::Full {
         return b * h / hs;
     }
-    let (mlp_elements, mlp_activation_outputs) = match (&model.moe, moe_layer) {
-        (Some(moe), true) => {
-            // The busiest expert rank keeps `imbalance` times the mean of routed copies.
-            let routed = moe.top_k as f64 * shard.imbalance;
-            let copies = routed + moe.shared_experts as f64;
-            let per_copy = if model.gated_mlp { 3.0 } else { 2.0 } * moe.ffn_hidden as f64;
-            // Routed tokens also keep their permuted input copy (h per routed copy).
-            (copies * per_copy + routed * h, copies * moe.ffn_hidden as f64)
-        }
-        _ => {
-            let f = model.ffn_hidden as f64;
-            (if model.gated_mlp { 3.0 } else { 2.0 } * f, f)
-        }
-    };
+    let (mlp_elements, mlp_activation_outputs, permuted_inputs) = mlp_kept_elements(model, shard, moe_layer);
     let norm_inputs = 2.0 * h / hs;
     let norm_outputs = 2.0 * h / hs;
     let shapes = model.attention_shapes();
@@ -158,15 +170,24 @@ pub fn activation_bytes_per_token_per_layer(
         let base = b * (norm_inputs + norm_outputs + attention + mlp);
         return if recompute == Recompute::None { base + scores } else { base };
     }
+    // What an FP8 GEMM keeps at `gemm_input_bytes` instead of BF16, in elements' worth of BF16 bytes (0 in BF16).
+    let quantized = |gemm_inputs: f64| gemm_inputs * (b - gemm_input_bytes) / b;
+    let projection_copy = if gemm_input_bytes < b { shapes.out_in / tp * gemm_input_bytes / b } else { 0.0 };
     let elements = match recompute {
-        Recompute::None => norm_inputs + norm_outputs + attention + mlp,
+        Recompute::None => {
+            let gemm_inputs = norm_outputs + (mlp_activation_outputs + permuted_inputs) / tp;
+            norm_inputs + norm_outputs + attention + mlp - quantized(gemm_inputs) + projection_copy
+        }
         // Every other GEMM's output kept where the backward reads it (`recompute`); a MoE layer's MLP part by
         // Korthikanti's rule, its norm's input rebuilt from what the attention part keeps.
         _ if rule == SelectiveRule::AlternateMms => {
             let moe_mlp = if moe_layer { mlp - mlp_activation_outputs / tp } else { 0.0 };
             saved_elements_per_token(model, shard, !moe_layer) + moe_mlp
         }
-        _ => norm_inputs + attention + mlp - mlp_activation_outputs / tp,
+        _ => {
+            norm_inputs + attention + mlp - mlp_activation_outputs / tp - quantized(permuted_inputs / tp)
+                + projection_copy
+        }
     };
     b * elements
 }
@@ -276,23 +297,79 @@ mod tests {
         let m = gpt3_175b();
         let h = m.hidden as f64;
         let mut shard = Shard::plain(2048.0, 2048.0, 1.0);
-        let none = activation_bytes_per_token_per_layer(&m, &shard, Recompute::None, false, SelectiveRule::Korthikanti);
+        let none = activation_bytes_per_token_per_layer(
+            &m,
+            &shard,
+            Recompute::None,
+            false,
+            SelectiveRule::Korthikanti,
+            ACTIVATION_BYTES,
+        );
         assert!((none / h - 32.0).abs() < 1e-9, "{}", none / h);
         shard.tp = 8.0;
         shard.sequence_parallel = true;
-        let sp = activation_bytes_per_token_per_layer(&m, &shard, Recompute::None, false, SelectiveRule::Korthikanti);
+        let sp = activation_bytes_per_token_per_layer(
+            &m,
+            &shard,
+            Recompute::None,
+            false,
+            SelectiveRule::Korthikanti,
+            ACTIVATION_BYTES,
+        );
         assert!((sp / h - 4.0).abs() < 1e-9);
         // Without SP the 8 h of norm inputs and outputs stay replicated: 8 + 24 / 8 = 11 h.
         shard.sequence_parallel = false;
-        let tp_only =
-            activation_bytes_per_token_per_layer(&m, &shard, Recompute::None, false, SelectiveRule::Korthikanti);
+        let tp_only = activation_bytes_per_token_per_layer(
+            &m,
+            &shard,
+            Recompute::None,
+            false,
+            SelectiveRule::Korthikanti,
+            ACTIVATION_BYTES,
+        );
         assert!((tp_only / h - 11.0).abs() < 1e-9);
         // Full recomputation keeps the 2 h layer input.
-        let full = activation_bytes_per_token_per_layer(&m, &shard, Recompute::Full, false, SelectiveRule::Korthikanti);
+        let full = activation_bytes_per_token_per_layer(
+            &m,
+            &shard,
+            Recompute::Full,
+            false,
+            SelectiveRule::Korthikanti,
+            ACTIVATION_BYTES,
+        );
         assert!((full / h - 2.0).abs() < 1e-9);
-        let sel =
-            activation_bytes_per_token_per_layer(&m, &shard, Recompute::Selective, false, SelectiveRule::Korthikanti);
+        let sel = activation_bytes_per_token_per_layer(
+            &m,
+            &shard,
+            Recompute::Selective,
+            false,
+            SelectiveRule::Korthikanti,
+            ACTIVATION_BYTES,
+        );
         assert!(sel < tp_only && sel > full);
+    }
+
+    #[test]
+    fn fp8_gemms_keep_their_inputs_at_one_byte() {
+        // Llama 3 70B at TP 8 with sequence parallelism, per token and layer, in elements: norm inputs and
+        // outputs 2 x 2 x 8192 / 8 = 4096; Q, K, V and the attention output (2 x 8192 + 2 x 1024) / 8 = 2304;
+        // SwiGLU's gate and up outputs and activation output 3 x 28672 / 8 = 10752: 17152 elements, 34304 bytes.
+        // Transformer Engine keeps the FP8 copy of each GEMM's input: the norm outputs (2048) and the activation
+        // output (3584) at one byte, -2816 elements' worth, and the output projection's input once more, +512:
+        // 14848, 29696 bytes.
+        let m = llama3_70b();
+        let shard = Shard { tp: 8.0, sequence_parallel: true, ..Shard::plain(8192.0, 8192.0, 1.0) };
+        let bytes = |r: Recompute, b: f64| {
+            activation_bytes_per_token_per_layer(&m, &shard, r, false, SelectiveRule::Korthikanti, b)
+        };
+        assert!((bytes(Recompute::None, ACTIVATION_BYTES) - 34304.0).abs() < 1e-9);
+        assert!((bytes(Recompute::None, 1.0) - 29696.0).abs() < 1e-9);
+        // Selective recomputation reruns the norms and the activation: only the projection's copy is added,
+        // 1024 elements at one byte.
+        let selective = bytes(Recompute::Selective, ACTIVATION_BYTES);
+        assert!((bytes(Recompute::Selective, 1.0) - selective - 1024.0).abs() < 1e-9);
+        // Full recomputation keeps the layer input, in BF16, either way.
+        assert_eq!(bytes(Recompute::Full, 1.0), bytes(Recompute::Full, ACTIVATION_BYTES));
     }
 
     #[test]
@@ -302,11 +379,24 @@ mod tests {
         let m = gpt3_175b();
         let h = m.hidden as f64;
         let shard = Shard { flash_attention: false, ..Shard::plain(2048.0, 2048.0, 1.0) };
-        let none = activation_bytes_per_token_per_layer(&m, &shard, Recompute::None, false, SelectiveRule::Korthikanti);
+        let none = activation_bytes_per_token_per_layer(
+            &m,
+            &shard,
+            Recompute::None,
+            false,
+            SelectiveRule::Korthikanti,
+            ACTIVATION_BYTES,
+        );
         assert!((none - (32.0 * h + 5.0 * 96.0 * 2048.0)).abs() < 1e-6);
         // Selective recomputation (of the core attention) drops exactly the scores.
-        let sel =
-            activation_bytes_per_token_per_layer(&m, &shard, Recompute::Selective, false, SelectiveRule::Korthikanti);
+        let sel = activation_bytes_per_token_per_layer(
+            &m,
+            &shard,
+            Recompute::Selective,
+            false,
+            SelectiveRule::Korthikanti,
+            ACTIVATION_BYTES,
+        );
         assert!((sel - 32.0 * h).abs() < 1e-6);
     }
 }
