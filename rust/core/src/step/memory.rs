@@ -238,6 +238,11 @@ mod tests {
     use super::*;
     use crate::examples::{gpt3_175b, llama3_70b, mixtral_8x7b};
 
+    /// A dense layer's kept activation bytes per token at BF16 GEMM inputs, Korthikanti's selective rule.
+    fn bf16_kept(m: &TransformerSpec, shard: &Shard, r: Recompute) -> f64 {
+        activation_bytes_per_token_per_layer(m, shard, r, false, SelectiveRule::Korthikanti, ACTIVATION_BYTES)
+    }
+
     #[test]
     fn a_70b_model_has_140_gb_of_bf16_gradients() {
         let params = llama3_70b().params_total();
@@ -297,55 +302,20 @@ mod tests {
         let m = gpt3_175b();
         let h = m.hidden as f64;
         let mut shard = Shard::plain(2048.0, 2048.0, 1.0);
-        let none = activation_bytes_per_token_per_layer(
-            &m,
-            &shard,
-            Recompute::None,
-            false,
-            SelectiveRule::Korthikanti,
-            ACTIVATION_BYTES,
-        );
+        let none = bf16_kept(&m, &shard, Recompute::None);
         assert!((none / h - 32.0).abs() < 1e-9, "{}", none / h);
         shard.tp = 8.0;
         shard.sequence_parallel = true;
-        let sp = activation_bytes_per_token_per_layer(
-            &m,
-            &shard,
-            Recompute::None,
-            false,
-            SelectiveRule::Korthikanti,
-            ACTIVATION_BYTES,
-        );
+        let sp = bf16_kept(&m, &shard, Recompute::None);
         assert!((sp / h - 4.0).abs() < 1e-9);
         // Without SP the 8 h of norm inputs and outputs stay replicated: 8 + 24 / 8 = 11 h.
         shard.sequence_parallel = false;
-        let tp_only = activation_bytes_per_token_per_layer(
-            &m,
-            &shard,
-            Recompute::None,
-            false,
-            SelectiveRule::Korthikanti,
-            ACTIVATION_BYTES,
-        );
+        let tp_only = bf16_kept(&m, &shard, Recompute::None);
         assert!((tp_only / h - 11.0).abs() < 1e-9);
         // Full recomputation keeps the 2 h layer input.
-        let full = activation_bytes_per_token_per_layer(
-            &m,
-            &shard,
-            Recompute::Full,
-            false,
-            SelectiveRule::Korthikanti,
-            ACTIVATION_BYTES,
-        );
+        let full = bf16_kept(&m, &shard, Recompute::Full);
         assert!((full / h - 2.0).abs() < 1e-9);
-        let sel = activation_bytes_per_token_per_layer(
-            &m,
-            &shard,
-            Recompute::Selective,
-            false,
-            SelectiveRule::Korthikanti,
-            ACTIVATION_BYTES,
-        );
+        let sel = bf16_kept(&m, &shard, Recompute::Selective);
         assert!(sel < tp_only && sel > full);
     }
 
@@ -379,24 +349,10 @@ mod tests {
         let m = gpt3_175b();
         let h = m.hidden as f64;
         let shard = Shard { flash_attention: false, ..Shard::plain(2048.0, 2048.0, 1.0) };
-        let none = activation_bytes_per_token_per_layer(
-            &m,
-            &shard,
-            Recompute::None,
-            false,
-            SelectiveRule::Korthikanti,
-            ACTIVATION_BYTES,
-        );
+        let none = bf16_kept(&m, &shard, Recompute::None);
         assert!((none - (32.0 * h + 5.0 * 96.0 * 2048.0)).abs() < 1e-6);
         // Selective recomputation (of the core attention) drops exactly the scores.
-        let sel = activation_bytes_per_token_per_layer(
-            &m,
-            &shard,
-            Recompute::Selective,
-            false,
-            SelectiveRule::Korthikanti,
-            ACTIVATION_BYTES,
-        );
+        let sel = bf16_kept(&m, &shard, Recompute::Selective);
         assert!((sel - 32.0 * h).abs() < 1e-6);
     }
 }
