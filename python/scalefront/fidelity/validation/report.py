@@ -88,8 +88,8 @@ what the estimates and the software on that GPU leave. What the model does not d
   host's launches where they are measured, eager PyTorch's (Sec. 17); Megatron-Core's host time per kernel is
   not, so its rows wait for none (Sec. 18 sizes what a term would take: per-row CUDA-graph scopes and measured
   counts). torchao's 2-layer Llama 4 Scout on 4 B200s is -41% (its output layer and loss over a 202,048-token
-  vocabulary are most of its FLOPs); Grok-1 (dgxc) and Mixtral 8x22B under MoE Parallel Folding's mapping come
-  out up to 10-26% too slow.
+  vocabulary are most of its FLOPs); Grok-1 (dgxc) comes out 17-20% too slow, Mixtral 8x22B under MoE Parallel
+  Folding's mapping 0-26%.
 - **Megatron FSDP at the layout the ModelZoo table prints** (Qwen3-235B, TP 2, DP 128, 4 micro-batches: +67%).
   Megatron's FSDP reduce-scatters the gradients it shards after every micro-batch, as DeepSpeed and PyTorch's
   FSDP do unless the loop holds them back (docs/design/fidelity-v3.md Sec. 20); at the printed layout that is 4

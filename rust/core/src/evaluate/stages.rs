@@ -420,8 +420,8 @@ fn layer_kinds(c: &ClusterStage, shard: &Shard, tput: &Throughput, rule: Selecti
     [dense, moe]
 }
 
-/// Activation bytes per token of one dense (or MoE) layer for recompute none, selective, full; `gemm_input_bytes`
-/// per element of what the GEMMs keep of their inputs (`gemm_input_bytes`).
+/// Activation bytes per token of one dense (or MoE) layer for recompute none, selective, full, the GEMMs keeping
+/// their inputs at `gemm_input_bytes` per element (the function of that name says which).
 fn activation_per_token(
     model: &TransformerSpec,
     shard: &Shard,
