@@ -12,6 +12,7 @@ import polars as pl
 import pytest
 
 from helpers import DATA, roi_problem
+from scalefront.fidelity.validation.calibration import INTERFERENCE_RANGE
 from scalefront.inputs.catalog import builtin_catalog
 from scalefront.roi import RoiOptions, compare
 from scalefront.roi.model_error import collective_error_terms
@@ -146,3 +147,13 @@ def test_a_price_the_scenario_sets_is_not_drawn_for_the_designs_its_table_prices
     assert drawn({"roce-400g@untuned@branded": {"switch_usd"}}) == {"roce-400g@tuned switch price"}
     assert drawn({"roce-400g": {"switch_usd"}}) == {"roce-400g@tuned@branded switch price"}
     assert drawn({"roce-400g@tuned": {"switch_usd"}}) == {"roce-400g@tuned@branded switch price"}
+
+
+def test_the_interference_the_calibration_leaves_open_is_drawn_once_for_both_fabrics(result):
+    # Megatron-Core's overlap interference fits along a nearly flat objective (design note Sec. 29): the comparison
+    # draws it from 0 to 0.6 around the fit, one draw that every design takes (the software, not the fabric).
+    fitted = CAT.framework("megatron-core").overlap_interference
+    low, high = INTERFERENCE_RANGE
+    drawn = {i.name: i for i in result.inputs}["megatron-core overlap interference"]
+    assert (drawn.low, drawn.typical, drawn.high) == (low, fitted, max(high, fitted))
+    assert drawn.targets == [{"section": "framework", "side": None, "field": "overlap_interference"}]

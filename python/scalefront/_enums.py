@@ -71,7 +71,7 @@ Axis = Literal[
 ]
 DesignRule = Literal["same", "cheapest"]
 Payback = Literal["months", "beyond life", "dominant", "trade-off", "never"]
-Section = Literal["fabric", "network", "gpu", "scale_up", "economics", "model_error", "placement"]
+Section = Literal["fabric", "network", "gpu", "scale_up", "economics", "model_error", "placement", "framework"]
 Collective = Literal["all_reduce", "reduce_scatter", "all_gather", "all_to_all"]
 ServingMode = Literal["colocated", "disaggregated"]
 Quantization = Literal["bf16", "fp8", "fp4"]

@@ -297,6 +297,23 @@ def test_the_report_names_the_runs_the_memory_estimate_would_refuse(training, co
         assert validation.evaluate_row({**rows[rid], "recompute": "none"}).memory_per_gpu_gb > 160
 
 
+def test_the_calibration_writes_the_interference_as_the_range_it_leaves_open():
+    # data/frameworks.toml keeps the fitted interference as { low = 0, typical = fit, high = max(0.6, fit) }, its
+    # source saying why, and writing the same fit again changes nothing.
+    from scalefront.fidelity.validation.calibration import FrameworkFit, write_calibration
+
+    text = (
+        "[x]\nlayer_overhead = 0.1\noverlap_interference = 0.2\n\n[x.sources]\n"
+        'layer_overhead = "Calibrated: old; 2026-01"\noverlap_interference = "Calibrated: old; 2026-01"\n'
+    )
+    for value, high in ((0.3, 0.6), (0.7, 0.7)):
+        fit = FrameworkFit("x", {"layer_overhead": 0.02, "overlap_interference": value}, ("a", "b", "c"))
+        out = write_calibration(text, {"x": fit}, "2026-11")
+        assert f"overlap_interference = {{ low = 0.0, typical = {value}, high = {high} }}" in out
+        assert "layer_overhead = 0.02\n" in out and "arXiv 2507.03114" in out
+        assert write_calibration(out, {"x": fit}, "2026-11") == out
+
+
 def test_the_table_covers_what_it_must(training):
     runs = validation.load_table("training_runs")["run"]
     curves = validation.load_table("collectives")["curve"]

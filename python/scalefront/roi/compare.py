@@ -35,7 +35,15 @@ from scalefront.roi.model_error import collective_error_terms, model_error_resid
 from scalefront.roi.quote import apply_quote, load_quote
 from scalefront.roi.result import McProgress, RoiOptions, RoiResult, UncertainInput
 from scalefront.roi.run import analyse, monte_carlo_on_cluster
-from scalefront.roi.uncertain import error_inputs, fabric_inputs, fixed_prices, grouped, placement_inputs, price_inputs
+from scalefront.roi.uncertain import (
+    error_inputs,
+    fabric_inputs,
+    fixed_prices,
+    framework_inputs,
+    grouped,
+    placement_inputs,
+    price_inputs,
+)
 
 __all__ = ["MAX_PREMIUM", "MAX_VALUE_USD_PER_GPU_HOUR", "Prepared", "compare", "finish", "prepare"]
 
@@ -306,6 +314,7 @@ def _inputs(
     inputs = (
         fabric_inputs(catalog, sides)
         + placement_inputs(mix[0])
+        + framework_inputs(catalog, mix)
         + price_inputs(catalog, sides, first.gpu_names[0], first.scale_up_names[0], fixed_prices(mix[0]))
         + error_inputs(common, collective, sides)
         + (serving_error_input(catalog, model_error) if life is not None else [])

@@ -162,7 +162,8 @@ def population(result: RoiResult) -> str:
     n = int(result.table["samples"][0])
     return (
         f"Each probability is the share of {n:,} scenarios, each drawing every price (correlated groups as stated), "
-        "every fabric figure and the model's own error from its range: it says how sure the answer is given what is "
+        "every fabric figure, the job's placement, the framework's overlap interference and the model's own error "
+        "from its range: it says how sure the answer is given what is "
         "uncertain in the inputs and the model, not how often a buyer would see either outcome."
     )
 

@@ -28,6 +28,7 @@ __all__ = [
     "error_inputs",
     "fabric_inputs",
     "fixed_prices",
+    "framework_inputs",
     "grouped",
     "placement_inputs",
     "price_inputs",
@@ -77,6 +78,24 @@ def base_fabric(fabric: str) -> str:
 def _ranged(entry: Entry, fixed: set[str]) -> list[tuple[str, Range]]:
     """(field, range) of every ranged figure of `entry`, except those a scenario override or a quote fixed."""
     return [(f, r) for f, r in entry.ranges.items() if f not in fixed and r.high > r.low]
+
+
+def framework_inputs(catalog: Catalog, mix: Sequence[MixPart]) -> list[UncertainInput]:
+    """The training framework's ranged terms (its overlap interference: the calibration rows leave a range, data/
+    frameworks.toml), both sides, where every part of the comparison runs one framework (a comparison over several
+    would need a draw per framework, and the core sets one)."""
+    names = {f for part in mix for _, _, workload in part.scenario.spec.mix() for f in workload.framework}
+    if len(names) != 1:
+        return []
+    name = names.pop()
+    entry = catalog.framework(name)
+    out = []
+    for f, r in _ranged(entry, set()):
+        fig = figure("frameworks", f)
+        low, typical, high = (float(fig.to_si(v)) for v in r)
+        target: list[dict[str, Any]] = [{"section": "framework", "side": None, "field": fig.core}]
+        out.append(UncertainInput(f"{name} {fig.label}", fig.unit, low, typical, high, target))
+    return out
 
 
 def placement_inputs(part: MixPart) -> list[UncertainInput]:

@@ -459,7 +459,7 @@ mod tests {
             assert_eq!(*at(&mut cfg), 1000.5 + i as f64, "{}", f.name);
             assert_eq!(f.kind, FigureKind::Float, "{}", f.name);
             // The accessor reaches the core field the row names (the spec's Debug output shows it).
-            let shown = format!("{:?}", (&cfg.fabric, &cfg.prices));
+            let shown = format!("{:?}", (&cfg.fabric, &cfg.prices, &cfg.framework));
             assert!(shown.contains(&format!("{}: {}", f.core.field, 1000.5 + i as f64)), "{}", f.name);
         }
         let found: Vec<_> = sampled.iter().map(|(f, _)| by_core_field(f.section, f.core.field).unwrap().name).collect();

@@ -1,7 +1,8 @@
 //! A training framework's fields (data/frameworks.toml): the software terms `crate::software::FrameworkSpec` holds.
 
 use super::{
-    core, flag, num, text, CatalogSection, CatalogUnit::*, Figure, AT_LEAST_ONE, NON_NEGATIVE, NOT_IN_CORE, SHARE,
+    core, flag, num, sampled, text, CatalogSection, CatalogUnit::*, Figure, AT_LEAST_ONE, NON_NEGATIVE, NOT_IN_CORE,
+    SHARE,
 };
 
 const W: CatalogSection = CatalogSection::Frameworks;
@@ -19,9 +20,18 @@ pub(super) const FRAMEWORKS: &[Figure] = &[
         .doc("fixed time per micro-batch on each pipeline stage (schedule bookkeeping, point-to-point waits)"),
     num(W, "step_overhead_s", S, NON_NEGATIVE, core("step_overhead_s"), "framework step overhead")
         .doc("fixed time per optimizer step beyond the optimizer's memory traffic (launches, clipping, logging)"),
-    num(W, "overlap_interference", Fraction, NON_NEGATIVE, core("overlap_interference"), "overlap interference").doc(
+    num(
+        W,
+        "overlap_interference",
+        Fraction,
+        NON_NEGATIVE,
+        sampled!(framework, overlap_interference),
+        "overlap interference",
+    )
+    .doc(
         "share of the communication hidden behind compute that the compute loses to it (collective kernels take \
-            SMs and HBM bandwidth); fitted per framework like `layer_overhead`",
+            SMs and HBM bandwidth); fitted per framework like `layer_overhead`, with the range the calibration rows \
+            leave open, which the ROI samples",
     ),
     num(W, "tp_backward_overlap", Fraction, SHARE, core("tp_backward_overlap"), "TP backward overlap").doc(
         "share of the backward pass's tensor-parallel collectives hidden behind the weight-gradient GEMMs without TP \

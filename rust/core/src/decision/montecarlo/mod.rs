@@ -71,6 +71,8 @@ named_enum! {
         ModelError = "model_error",
         /// How the job lands on the cluster (`Training::placement`, field `placement`), both sides.
         Placement = "placement",
+        /// A software term of the training framework (`FrameworkSpec`, its overlap interference), both sides.
+        Framework = "framework",
     }
 }
 
@@ -146,10 +148,19 @@ pub(super) fn accessor(section: Section, field: &str) -> Option<figures::Sample>
         Section::Gpu => figures::CatalogSection::GpuPrices,
         Section::ScaleUp => figures::CatalogSection::ScaleUpPrices,
         Section::Economics => figures::CatalogSection::Economics,
+        Section::Framework => figures::CatalogSection::Frameworks,
         Section::ModelError => return None,
         Section::Placement => return (field == "placement").then_some(placement as figures::Sample),
     };
     figures::by_core_field(catalog, field)?.core.sample
+}
+
+impl Section {
+    /// Does a figure of this section change step times (fabric figures, the model's error, placement, framework
+    /// terms), not only costs?
+    pub(super) fn moves_time(self) -> bool {
+        matches!(self, Section::Fabric | Section::ModelError | Section::Placement | Section::Framework)
+    }
 }
 
 /// The job's placement (how fragmented its GPUs are across leaves), a training input the comparison samples.
@@ -160,7 +171,7 @@ fn placement(cfg: &mut Config) -> &mut f64 {
 impl UncertainInput {
     /// Does the input change step times (and so need the candidates re-evaluated)?
     pub(super) fn moves_time(&self) -> bool {
-        self.targets.iter().any(|t| matches!(t.section, Section::Fabric | Section::ModelError | Section::Placement))
+        self.targets.iter().any(|t| t.section.moves_time())
     }
 
     /// The value at uniform quantile `u` in [0, 1).

@@ -18,7 +18,7 @@ use crate::network::topology::Network;
 use super::{summarise, typical_report_with, McReport, McResult, Outcome, Override, Plan, TypicalReport, Uncertainty};
 use crate::decision::roi::{Design, RoiProblem};
 
-use super::{Section, UncertainInput};
+use super::UncertainInput;
 
 /// Are two configurations the same but for their prices and economics (which no step time reads)?
 fn same_but_prices(a: &Config, b: &Config) -> bool {
@@ -151,8 +151,7 @@ impl Session {
         overrides: &[Override],
         with_tornado: bool,
     ) -> Result<(TypicalReport, McReport), ConfigError> {
-        let timing = |o: &Override| matches!(o.section, Section::Fabric | Section::ModelError | Section::Placement);
-        if !self.reuses(problem, uncertainty) || overrides.iter().any(timing) {
+        if !self.reuses(problem, uncertainty) || overrides.iter().any(|o| o.section.moves_time()) {
             return Err(ConfigError::InvalidFigure {
                 field: "what-if",
                 value: f64::NAN,
