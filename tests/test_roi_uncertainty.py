@@ -157,3 +157,19 @@ def test_the_interference_the_calibration_leaves_open_is_drawn_once_for_both_fab
     drawn = {i.name: i for i in result.inputs}["megatron-core overlap interference"]
     assert (drawn.low, drawn.typical, drawn.high) == (low, fitted, max(high, fitted))
     assert drawn.targets == [{"section": "framework", "side": None, "field": "overlap_interference"}]
+
+
+def test_a_framework_term_the_core_does_not_sample_stays_at_its_typical_value():
+    # A user catalog may give the layer overhead a range too; the Monte Carlo samples the interference only.
+    from dataclasses import replace as dc_replace
+
+    from scalefront.inputs.catalog.entries import Range
+    from scalefront.inputs.scenario.build import load_mix
+    from scalefront.roi.uncertain import framework_inputs
+
+    entry = CAT.framework("megatron-core")
+    ranged = entry.model_copy(update={"ranges": {**entry.ranges, "layer_overhead": Range(0.0, 0.02, 0.2)}})
+    catalog = dc_replace(CAT, frameworks={**CAT.frameworks, "megatron-core": ranged})
+    mix = load_mix(roi_problem(), catalog)
+    names = [i.name for i in framework_inputs(catalog, mix)]
+    assert names == ["megatron-core overlap interference"]

@@ -92,6 +92,8 @@ def framework_inputs(catalog: Catalog, mix: Sequence[MixPart]) -> list[Uncertain
     out = []
     for f, r in _ranged(entry, set()):
         fig = figure("frameworks", f)
+        if not fig.sampled:
+            continue  # a range on a term the core does not sample (a user catalog's layer overhead) stays typical
         low, typical, high = (float(fig.to_si(v)) for v in r)
         target: list[dict[str, Any]] = [{"section": "framework", "side": None, "field": fig.core}]
         out.append(UncertainInput(f"{name} {fig.label}", fig.unit, low, typical, high, target))
