@@ -134,7 +134,9 @@ fn mlp_kept_elements(model: &TransformerSpec, shard: &Shard, moe_layer: bool) ->
 /// `gemm_input_bytes` is what a GEMM keeps of its activation input per element: 2 (BF16), or 1 where an FP8 run's
 /// framework keeps the quantised copy (`FrameworkSpec::fp8_keeps_quantized_inputs`): then the norm outputs, the
 /// activation output and the experts' permuted inputs are kept at that size, and the attention output, which the
-/// attention kernel keeps in BF16 for its own backward, once more for the output projection.
+/// attention kernel keeps in BF16 for its own backward, once more for the output projection. (Without recomputation
+/// and with Korthikanti's selective rule; a run naming Megatron-Core's modules, or rerunning every other GEMM, is
+/// counted in BF16, which overstates its FP8 memory.)
 pub fn activation_bytes_per_token_per_layer(
     model: &TransformerSpec,
     shard: &Shard,
