@@ -219,22 +219,24 @@ def test_bad_fabric_kind_and_bad_price_entry(write, raw):
         Catalog.load(write("price2.toml", "[prices.rent]\nx = 1.0\n"))
 
 
+@pytest.mark.parametrize("flag", ["selective_recomputes_alternate_mms", "fp8_keeps_quantized_inputs"])
 @pytest.mark.parametrize(
     "mutate, expected",
     [
-        (lambda e: {**e, "selective_recomputes_alternate_mms": "yes"}, "expected true or false, got 'yes'"),
-        (lambda e: _without(e, "selective_recomputes_alternate_mms"), "missing"),
+        (lambda e, f: {**e, f: "yes"}, "expected true or false, got 'yes'"),
+        (lambda e, f: _without(e, f), "missing"),
     ],
     ids=["string-for-flag", "missing-flag"],
 )
-def test_bad_framework_flag_is_one_line_naming_file_entry_and_field(write, raw, mutate, expected):
-    # A framework's behaviour flags (here the per-operator selective recomputation) are read as strictly as figures.
-    path = write("fw.toml", toml_table("frameworks.my-titan", mutate(raw("frameworks.toml")["torchtitan"])))
+def test_bad_framework_flag_is_one_line_naming_file_entry_and_field(write, raw, mutate, expected, flag):
+    # A framework's behaviour flags (the per-operator selective recomputation, the FP8 inputs kept for the backward)
+    # are read as strictly as figures.
+    path = write("fw.toml", toml_table("frameworks.my-titan", mutate(raw("frameworks.toml")["torchtitan"], flag)))
     with pytest.raises(CatalogError) as info:
         Catalog.load(path)
     msg = str(info.value)
     assert "\n" not in msg
-    assert msg == f"{path}: [my-titan] selective_recomputes_alternate_mms: {expected}"
+    assert msg == f"{path}: [my-titan] {flag}: {expected}"
 
 
 def test_unreadable_file_is_a_catalog_error(tmp_path):

@@ -257,9 +257,14 @@ def test_rows_whose_unstated_inputs_decide_the_prediction_are_reference():
             for name, words in (("micro_batch", "micro-batch"), ("recompute", "recomputation")):
                 assert name not in r["unstated"] or words in r["excluded_because"], r["id"]
     # Worked by hand from the model: the 32B row at TP 8 reduces over one GPU per node, and micro-batch 1, 2 and 4
-    # (global batch 192 over 48 replicas) hide 0.03-0.33 s of it, far more than 6% of a 0.9 s step. How much hiding
-    # saves depends on the fitted overlap interference (the spread was 36.7% at 0, 19.4% at 0.509: Sec. 29), so
-    # the test holds the rule's point, over the limit, not one fit's value.
+    # (global batch 192 over 48 replicas) hide 0.03-0.33 s of it, far more than 6% of a 0.9 s step: over 25% when
+    # hidden traffic costs nothing, the premise of that count (Sec. 28's fit had no overlap interference); the
+    # interference fitted since (0.509, Sec. 29) charges half of what hides, and the spread stays over the limit.
+    from scalefront.fidelity.validation.calibration import with_terms
+
+    no_interference = with_terms(builtin_catalog(), "megatron-core", {"overlap_interference": 0.0})
+    thirty_two = next(r for r in listed if r["id"] == "megatron-h100-weak-32b")
+    assert validation.unstated_spread(thirty_two, no_interference) > 0.25
     assert spread["megatron-h100-weak-32b"] > limit
     assert spread["megatron-h100-weak-7.1b"] < limit
     seven = next(r for r in listed if r["id"] == "megatron-h100-weak-7.1b")
