@@ -59,9 +59,10 @@ SHORTFALL = """## Where the model misses the gates, and why
 The gates (docs/design/fidelity-v3.md Sec. 7, written down before this measurement: judged median 6%, worst 30%,
 MoE median 12%, held-out coverage 85-95%) are read from the summary above; a miss is reported here, never met by
 moving a gate or relabelling a row (a row changes role only by the table's stated rules: the calibration choice,
-and an unstated input that decides its prediction). The kernels are measured (H100, H200) or estimated from published
-microbenchmarks with the reason (every other GPU); no figure is fitted per GPU, so the per-GPU residual above is
-what the estimates and the software on that GPU leave. What the model does not describe, by the rows that show it:
+an unstated input that decides its prediction, a source that contradicts itself). The kernels are measured (H100,
+H200) or estimated from published microbenchmarks with the reason (every other GPU); no figure is fitted per GPU,
+so the per-GPU residual above is what the estimates and the software on that GPU leave. What the model does not
+describe, by the rows that show it:
 
 - **Estimated kernels on Blackwell, AMD and Volta.** No B200, GB200, MI300X, MI325X or V100 was measured with
   `scalefront measure`; their GEMM efficiencies are published MAMF maxima times Hopper's sustained / best ratio,
@@ -90,15 +91,14 @@ what the estimates and the software on that GPU leave. What the model does not d
   counts). torchao's 2-layer Llama 4 Scout on 4 B200s is -41% (its output layer and loss over a 202,048-token
   vocabulary are most of its FLOPs); Grok-1 (dgxc) comes out 17-20% too slow, Mixtral 8x22B under MoE Parallel
   Folding's mapping 0-26%.
-- **Megatron FSDP at the layout the ModelZoo table prints** (Qwen3-235B, TP 2, DP 128, 4 micro-batches: +67%).
-  Megatron's FSDP reduce-scatters the gradients it shards after every micro-batch, as DeepSpeed and PyTorch's
-  FSDP do unless the loop holds them back (docs/design/fidelity-v3.md Sec. 20); at the printed layout that is 4
-  reduce-scatters of the FP32 gradients of 28B local expert parameters, and with the weights' gathers the model's
-  data-parallel traffic (19.3 s over one 400G NIC a GPU) exceeds the measured 17.6 s step, and with the overlap
-  interference Megatron-Core now fits (0.509, below) the traffic that does hide costs half its time again. The
-  row's note doubts the printed layout (the run script launches TP 1, DP 256, 2 micro-batches: +16% there); the row
-  keeps the reading it was entered with. The MoE Parallel Folding paper's FSDP baselines (reference rows,
-  Megatron's FSDP) moved from -30..-59% to -3..-41% with the same change (-31..+10% today).
+- **Megatron FSDP** (the ModelZoo's Qwen3-235B on 256 H100s; reference since Sec. 31: its table prints TP 2,
+  DP 128, 4 micro-batches, its run script TP 1, DP 256, 2). Megatron's FSDP reduce-scatters the gradients it
+  shards after every micro-batch, as DeepSpeed and PyTorch's FSDP do unless the loop holds them back
+  (docs/design/fidelity-v3.md Sec. 20); at the printed layout that is 4 reduce-scatters of the FP32 gradients of
+  28B local expert parameters, and with the weights' gathers the model's data-parallel traffic (19.3 s over one
+  400G NIC a GPU) exceeds the measured 17.6 s step; with the overlap interference Megatron-Core now fits (0.509,
+  below) the traffic that does hide costs half its time again: +67% at the printed layout, +64% at the script's.
+  The MoE Parallel Folding paper's FSDP baselines (reference rows, Megatron's FSDP) are -31..+10%.
 - **The framework's layer term is a share of the layers' compute at BF16 rates** (FP8 GEMMs do not shrink the
   norms, casts and launch gaps it stands for; as a share of the run's own compute it left Megatron-Core's BF16
   rows 3-17 points slower than its FP8 rows on the same GPU). Fitted on H100 rows (Megatron-Core's calibration
