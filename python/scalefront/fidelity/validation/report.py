@@ -69,7 +69,11 @@ describe, by the rows that show it:
   their attention tables the H200's scaled to a published rate (MI300X FlashAttention-2: a forward+backward
   measurement at 16,384 tokens) or by Hopper's attention / GEMM ratio. Their residuals are the largest: torchao's
   FP8 on MI300X (FP8 gains 1.15x over BF16 there, the model's FP8 GEMM rate, AMD's published maximum through
-  Hopper's ratio, 1.34x) and MXFP8 MoE on B200 come out far too fast.
+  Hopper's ratio, 1.34x) and MXFP8 MoE on B200 come out far too fast. OneFlow's DLPerf runs of Megatron-LM on
+  8-GPU V100 servers (docs/design/fidelity-v3.md Sec. 32) are 11-18% too fast on one GPU, where only the kernels
+  count, as BLOOM's V100 rows are (-14%); 30-42% with tensor parallelism across servers through one EDR port a
+  server (the all-reduces move at 55-65% of the rate the model gives it), and 30% on a TP 2 pair on one NV1 link
+  of the hybrid cube mesh, which the model takes as a uniform domain.
 - **GB200 jobs placed in rank order.** No GB200 row's source prints how the scheduler placed the job, so each
   fills its 72-GPU racks in rank order (`nvlink_segment_nodes` 0), and at 128-256 GPUs the groups that straddle
   a rack boundary ride the NICs: the Nemotron-4 340B, GPT-3 175B and Grok-1 rows there come out 8-23% too slow.
