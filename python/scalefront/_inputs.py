@@ -105,6 +105,8 @@ class Inputs:
     """FP8 training all-gathers its sharded weights in FP8 (FSDP float8 all-gather)"""
     gradient_accumulation_fusion: bool = True
     """GEMMs add each weight gradient into the main gradient (apex, TE)"""
+    tp_async_allreduce: bool = True
+    """TP input-gradient all-reduce runs async (Megatron-LM since 2021-09)"""
     mtp_layers: int = 0
     """multi-token-prediction modules (DeepSeek-V3: 1)"""
     tokens: float = 1000000000000.0
@@ -162,6 +164,7 @@ class Settings(TypedDict, total=False):
     moe_imbalance: float
     fp8_param_gather: bool
     gradient_accumulation_fusion: bool
+    tp_async_allreduce: bool
     mtp_layers: int
     tokens: float
     cost_mode: CostMode

@@ -125,7 +125,7 @@ fn micro_batch_time(
     let (bf16_s, bf16_recompute_s) = layers_compute_s([&s.bf16_layers[0], &s.bf16_layers[1]], counts);
     let (bf16_beyond_s, bf16_mtp_recompute_s) = beyond_layers(mtp_bf16_s);
     let overhead_base_s = bf16_s + bf16_recompute_s + bf16_beyond_s + bf16_mtp_recompute_s;
-    let own = c.framework.tp_backward_overlap;
+    let own = if c.training.tp_async_allreduce { c.framework.tp_backward_overlap } else { 0.0 };
     let rerun = mlp_reruns(c, par, dense_layers, moe_layers);
     let (tp_exposed_s, tp_hidden_s) = tensor_parallel(s, par, overlap, own, layers, dense_layers, rerun);
     // CP: (c - 1) ring steps forward and twice that backward, overlapped with attention by design.

@@ -291,6 +291,11 @@ pub const PARAMS: &[Param] = &[
         .on(EVAL)
         .core(training("gradient_accumulation_fusion"))
         .shared(Table::Workload),
+    flag("tp_async_allreduce", Software, "TP input-gradient all-reduce runs async (Megatron-LM since 2021-09)")
+        .default("true")
+        .on(EVAL)
+        .core(training("tp_async_allreduce"))
+        .shared(Table::Workload),
     size("mtp_layers", Software, "multi-token-prediction modules (DeepSeek-V3: 1)")
         .default("0")
         .on(EVAL)

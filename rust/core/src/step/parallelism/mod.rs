@@ -232,6 +232,12 @@ pub struct Training {
     /// describes Megatron's gradient path (ZeRO 0/1); ZeRO-2/3 accumulate only the rank's shard.
     #[cfg_attr(feature = "python", pyo3(default = true))]
     pub gradient_accumulation_fusion: bool,
+    /// The framework's own overlap of the backward pass's tensor-parallel collectives holds (`tp_backward_overlap`:
+    /// Megatron-LM's asynchronous input-gradient all-reduce, on since 6e1bde1e0f, 2021-09-02). Off
+    /// (`--no-async-tensor-model-parallel-allreduce`, or Megatron-LM before that commit, whose mpu waits for the
+    /// all-reduce), those collectives hide only by the `overlap` setting.
+    #[cfg_attr(feature = "python", pyo3(default = true))]
+    pub tp_async_allreduce: bool,
     /// The submodules selective recomputation reruns, as a Megatron-Core run names them (`recompute_modules`);
     /// none: the framework's own selective rule (`step::modules`).
     #[cfg_attr(feature = "python", pyo3(default))]
@@ -255,6 +261,7 @@ impl Default for Training {
             nvlink_segment_nodes: 0,
             fp8_param_gather: false,
             gradient_accumulation_fusion: true,
+            tp_async_allreduce: true,
             recompute_modules: RecomputeModules::NONE,
         }
     }
