@@ -258,6 +258,17 @@ def test_calibration_rows_follow_the_stated_rule_and_the_rest_is_held_out(traini
             assert len(c.excluded_because) > 20, c.id
 
 
+def test_only_gpus_measured_on_a_recorded_run_anchor_the_framework_fits():
+    # The table header's rule: the calibration candidates are rows on GPUs whose kernel figures the project measured
+    # (`scalefront measure` on a recorded run in data/measurements). The V100's GEMM rate cites a published
+    # measurement (DeepBench) while its attention and HBM figures stay estimates: not one of them.
+    from scalefront.fidelity.validation.calibration import measured_gpus
+
+    cat = builtin_catalog()
+    assert measured_gpus(cat) == {"h100-sxm", "h200"}
+    assert cat.gpus["v100-16gb"].sources["gemm_efficiency"].startswith("measured (published)")
+
+
 def test_rows_whose_unstated_inputs_decide_the_prediction_are_reference():
     # The table's header rule (docs/design/fidelity-v3.md Sec. 28, 29): an input no source gives nor software default
     # fixes is listed in `unstated`; where its admissible values move the prediction by more than the judged-median

@@ -81,9 +81,15 @@ def _is_moe(row: dict[str, Any], catalog: Catalog) -> bool:
 
 
 def measured_gpus(catalog: Catalog) -> set[str]:
-    """GPUs whose kernel figures were measured (`scalefront measure`'s sources), not estimated: a framework's terms
-    fitted on rows of an estimated GPU would carry that GPU's estimate to every GPU."""
-    return {gid for gid, g in catalog.gpus.items() if g.sources.get("gemm_efficiency", "").startswith("measured")}
+    """GPUs whose kernel figures were measured by `scalefront measure` on a recorded run (their GEMM source says
+    "measured" and names its record), not estimated: a framework's terms fitted on rows of an estimated GPU would
+    carry that GPU's estimate to every GPU. A published GEMM measurement alone (the V100's DeepBench figure, design
+    note Sec. 34) leaves the GPU's other kernel figures estimates, so it does not make the GPU one of these."""
+
+    def recorded(source: str) -> bool:
+        return source.startswith("measured") and "record:" in source
+
+    return {gid for gid, g in catalog.gpus.items() if recorded(g.sources.get("gemm_efficiency", ""))}
 
 
 def calibration_rule(rows: list[dict[str, Any]], catalog: Catalog | None = None) -> list[str]:
