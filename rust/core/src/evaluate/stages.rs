@@ -255,7 +255,10 @@ pub struct LayoutStage {
     pub(super) tp: TpComm,
     pub(super) cp_send_s: f64,
     pub(super) ep_dispatch_s: f64,
+    /// One pipeline send at the pipeline's slowest edge (the steady state), and the chain of its pp - 1 sends in
+    /// order (the fill or the drain).
     pub(super) pp_send_s: f64,
+    pub(super) pp_chain_s: f64,
     pub(super) local: LocalParams,
     /// What each micro-batch's gradient accumulation costs outside the GEMMs: 0 with gradient accumulation fusion.
     pub(super) grad_accumulation_s: f64,
@@ -317,6 +320,7 @@ impl LayoutStage {
             cp_send_s: 0.0,
             ep_dispatch_s: 0.0,
             pp_send_s: 0.0,
+            pp_chain_s: 0.0,
             local,
             grad_accumulation_s,
             dp_all_reduce_s: 0.0,
@@ -377,7 +381,8 @@ impl LayoutStage {
         }
         if again(&[&lay.pp]) {
             // Pipeline sends, split over TP ranks (scatter/gather, Narayanan SC21 Sec. 4.1).
-            self.pp_send_s = links.send_time_s(shard.tokens * h * ACTIVATION_BYTES / shard.tp, &lay.pp);
+            let bytes = shard.tokens * h * ACTIVATION_BYTES / shard.tp;
+            (self.pp_send_s, self.pp_chain_s) = links.sends_s(bytes, &lay.pp);
         }
         self.linked = true;
     }

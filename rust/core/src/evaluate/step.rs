@@ -311,16 +311,17 @@ pub(super) fn step_time(
 
 /// Pipeline sends, (exposed, hidden): a forward and a backward per micro-batch and virtual stage, which the
 /// schedule may overlap with the next chunk's compute (Megatron-LM's overlap_p2p_comm posts them and waits only
-/// before the chunk that needs them, pipeline_parallel/schedules.py), and the fill's and drain's p - 1 each, which
-/// an idle stage in the bubble waits for whatever the overlap (the first micro-batch's round trip takes at least
-/// p (T_F + T_B) + 2 (p - 1) T_comm: Qi et al., Zero Bubble Pipeline Parallelism, ICLR 2024, App. B).
+/// before the chunk that needs them, pipeline_parallel/schedules.py), each at the pipeline's slowest edge, and the
+/// fill's and drain's chains of p - 1 sends, which an idle stage in the bubble waits for whatever the overlap (the
+/// first micro-batch's round trip takes at least p (T_F + T_B) + 2 (p - 1) T_comm: Qi et al., Zero Bubble Pipeline
+/// Parallelism, ICLR 2024, App. B).
 fn pipeline_sends(s: &LayoutStage, par: &Parallelism, overlap: &Overlap, compute_s: f64) -> (f64, f64) {
     if par.pp <= 1 {
         return (0.0, 0.0);
     }
-    let (m, p, v) = (s.layout.micro_batches as f64, par.pp as f64, par.vpp as f64);
+    let (m, v) = (s.layout.micro_batches as f64, par.vpp as f64);
     let (exposed, hidden) = exposed_and_hidden(2.0 * v * m * s.pp_send_s, overlap.pp, compute_s);
-    (exposed + 2.0 * (p - 1.0) * s.pp_send_s, hidden)
+    (exposed + 2.0 * s.pp_chain_s, hidden)
 }
 
 /// Data parallelism, (exposed, hidden): gradients reduced once per step (all-reduce; reduce-scatter + all-gather

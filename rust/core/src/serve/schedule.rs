@@ -105,10 +105,11 @@ pub fn evaluate_layout(c: &ServingCluster, s: &Serving) -> Result<ServingEvaluat
     Ok(e)
 }
 
-/// A step of the whole instance: pp stage steps and the pp - 1 sends of the step's hidden states between them.
+/// A step of the whole instance: pp stage steps and the pp - 1 sends of the step's hidden states between them, in
+/// turn (`Interconnect::chain_send_time_s`: those that leave a scale-up domain over the fabric).
 pub(super) fn instance_step_s(c: &ServingCluster, p: &PhaseLayout, stage: &StepTime, tokens: f64) -> f64 {
-    let send = c.links().send_time_s(tokens * c.model.hidden as f64 * ACTIVATION_BYTES, &p.pp_group);
-    p.pp as f64 * stage.total_s() + (p.pp - 1) as f64 * send
+    let sends = c.links().chain_send_time_s(tokens * c.model.hidden as f64 * ACTIVATION_BYTES, &p.pp_group);
+    p.pp as f64 * stage.total_s() + sends
 }
 
 /// Prefill time of a prompt of `prompt` tokens whose chunks ride with `decode_seqs` decode tokens in steps of at

@@ -228,17 +228,42 @@ impl Interconnect<'_> {
         latency + intra.max(inter)
     }
 
-    /// Time to send `message_bytes` to the next member of the group (pipeline stages).
+    /// Time to send `message_bytes` to the next member of the group at its slowest edge, as every member sends at
+    /// once (a pipeline's steady state, whose throughput is its slowest stage's, blocking sends included:
+    /// Narayanan et al., PipeDream, SOSP 2019, Sec. 3.1; a ring's step): inside the scale-up domain only when the
+    /// whole group is, over the network otherwise.
     pub fn send_time_s(&self, message_bytes: f64, g: &GroupPlacement) -> f64 {
+        self.sends_s(message_bytes, g).0
+    }
+
+    /// The group's chain of sends in order, one after the other (a pipeline's fill, a serving pipeline's hidden
+    /// states): its size - 1 hops, of which domains - 1 leave their domain (the members laid out in rank order)
+    /// and the rest stay inside it.
+    pub fn chain_send_time_s(&self, message_bytes: f64, g: &GroupPlacement) -> f64 {
+        self.sends_s(message_bytes, g).1
+    }
+
+    /// (`send_time_s`, `chain_send_time_s`), each hop priced once.
+    pub fn sends_s(&self, message_bytes: f64, g: &GroupPlacement) -> (f64, f64) {
         if g.size <= 1 || message_bytes <= 0.0 {
-            return 0.0;
+            return (0.0, 0.0);
         }
-        if g.per_domain > 1 {
-            self.scale_up.step_latency_s + message_bytes / self.scale_up_bytes_per_s()
-        } else {
-            self.network_latency_s(g, Traffic::Neighbour)
-                + message_bytes / self.network_bytes_per_s(g, Traffic::Neighbour)
+        let hops = (g.size - 1) as f64;
+        let inside_s = self.scale_up_send_s(message_bytes);
+        if g.domains <= 1 {
+            return (inside_s, hops * inside_s);
         }
+        let network_s = self.network_send_s(message_bytes, g);
+        let crossings = (g.domains - 1) as f64;
+        (network_s, crossings * network_s + (hops - crossings) * inside_s)
+    }
+
+    fn scale_up_send_s(&self, message_bytes: f64) -> f64 {
+        self.scale_up.step_latency_s + message_bytes / self.scale_up_bytes_per_s()
+    }
+
+    fn network_send_s(&self, message_bytes: f64, g: &GroupPlacement) -> f64 {
+        self.network_latency_s(g, Traffic::Neighbour) + message_bytes / self.network_bytes_per_s(g, Traffic::Neighbour)
     }
 }
 
@@ -290,6 +315,29 @@ pub(crate) mod tests {
         // An all-reduce of the same 140 GB between the two servers moves 2 (n-1)/n = 1 x S per rank: ~11.2 s.
         let t = ic.collective_time_s(Collective::AllReduce, 140e9, &pair);
         assert!((t - 11.2).abs() < 1e-3, "{t}");
+    }
+
+    #[test]
+    fn a_pipeline_over_two_servers_advances_at_its_network_edge_and_fills_through_one_crossing() {
+        // 16 stages on two 8-GPU servers in rank order: 15 hops, one between the servers. 1.25 GB over 100 Gb/s
+        // = 12.5 GB/s takes 0.1 s (no network latency in this fabric); over NVLink a fraction of that.
+        let su = round_nvlink4();
+        let f = ethernet_100g();
+        let net = Network::new(&f, &non_blocking(), 16, 8);
+        let ic = Interconnect { scale_up: &su, fabric: &f, network: &net };
+        let pipeline = GroupPlacement::in_cluster(16, 1, 8, 16);
+        assert_eq!((pipeline.per_domain, pipeline.domains), (8, 2));
+        let nvlink_s = ic.send_time_s(1.25e9, &GroupPlacement::in_cluster(8, 1, 8, 16));
+        assert!(nvlink_s < 0.01, "{nvlink_s}");
+        // Every stage sends at once in the steady state: the pipeline waits for the boundary's 0.1 s.
+        let steady_s = ic.send_time_s(1.25e9, &pipeline);
+        assert!((steady_s - 0.1).abs() < 1e-9, "{steady_s}");
+        // The fill passes the 15 hops in turn: one over the network, 14 over NVLink.
+        let fill_s = ic.chain_send_time_s(1.25e9, &pipeline);
+        assert!((fill_s - (0.1 + 14.0 * nvlink_s)).abs() < 1e-9, "{fill_s}");
+        // Inside one server, both are NVLink hops.
+        let server = GroupPlacement::in_cluster(8, 1, 8, 16);
+        assert!((ic.chain_send_time_s(1.25e9, &server) - 7.0 * nvlink_s).abs() < 1e-12);
     }
 
     #[test]
