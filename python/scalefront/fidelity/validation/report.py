@@ -65,9 +65,10 @@ so the per-GPU residual above is what the estimates and the software on that GPU
 describe, by the rows that show it:
 
 - **Estimated kernels on Blackwell, AMD and Volta.** No B200, GB200, MI300X, MI325X or V100 was measured with
-  `scalefront measure`; their GEMM efficiencies are published MAMF maxima times Hopper's sustained / best ratio,
-  their attention tables the H200's scaled to a published rate (MI300X FlashAttention-2: a forward+backward
-  measurement at 16,384 tokens) or by Hopper's attention / GEMM ratio. Their residuals are the largest: torchao's
+  `scalefront measure`; their GEMM efficiencies are published MAMF maxima times Hopper's sustained / best ratio
+  (the V100's a published median over DeepBench's training GEMMs, Sec. 34), their attention tables the H200's
+  scaled to a published rate (MI300X FlashAttention-2: a forward+backward measurement at 16,384 tokens) or by
+  Hopper's attention / GEMM ratio. Their residuals are the largest: torchao's
   FP8 on MI300X (FP8 gains 1.15x over BF16 there, the model's FP8 GEMM rate, AMD's published maximum through
   Hopper's ratio, 1.34x) and MXFP8 MoE on B200 come out far too fast. OneFlow's DLPerf runs of Megatron-LM on
   8-GPU V100 servers (docs/design/fidelity-v3.md Sec. 32) are 11-18% too fast on one GPU, where only the kernels
@@ -76,8 +77,9 @@ describe, by the rows that show it:
   of the hybrid cube mesh, which the model takes as a uniform domain.
 - **GB200 jobs placed in rank order.** No GB200 row's source prints how the scheduler placed the job, so each
   fills its 72-GPU racks in rank order (`nvlink_segment_nodes` 0), and at 128-256 GPUs the groups that straddle
-  a rack boundary ride the NICs: the Nemotron-4 340B, GPT-3 175B and Grok-1 rows there come out 8-23% too slow.
-  In NVIDIA's segments of 16 trays (docs/fabrics.md Sec. 5) they would be 5-13% too fast and the DeepSeek-V3 rows
+  a rack boundary ride the NICs (a pipeline that meets two racks advances at its network edge: Sec. 35): the
+  Nemotron-4 340B, GPT-3 175B and Grok-1 rows there come out 8-23% too slow.
+  In NVIDIA's segments of 16 trays (docs/fabrics.md Sec. 5) they would be 2-13% too fast and the DeepSeek-V3 rows
   5-69% too fast; the rows keep the placement they do not state otherwise.
 - **MoE runs lose time the model does not itemise.** The grouped expert GEMMs run at the roofline with wave
   quantization (torchtitan's `torch._grouped_mm` at its own measured rate: on a B200 half the dense one), the
@@ -106,7 +108,7 @@ describe, by the rows that show it:
 - **The framework's layer term is a share of the layers' compute at BF16 rates** (FP8 GEMMs do not shrink the
   norms, casts and launch gaps it stands for; as a share of the run's own compute it left Megatron-Core's BF16
   rows 3-17 points slower than its FP8 rows on the same GPU). Fitted on H100 rows (Megatron-Core's calibration
-  rows run on measured GPUs), it leaves A100's residual at -2.5%, SC21's Table 1 rows at -2%, MosaicML's A100
+  rows run on measured GPUs), it leaves A100's residual at -1.8%, SC21's Table 1 rows at +0.2%, MosaicML's A100
   rows at +23% (llm-foundry ran its A100 and H100 rows from one image, so the term fitted on its H100 row does not
   carry to A100 as a share of compute; neither HBM-time form tried carries across the table: Sec. 18). A fixed
   time per layer, tried before the BF16 base (judged median 6.7%), described Megatron-Core
@@ -154,7 +156,7 @@ describe, by the rows that show it:
   H100s -5.6 -> -11.1%) and the refit moves its layer overhead 0.102 -> 0.134 (interference 0.166 -> 0.135, with
   the FP8 weight gathers the rows now record; 0.144 / 0 once the calibration set lost its weak-scaling row, 0.02 /
   0.509 since it lost its NeMo 24.07 and FP8-LM rows), which every Megatron-Core row pays (SC21's Table 1 rows +4%
-  -> +7%, -2% today): the exposed sends were standing in
+  -> +7%; +0.2% today, their TP all-reduces waited for since Sec. 33): the exposed sends were standing in
   for a cost the interleaved schedule has and the model does not itemise (per chunk: host work, waits on
   receives), which the calibration rows cannot separate from the layer term.
 - **Runs whose settings the source leaves out** carry stated assumptions (TP communication overlap in NVIDIA's
