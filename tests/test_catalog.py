@@ -306,6 +306,52 @@ def test_a_user_file_changes_one_builtin_price_and_keeps_the_rest(write, raw):
     assert before.network_capex_usd - after.network_capex_usd == pytest.approx(512 * (2188.0 - 1200.0))
 
 
+def test_a_new_entry_like_a_builtin_one_takes_its_figures_and_sources(write):
+    # An H100 with 141 GB (the README's example): every other figure, range and source is the H100's; the one
+    # changed figure carries its own source, as a changed built-in figure must. The price table takes like too.
+    path = write(
+        "like.toml",
+        '[gpus.h100-141]\nlike = "h100-sxm"\nname = "H100 with 141 GB"\nhbm_gb = 141.0\n'
+        '[gpus.h100-141.sources]\nhbm_gb = "our vendor\'s part; 2026-11"\n'
+        '[prices.gpu.h100-141]\nlike = "h100-sxm"\nserver_usd = 330000.0\n'
+        '[prices.gpu.h100-141.sources]\nserver_usd = "quote; 2026-11"\n',
+    )
+    cat = Catalog.load(path)
+    mine, h100 = cat.gpu("h100-141"), cat.gpu("h100-sxm")
+    assert mine.hbm_gb == 141.0 and mine.sources["hbm_gb"] == "our vendor's part; 2026-11"
+    assert (
+        mine.gemm_efficiency == h100.gemm_efficiency
+        and mine.sources["gemm_efficiency"] == h100.sources["gemm_efficiency"]
+    )
+    assert mine.model_dump() == {**h100.model_dump(), "name": "H100 with 141 GB", "hbm_gb": 141.0}
+    price = cat.gpu_prices["h100-141"]
+    assert price.server_usd == 330000.0 and price.range_of("rent_usd_per_gpu_hour") == cat.gpu_prices[
+        "h100-sxm"
+    ].range_of("rent_usd_per_gpu_hour")
+    kw = dict(model="llama3-70b", gpus=512, tp=8, pp=4, catalog=cat)
+    assert evaluate(gpu="h100-141", **kw).step_time_s == evaluate(gpu="h100-sxm", **kw).step_time_s
+    # The built-in V100 in an 8-GPU server is the 4-GPU server's part: like = "v100-16gb" in data/gpus.toml.
+    v8, v4 = Catalog.builtin().gpu("v100-16gb-8x"), Catalog.builtin().gpu("v100-16gb")
+    assert (v8.server_gpus, v4.server_gpus, v8.gemm_efficiency) == (8, 4, v4.gemm_efficiency)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("[gpus.x]\nlike = 3\n", r"bad\.toml: \[x\] like: expected the id of another entry of \[gpus\], got 3$"),
+        (
+            '[gpus.x]\nlike = "h100-sx"\n',
+            r"\[x\] like: 'h100-sx' is not an entry of \[gpus\]; did you mean 'h100-sxm'\?$",
+        ),
+        ('[gpus.h200]\nlike = "h100-sxm"\n', r"\[h200\] like: 'h200' exists already; give only the figures you change"),
+        ('[prices.gpu.x]\nlike = "nope"\n', r"\[gpu\.x\] like: 'nope' is not an entry of \[prices\.gpu\]"),
+    ],
+)
+def test_a_bad_like_is_one_line_naming_file_entry_and_field(write, text, expected):
+    with pytest.raises(CatalogError, match=expected):
+        Catalog.load(write("bad.toml", text))
+
+
 def test_a_changed_figure_needs_a_source_of_its_own(write):
     # The built-in source described the built-in figure: a changed figure without one is refused, one line.
     path = write("nosrc.toml", "[prices.fabric.roce-400g]\nnic_usd = 1200.0\n")

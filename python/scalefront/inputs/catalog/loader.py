@@ -27,6 +27,7 @@ from scalefront.inputs.catalog.entries import (
 )
 from scalefront.inputs.catalog.error_model import NO_ERRORS, ErrorModelFile, load_error_model
 from scalefront.inputs.catalog.fabric_names import FabricName, parse_fabric_name
+from scalefront.inputs.catalog.overlay import overlay, take_like
 from scalefront.inputs.catalog.prices import Correlation, Economics, FabricPrice, GpuPrice, ScaleUpPrice
 from scalefront.inputs.files import parse_builtin_toml, parse_toml, read_text, validated
 from scalefront.inputs.messages import did_you_mean, toml_repr
@@ -71,29 +72,6 @@ def _unknown(kind: str, name: str, known: dict[str, Any], files: Sequence[str] =
 
 
 _E = TypeVar("_E", bound=Entry)
-
-#: The sub-tables of an entry that say something about each of its figures, merged by figure name.
-_PER_FIGURE = ("sources", "status")
-
-
-def overlay(base: dict[str, Any], raw: dict[str, Any]) -> dict[str, Any]:
-    """Entry table `raw` (a user file's) laid over `base` (the same id's as read before): the figures `raw` gives
-    replace `base`'s, whole (a range or a mode table included), and drop `base`'s source and quote status for
-    them, so a changed figure needs a source of its own; the figures it does not give keep `base`'s, sources
-    included."""
-    given = {k for k in raw if k not in _PER_FIGURE}
-    out = {k: v for k, v in base.items() if k not in _PER_FIGURE and k not in given}
-    out.update((k, raw[k]) for k in given)
-    for table in _PER_FIGURE:
-        if table not in base and table not in raw:
-            continue
-        ours = raw.get(table, {})
-        if not isinstance(ours, dict):
-            out[table] = ours  # reported by the entry's validation, naming the user's file
-            continue
-        kept = {k: v for k, v in base.get(table, {}).items() if k not in given}
-        out[table] = {**kept, **ours}
-    return out
 
 
 def load_model_file(path: str | Path) -> ModelEntry:
@@ -239,6 +217,8 @@ class Catalog:
         for a known one (`overlay`), so that a user file changes a built-in figure by giving only that figure and
         its source."""
         base = self.entry_tables.get((section, entry))
+        if isinstance(raw, dict) and "like" in raw:
+            base, raw = take_like(self.entry_tables, section, entry, raw, f"{file}: [{label}]")
         if base is not None and isinstance(raw, dict):
             raw = overlay(base, raw)
         result = validated(cls, raw, file, label)
