@@ -387,6 +387,27 @@ def test_eval_says_what_selective_recomputation_reruns_where_the_framework_diffe
         assert "selective as" not in out
 
 
+def test_eval_names_the_framework_and_the_software_switches_a_run_changes(capsys):
+    # The framework whose terms apply is always named; a switch set away from its default that the settings line
+    # does not show is listed by its input name, wrapped within 80 columns.
+    code, out, err = run(["eval"], capsys)
+    assert code == 0, err
+    assert [x for x in out.splitlines() if x.startswith("  software ")] == ["  software   megatron-core"]
+    job = ["eval", "--gpus", "64", "--precision", "fp8", "--zero", "3", "--no-reshard-after-forward"]
+    flags = ["--fp8-param-gather", "--no-gradient-accumulation-fusion", "--no-tp-async-allreduce"]
+    code, out, err = run([*job, *flags], capsys)
+    assert code == 0, err
+    head = out.split("step time")[0].splitlines()
+    start = next(i for i, x in enumerate(head) if x.startswith("  software "))
+    block = [head[start], *[x for x in head[start + 1 :] if x.startswith(" " * 13) and x.strip()]]
+    assert all(len(x) <= 80 for x in block)
+    text = " ".join(x.strip() for x in block)
+    assert text.startswith("software   megatron-core; ")
+    for said in ("reshard_after_forward off", "fp8_param_gather on", "gradient_accumulation_fusion off"):
+        assert said in text
+    assert "tp_async_allreduce off" in text
+
+
 def test_eval_reruns_the_megatron_modules_a_run_names(capsys):
     # `--recompute-modules` takes Megatron-Core's names in any order and spells them one way; the table says what
     # is rerun, and rerunning the whole MoE block costs more than its activation alone. A name Megatron-Core does

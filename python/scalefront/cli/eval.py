@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import textwrap
 from typing import TYPE_CHECKING, Any
 
+from scalefront._evaluation import Evaluation
 from scalefront._inputs import Inputs
 from scalefront.cli.parser import Help, add_catalog_option, add_input_options, catalog_of, input_values
 from scalefront.inputs.model import evaluate_inputs
 from scalefront.report import render, segment_note, suggested_segment
 
 if TYPE_CHECKING:
-    from scalefront._evaluation import Evaluation
     from scalefront.cli.parser import Commands
     from scalefront.inputs.catalog import Catalog
 
@@ -39,8 +41,22 @@ def run(args: argparse.Namespace) -> int:
         reason = {"reason": result.reason} if result.reason else {}
         print(json.dumps({**result.to_dict(), **reason}, indent=2))
     else:
-        print(render(result, _recompute_notes(result, catalog) + _placement_notes(result, values, catalog)))
+        notes = _software_notes(result, values) + _recompute_notes(result, catalog)
+        print(render(result, notes + _placement_notes(result, values, catalog)))
     return 0
+
+
+def _software_notes(result: Evaluation, values: dict[str, Any]) -> list[str]:
+    """The framework whose terms apply, and the software switches the run sets away from their defaults that the
+    settings line above does not show (`--no-tp-async-allreduce`, `--fp8-param-gather`, ...), by input name."""
+    shown = {f.name for f in dataclasses.fields(Evaluation)}
+    changed = [
+        f"{f.name} {'on' if values[f.name] else 'off'}"
+        for f in dataclasses.fields(Inputs)
+        if f.type in ("bool", bool) and f.name not in shown and f.name in values and values[f.name] != f.default
+    ]
+    text = "; ".join([result.framework, ", ".join(changed)] if changed else [result.framework])
+    return textwrap.wrap(text, 80, initial_indent="  software   ", subsequent_indent=" " * 13)
 
 
 def _recompute_notes(result: Evaluation, catalog: Catalog) -> list[str]:
