@@ -106,7 +106,7 @@ class Inputs:
     gradient_accumulation_fusion: bool = True
     """GEMMs add each weight gradient into the main gradient (apex, TE)"""
     tp_async_allreduce: bool = True
-    """TP input-gradient all-reduce runs async (Megatron-LM since 2021-09)"""
+    """the framework's asynchronous TP backward all-reduce (Megatron-LM 2021-09+)"""
     mtp_layers: int = 0
     """multi-token-prediction modules (DeepSeek-V3: 1)"""
     tokens: float = 1000000000000.0

@@ -51,7 +51,7 @@ class Workload(Strict):
     gradient_accumulation_fusion: bool = True
     """GEMMs add each weight gradient into the main gradient (apex, TE)"""
     tp_async_allreduce: bool = True
-    """TP input-gradient all-reduce runs async (Megatron-LM since 2021-09)"""
+    """the framework's asynchronous TP backward all-reduce (Megatron-LM 2021-09+)"""
     mtp_layers: Annotated[int, Field(ge=0, le=2147483648)] = 0
     """multi-token-prediction modules (DeepSeek-V3: 1)"""
     tokens: Annotated[float, Field(gt=0, allow_inf_nan=False)]

@@ -291,7 +291,7 @@ pub const PARAMS: &[Param] = &[
         .on(EVAL)
         .core(training("gradient_accumulation_fusion"))
         .shared(Table::Workload),
-    flag("tp_async_allreduce", Software, "TP input-gradient all-reduce runs async (Megatron-LM since 2021-09)")
+    flag("tp_async_allreduce", Software, "the framework's asynchronous TP backward all-reduce (Megatron-LM 2021-09+)")
         .default("true")
         .on(EVAL)
         .core(training("tp_async_allreduce"))
