@@ -282,7 +282,7 @@ def test_table_flags_an_infeasible_configuration(capsys):
     code, out, _ = run(["eval", "--gpus", "8", "--zero", "0"], capsys)
     assert code == 0  # an answer, not an error
     r = evaluate(gpus=8, zero=0)
-    assert f"DOES NOT FIT: {r.reason}" in out
+    assert f"DOES NOT FIT: {r.reason}" in " ".join(x.strip() for x in out.splitlines())  # wrapped at 80 columns
 
 
 # ---------------------------------------------------------------- bad input
@@ -406,6 +406,24 @@ def test_eval_names_the_framework_and_the_software_switches_a_run_changes(capsys
     for said in ("reshard_after_forward off", "fp8_param_gather on", "gradient_accumulation_fusion off"):
         assert said in text
     assert "tp_async_allreduce off" in text
+
+
+@pytest.mark.parametrize(
+    "job",
+    [
+        [],
+        ["--model", "llama3-405b", "--gpus", "64", "--tp", "8"],  # does not fit: the reason wraps too
+        ["--model", "mixtral-8x7b", "--gpus", "64", "--ep", "8", "--tp", "1"],
+        ["--gpu", "gb200", "--gpus", "100", "--tp", "4"],  # the NVLink-segment hint
+        ["--model", "llama3-70b", "--gpus", "64", "--tp", "8", "--pp", "2", "--vpp", "5", "--zero", "3"],
+    ],
+)
+def test_eval_fits_an_80_column_terminal_breaking_only_between_items(capsys, job):
+    code, out, err = run(["eval", *job], capsys)
+    assert code == 0, err
+    assert [x for x in out.splitlines() if len(x) > 80] == []
+    # A broken line goes on under its label, and no item is split: the topology name and the throughput stay whole.
+    assert "rail-fat-tree" in out and " TFLOP/s per GPU" in out and "global batch " in out
 
 
 def test_eval_reruns_the_megatron_modules_a_run_names(capsys):

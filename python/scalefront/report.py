@@ -4,6 +4,7 @@ and counts, and a network's bill of materials as a quote lists it."""
 from __future__ import annotations
 
 import math
+import textwrap
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -98,29 +99,77 @@ def segment_note(e: Evaluation, domain_gpus: int, segment: int, segmented_step_s
 
 
 def render(e: Evaluation, notes: list[str] | None = None) -> str:
+    """`scalefront eval`'s table, every line within 80 columns (a long one breaks between its items, never inside
+    one, and goes on indented under its label)."""
+    tiers = f"{e.network_tiers} switch tier{'s' if e.network_tiers != 1 else ''}"
     lines = [
-        f"{e.model} on {e.gpus:,} x {e.gpu} ({e.scale_up}) over {e.fabric}, {e.topology} "
-        f"{e.oversubscription:g}:1, {e.network_tiers} switch tier{'s' if e.network_tiers != 1 else ''}",
-        f"  parallel   tp {e.tp} x pp {e.pp}"
-        + (f" (vpp {e.vpp})" if e.vpp > 1 else "")
-        + f" x dp {e.dp} x cp {e.cp}, ep {e.ep}; micro-batch {e.micro_batch}, {_micro_batches(e)}, "
-        f"global batch {e.global_batch} x {e.seq_len} tokens",
-        f"  settings   ZeRO-{e.zero}, recompute {e.recompute}, "
-        f"sequence parallel {'on' if e.sequence_parallel else 'off'}, "
-        f"{e.precision}, overlap {e.overlap}",
+        *wrap80(
+            [
+                f"{e.model} on {e.gpus:,} x {e.gpu} ({e.scale_up})",
+                f"over {e.fabric},",
+                f"{e.topology} {e.oversubscription:g}:1,",
+                tiers,
+            ],
+            "",
+            "  ",
+            " ",
+        ),
+        *wrap80(
+            [
+                f"tp {e.tp} x pp {e.pp}"
+                + (f" (vpp {e.vpp})" if e.vpp > 1 else "")
+                + f" x dp {e.dp} x cp {e.cp}, ep {e.ep};",
+                f"micro-batch {e.micro_batch},",
+                f"{_micro_batches(e)},",
+                f"global batch {e.global_batch} x {e.seq_len} tokens",
+            ],
+            "  parallel   ",
+            " " * 13,
+            " ",
+        ),
+        *wrap80(
+            [
+                f"ZeRO-{e.zero},",
+                f"recompute {e.recompute},",
+                f"sequence parallel {'on' if e.sequence_parallel else 'off'},",
+                f"{e.precision},",
+                f"overlap {e.overlap}",
+            ],
+            "  settings   ",
+            " " * 13,
+            " ",
+        ),
         *([f"  placement  in NVLink segments of {e.nvlink_segment_nodes} servers"] if e.nvlink_segment_nodes else []),
         *(notes or []),
         "",
     ]
     if not e.feasible:
-        lines += [f"  DOES NOT FIT: {e.reason}", ""]
-    lines += [
-        f"step time {e.step_time_s:.3f} s{_interval(e, e.step_time_s_lo, e.step_time_s_hi, '.3g')}   "
-        f"{e.tokens_per_s:,.0f} tokens/s   MFU {e.mfu:.1%}   "
-        f"{e.tflops_per_gpu:.0f} TFLOP/s per GPU   scaling efficiency {e.scaling_efficiency:.1%}",
-        "",
-        "where the time goes (exposed)",
+        fits = textwrap.wrap(f"DOES NOT FIT: {e.reason}", 80, initial_indent="  ", subsequent_indent="    ")
+        lines += [*fits, ""]
+    step = [
+        f"step time {e.step_time_s:.3f} s{_interval(e, e.step_time_s_lo, e.step_time_s_hi, '.3g')}",
+        f"{e.tokens_per_s:,.0f} tokens/s",
+        f"MFU {e.mfu:.1%}",
+        f"{e.tflops_per_gpu:.0f} TFLOP/s per GPU",
+        f"scaling efficiency {e.scaling_efficiency:.1%}",
     ]
+    lines += [*wrap80(step, "", " " * 10, "   "), "", "where the time goes (exposed)"]
+    lines += _breakdown_lines(e)
+    return "\n".join(lines + _memory_and_cost_lines(e))
+
+
+def wrap80(items: list[str], first: str, rest: str, sep: str) -> list[str]:
+    """`items` joined by `sep` after `first`, broken between items into lines of at most 80 columns, each after the
+    first starting with `rest` (an item longer than a line keeps a line of its own)."""
+    glued = sep.join(item.replace(" ", "\xa0") for item in items)  # a no-break space keeps an item whole
+    out = textwrap.wrap(
+        glued, 80, initial_indent=first, subsequent_indent=rest, break_long_words=False, break_on_hyphens=False
+    )
+    return [line.replace("\xa0", " ") for line in out]
+
+
+def _breakdown_lines(e: Evaluation) -> list[str]:
+    lines = []
     for label, key in _COMPONENTS:
         value = getattr(e.breakdown, key)
         if value <= 0 and key not in ("compute_s",):
@@ -131,25 +180,64 @@ def render(e: Evaluation, notes: list[str] | None = None) -> str:
         lines += _host_wait_note(e)
     hidden = [(k.removesuffix("_comm_hidden_s").upper(), v) for k, v in vars(e.hidden).items() if v > 0]
     if hidden:
-        lines.append("  hidden behind compute: " + ", ".join(f"{k} {_seconds(v).strip()}" for k, v in hidden))
+        items = [f"{k} {_seconds(v).strip()}" + ("," if i < len(hidden) - 1 else "") for i, (k, v) in enumerate(hidden)]
+        lines += wrap80(["hidden behind compute:", *items], "  ", "    ", " ")
+    return lines
+
+
+def _memory_and_cost_lines(e: Evaluation) -> list[str]:
     m = e.memory
-    lines += [
+    interval = _interval(e, e.cost_to_train_usd_lo, e.cost_to_train_usd_hi, ",.0f")
+    return [
         "",
         f"memory per GPU {m.memory_per_gpu_bytes / 1e9:.1f} GB of {m.hbm_bytes / 1e9:.0f} GB "
         f"(margin {m.memory_margin_bytes / 1e9:+.1f} GB)",
-        f"  weights {m.weights_bytes / 1e9:.1f}  gradients {m.gradients_bytes / 1e9:.1f}  optimizer "
-        f"{m.optimizer_bytes / 1e9:.1f}  activations {m.activations_bytes / 1e9:.1f}  "
-        f"reserve {m.reserve_bytes / 1e9:.1f} GB",
+        *wrap80(
+            [
+                f"weights {m.weights_bytes / 1e9:.1f}",
+                f"gradients {m.gradients_bytes / 1e9:.1f}",
+                f"optimizer {m.optimizer_bytes / 1e9:.1f}",
+                f"activations {m.activations_bytes / 1e9:.1f}",
+                f"reserve {m.reserve_bytes / 1e9:.1f} GB",
+            ],
+            "  ",
+            "  ",
+            "  ",
+        ),
         "",
-        f"model {_count(e.params_total)} parameters ({_count(e.params_active)} active), "
-        f"{e.model_flops_per_token / 1e9:,.0f} GFLOP per token",
-        f"run   {_count(e.tokens)} tokens in {e.steps:,.0f} steps: {e.time_to_train_days:,.1f} days"
-        f"{_interval(e, e.time_to_train_days_lo, e.time_to_train_days_hi, ',.1f')}, {e.energy_mwh:,.0f} MWh",
-        f"cost  ${e.cost_to_train_usd:,.0f} to train ({e.cost_mode})"
-        f"{_interval(e, e.cost_to_train_usd_lo, e.cost_to_train_usd_hi, ',.0f')}; rent ${e.cost_rent_usd:,.0f}, own "
-        f"${e.cost_own_usd:,.0f} (capex ${e.capex_usd:,.0f}, network ${e.network_capex_usd:,.0f})",
+        *wrap80(
+            [
+                f"model {_count(e.params_total)} parameters ({_count(e.params_active)} active),",
+                f"{e.model_flops_per_token / 1e9:,.0f} GFLOP per token",
+            ],
+            "",
+            "      ",
+            " ",
+        ),
+        *wrap80(
+            [
+                f"{_count(e.tokens)} tokens in {e.steps:,.0f} steps:",
+                f"{e.time_to_train_days:,.1f} days"
+                f"{_interval(e, e.time_to_train_days_lo, e.time_to_train_days_hi, ',.1f')},",
+                f"{e.energy_mwh:,.0f} MWh",
+            ],
+            "run   ",
+            "      ",
+            " ",
+        ),
+        *wrap80(
+            [
+                f"${e.cost_to_train_usd:,.0f} to train ({e.cost_mode}){interval};",
+                f"rent ${e.cost_rent_usd:,.0f},",
+                f"own ${e.cost_own_usd:,.0f}",
+                f"(capex ${e.capex_usd:,.0f},",
+                f"network ${e.network_capex_usd:,.0f})",
+            ],
+            "cost  ",
+            "      ",
+            " ",
+        ),
     ]
-    return "\n".join(lines)
 
 
 def _micro_batches(e: Evaluation) -> str:
