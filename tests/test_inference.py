@@ -118,9 +118,10 @@ def test_attention_in_its_own_format_is_shown_and_costs_bytes(capsys):
     assert bf16["weights_bytes"] - same["weights_bytes"] == pytest.approx(1_509_949_440, rel=1e-9)
     assert bf16["tpot_s"] > same["tpot_s"]
     code, out, _ = run(["inference", "--attention-quantization", "bf16"], capsys)
-    assert code == 0 and "fp8 weights (attention bf16), fp8 KV cache" in out
+    text = " ".join(out.split())  # the workload line may break between its items at 80 columns
+    assert code == 0 and "fp8 weights (attention bf16), fp8 KV cache" in text
     code, out, _ = run(["inference", "--attention-quantization", "fp8"], capsys)
-    assert code == 0 and "fp8 weights, fp8 KV cache" in out
+    assert code == 0 and "fp8 weights, fp8 KV cache" in " ".join(out.split())
 
 
 def test_the_core_names_the_input_of_an_impossible_layout():
@@ -264,3 +265,19 @@ def test_a_built_in_scenario_is_named_by_id_as_sweep_and_roi_take_it(capsys):
     assert [f["cluster"]["gpus"] for f in json.loads(out)] == [64, 64]
     code, out, err = run(["inference", "--scenario", "no-such-scenario"], capsys)
     assert code == 2 and out == "" and "no-such-scenario" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "job",
+    [
+        [],
+        ["--requests", "1000"],
+        ["--model", "llama3-70b", "--gpus", "32", "--tp", "8", "--mode", "disaggregated"],
+    ],
+)
+def test_inference_fits_an_80_column_terminal(capsys, job):
+    # Over SSH at 80 columns: the layout, workload, memory and job lines break between their items.
+    code, out, err = run(["inference", *job], capsys)
+    assert code == 0, err
+    assert [x for x in out.splitlines() if len(x) > 80] == []
+    assert "KV cache" in out and "tokens in" in out

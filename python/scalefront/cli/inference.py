@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 from typing import TYPE_CHECKING, Any
 
 from scalefront.cli.parser import Help, add_catalog_option, add_input_options, catalog_of, input_values
@@ -15,6 +16,7 @@ from scalefront.errors import UsageError
 from scalefront.inputs.scenario.serving import parse_slo, read_serving_scenario, serving_objectives
 from scalefront.inputs.scenario.serving_default import training_serving_scenario
 from scalefront.inputs.serving import SERVING_DEFAULTS, SERVING_DOCS, ServingResult, serve_model
+from scalefront.report import wrap80
 
 if TYPE_CHECKING:
     from scalefront.cli.parser import Commands
@@ -97,17 +99,46 @@ def _job_lines(i: dict[str, Any], m: dict[str, Any]) -> list[str]:
     if not i.get("requests") or not m["job_time_s"]:
         return []
     steady = i["requests"] * i["output_tokens"] / m["output_tokens_per_s"] if m["output_tokens_per_s"] else 0.0
-    return [
+    text = (
         f"job of {i['requests']:,} requests: {_duration(m['job_time_s'])} "
         f"({m['job_output_tokens_per_s']:,.0f} output tokens/s; the steady state would take {_duration(steady)}), "
         f"{_duration(m['job_drain_s'])} of it draining the last batch"
-    ]
+    )
+    return textwrap.wrap(text, 80, subsequent_indent="  ", break_on_hyphens=False)
 
 
 def _duration(seconds: float) -> str:
     if seconds >= 3600:
         return f"{seconds / 3600:,.2f} h"
     return f"{seconds / 60:,.1f} min" if seconds >= 60 else f"{seconds:,.1f} s"
+
+
+def _setup_lines(i: dict[str, Any], m: dict[str, Any], mode: str) -> list[str]:
+    """The layout and workload lines, each broken between its items within 80 columns."""
+    return [
+        *wrap80(
+            [
+                f"{m['instances']} instance(s) of {m['instance_gpus']} GPUs:",
+                f"tp {i['tp']} x dp_attention {i['dp_attention']} x pp {i['pp']}, ep {i['ep']};",
+                mode,
+            ],
+            "  layout     ",
+            " " * 13,
+            " ",
+        ),
+        *wrap80(
+            [
+                f"{i['input_tokens']:,.0f} tokens in, {i['output_tokens']:,.0f} out;",
+                f"{i['quantization']} weights{_attention_format(i)},",
+                f"{i['kv_cache_dtype']} KV cache;",
+                f"batch {m['concurrent_sequences']:,.0f}",
+                f"(the KV cache holds {m['max_batch']:,.0f})",
+            ],
+            "  workload   ",
+            " " * 13,
+            " ",
+        ),
+    ]
 
 
 def render(r: ServingResult) -> str:
@@ -121,11 +152,7 @@ def render(r: ServingResult) -> str:
     )
     lines = [
         f"{i['model']} on {i['gpus']:,} x {i['gpu']} ({i['scale_up']}) over {i['fabric']}",
-        f"  layout     {m['instances']} instance(s) of {m['instance_gpus']} GPUs: tp {i['tp']} x dp_attention "
-        f"{i['dp_attention']} x pp {i['pp']}, ep {i['ep']}; {mode}",
-        f"  workload   {i['input_tokens']:,.0f} tokens in, {i['output_tokens']:,.0f} out; {i['quantization']} "
-        f"weights{_attention_format(i)}, {i['kv_cache_dtype']} KV cache; batch {m['concurrent_sequences']:,.0f} "
-        f"(the KV cache holds {m['max_batch']:,.0f})",
+        *_setup_lines(i, m, mode),
         "",
         f"TTFT {m['ttft_s'] * 1e3:,.1f} ms (p99 {m['ttft_p99_s'] * 1e3:,.1f} ms)   TPOT {m['tpot_s'] * 1e3:,.2f} ms   "
         f"{m['output_tokens_per_s_per_user']:,.1f} tokens/s per user",
@@ -147,9 +174,17 @@ def render(r: ServingResult) -> str:
         lines.append(f"  {label:<14}{m[key] * 1e3:10.3f} ms")
     lines += [
         "",
-        f"memory per GPU: weights {m['weights_bytes'] / 1e9:.1f} GB, activations {m['activation_bytes'] / 1e9:.1f} GB, "
-        f"KV cache {m['kv_cache_bytes'] / 1e9:.1f} GB ({m['kv_token_bytes']:,.0f} bytes a token) of "
-        f"{m['hbm_bytes'] / 1e9:.0f} GB",
+        *wrap80(
+            [
+                f"memory per GPU: weights {m['weights_bytes'] / 1e9:.1f} GB,",
+                f"activations {m['activation_bytes'] / 1e9:.1f} GB,",
+                f"KV cache {m['kv_cache_bytes'] / 1e9:.1f} GB ({m['kv_token_bytes']:,.0f} bytes a token)",
+                f"of {m['hbm_bytes'] / 1e9:.0f} GB",
+            ],
+            "",
+            "  ",
+            " ",
+        ),
     ]
     if i["mode"] == "disaggregated":
         lines.append(f"KV transfer of a prompt {m['kv_transfer_s'] * 1e3:,.2f} ms")
