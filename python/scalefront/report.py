@@ -129,15 +129,15 @@ def render(e: Evaluation, notes: list[str] | None = None) -> str:
         ),
         *wrap80(
             [
-                f"ZeRO-{e.zero},",
-                f"recompute {e.recompute},",
-                f"sequence parallel {'on' if e.sequence_parallel else 'off'},",
-                f"{e.precision},",
+                f"ZeRO-{e.zero}",
+                f"recompute {e.recompute}",
+                f"sequence parallel {'on' if e.sequence_parallel else 'off'}",
+                e.precision,
                 f"overlap {e.overlap}",
             ],
             "  settings   ",
             " " * 13,
-            " ",
+            ", ",
         ),
         *([f"  placement  in NVLink segments of {e.nvlink_segment_nodes} servers"] if e.nvlink_segment_nodes else []),
         *(notes or []),
@@ -180,8 +180,7 @@ def _breakdown_lines(e: Evaluation) -> list[str]:
         lines += _host_wait_note(e)
     hidden = [(k.removesuffix("_comm_hidden_s").upper(), v) for k, v in vars(e.hidden).items() if v > 0]
     if hidden:
-        items = [f"{k} {_seconds(v).strip()}" + ("," if i < len(hidden) - 1 else "") for i, (k, v) in enumerate(hidden)]
-        lines += wrap80(["hidden behind compute:", *items], "  ", "    ", " ")
+        lines += wrap80([f"{k} {_seconds(v).strip()}" for k, v in hidden], "  hidden behind compute: ", "    ", ", ")
     return lines
 
 

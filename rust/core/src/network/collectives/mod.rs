@@ -327,7 +327,8 @@ pub(crate) mod tests {
         let ic = Interconnect { scale_up: &su, fabric: &f, network: &net };
         let pipeline = GroupPlacement::in_cluster(16, 1, 8, 16);
         assert_eq!((pipeline.per_domain, pipeline.domains), (8, 2));
-        let nvlink_s = ic.send_time_s(1.25e9, &GroupPlacement::in_cluster(8, 1, 8, 16));
+        let server = GroupPlacement::in_cluster(8, 1, 8, 16);
+        let nvlink_s = ic.send_time_s(1.25e9, &server);
         assert!(nvlink_s < 0.01, "{nvlink_s}");
         // Every stage sends at once in the steady state: the pipeline waits for the boundary's 0.1 s.
         let steady_s = ic.send_time_s(1.25e9, &pipeline);
@@ -336,7 +337,6 @@ pub(crate) mod tests {
         let fill_s = ic.chain_send_time_s(1.25e9, &pipeline);
         assert!((fill_s - (0.1 + 14.0 * nvlink_s)).abs() < 1e-9, "{fill_s}");
         // Inside one server, both are NVLink hops.
-        let server = GroupPlacement::in_cluster(8, 1, 8, 16);
         assert!((ic.chain_send_time_s(1.25e9, &server) - 7.0 * nvlink_s).abs() < 1e-12);
     }
 
