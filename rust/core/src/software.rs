@@ -5,6 +5,11 @@
 use crate::error::ConfigError;
 use crate::hardware::{non_negative, not_below_one};
 
+/// The Adam update's traffic per parameter it updates: read the FP32 gradient, master, m and v (16), write master,
+/// m and v (12) [derived; formulas.md 2.4 gives 28-32]. A framework's own passes around it (norm, clipping, the
+/// 16-bit weight copy) are its `optimizer_bytes_per_param`; this is the figure without them (`kernels_only`).
+pub const ADAM_BYTES_PER_PARAM: f64 = 28.0;
+
 /// A training framework family's software terms.
 #[derive(Clone, Debug, PartialEq)]
 #[cfg_attr(feature = "python", derive(pyo3::FromPyObject), pyo3(from_item_all))]
@@ -19,6 +24,15 @@ pub struct FrameworkSpec {
     /// Fixed time per optimizer step beyond the optimizer's memory traffic: gradient-norm and clipping launches,
     /// the optimizer's launches, logging.
     pub step_overhead_s: f64,
+    /// Bytes the optimizer step moves through HBM per parameter it updates (the local shard under ZeRO 1-3): the
+    /// Adam update (FP32 gradient, master, m and v read, master, m and v written: 28) and the framework's passes
+    /// around it: the gradient norm's read, clipping's scale, the copy into the 16-bit weights
+    /// (Megatron-Core 4 + 28 + 6 = 38; torch's `clip_grad_norm_` with FSDP2 4 + 8 + 28 = 40).
+    pub optimizer_bytes_per_param: f64,
+    /// Every step starts by zeroing the whole main-gradient buffer, the local gradients in their reduction format
+    /// (Megatron-Core's `zero_grad_buffer`: `grad_data.zero_()`, unsharded under the distributed optimizer);
+    /// false: gradients set to None, or zeroed inside the optimizer's own pass.
+    pub zeroes_grad_buffer: bool,
     /// Share of the communication time hidden behind compute that the compute loses to it: collective kernels
     /// take SMs and HBM bandwidth from the GEMMs they overlap.
     pub overlap_interference: f64,
@@ -97,6 +111,8 @@ impl FrameworkSpec {
             layer_overhead: 0.0,
             microbatch_overhead_s: 0.0,
             step_overhead_s: 0.0,
+            optimizer_bytes_per_param: ADAM_BYTES_PER_PARAM,
+            zeroes_grad_buffer: false,
             overlap_interference: 0.0,
             tp_backward_overlap: 0.0,
             fp8_cast_bytes: 3.0,
@@ -121,6 +137,7 @@ impl FrameworkSpec {
         non_negative("layer_overhead", self.layer_overhead)?;
         non_negative("microbatch_overhead_s", self.microbatch_overhead_s)?;
         non_negative("step_overhead_s", self.step_overhead_s)?;
+        non_negative("optimizer_bytes_per_param", self.optimizer_bytes_per_param)?;
         non_negative("overlap_interference", self.overlap_interference)?;
         if !(0.0..=1.0).contains(&self.tp_backward_overlap) {
             return Err(ConfigError::InvalidFigure {

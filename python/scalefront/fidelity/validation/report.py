@@ -71,9 +71,9 @@ describe, by the rows that show it:
   Hopper's attention / GEMM ratio. Their residuals are the largest: torchao's
   FP8 on MI300X (FP8 gains 1.15x over BF16 there, the model's FP8 GEMM rate, AMD's published maximum through
   Hopper's ratio, 1.34x) and MXFP8 MoE on B200 come out far too fast. OneFlow's DLPerf runs of Megatron-LM on
-  8-GPU V100 servers (docs/design/fidelity-v3.md Sec. 32) are 11-18% too fast on one GPU, where only the kernels
+  8-GPU V100 servers (docs/design/fidelity-v3.md Sec. 32) are 11-16% too fast on one GPU, where only the kernels
   count, as BLOOM's V100 rows are (-14%); 30-42% with tensor parallelism across servers through one EDR port a
-  server (the all-reduces move at 55-65% of the rate the model gives it), and 30% on a TP 2 pair on one NV1 link
+  server (the all-reduces move at 55-65% of the rate the model gives it), and 29% on a TP 2 pair on one NV1 link
   of the hybrid cube mesh, which the model takes as a uniform domain.
 - **GB200 jobs placed in rank order.** No GB200 row's source prints how the scheduler placed the job, so each
   fills its 72-GPU racks in rank order (`nvlink_segment_nodes` 0), and at 128-256 GPUs the groups that straddle
@@ -102,7 +102,7 @@ describe, by the rows that show it:
   shards after every micro-batch, as DeepSpeed and PyTorch's FSDP do unless the loop holds them back
   (docs/design/fidelity-v3.md Sec. 20); at the printed layout that is 4 reduce-scatters of the FP32 gradients of
   28B local expert parameters, and with the weights' gathers the model's data-parallel traffic (19.3 s over one
-  400G NIC a GPU) exceeds the measured 17.6 s step; with the overlap interference Megatron-Core now fits (0.509,
+  400G NIC a GPU) exceeds the measured 17.6 s step; with the overlap interference Megatron-Core now fits (0.508,
   below) the traffic that does hide costs half its time again: +67% at the printed layout, +64% at the script's.
   The MoE Parallel Folding paper's FSDP baselines (reference rows, Megatron's FSDP) are -31..+10%.
 - **The framework's layer term is a share of the layers' compute at BF16 rates** (FP8 GEMMs do not shrink the
@@ -134,7 +134,7 @@ describe, by the rows that show it:
   Sec. 28-29): the 16B and 32B rows, MegaScale's fifteen, NeMo 24.07's three and FP8-LM's six; SC21's ZeRO-3 rows
   fit only with full recomputation and stay judged. What it did to the fit: the NeMo 24.07 and FP8-LM rows were two
   of Megatron-Core's five calibration rows, and on the three left (Megatron-Bridge's Llama 3 70B, dgxc's Llama 3.1
-  405B, MLPerf GPT-3 175B, all FP8 on H100) its layer overhead fits at 0.02 and its overlap interference at 0.509,
+  405B, MLPerf GPT-3 175B, all FP8 on H100) its layer overhead fits at 0.02 and its overlap interference at 0.508,
   where the five gave 0.144 and 0. The three rows disagree (+9%, +4%, -12% at the fit) and the two terms trade
   against each other: the squared log errors sum to 0.0267 at the fit and 0.0287 at 0.144 / 0, so the split between
   layer time and interference is not identified by them; rows with much hidden data-parallel traffic (the FSDP row
@@ -155,7 +155,7 @@ describe, by the rows that show it:
   hidden, Megatron-Core's four interleaved calibration rows run 2.3-5.5 points faster (MLPerf GPT-3 175B on 1,536
   H100s -5.6 -> -11.1%) and the refit moves its layer overhead 0.102 -> 0.134 (interference 0.166 -> 0.135, with
   the FP8 weight gathers the rows now record; 0.144 / 0 once the calibration set lost its weak-scaling row, 0.02 /
-  0.509 since it lost its NeMo 24.07 and FP8-LM rows), which every Megatron-Core row pays (SC21's Table 1 rows +4%
+  0.508 since it lost its NeMo 24.07 and FP8-LM rows), which every Megatron-Core row pays (SC21's Table 1 rows +4%
   -> +7%; +0.2% today, their TP all-reduces waited for since Sec. 33): the exposed sends were standing in
   for a cost the interleaved schedule has and the model does not itemise (per chunk: host work, waits on
   receives), which the calibration rows cannot separate from the layer term.

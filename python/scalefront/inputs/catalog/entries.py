@@ -302,6 +302,8 @@ class FrameworkEntry(Entry):
     layer_overhead: NonNegative
     microbatch_overhead_s: NonNegative
     step_overhead_s: NonNegative
+    optimizer_bytes_per_param: NonNegative
+    zeroes_grad_buffer: bool
     overlap_interference: NonNegative
     tp_backward_overlap: Share
     fp8_cast_bytes: NonNegative

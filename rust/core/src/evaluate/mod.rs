@@ -24,9 +24,6 @@ pub use stages::{check_cluster, cluster_cost, ClusterParts, ClusterStage, Layout
 /// bucket's reduction cannot start before the backward pass ends.
 pub const DP_BUCKET_MIN_PARAMS: f64 = 40e6;
 pub const DP_BUCKET_PARAMS_PER_RANK: f64 = 1e6;
-/// Adam step traffic per local parameter: read BF16 gradient (2) and FP32 master, m, v (12); write master, m,
-/// v (12) and the BF16 weight (2) [derived; formulas.md 2.4 gives 28-32].
-pub const OPTIMIZER_STEP_BYTES_PER_PARAM: f64 = 28.0;
 
 /// Everything that describes one configuration.
 #[derive(Clone, Debug, PartialEq)]

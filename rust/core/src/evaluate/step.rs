@@ -12,9 +12,7 @@ use crate::step::parallelism::{Overlap, Parallelism, Recompute, StageSplit};
 use super::ep_overlap::{unpaired_share, PairedLayer};
 use super::stages::{ClusterStage, LayoutStage};
 use super::zero3::{zero3_gathers, zero3_list_host_s};
-use super::{
-    HiddenComm, StepBreakdown, DP_BUCKET_MIN_PARAMS, DP_BUCKET_PARAMS_PER_RANK, OPTIMIZER_STEP_BYTES_PER_PARAM,
-};
+use super::{HiddenComm, StepBreakdown, DP_BUCKET_MIN_PARAMS, DP_BUCKET_PARAMS_PER_RANK};
 
 /// One micro-batch on the busiest stage: its compute and the TP, CP and EP communication around it.
 #[derive(Clone, Debug, Default)]
@@ -383,13 +381,19 @@ fn share_budget<const N: usize>(budget: f64, parts: [(f64, f64); N]) -> [(f64, f
     parts.map(|(exposed, hidden)| (exposed + hidden * (1.0 - keep), hidden * keep))
 }
 
-/// Optimizer step: memory-bound over the local (possibly sharded) parameters.
+/// Optimizer step: memory-bound over the local parameters it updates (sharded under ZeRO 1-3), at the framework's
+/// bytes per parameter, and the main-gradient buffer where the framework zeroes it each step (sharded under ZeRO
+/// 2-3, as `step::memory` holds it; docs/design/fidelity-v3.md Sec. 36).
 fn optimizer_step_s(c: &ClusterStage, s: &LayoutStage, par: &Parallelism) -> f64 {
     let (local, lay) = (&s.local, &s.layout);
-    let params = if par.zero_stage >= 1 {
-        local.dense / lay.dp.size as f64 + local.expert / lay.expert_dp.size as f64
+    let sharded = local.dense / lay.dp.size as f64 + local.expert / lay.expert_dp.size as f64;
+    let updated = if par.zero_stage >= 1 { sharded } else { local.total() };
+    let f = c.framework;
+    let zeroed_bytes = if f.zeroes_grad_buffer {
+        let grads = if par.zero_stage >= 2 { sharded } else { local.total() };
+        grads * c.training.grad_reduce_dtype.bytes()
     } else {
-        local.total()
+        0.0
     };
-    params * OPTIMIZER_STEP_BYTES_PER_PARAM / c.tput.hbm_bytes_per_s
+    (updated * f.optimizer_bytes_per_param + zeroed_bytes) / c.tput.hbm_bytes_per_s
 }

@@ -20,6 +20,15 @@ pub(super) const FRAMEWORKS: &[Figure] = &[
         .doc("fixed time per micro-batch on each pipeline stage (schedule bookkeeping, point-to-point waits)"),
     num(W, "step_overhead_s", S, NON_NEGATIVE, core("step_overhead_s"), "framework step overhead")
         .doc("fixed time per optimizer step beyond the optimizer's memory traffic (launches, clipping, logging)"),
+    num(W, "optimizer_bytes_per_param", Bytes, NON_NEGATIVE, core("optimizer_bytes_per_param"), "optimizer bytes").doc(
+        "bytes the optimizer step moves through HBM per parameter it updates (the local shard under ZeRO 1-3): \
+            Adam's 28 (FP32 gradient, master, m, v read; master, m, v written) and the framework's passes around \
+            it: the gradient norm's read (4), clipping's scale (8), the copy into the 16-bit weights (6)",
+    ),
+    flag(W, "zeroes_grad_buffer", core("zeroes_grad_buffer")).doc(
+        "every step starts by zeroing the whole main-gradient buffer, the local gradients in their reduction format \
+            (Megatron-Core's `zero_grad_buffer`; `false`: gradients set to None)",
+    ),
     num(
         W,
         "overlap_interference",
