@@ -4,6 +4,9 @@ fabric choice."""
 
 from __future__ import annotations
 
+import math
+import re
+
 import polars as pl
 import pytest
 from textual.widgets import Select
@@ -84,3 +87,20 @@ async def test_roi_fabric_choice_recomputes(ui):
         app.query_one("#wi-b", Select).value = "eth-100g-tcp"
         await ui.wait_for_roi(pilot, shown + 1)
         assert "eth-100g-tcp" in ui.text_of(app, "#roi-verdict")
+
+
+async def test_roi_table_shows_the_payback_in_months_at_80_columns(ui):
+    """At 80x24 the months column gets no room beside the payback's kind, so the payback cell itself says how many
+    months ("13 months"), as the pinned comparison and `scalefront roi` do; the export keeps the API's columns."""
+    app = ScalefrontApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ui.open_roi(pilot)
+        view = app.query_one("#roi-pane").view
+        rows = ui.table_rows(app, "#roi-table")
+        shown = [" ".join(r) for r in rows]
+        months = [m for k, m in zip(view.table["payback"], view.table["payback_months"], strict=True) if k == "months"]
+        assert months, "the scenario pays back in months somewhere"
+        for m in months:
+            assert any(f"{math.ceil(m)} months" in line for line in shown), (m, shown)
+        assert not any(re.search(r"(^|\s)months(\s|$)", line) and not re.search(r"\d months", line) for line in shown)
+        assert set(view.table["payback"].unique()) <= {"months", "beyond life", "dominant", "trade-off", "never"}

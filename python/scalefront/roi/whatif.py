@@ -280,8 +280,22 @@ def _columns(w: WhatIf) -> list[ColumnSpec]:
                 "roi",
             ),
             ColumnSpec("p_a_cheaper", f"P({a})", "fraction", "float", f"P({a} cheaper per delivered token)", "roi"),
-            ColumnSpec("payback", "payback", "", "text", "months, beyond life, dominant, trade-off or never", "roi"),
-            ColumnSpec("payback_months", "months", "", "float", f"months for {a}'s extra capex to pay back", "roi"),
+            ColumnSpec(
+                "payback",
+                "payback",
+                "",
+                "text",
+                "months, beyond life, dominant, trade-off or never, at the typical figures",
+                "roi",
+            ),
+            ColumnSpec(
+                "payback_months",
+                "months",
+                "",
+                "float",
+                f"months for {a}'s extra capex to pay back at the typical figures (`roi` prints the samples' P50)",
+                "roi",
+            ),
         ]
     cols += [
         ColumnSpec(f"network_capex_usd_{a}", f"net {a}", "USD", "float", f"{a}'s network hardware", "cluster"),

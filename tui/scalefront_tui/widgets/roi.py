@@ -21,6 +21,7 @@ from __future__ import annotations
 import threading
 from typing import Any, ClassVar
 
+import polars as pl
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -47,7 +48,7 @@ from scalefront_tui.messages import RoiUpdated, WhatIfChanged
 from scalefront_tui.widgets.fields import Field
 from scalefront_tui.widgets.figures import tornado_lines
 from scalefront_tui.widgets.frame_table import FrameTable
-from scalefront_tui.widgets.roi_compare import RoiAnswer, pinned_table
+from scalefront_tui.widgets.roi_compare import RoiAnswer, payback_text, pinned_table
 from scalefront_tui.widgets.roi_inputs import NUMBER_FIELDS, WHAT_IF_ATTRS, read_number, scenario_change
 
 TORNADO_HINT = (
@@ -342,7 +343,7 @@ class RoiPane(VerticalScroll):
             self.gpus = None
         table = self.query_one("#roi-table", FrameTable)
         table.priority = _roi_priority([c.name for c in view.columns], view)
-        table.load(view.table, view.columns, key=["gpus"])
+        table.load(_shown_table(view.table), view.columns, key=["gpus"])
         self._place_cursor(counts.index(self._verdict_gpus() or counts[-1]))
         self._show_answer()
         self.scroll_home(animate=False)  # a new answer shows from its verdict
@@ -457,3 +458,12 @@ def _roi_priority(names: list[str], view: RoiView) -> list[str]:
     first = ["gpus", "break_even_premium", "p_a_cheaper", "payback", f"cost_{a}", f"cost_{b}", "saving_b_minus_a"]
     first += [f"time_to_train_days_{a}", f"time_to_train_days_{b}"]
     return [n for n in first if n in names] + [n for n in names if n not in first]
+
+
+def _shown_table(frame: pl.DataFrame) -> pl.DataFrame:
+    """The ROI table as the pane shows it: the payback with its months ("13 months", not the kind "months" alone,
+    whose figure is a column that seldom gets room at 80 columns). Exports write the API's table."""
+    if "payback" not in frame.columns:
+        return frame
+    texts = [payback_text(row) for row in frame.iter_rows(named=True)]
+    return frame.with_columns(pl.Series("payback", texts, dtype=pl.Utf8))

@@ -33,7 +33,9 @@ def _pct(ratio: Any) -> str:
     return f"{ratio - 1:+.0%}" if isinstance(ratio, float) and math.isfinite(ratio) else "n/a"
 
 
-def _payback(row: dict[str, Any]) -> str:
+def payback_text(row: dict[str, Any]) -> str:
+    """A row's payback as a buyer reads it: "13 months" where it pays back in months (the API's `payback` kind
+    and `payback_months` together), else the kind ("beyond life", "never", ...)."""
     kind, months = row.get("payback"), row.get("payback_months")
     if kind == "months" and isinstance(months, float) and math.isfinite(months):
         return f"{math.ceil(months)} months"
@@ -56,7 +58,7 @@ def _lines(answer: RoiAnswer) -> list[tuple[str, str]]:
         ("A premium", _pct(row.get("premium")) + (" (quote)" if view.what_if.premium is not None else "")),
         ("break-even", f"{_pct(row.get('break_even_premium'))} ({band})" if "break_even_premium" in row else "n/a"),
         ("P(A cheaper)", f"{p:.0%}" if isinstance(p, float) else "n/a"),
-        ("payback", _payback(row)),
+        ("payback", payback_text(row)),
         ("cost A", format_money(row.get(f"cost_{a}", math.nan))),
         ("cost B", format_money(row.get(f"cost_{b}", math.nan))),
     ]
