@@ -104,3 +104,12 @@ async def test_roi_table_shows_the_payback_in_months_at_80_columns(ui):
             assert any(f"{math.ceil(m)} months" in line for line in shown), (m, shown)
         assert not any(re.search(r"(^|\s)months(\s|$)", line) and not re.search(r"\d months", line) for line in shown)
         assert set(view.table["payback"].unique()) <= {"months", "beyond life", "dominant", "trade-off", "never"}
+        # Sorting by the payback orders by its months, not by the text ("102 months" after "18 months").
+        table = app.query_one("#roi-table")
+        specs = [c for c in view.columns if c.name in ("gpus", "payback", "payback_months")]
+        counts = view.table["gpus"].to_list()[:3]
+        texts = {"gpus": counts, "payback": ["102 months", "18 months", "9 months"]}
+        table.load(pl.DataFrame({**texts, "payback_months": [101.5, 17.2, 8.9]}), specs, key=["gpus"])
+        table.sort_rows("payback", False)
+        await pilot.pause()
+        assert table.frame["gpus"].to_list() == counts[::-1]

@@ -79,6 +79,8 @@ class FrameTable(DataTable[Text | str]):
         #: Columns the user chose (None: as many as fit, by priority).
         self.chosen: list[str] | None = None
         self.sort_by: tuple[str, bool] | None = None
+        #: A shown column sorted by another's values (the ROI table's payback text by its months).
+        self.sort_keys: dict[str, str] = {}
         self.current_column = self.priority[0] if self.priority else ""
         #: Marked rows, by their key (the values of `key_columns`).
         self.marks: list[tuple[Any, ...]] = []
@@ -98,7 +100,9 @@ class FrameTable(DataTable[Text | str]):
             c for c in frame.columns if self.specs.get(c) and self.specs[c].group == "input"
         ]
         if self.sort_by is not None and self.sort_by[0] in frame.columns:
-            frame = frame.sort(self.sort_by[0], descending=self.sort_by[1], nulls_last=True, maintain_order=True)
+            by = self.sort_keys.get(self.sort_by[0], self.sort_by[0])
+            by = by if by in frame.columns else self.sort_by[0]
+            frame = frame.sort(by, descending=self.sort_by[1], nulls_last=True, maintain_order=True)
         self.frame = frame
         self._width_cache = None
         keys = set(self._keys())

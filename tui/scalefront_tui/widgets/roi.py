@@ -343,6 +343,7 @@ class RoiPane(VerticalScroll):
             self.gpus = None
         table = self.query_one("#roi-table", FrameTable)
         table.priority = _roi_priority([c.name for c in view.columns], view)
+        table.sort_keys = {"payback": "payback_months"}
         table.load(_shown_table(view.table), view.columns, key=["gpus"])
         self._place_cursor(counts.index(self._verdict_gpus() or counts[-1]))
         self._show_answer()
