@@ -101,6 +101,11 @@ def test_frontier_frames_carry_the_derived_columns_and_exports_drop_them(result,
     expected = f"tp{row['tp']} pp{row['pp']}" + (f" v{row['vpp']}" if row["vpp"] > 1 else "") + f" dp{row['dp']}"
     assert row["layout"].startswith(expected)
     assert row["topology_label"] in (row["topology"], f"{row['topology']} {row['oversubscription']:g}:1")
+    # ZeRO 2-3 show in the layout's dp part (a 70B model at tp1 pp1 only fits with its weights sharded), 0-1 not.
+    rest = [f"{axis}{row[axis]}" for axis in ("cp", "ep") if row[axis] > 1]
+    for zero, part in ((3, f"fsdp{row['dp']}"), (2, f"dp{row['dp']}z2"), (1, f"dp{row['dp']}"), (0, f"dp{row['dp']}")):
+        shown = api.present(frame.head(1).drop("layout").with_columns(pl.lit(zero).alias("zero")))
+        assert shown["layout"][0] == " ".join([expected.rsplit(" ", 1)[0], part, *rest])
     written = api.export_rows(frame.head(3), tmp_path / "f.csv")
     back = pl.read_csv(written)
     assert back.columns == schema.COLUMNS and back.height == 3

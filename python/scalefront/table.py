@@ -139,7 +139,11 @@ def _layout(row: dict[str, Any]) -> str:
     parts = [f"tp{row['tp']}", f"pp{row['pp']}"]
     if row["vpp"] > 1:
         parts.append(f"v{row['vpp']}")
-    parts.append(f"dp{row['dp']}")
+    # ZeRO 3 shards the weights over dp (FSDP's full sharding), ZeRO 2 the gradients: without it "tp1 pp1 dp1024"
+    # of a 70B model reads as replicated weights that could not fit. ZeRO 1 (the distributed optimizer) is the
+    # frameworks' usual default and left out. Written into the dp part, so that the layout stays as wide.
+    zero = row.get("zero") or 0
+    parts.append(f"fsdp{row['dp']}" if zero >= 3 else f"dp{row['dp']}z2" if zero == 2 else f"dp{row['dp']}")
     parts += [f"{axis}{row[axis]}" for axis in ("cp", "ep") if row[axis] > 1]
     return " ".join(parts)
 
@@ -156,16 +160,25 @@ class Derived:
     spec: ColumnSpec
     needs: tuple[str, ...]
     make: Callable[[dict[str, Any]], str]
+    #: Columns it reads where the frame has them.
+    uses: tuple[str, ...] = ()
 
 
 #: The derived columns :func:`present` adds.
 DERIVED: dict[str, Derived] = {
     "layout": Derived(
         ColumnSpec(
-            "layout", "layout", "", "text", "parallel layout: tp, pp (v: interleaved stages), dp, cp, ep", "derived"
+            "layout",
+            "layout",
+            "",
+            "text",
+            "parallel layout: tp, pp (v: interleaved stages), dp (fsdp: ZeRO 3, weights sharded over dp; dp..z2: "
+            "ZeRO 2, gradients sharded), cp, ep",
+            "derived",
         ),
         ("tp", "pp", "vpp", "dp", "cp", "ep"),
         _layout,
+        ("zero",),
     ),
     "topology_label": Derived(
         ColumnSpec(
@@ -203,7 +216,8 @@ def present(frame: pl.DataFrame) -> pl.DataFrame:
     for name, derived in DERIVED.items():
         if name in out.columns or not set(derived.needs) <= set(out.columns):
             continue
-        values = [derived.make(row) for row in out.select(derived.needs).iter_rows(named=True)]
+        read = [*derived.needs, *(c for c in derived.uses if c in out.columns)]
+        values = [derived.make(row) for row in out.select(read).iter_rows(named=True)]
         out = out.with_columns(pl.Series(name, values, dtype=pl.Utf8))
     return out
 
