@@ -182,10 +182,13 @@ def test_the_readme_says_truly_which_gates_the_table_meets(training, coverage):
     # The README's sentence on issue 22's gates is hand-written: it said "25+ source families ... are [met]" through a
     # session whose table judged 24. It names the gates met and those not met; each half must hold.
     readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
-    assert "are not met (its 150+ judged rows over 25+ source families and its 85-95% coverage are)" in readme
+    assert "held-out coverage of the 90% intervals 85-95%," in readme
+    assert "are not met (its 150+ judged rows over 25+ source families are)" in readme
     judged = validation.judged_training(training)
     assert len(judged) >= 150 and len({c.source_family for c in judged}) >= 25
-    assert 0.85 <= coverage.coverage <= 0.95, coverage
+    # The coverage gate is among those the sentence says are missed (84.8% since the MLPerf v5.1 rows of the design
+    # note's Sec. 38): when it is met again, the sentence must say so.
+    assert not 0.85 <= coverage.coverage <= 0.95, coverage
     s = validation.summary([c.error for c in judged])
     moe = validation.summary([c.error for c in judged if c.moe])
     met = (

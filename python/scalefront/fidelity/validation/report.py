@@ -82,6 +82,12 @@ describe, by the rows that show it:
   scripts, the ModelZoo's commands, MLPerf v5.1; Sec. 37); placed so, those rows come out 2-13% too fast and the
   DGX Cloud DeepSeek-V3 rows 42-69% too fast, past the test suite's worst-row limit, so the rows keep rank order
   until Megatron-Core's host time is modelled (what rank order hid: Sec. 37).
+- **MLPerf v5.1's Llama 3.1 8B: every submitter's rows too fast.** Five systems on four GPUs (University of
+  Florida's B200s, Cisco's H100s, HPE's H200s, Oracle's B200s, NVIDIA's GB200s; docs/design/fidelity-v3.md Sec. 38)
+  run NVIDIA's implementation with full-iteration CUDA graphs and one micro-batch a step, and come out 15-44% too
+  fast, the most where a GPU holds the fewest tokens a step (NVIDIA's 512 GB200s at TP 2 and CP 4: 1,024, -44%;
+  UF's 256 B200s: 4,096, -32%): the time the model leaves out does not shrink with the work, and what it is (a
+  step's fixed costs outside the graph, synchronisation) is not established.
 - **MoE runs lose time the model does not itemise.** The grouped expert GEMMs run at the roofline with wave
   quantization (torchtitan's `torch._grouped_mm` at its own measured rate: on a B200 half the dense one), the
   permutation and router at their measured or stated cost; but Megatron-Core's MoE terms are not fitted: the
