@@ -66,7 +66,13 @@ class FrameTable(DataTable[Text | str]):
             return self.table
 
     def __init__(
-        self, priority: Sequence[str], *, id: str | None = None, markable: bool = True, header_lines: int = 1
+        self,
+        priority: Sequence[str],
+        *,
+        id: str | None = None,
+        markable: bool = True,
+        header_lines: int = 1,
+        sort_keys: dict[str, str] | None = None,
     ) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=True, header_height=header_lines)
         #: Headers on two lines split a label at its first space ("days" over "ib-ndr"), for narrow columns.
@@ -80,7 +86,7 @@ class FrameTable(DataTable[Text | str]):
         self.chosen: list[str] | None = None
         self.sort_by: tuple[str, bool] | None = None
         #: A shown column sorted by another's values (the ROI table's payback text by its months).
-        self.sort_keys: dict[str, str] = {}
+        self.sort_keys: dict[str, str] = dict(sort_keys or {})
         self.current_column = self.priority[0] if self.priority else ""
         #: Marked rows, by their key (the values of `key_columns`).
         self.marks: list[tuple[Any, ...]] = []

@@ -168,7 +168,7 @@ class RoiPane(VerticalScroll):
                 yield Label(label)
                 yield Field(id=field_id)
         yield Static("", id="roi-error")
-        yield FrameTable([], id="roi-table", markable=False, header_lines=2)
+        yield FrameTable([], id="roi-table", markable=False, header_lines=2, sort_keys={"payback": "payback_months"})
         yield Static("", id="roi-pinned")
         yield Static(TORNADO_HINT, id="roi-tornado")
 
@@ -343,7 +343,6 @@ class RoiPane(VerticalScroll):
             self.gpus = None
         table = self.query_one("#roi-table", FrameTable)
         table.priority = _roi_priority([c.name for c in view.columns], view)
-        table.sort_keys = {"payback": "payback_months"}
         table.load(_shown_table(view.table), view.columns, key=["gpus"])
         self._place_cursor(counts.index(self._verdict_gpus() or counts[-1]))
         self._show_answer()
