@@ -219,7 +219,9 @@ def test_bad_fabric_kind_and_bad_price_entry(write, raw):
         Catalog.load(write("price2.toml", "[prices.rent]\nx = 1.0\n"))
 
 
-@pytest.mark.parametrize("flag", ["selective_recomputes_alternate_mms", "fp8_keeps_quantized_inputs"])
+@pytest.mark.parametrize(
+    "flag", ["selective_recomputes_alternate_mms", "fp8_keeps_quantized_inputs", "zeroes_grad_buffer"]
+)
 @pytest.mark.parametrize(
     "mutate, expected",
     [
@@ -237,6 +239,15 @@ def test_bad_framework_flag_is_one_line_naming_file_entry_and_field(write, raw, 
     msg = str(info.value)
     assert "\n" not in msg
     assert msg == f"{path}: [my-titan] {flag}: {expected}"
+
+
+def test_negative_optimizer_bytes_is_one_line_naming_file_entry_and_field(write, raw):
+    # The optimizer step's traffic per parameter (design note Sec. 36) is a byte count: none below zero.
+    entry = {**raw("frameworks.toml")["megatron-core"], "optimizer_bytes_per_param": -3.0}
+    path = write("fw.toml", toml_table("frameworks.my-core", entry))
+    with pytest.raises(CatalogError) as info:
+        Catalog.load(path)
+    assert str(info.value) == f"{path}: [my-core] optimizer_bytes_per_param: expected a number >= 0, got -3.0"
 
 
 def test_unreadable_file_is_a_catalog_error(tmp_path):
